@@ -1,0 +1,62 @@
+/* driver/cli.h — what every `vramkit` command shares: exit codes, sizes, errors, JSON.
+ * Commands are `int cmd_NAME(int argc, char **argv)` returning an exit code; main.c
+ * dispatches to them. Errors go to stderr as one line naming the input. */
+#ifndef VRAMKIT_CLI_H
+#define VRAMKIT_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <vramkit/base.h>
+
+/* Exit codes (documented in the README and every --help). */
+enum {
+    VRAM_EXIT_OK = 0,    /* success */
+    VRAM_EXIT_NO = 1,    /* the answer is "no": does not fit, check failed */
+    VRAM_EXIT_USAGE = 2, /* bad usage or input */
+    VRAM_EXIT_ENV = 3    /* environment error (no GPU, I/O failure, ...) */
+};
+
+/* `vramkit: CMD: message` on stderr, one line. Returns VRAM_EXIT_USAGE for convenience. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, with the code the caller wants returned. */
+int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Parse a size: bytes ("4096"), or a number with a unit: B, KB/MB/GB/TB (powers of 1000),
+ * KiB/MiB/GiB/TiB (powers of 1024); fractions allowed with a unit ("7.5GB"); case-insensitive
+ * units; no sign, no empty text, no trailing junk, no overflow. 0 on success, -1 otherwise. */
+int cli_parse_size(const char *text, uint64_t *out);
+/* Parse a fraction in (0, 1], e.g. "0.75" or "75%". 0 on success, -1 otherwise. */
+int cli_parse_fraction(const char *text, double *out);
+/* Parse an unsigned decimal integer (no sign, no junk, no overflow) <= max. */
+int cli_parse_u64(const char *text, uint64_t max, uint64_t *out);
+
+/* Human-readable size ("1.50 GiB") into buf; returns buf. */
+const char *cli_format_size(uint64_t bytes, char *buf, size_t cap);
+
+/* A small streaming JSON writer: valid output, strings escaped, commas handled. */
+typedef struct cli_json {
+    FILE *out;
+    int depth;
+    unsigned char need_comma[64];
+    int after_key;
+} cli_json;
+void cli_json_init(cli_json *j, FILE *out);
+void cli_json_begin_object(cli_json *j);
+void cli_json_end_object(cli_json *j);
+void cli_json_begin_array(cli_json *j);
+void cli_json_end_array(cli_json *j);
+void cli_json_key(cli_json *j, const char *key);
+void cli_json_string(cli_json *j, const char *s);
+void cli_json_u64(cli_json *j, uint64_t v);
+void cli_json_i64(cli_json *j, int64_t v);
+void cli_json_double(cli_json *j, double v); /* non-finite values are written as null */
+void cli_json_bool(cli_json *j, int v);
+void cli_json_null(cli_json *j);
+/* Ends the document with a newline. */
+void cli_json_finish(cli_json *j);
+
+/* The commands. */
+int cmd_chunks(int argc, char **argv);
+
+#endif
