@@ -7,8 +7,10 @@
 
 #include "base.h"
 
-/* Bumped whenever a slot is added or changes meaning. A table declares the version it
- * was written for; slots past its `size` are treated as absent (ggml-style optional slots). */
+/* Bumped whenever a slot is added or changes meaning. A table declares the version and the
+ * size it was written for, and vram_device_ops_check refuses one written for another
+ * version, so a backend built against an older header fails loudly instead of calling
+ * through a slot it never filled. */
 #define VRAM_DEVICE_API_VERSION 1u
 
 #define VRAM_DEVICE_NAME_MAX 256
@@ -52,9 +54,11 @@ typedef struct vram_device_info {
     vram_tristate vmm_rdma;        /* attr 110 */
     vram_tristate memory_pools;    /* attr 115 */
     vram_tristate host_register;   /* attr 99 */
+    int mempool_handle_types;      /* attr 119: CUmemAllocationHandleType bitmask; -1 unknown */
 } vram_device_info;
 
-/* A whole machine as seen at one moment. */
+/* A whole machine as seen at one moment. The attribute reads (vmm ... host_register,
+ * mempool_handle_types) and mem_info take precedence over what device_info filled in. */
 typedef struct vram_device_snapshot {
     int driver_version;  /* cudaDriverGetVersion: 13000 = 13.0; 0 = no driver */
     int runtime_version; /* cudaRuntimeGetVersion of the build */
@@ -76,8 +80,9 @@ typedef enum vram_copy_kind {
 } vram_copy_kind;
 
 /* The ops table. Every slot returns a vram_status; on a CUDA failure the backend also
- * records the raw CUDA error code, readable through `last_error`. `ctx` is the backend's
- * own state and is passed back as the first argument of every slot. */
+ * records the raw CUDA error code, readable through `last_error` (a later success does not
+ * clear it, as with cudaPeekAtLastError). `ctx` is the backend's own state and is passed
+ * back as the first argument of every slot. A NULL vram_stream is the default stream. */
 typedef struct vram_device_ops {
     uint32_t api_version; /* VRAM_DEVICE_API_VERSION the table was written for */
     uint32_t size;        /* sizeof(vram_device_ops) as the backend saw it */
@@ -121,12 +126,12 @@ typedef struct vram_device_ops {
 /* Is this table usable by this build? Requires: nothing (NULL is reported).
  * Guarantees: VRAM_OK when the version matches and every slot is set;
  * VRAM_E_VERSION for another API version or a table smaller than this build's;
- * VRAM_E_INVALID for NULL or a missing slot. */
+ * VRAM_E_INVALID for NULL, an unnamed backend or a missing slot. */
 VRAM_DEF VRAM_NODISCARD vram_status vram_device_ops_check(const vram_device_ops *ops) {
     if (ops == NULL) return VRAM_E_INVALID;
     if (ops->api_version != VRAM_DEVICE_API_VERSION) return VRAM_E_VERSION;
     if (ops->size < (uint32_t)sizeof(vram_device_ops)) return VRAM_E_VERSION;
-    if (!ops->driver_version || !ops->runtime_version || !ops->device_count || !ops->device_info ||
+    if (ops->backend == NULL || !ops->driver_version || !ops->runtime_version || !ops->device_count || !ops->device_info ||
         !ops->mem_info || !ops->attribute || !ops->set_device || !ops->dev_alloc || !ops->dev_free ||
         !ops->host_alloc_pinned || !ops->host_free_pinned || !ops->host_register ||
         !ops->host_unregister || !ops->stream_create || !ops->stream_destroy || !ops->stream_sync ||

@@ -12,7 +12,7 @@
 #include "cli.h"
 
 typedef struct size_case {
-    const char *text;
+    char text[32]; /* inline: Criterion copies params into its worker process */
     int ok;
     uint64_t bytes;
 } size_case;
