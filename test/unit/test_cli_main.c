@@ -2,6 +2,8 @@
  * What a newcomer types first must answer clearly and with the documented exit codes. */
 #include <criterion/criterion.h>
 
+#include <vramkit/base.h>
+
 #include "cli_run.h"
 
 Test(cli_main, no_arguments_is_usage_error) {
