@@ -1,0 +1,13 @@
+/* vramkit/vramkit.h — the whole header-only core in one include.
+ * Vendoring is `-I include` and `#include <vramkit/vramkit.h>`; nothing to link.
+ * C11 and C++ (17 and newer) alike. */
+#ifndef VRAMKIT_VRAMKIT_H
+#define VRAMKIT_VRAMKIT_H
+
+#include "base.h"
+#include "cudaerr.h"
+#include "device.h"
+#include "chunks.h"
+#include "scaler.h"
+
+#endif /* VRAMKIT_VRAMKIT_H */
