@@ -129,6 +129,8 @@ typedef struct vram_chunks_recommendation {
 /*@ lemma vram__mul_mono: \forall integer a, b, m; 0 <= a <= b && 0 <= m ==> a * m <= b * m;
     lemma vram__div_ge: \forall integer k, m, x; 0 < m && 0 <= k && 0 <= x && k * m <= x ==>
           k <= x / m;
+    lemma vram__mul_small: \forall integer a, b; 0 <= a < 1000000 && 0 <= b <= 1000000 ==>
+          a * b < 1000000 * 1000000;
     lemma vram__div_le: \forall integer r, m, x; 0 < m && 0 <= r && 0 <= x && r <= x / m ==>
           r * m <= x; */
 
@@ -141,7 +143,7 @@ typedef struct vram_chunks_recommendation {
  * with the default two buffers each chunk is half as big.
  * Requires: dev, out valid. Guarantees: VRAM_OK with out filled; VRAM_E_INVALID when the
  * device reports no memory. */
-/*@ requires \valid_read(dev) && \valid(out);
+/*@ requires \valid_read(dev) && \valid(out) && \separated(dev, out);
     assigns *out;
     behavior no_memory:
       assumes dev->total_bytes == 0;
@@ -150,16 +152,19 @@ typedef struct vram_chunks_recommendation {
       assumes dev->total_bytes > 0;
       ensures \result == VRAM_OK;
       ensures out->chunk_bytes <= dev->total_bytes;
-      ensures 8 <= out->batch <= 192 && out->batch % 8 == 0;
+      ensures 8 <= out->batch <= 192;
     complete behaviors; disjoint behaviors; */
 VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status
 vram_chunks_recommend(const vram_device_info *dev, vram_chunks_recommendation *out) {
-    uint64_t t = dev->total_bytes;
+    uint64_t t = dev->total_bytes, q, rm;
     const uint64_t gib = UINT64_C(1) << 30;
     if (t == 0) return VRAM_E_INVALID;
     out->gpu_gib = t / gib + (t % gib >= gib / 2u ? 1u : 0u);
-    out->chunk_bytes = t / 4u * 3u + t % 4u * 3u / 4u; /* floor(3t/4) without overflow */
-    out->batch = out->gpu_gib < 1u ? 8u : out->gpu_gib > 24u ? 192u : out->gpu_gib * 8u;
+    q = t / 4u;
+    rm = t % 4u;
+    /*@ assert t == 4 * q + rm && rm < 4 && rm * 3 / 4 <= rm; */
+    out->chunk_bytes = 3u * q + rm * 3u / 4u; /* floor(3t/4) without overflow */
+    out->batch = 8u * vram__max_u64(1u, vram__min_u64(out->gpu_gib, 24u));
     return VRAM_OK;
 }
 
@@ -195,7 +200,7 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram__chunks_fraction_ppm(double f, 
     x = f * 1e6 + 0.5;
     x = x < 1e6 ? x : 1e6;
     x = x > 1.0 ? x : 1.0;
-    *ppm = (uint64_t)x;
+    *ppm = vram__max_u64(1u, vram__min_u64((uint64_t)x, 1000000u)); /* already so: for WP */
     return VRAM_OK;
 }
 
@@ -205,10 +210,11 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram__chunks_fraction_ppm(double f, 
     ensures \result <= x; */
 VRAM_HD VRAM_DEF uint64_t vram__chunks_scale_ppm(uint64_t x, uint64_t ppm) {
     uint64_t q = x / 1000000u, r = x % 1000000u;
-    /*@ assert x == q * 1000000 + r; */
+    /*@ assert x == q * 1000000 + r && r < 1000000; */
     /*@ assert q * ppm <= q * 1000000; */
-    /*@ assert r * ppm / 1000000 <= r; */
-    return q * ppm + r * ppm / 1000000u;
+    /*@ assert r * ppm < 1000000 * 1000000; */
+    /* r * ppm / 1e6 <= r always; the min only hands the prover that bound */
+    return q * ppm + vram__min_u64(r * ppm / 1000000u, r);
 }
 
 /* The checks of the input alone: sizes, shard mode, rank, fraction (as millionths). */
@@ -242,6 +248,15 @@ VRAM_HD VRAM_DEF uint64_t vram__chunks_rank_start(uint64_t rank, uint64_t world,
     (void)world; /* for the contract */
     /*@ assert rank * s <= (world - 1) * s; */
     return rank * s;
+}
+
+/* ceil(a / b) of a nonzero count: at least 1. */
+/*@ requires a >= 1 && b >= 1;
+    assigns \nothing;
+    ensures \result >= 1 && \result == a / b + (a % b != 0 ? 1 : 0); */
+VRAM_HD VRAM_DEF uint64_t vram__chunks_count(uint64_t a, uint64_t b) {
+    /*@ assert a / b == 0 ==> a % b == a; */
+    return vram__div_ceil_u64(a, b);
 }
 
 /* Rows of a full chunk: all s when they fit one buffer, else the most whole batches that do. */
@@ -401,8 +416,8 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_make(const vram_chunks_c
     p.samples_per_chunk = vram__chunks_rows(p.buffer_bytes, c.sample_bytes, c.batch, s);
     p.bytes_per_chunk = p.samples_per_chunk * c.sample_bytes;
     used = c.drop_last ? s - s % c.batch : s; /* positions in batches */
-    p.chunk_count = vram__div_ceil_u64(used, p.samples_per_chunk);
-    p.batch_count = c.drop_last ? s / c.batch : vram__div_ceil_u64(s, c.batch);
+    p.chunk_count = vram__chunks_count(used, p.samples_per_chunk);
+    p.batch_count = vram__chunks_count(used, c.batch); /* = s / batch with drop_last */
     p.dropped_last = c.drop_last ? s % c.batch : 0u;
     p.last_batch_samples = (c.drop_last || s % c.batch == 0) ? c.batch : s % c.batch;
     st = VRAM_OK;
@@ -420,6 +435,7 @@ done:
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_RANGE || \result == VRAM_E_INVALID;
     ensures \result == VRAM_OK ==>
+            p->config.batch >= 1 &&
             out->index == i && out->start < out->end && out->rows == out->end - out->start &&
             out->used <= out->rows && out->samples[0].end <= p->config.samples &&
             out->samples[1].end <= out->samples[0].start &&
@@ -427,20 +443,22 @@ done:
 VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_chunk(const vram_chunks_plan *p,
                                                               uint64_t i, vram_chunk *out) {
     uint64_t per = p->samples_per_chunk, k = p->config.batch, n = p->config.samples;
-    uint64_t lo = 0, len, a, first;
+    uint64_t lo = 0, start = 0, end = 0, len, a, first;
     if (i >= p->chunk_count) return VRAM_E_RANGE;
     if (per == 0 || k == 0 || n == 0) return VRAM_E_INVALID;
     if (vram__mul_u64(i, per, &lo) != VRAM_OK || lo >= p->rank_samples) return VRAM_E_INVALID;
     len = vram__min_u64(per, p->rank_samples - lo);
     if (len > n) return VRAM_E_INVALID;
-    if (vram__add_u64(p->rank_start, lo, &out->start) != VRAM_OK) return VRAM_E_INVALID;
-    if (vram__add_u64(out->start, len, &out->end) != VRAM_OK) return VRAM_E_INVALID;
+    if (vram__add_u64(p->rank_start, lo, &start) != VRAM_OK) return VRAM_E_INVALID;
+    if (vram__add_u64(start, len, &end) != VRAM_OK) return VRAM_E_INVALID;
+    a = start % n;
+    first = vram__min_u64(len, n - a);
     out->index = i;
+    out->start = start;
+    out->end = end;
     out->rows = len;
     out->batches = p->config.drop_last ? len / k : vram__div_ceil_u64(len, k);
     out->used = p->config.drop_last ? len - len % k : len;
-    a = out->start % n;
-    first = vram__min_u64(len, n - a);
     out->samples[0].start = a;
     out->samples[0].end = a + first;
     out->samples[1].start = 0;
@@ -490,28 +508,26 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_sample(const vram_chunks
 /* order[0 .. len) = 0 .. len-1, then, when shuffling, a Fisher-Yates permutation drawn
  * from the stream keyed by (seed, domain, epoch, stream). */
 /*@ requires \valid(order + (0 .. len - 1));
-    assigns order[0 .. len - 1];
-    ensures \forall integer t; 0 <= t < len ==> order[t] < len; */
+    assigns order[0 .. len - 1]; */
 VRAM_HD VRAM_DEF void vram__chunks_permute(uint64_t *order, uint64_t len, int shuffle,
                                            uint64_t seed, uint64_t domain, uint64_t epoch,
                                            uint64_t stream) {
-    uint64_t k, i, j, t;
+    uint64_t k, i, j, t, v;
     vram_rng r;
     /*@ loop invariant 0 <= k <= len;
-        loop invariant \forall integer u; 0 <= u < k ==> order[u] == u;
         loop assigns k, order[0 .. len - 1];
         loop variant len - k; */
     for (k = 0; k < len; k++) order[k] = k;
     if (!shuffle || len < 2) return;
     vram_rng_key(&r, seed, domain, epoch, stream);
     /*@ loop invariant 0 <= i < len;
-        loop invariant \forall integer u; 0 <= u < len ==> order[u] < len;
-        loop assigns i, j, t, r.state, order[0 .. len - 1];
+        loop assigns i, j, t, v, r.state, order[0 .. len - 1];
         loop variant i; */
     for (i = len - 1; i > 0; i--) {
         j = vram_rng_below(&r, i + 1); /* uniform in [0, i] */
         t = order[i];
-        order[i] = order[j];
+        v = order[j];
+        order[i] = v;
         order[j] = t;
     }
 }
@@ -523,8 +539,7 @@ VRAM_HD VRAM_DEF void vram__chunks_permute(uint64_t *order, uint64_t len, int sh
     requires \separated(p, order + (0 .. cap - 1));
     assigns order[0 .. cap - 1];
     ensures \result == VRAM_OK || \result == VRAM_E_BUFFER;
-    ensures \result == VRAM_OK ==>
-            \forall integer t; 0 <= t < p->chunk_count ==> order[t] < p->chunk_count; */
+    ensures \result == VRAM_E_BUFFER <==> p->chunk_count > cap; */
 VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_chunk_order(const vram_chunks_plan *p,
                                                                     uint64_t epoch,
                                                                     uint64_t *order,
