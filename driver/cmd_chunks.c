@@ -65,18 +65,18 @@ static void usage(FILE *out) {
         "of 1000, KiB/MiB/GiB/TiB powers of 1024). drop_last applies per rank after sharding,\n"
         "so every rank has the same number of batches.\n"
         "\n"
-        "JSON (--json): one object. Settings: samples, sample_bytes, batch, buffers, drop_last,\n"
-        "world, rank, shard (\"pad\"|\"drop\"), shuffle, seed, epoch, and with --free: free_bytes,\n"
-        "reserve_bytes, fraction. Totals: total_samples (N), total_bytes, budget_bytes,\n"
-        "buffer_bytes (budget per buffer), batch_bytes, needed_bytes (least budget that fits),\n"
-        "samples_per_chunk, bytes_per_chunk, chunk_count, total_batches (this rank's, equal on\n"
-        "every rank), last_batch_samples, dropped_last, positions (all ranks), padded_samples,\n"
-        "dropped_samples, rank_samples, rank_start, rank_end. chunk_order: chunk indices in\n"
-        "visiting order. chunks: in visiting order, each {index, start, end, rows, used,\n"
-        "samples: [[first, end], ...] (sample ranges to load, two when padding wraps),\n"
-        "batches: [[start, end], ...]} with positions as half-open ranges; shuffled chunks add\n"
-        "order: the chunk's positions in visiting order, and a batch [start, end) then takes\n"
-        "order[start - chunk.start .. end - chunk.start).\n"
+        "JSON (--json): one object. Settings: samples, sample_bytes, batch, buffers,\n"
+        "drop_last, world, rank, shard (\"pad\"|\"drop\"), shuffle, seed, epoch, and with\n"
+        "--free: free_bytes, reserve_bytes, fraction. Totals: total_samples (N), total_bytes,\n"
+        "budget_bytes, buffer_bytes (budget per buffer), batch_bytes, needed_bytes (the least\n"
+        "budget that fits), samples_per_chunk, bytes_per_chunk, chunk_count, total_batches\n"
+        "(this rank's, equal on every rank), last_batch_samples, dropped_last, positions (all\n"
+        "ranks), padded_samples, dropped_samples, rank_samples, rank_start, rank_end.\n"
+        "chunk_order: chunk indices in visiting order. chunks: in visiting order, each\n"
+        "{index, start, end, rows, used, samples: [[first, end], ...] (sample ranges to load,\n"
+        "two when padding wraps), batches: [[start, end], ...]}, positions as half-open\n"
+        "ranges. A shuffled chunk adds order, its positions in visiting order; its batch\n"
+        "[start, end) takes order[start - chunk.start .. end - chunk.start).\n"
         "\n"
         "exit codes: 0 planned, 1 a batch does not fit the budget (the message gives the bytes\n"
         "needed and the bytes available), 2 bad usage or input, 3 environment error (out of\n"
@@ -139,7 +139,8 @@ static int parse_bytes(const char *name, const char *text, int allow_zero, uint6
                                "GB, TB, KiB, MiB, GiB, TiB)",
                                name, text);
     }
-    if (!allow_zero && *out == 0) return cli_usage_error(CMD, "--%s: must be more than 0 bytes", name);
+    if (!allow_zero && *out == 0)
+        return cli_usage_error(CMD, "--%s: must be more than 0 bytes", name);
     return 0;
 }
 

@@ -125,14 +125,30 @@ typedef struct vram_chunks_recommendation {
                              past it a larger batch is a modelling choice, not memory's) */
 } vram_chunks_recommendation;
 
-/* Facts of integer arithmetic the prover is given as proved lemmas (test/proof). */
-/*@ lemma vram__mul_mono: \forall integer a, b, m; 0 <= a <= b && 0 <= m ==> a * m <= b * m;
-    lemma vram__div_ge: \forall integer k, m, x; 0 < m && 0 <= k && 0 <= x && k * m <= x ==>
-          k <= x / m;
-    lemma vram__mul_small: \forall integer a, b; 0 <= a < 1000000 && 0 <= b <= 1000000 ==>
-          a * b < 1000000 * 1000000;
-    lemma vram__div_le: \forall integer r, m, x; 0 < m && 0 <= r && 0 <= x && r <= x / m ==>
-          r * m <= x; */
+/* Facts of integer arithmetic for the prover, as ghost "lemma functions": each is proved
+ * once from its contract (test/proof/proof_chunks.c) and called in ghost code where the fact
+ * is needed. Compilers never see them. */
+/*@ ghost
+  /@ requires a <= b;
+     assigns \nothing;
+     ensures a * m <= b * m; @/
+  void vram__lemma_mul_mono(uint64_t a, uint64_t b, uint64_t m) { }
+
+  /@ requires m > 0 && k * m <= x;
+     assigns \nothing;
+     ensures k <= x / m; @/
+  void vram__lemma_div_ge(uint64_t k, uint64_t m, uint64_t x) { }
+
+  /@ requires m > 0 && r <= x / m;
+     assigns \nothing;
+     ensures r * m <= x; @/
+  void vram__lemma_div_le(uint64_t r, uint64_t m, uint64_t x) { }
+
+  /@ requires a < 1000000 && b <= 1000000;
+     assigns \nothing;
+     ensures a * b < 1000000 * 1000000; @/
+  void vram__lemma_mul_small(uint64_t a, uint64_t b) { }
+*/
 
 /* ---- functions, in the order a user calls them ---------------------------- */
 /* (vram_chunks_make's private steps, vram__chunks_*, come just before it) */
@@ -211,8 +227,8 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram__chunks_fraction_ppm(double f, 
 VRAM_HD VRAM_DEF uint64_t vram__chunks_scale_ppm(uint64_t x, uint64_t ppm) {
     uint64_t q = x / 1000000u, r = x % 1000000u;
     /*@ assert x == q * 1000000 + r && r < 1000000; */
-    /*@ assert q * ppm <= q * 1000000; */
-    /*@ assert r * ppm < 1000000 * 1000000; */
+    /*@ ghost vram__lemma_mul_mono(ppm, 1000000, q); */
+    /*@ ghost vram__lemma_mul_small(r, ppm); */
     /* r * ppm / 1e6 <= r always; the min only hands the prover that bound */
     return q * ppm + vram__min_u64(r * ppm / 1000000u, r);
 }
@@ -224,7 +240,8 @@ VRAM_HD VRAM_DEF uint64_t vram__chunks_scale_ppm(uint64_t x, uint64_t ppm) {
     ensures \result == VRAM_OK ==> c->samples >= 1 && c->sample_bytes >= 1 && c->batch >= 1;
     ensures \result == VRAM_OK ==> c->shard == VRAM_SHARD_PAD || c->shard == VRAM_SHARD_DROP;
     ensures \result == VRAM_OK ==> c->rank < c->world && 1 <= *ppm <= 1000000; */
-VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram__chunks_check(const vram_chunks_config *c, uint64_t *ppm) {
+VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram__chunks_check(const vram_chunks_config *c,
+                                                              uint64_t *ppm) {
     if (c->samples == 0 || c->sample_bytes == 0 || c->batch == 0) return VRAM_E_INVALID;
     if (c->shard != VRAM_SHARD_PAD && c->shard != VRAM_SHARD_DROP) return VRAM_E_INVALID;
     if (c->rank >= c->world) return VRAM_E_RANGE;
@@ -246,7 +263,7 @@ VRAM_HD VRAM_DEF uint64_t vram__chunks_rank_samples(uint64_t n, uint64_t world, 
     ensures \result == rank * s && \result + s <= s * world; */
 VRAM_HD VRAM_DEF uint64_t vram__chunks_rank_start(uint64_t rank, uint64_t world, uint64_t s) {
     (void)world; /* for the contract */
-    /*@ assert rank * s <= (world - 1) * s; */
+    /*@ ghost vram__lemma_mul_mono(rank, world - 1, s); */
     return rank * s;
 }
 
@@ -265,10 +282,14 @@ VRAM_HD VRAM_DEF uint64_t vram__chunks_count(uint64_t a, uint64_t b) {
     ensures 1 <= \result <= s;
     ensures \result * b <= buffer; */
 VRAM_HD VRAM_DEF uint64_t vram__chunks_rows(uint64_t buffer, uint64_t b, uint64_t k, uint64_t s) {
-    uint64_t rows = buffer / b; /* rows one buffer holds */
-    /*@ assert k <= rows; */
-    if (rows >= s) return s;  /* the whole rank is one chunk */
-    return rows - rows % k;   /* whole batches: none straddles two chunks */
+    uint64_t rows = buffer / b, r; /* rows one buffer holds */
+    /*@ ghost vram__lemma_div_ge(k, b, buffer); */
+    if (rows >= s)
+        r = s; /* the whole rank is one chunk */
+    else
+        r = rows - rows % k; /* whole batches: none straddles two chunks */
+    /*@ ghost vram__lemma_div_le(r, b, buffer); */
+    return r;
 }
 
 /* The finished plan is stored field by field, in two small functions: one whole-struct

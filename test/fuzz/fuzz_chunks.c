@@ -125,9 +125,11 @@ static void check_plan(const vram_chunks_plan *p, fuzz_in *in, uint64_t epoch) {
     FUZZ_CHECK(p->positions == (u128)s * c->world);
     FUZZ_CHECK(p->rank_start == (u128)c->rank * s && p->rank_end == p->rank_start + s);
     if (c->shard == VRAM_SHARD_PAD)
-        FUZZ_CHECK(p->positions == (u128)c->samples + p->padded_samples && p->padded_samples < c->world);
+        FUZZ_CHECK(p->positions == (u128)c->samples + p->padded_samples &&
+                   p->padded_samples < c->world);
     else
-        FUZZ_CHECK(p->positions + p->dropped_samples == c->samples && p->dropped_samples < c->world);
+        FUZZ_CHECK(p->positions + p->dropped_samples == c->samples &&
+                   p->dropped_samples < c->world);
     FUZZ_CHECK(p->samples_per_chunk >= 1 && p->samples_per_chunk <= s);
     FUZZ_CHECK(p->bytes_per_chunk == (u128)p->samples_per_chunk * c->sample_bytes);
     FUZZ_CHECK(p->bytes_per_chunk <= p->buffer_bytes);
