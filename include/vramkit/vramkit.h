@@ -9,5 +9,8 @@
 #include "device.h"
 #include "chunks.h"
 #include "scaler.h"
+#include "dtype.h"
+#include "model.h"
+#include "estimate.h"
 
 #endif /* VRAMKIT_VRAMKIT_H */

@@ -1,0 +1,846 @@
+/* vramkit/estimate.h — how much memory a model needs for inference or training, term by
+ * term (weights, gradients, optimizer state, master weights, activations, KV cache, logits,
+ * CUDA context, library workspace, allocator margin), each with a low / expected / high
+ * range whose spread has a named cause. Formulas: reference memory-estimation.md. */
+#ifndef VRAMKIT_ESTIMATE_H
+#define VRAMKIT_ESTIMATE_H
+
+#include "base.h"
+#include "dtype.h"
+#include "model.h"
+
+/* ---- types -------------------------------------------------------------------------- */
+
+typedef enum vram_mode {
+    VRAM_MODE_INFER = 0, /* a forward pass; decoders generate with a KV cache */
+    VRAM_MODE_TRAIN = 1  /* forward, backward and an optimizer step */
+} vram_mode;
+
+typedef enum vram_optimizer {
+    VRAM_OPT_ADAMW = 0,        /* Adam / AdamW: two fp32 moments, 8 bytes per parameter */
+    VRAM_OPT_SGD_MOMENTUM = 1, /* one fp32 momentum buffer, 4 bytes */
+    VRAM_OPT_SGD = 2,          /* no state */
+    VRAM_OPT_ADAM_8BIT = 3     /* two 8-bit moments, 2 bytes, plus an fp32 absmax per 2048 */
+} vram_optimizer;
+
+/* LoRA targets (vram_workload.lora_targets); 0 = q and v, PEFT's default for these models */
+#define VRAM_LORA_Q 0x1u
+#define VRAM_LORA_K 0x2u
+#define VRAM_LORA_V 0x4u
+#define VRAM_LORA_O 0x8u
+#define VRAM_LORA_MLP 0x10u /* every MLP matrix (gate, up, down) */
+#define VRAM_LORA_ALL 0x1fu
+
+/* What the model is used for. Zero means default, as stated per field. */
+typedef struct vram_workload {
+    vram_mode mode;
+    uint64_t batch;        /* sequences per step (the micro-batch); 0 = 1 */
+    uint64_t seq;          /* tokens per sequence, prompt and generated together;
+                              0 = the model's context, at most 2048 (512 without one) */
+    uint64_t src_len;      /* encoder-decoder: source tokens; 0 = seq */
+    uint64_t tgt_len;      /* encoder-decoder: target tokens; 0 = seq */
+    vram_dtype format;     /* storage of the weights: f32, f16, bf16, a quantised format
+                              (int8, nf4, fp4, nf4_dq, GGUF blocks); NONE = as published */
+    vram_dtype compute;    /* activations and the tensors a quantiser leaves alone: f32,
+                              f16 or bf16; NONE = f32 when format is f32 (or on the CPU),
+                              bf16 when format or the published format is bf16, else f16.
+                              Training with 16-bit compute is mixed precision. */
+    vram_optimizer optimizer;
+    int checkpointing;     /* training: full activation recomputation per block */
+    int flash_attention;   /* fused attention: no seq x seq score matrix is stored */
+    uint64_t grad_accum;   /* micro-batches per optimizer step; 0 = 1 (changes no memory:
+                              activations are those of one micro-batch) */
+    uint64_t lora_rank;    /* training: LoRA adapters of this rank, base frozen; 0 = none */
+    uint32_t lora_targets; /* VRAM_LORA_* ; 0 = q and v */
+    int cpu;               /* estimate for the CPU: no CUDA context, workspace or caching-
+                              allocator margin */
+} vram_workload;
+
+/* The terms, in the order they are shown. X(id, name) */
+#define VRAM_TERM_LIST(X)                       \
+    X(VRAM_TERM_WEIGHTS, "weights")             \
+    X(VRAM_TERM_GRADIENTS, "gradients")         \
+    X(VRAM_TERM_OPTIMIZER, "optimizer_state")   \
+    X(VRAM_TERM_MASTER, "master_weights")       \
+    X(VRAM_TERM_ACTIVATIONS, "activations")     \
+    X(VRAM_TERM_KV_CACHE, "kv_cache")           \
+    X(VRAM_TERM_LOGITS, "logits")               \
+    X(VRAM_TERM_CUDA_CONTEXT, "cuda_context")   \
+    X(VRAM_TERM_WORKSPACE, "workspace")         \
+    X(VRAM_TERM_ALLOCATOR, "allocator_margin")
+
+typedef enum vram_term_id {
+#define VRAM__TERM_ENUM(id, name) id,
+    VRAM_TERM_LIST(VRAM__TERM_ENUM)
+#undef VRAM__TERM_ENUM
+    VRAM_TERM_COUNT
+} vram_term_id;
+
+/* Why a term has a range: X(id, name, explanation). The explanation is what the CLI shows. */
+#define VRAM_CAUSE_LIST(X)                                                                    \
+    X(VRAM_CAUSE_EXACT, "exact", "counted exactly")                                          \
+    X(VRAM_CAUSE_ARCH_ONLY, "arch_only",                                                     \
+      "from architecture numbers, no tensor list: parameters outside the modelled pattern "  \
+      "may be missed (presets agree with published counts within 0.5%)")                    \
+    X(VRAM_CAUSE_QUANT_OUTER, "quant_outer",                                                 \
+      "expected: embeddings and output head quantised too (llama.cpp, CTranslate2); high: "  \
+      "kept in the compute format (bitsandbytes); either way parameters may be missed "      \
+      "without a tensor list")                                                               \
+    X(VRAM_CAUSE_DROPOUT, "dropout",                                                         \
+      "low: no dropout masks or dropout copies (dropout 0); high: the fp32 copy of the "     \
+      "attention scores that softmax makes")                                                 \
+    X(VRAM_CAUSE_SOFTMAX_FP32, "softmax_fp32",                                               \
+      "low: attention computed in pieces; high: an fp32 copy of the attention scores")       \
+    X(VRAM_CAUSE_LOGITS, "logits",                                                           \
+      "low: last position only; high: logits of every position at the first forward pass "  \
+      "(older transformers, scoring)")                                                       \
+    X(VRAM_CAUSE_LOSS_FP32, "loss_fp32",                                                     \
+      "low: loss computed in the compute format; high: fp32 upcast of the logits and its "   \
+      "gradient alive together")                                                             \
+    X(VRAM_CAUSE_CONTEXT, "context",                                                         \
+      "CUDA context: 290 MiB with lazy module loading, 670 MiB eager (PyTorch's "            \
+      "measurements); 430 MiB seen on an RTX 6000 Ada")                                      \
+    X(VRAM_CAUSE_WORKSPACE, "workspace",                                                     \
+      "cuBLAS workspace: 32 MiB per handle on Hopper; a cuBLASLt handle or a second "        \
+      "stream adds one more")                                                                \
+    X(VRAM_CAUSE_FRAGMENTATION, "fragmentation",                                             \
+      "caching allocator: expected one partly used 20 MiB segment and 512-byte rounding; "   \
+      "high: every matrix rounded up to 2 MiB and a freed block as large as the largest "    \
+      "transient that cannot serve the next request")
+
+typedef enum vram_cause {
+#define VRAM__CAUSE_ENUM(id, name, text) id,
+    VRAM_CAUSE_LIST(VRAM__CAUSE_ENUM)
+#undef VRAM__CAUSE_ENUM
+    VRAM_CAUSE_COUNT
+} vram_cause;
+
+/* What the estimate could not count (vram_estimate.notes). */
+#define VRAM_NOTE_NO_ARCH 0x1u       /* no architecture numbers: activations, KV cache and
+                                        logits are 0, not estimated */
+#define VRAM_NOTE_DTYPE_ASSUMED 0x2u /* the published format is unknown: f16 assumed */
+#define VRAM_NOTE_GQA_KV 0x4u        /* activations count k/v at full width (grouped-query
+                                        attention stores less: a slight overestimate) */
+
+typedef struct vram_term {
+    uint64_t low, expected, high; /* low <= expected <= high */
+    vram_cause cause;             /* why low and high differ from expected */
+} vram_term;
+
+typedef struct vram_estimate {
+    vram_term term[VRAM_TERM_COUNT];
+    uint64_t low, expected, high; /* sums of the terms */
+    uint64_t params;              /* parameters of the model */
+    uint64_t trainable;           /* parameters trained (0 for inference; adapters for LoRA) */
+    uint64_t blocks;              /* blocks of all stacks (0 when unknown) */
+    uint64_t block_bytes;         /* expected bytes one block adds on its device: weights,
+                                     training state and KV cache (for splits by layer) */
+    uint64_t base_bytes;          /* expected bytes that stay with the first device whatever
+                                     the split: everything but the blocks' share */
+    vram_dtype format;            /* resolved storage format of the block matrices */
+    vram_dtype compute;           /* resolved compute format */
+    uint64_t seq, batch;          /* resolved */
+    uint32_t notes;               /* VRAM_NOTE_* */
+} vram_estimate;
+
+/* ---- functions, in the order a user calls them ------------------------------------ */
+
+/* Name of a term ("kv_cache"), a cause ("dropout") and a cause's explanation; NULL when out
+ * of range. */
+VRAM_DEF const char *vram_term_name(vram_term_id t) {
+    switch (t) {
+#define VRAM__TERM_NAME(id, name) \
+    case id:                      \
+        return name;
+        VRAM_TERM_LIST(VRAM__TERM_NAME)
+#undef VRAM__TERM_NAME
+    default:
+        return NULL;
+    }
+}
+VRAM_DEF const char *vram_cause_name(vram_cause c) {
+    switch (c) {
+#define VRAM__CAUSE_NAME(id, name, text) \
+    case id:                             \
+        return name;
+        VRAM_CAUSE_LIST(VRAM__CAUSE_NAME)
+#undef VRAM__CAUSE_NAME
+    default:
+        return NULL;
+    }
+}
+VRAM_DEF const char *vram_cause_text(vram_cause c) {
+    switch (c) {
+#define VRAM__CAUSE_TEXT(id, name, text) \
+    case id:                             \
+        return text;
+        VRAM_CAUSE_LIST(VRAM__CAUSE_TEXT)
+#undef VRAM__CAUSE_TEXT
+    default:
+        return NULL;
+    }
+}
+
+/* Fixed costs of a GPU process, bytes (see the causes above). */
+#define VRAM_MIB ((uint64_t)1 << 20)
+#define VRAM_CONTEXT_LOW (290u * VRAM_MIB)
+#define VRAM_CONTEXT_EXPECTED (430u * VRAM_MIB)
+#define VRAM_CONTEXT_HIGH (670u * VRAM_MIB)
+#define VRAM_WORKSPACE_LOW (8u * VRAM_MIB)
+#define VRAM_WORKSPACE_EXPECTED (32u * VRAM_MIB)
+#define VRAM_WORKSPACE_HIGH (64u * VRAM_MIB)
+#define VRAM_SEGMENT (2u * VRAM_MIB)        /* PyTorch's caching allocator: large blocks */
+#define VRAM_LARGE_SEGMENT (20u * VRAM_MIB) /* its segment for requests of 1-10 MiB */
+
+/* Saturating helpers: an estimate is a bound, so a sum past 2^64 is reported as overflow
+ * by the caller checking VRAM_E_OVERFLOW; these keep intermediate steps exact or flag it. */
+typedef struct vram__acc {
+    int overflow;
+} vram__acc;
+
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result == (a * b <= UINT64_MAX ? a * b : UINT64_MAX); */
+VRAM_DEF uint64_t vram__m(vram__acc *acc, uint64_t a, uint64_t b) {
+    uint64_t r;
+    if (vram__mul_u64(a, b, &r) != VRAM_OK) {
+        acc->overflow = 1;
+        return UINT64_MAX;
+    }
+    return r;
+}
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result == (a + b <= UINT64_MAX ? a + b : UINT64_MAX); */
+VRAM_DEF uint64_t vram__a(vram__acc *acc, uint64_t a, uint64_t b) {
+    uint64_t r;
+    if (vram__add_u64(a, b, &r) != VRAM_OK) {
+        acc->overflow = 1;
+        return UINT64_MAX;
+    }
+    return r;
+}
+
+/* floor(a * b / d) for d > 0 without 128-bit arithmetic: exact while the remainder's
+ * product fits in 64 bits, else through double (relative error below 10^-15, fine for a
+ * share of an estimate). Flags overflow when the result itself does not fit. */
+VRAM_DEF uint64_t vram__muldiv(vram__acc *acc, uint64_t a, uint64_t b, uint64_t d) {
+    uint64_t q = a / d, r = a % d, rb;
+    uint64_t whole = vram__m(acc, q, b);
+    if (vram__mul_u64(r, b, &rb) == VRAM_OK) return vram__a(acc, whole, rb / d);
+    return vram__a(acc, whole, (uint64_t)((double)r * (double)b / (double)d));
+}
+
+/* Bytes of n elements with `rows` rows in format t, through the accumulator. */
+VRAM_DEF uint64_t vram__bytes(vram__acc *acc, vram_dtype t, uint64_t n, uint64_t rows) {
+    uint64_t r;
+    vram_status st = vram_dtype_bytes(t, n, rows, &r);
+    if (st != VRAM_OK) {
+        acc->overflow = 1;
+        return UINT64_MAX;
+    }
+    return r;
+}
+
+/* Bytes of one element of a plain format (f32 4, f16 2, ...); 0 for block formats. */
+VRAM_DEF uint64_t vram__elem_bytes(vram_dtype t) {
+    vram_dtype_layout l;
+    if (vram_dtype_get(t, &l) != VRAM_OK || l.block != 1 || l.group != 0 || l.row_bytes != 0)
+        return 0;
+    return l.block_bytes;
+}
+
+/* Is t a format a quantiser applies to the block matrices only (everything at most 8
+ * bits, and every block format), as opposed to a plain 16/32/64-bit float for all? */
+VRAM_DEF int vram__matrix_only(vram_dtype t) {
+    vram_dtype_layout l;
+    if (vram_dtype_get(t, &l) != VRAM_OK) return 0;
+    if (l.kind == VRAM_DTYPE_QUANT) return 1;
+    return l.kind == VRAM_DTYPE_FLOAT && l.block == 1 && l.block_bytes <= 1;
+}
+
+/* Activation bytes one block keeps for the backward pass (Korthikanti et al. 2022,
+ * generalised): s tokens, b sequences, h width, a heads, i MLP width, c bytes per element
+ * of the compute format (2 for 16-bit, where the paper's formula is s*b*h*(34 + 5*a*s/h)
+ * for i = 4h).
+ *   attention: 5*c*sbh (q,k,v input; q, k; v; projection input) + sbh dropout mask,
+ *              and a*s*s*b*(2c + 1) for scores, their dropout mask and output,
+ *              or 4*a*s*b (fp32 log-sum-exp) with fused attention
+ *   MLP plain: c*sbh (input) + 2c*sbi (activation input and output) + sbh dropout mask
+ *   MLP gated: c*sbh (input) + 4c*sbi (gate and up outputs, activation, product)
+ *   two norms: 2c*sbh
+ * low drops the dropout masks and dropout outputs (models trained with dropout 0). */
+typedef struct vram__act {
+    uint64_t low, expected;
+} vram__act;
+
+VRAM_DEF vram__act vram__block_act(vram__acc *acc, uint64_t s, uint64_t b, uint64_t h,
+                                   uint64_t a, uint64_t i, uint64_t c, vram_mlp mlp,
+                                   int flash) {
+    vram__act r;
+    uint64_t sbh = vram__m(acc, vram__m(acc, s, b), h);
+    uint64_t sbi = vram__m(acc, vram__m(acc, s, b), i);
+    uint64_t ssab = vram__m(acc, vram__m(acc, vram__m(acc, s, s), a), b);
+    uint64_t attn_lo, attn, mlp_lo, mlp_b, norms;
+    attn_lo = vram__m(acc, 5u * c, sbh);
+    attn = vram__a(acc, attn_lo, sbh);
+    if (flash) {
+        uint64_t lse = vram__m(acc, vram__m(acc, vram__m(acc, 4u, a), s), b);
+        attn_lo = vram__a(acc, attn_lo, lse);
+        attn = vram__a(acc, attn, lse);
+    } else {
+        attn_lo = vram__a(acc, attn_lo, vram__m(acc, c, ssab));         /* softmax output */
+        attn = vram__a(acc, attn, vram__m(acc, 2u * c + 1u, ssab));     /* + mask, dropout */
+    }
+    if (mlp == VRAM_MLP_GATED) {
+        mlp_lo = vram__a(acc, vram__m(acc, c, sbh), vram__m(acc, 4u * c, sbi));
+        mlp_b = mlp_lo;
+    } else {
+        mlp_lo = vram__a(acc, vram__m(acc, c, sbh), vram__m(acc, 2u * c, sbi));
+        mlp_b = vram__a(acc, mlp_lo, sbh);
+    }
+    norms = vram__m(acc, 2u * c, sbh);
+    r.low = vram__a(acc, vram__a(acc, attn_lo, mlp_lo), norms);
+    r.expected = vram__a(acc, vram__a(acc, attn, mlp_b), norms);
+    return r;
+}
+
+/* Cross-attention of a decoder block: t target and src source tokens. Queries and the
+ * projection input over t, keys and values over src, scores t x src. */
+VRAM_DEF vram__act vram__cross_act(vram__acc *acc, uint64_t t, uint64_t src, uint64_t b,
+                                   uint64_t h, uint64_t a, uint64_t c, int flash) {
+    vram__act r;
+    uint64_t tbh = vram__m(acc, vram__m(acc, t, b), h);
+    uint64_t sbh = vram__m(acc, vram__m(acc, src, b), h);
+    uint64_t tsab = vram__m(acc, vram__m(acc, vram__m(acc, t, src), a), b);
+    uint64_t base = vram__a(acc, vram__m(acc, 3u * c, tbh), vram__m(acc, 2u * c, sbh));
+    r.low = base;
+    r.expected = vram__a(acc, base, tbh); /* dropout mask */
+    if (flash) {
+        uint64_t lse = vram__m(acc, vram__m(acc, vram__m(acc, 4u, a), t), b);
+        r.low = vram__a(acc, r.low, lse);
+        r.expected = vram__a(acc, r.expected, lse);
+    } else {
+        r.low = vram__a(acc, r.low, vram__m(acc, c, tsab));
+        r.expected = vram__a(acc, r.expected, vram__m(acc, 2u * c + 1u, tsab));
+    }
+    return r;
+}
+
+/* LoRA adapter parameters: rank x (inputs + outputs) per adapted matrix, per block. */
+VRAM_DEF uint64_t vram__lora_params(vram__acc *acc, const vram_arch *a, uint64_t rank,
+                                    uint32_t targets, uint64_t q, uint64_t kv) {
+    uint64_t h = a->hidden, per_attn = 0, per_mlp = 0, enc, dec, dec_i, total;
+    uint32_t t = targets != 0 ? targets : (VRAM_LORA_Q | VRAM_LORA_V);
+    if (t & VRAM_LORA_Q) per_attn += h + q;
+    if (t & VRAM_LORA_K) per_attn += h + kv;
+    if (t & VRAM_LORA_V) per_attn += h + kv;
+    if (t & VRAM_LORA_O) per_attn += q + h;
+    dec_i = a->decoder_intermediate != 0 ? a->decoder_intermediate : a->intermediate;
+    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
+        enc = a->encoder_layers;
+        dec = a->decoder_layers;
+    } else if (a->family == VRAM_FAMILY_ENCODER) {
+        enc = a->layers;
+        dec = 0;
+    } else {
+        enc = 0;
+        dec = a->layers;
+    }
+    if (t & VRAM_LORA_MLP) per_mlp = (a->mlp == VRAM_MLP_GATED ? 3u : 2u) * (h + a->intermediate);
+    /* encoder blocks: self-attention + MLP; decoder blocks of an encoder-decoder: two
+       attentions + MLP; decoder-only blocks: one attention + MLP */
+    total = vram__m(acc, enc, per_attn + per_mlp);
+    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
+        uint64_t per_dec_mlp =
+            (t & VRAM_LORA_MLP) ? (a->mlp == VRAM_MLP_GATED ? 3u : 2u) * (h + dec_i) : 0u;
+        total = vram__a(acc, total, vram__m(acc, dec, 2u * per_attn + per_dec_mlp));
+    } else {
+        total = vram__a(acc, total, vram__m(acc, dec, per_attn + per_mlp));
+    }
+    return vram__m(acc, total, rank);
+}
+
+/*@ requires \valid(t) && \valid(acc);
+    assigns *t, acc->overflow; */
+VRAM_DEF void vram__term_set(vram__acc *acc, vram_term *t, uint64_t low, uint64_t expected,
+                             uint64_t high, vram_cause cause) {
+    (void)acc;
+    t->low = low;
+    t->expected = vram__max_u64(low, expected);
+    t->high = vram__max_u64(t->expected, high);
+    t->cause = cause;
+}
+
+/* The estimate of a model under a workload. Requires: m, w, out valid. Guarantees:
+ * VRAM_OK with every term filled, low <= expected <= high for each term and for the
+ * totals, and the totals the sums of the terms; VRAM_E_INVALID for a model with neither
+ * a usable arch nor a tensor list, a workload value out of range (mode, optimizer,
+ * formats that are not f32/f16/bf16 for compute), LoRA without architecture numbers,
+ * or training a quantised format without LoRA; VRAM_E_OVERFLOW when a byte count does
+ * not fit in 64 bits. *out is written only on VRAM_OK. */
+VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
+                                                        const vram_workload *w,
+                                                        vram_estimate *out) {
+    vram__acc acc = {0};
+    vram_estimate e;
+    vram_param_count pc;
+    int have_arch = m->arch.family != VRAM_FAMILY_NONE;
+    int have_stats = m->stats.tensors != 0;
+    int train = w->mode == VRAM_MODE_TRAIN;
+    uint64_t P, Q, R, M, N, OQ, OR, OM, c, b, s, src, tgt, q = 0, kv = 0, h = 0, heads = 0;
+    uint64_t enc = 0, dec = 0, dec_i = 0, blocks;
+    vram_dtype published, format, compute;
+    uint64_t weights, w_hi, grads = 0, master = 0, optim = 0;
+    uint64_t act_lo = 0, act = 0, act_hi = 0, kv_bytes = 0, log_lo = 0, log = 0, log_hi = 0;
+    uint64_t block_w = 0, block_state = 0, block_kv = 0;
+    vram_cause act_cause, log_cause, w_cause;
+    int i;
+
+    /* ---- check the inputs */
+    if (w->mode != VRAM_MODE_INFER && w->mode != VRAM_MODE_TRAIN) return VRAM_E_INVALID;
+    if ((int)w->optimizer < 0 || (int)w->optimizer > (int)VRAM_OPT_ADAM_8BIT)
+        return VRAM_E_INVALID;
+    if ((w->lora_targets & ~VRAM_LORA_ALL) != 0) return VRAM_E_INVALID;
+    if (w->format != VRAM_DTYPE_NONE) {
+        vram_dtype_layout l;
+        if (vram_dtype_get(w->format, &l) != VRAM_OK || l.kind == VRAM_DTYPE_INT)
+            return VRAM_E_INVALID;
+    }
+    if (w->compute != VRAM_DTYPE_NONE && w->compute != VRAM_DTYPE_F32 &&
+        w->compute != VRAM_DTYPE_F16 && w->compute != VRAM_DTYPE_BF16)
+        return VRAM_E_INVALID;
+    if (have_arch) {
+        if (vram_arch_params(&m->arch, &pc) != VRAM_OK) return VRAM_E_INVALID;
+    } else if (!have_stats) {
+        return VRAM_E_INVALID;
+    }
+    if (w->lora_rank != 0 && (!train || !have_arch)) return VRAM_E_INVALID;
+
+    /* ---- resolve defaults */
+    e.notes = 0;
+    published = m->dtype;
+    if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
+    if (published == VRAM_DTYPE_NONE) {
+        published = VRAM_DTYPE_F16;
+        e.notes |= VRAM_NOTE_DTYPE_ASSUMED;
+    }
+    format = w->format != VRAM_DTYPE_NONE ? w->format : published;
+    compute = w->compute;
+    if (compute == VRAM_DTYPE_NONE) {
+        if (format == VRAM_DTYPE_F32 || format == VRAM_DTYPE_F64 || w->cpu)
+            compute = VRAM_DTYPE_F32;
+        else if (format == VRAM_DTYPE_BF16 || published == VRAM_DTYPE_BF16)
+            compute = VRAM_DTYPE_BF16;
+        else
+            compute = VRAM_DTYPE_F16;
+    }
+    c = vram__elem_bytes(compute);
+    if (train && vram__matrix_only(format) && w->lora_rank == 0) return VRAM_E_INVALID;
+    b = w->batch != 0 ? w->batch : 1u;
+    s = w->seq;
+    if (s == 0) {
+        uint64_t ctx = have_arch ? m->arch.context : 0u;
+        s = ctx != 0 ? vram__min_u64(ctx, 2048u) : 512u;
+    }
+    src = w->src_len != 0 ? w->src_len : s;
+    tgt = w->tgt_len != 0 ? w->tgt_len : s;
+
+    /* ---- sizes of the model */
+    if (have_stats) {
+        P = m->stats.params;
+        Q = m->stats.matrix_params;
+        R = m->stats.matrix_rows;
+        M = m->stats.matrices;
+        OQ = m->stats.outer_params;
+        OR = m->stats.outer_rows;
+        OM = m->stats.outer_matrices;
+    } else {
+        P = pc.total;
+        Q = pc.matrix_params;
+        R = pc.matrix_rows;
+        M = pc.matrices;
+        OQ = pc.outer_params;
+        OR = pc.outer_rows;
+        OM = pc.outer_matrices;
+    }
+    if (Q > P) Q = P;
+    if (OQ > P - Q) OQ = P - Q;
+    N = P - Q - OQ; /* vectors: norms, biases (and extra parameters) */
+    blocks = have_arch ? pc.block_count : m->blocks;
+    if (have_arch) {
+        vram_arch_widths(&m->arch, &q, &kv);
+        h = m->arch.hidden;
+        heads = m->arch.heads;
+        dec_i = m->arch.decoder_intermediate != 0 ? m->arch.decoder_intermediate
+                                                  : m->arch.intermediate;
+        if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER) {
+            enc = m->arch.encoder_layers;
+            dec = m->arch.decoder_layers;
+        } else if (m->arch.family == VRAM_FAMILY_ENCODER) {
+            enc = m->arch.layers;
+        } else {
+            dec = m->arch.layers;
+        }
+        if (kv < q) e.notes |= VRAM_NOTE_GQA_KV;
+    } else {
+        e.notes |= VRAM_NOTE_NO_ARCH;
+    }
+
+    /* ---- weights: as stored, or converted to the target format */
+    w_hi = 0;
+    w_cause = VRAM_CAUSE_EXACT;
+    if (format == published && have_stats) {
+        weights = m->stats.bytes; /* what the file holds, byte for byte */
+    } else if (vram__matrix_only(format)) {
+        /* the quantiser converts the 2-D weights; vectors stay in the compute format.
+           expected: the embeddings and the head are converted too (llama.cpp, CTranslate2);
+           high: they stay in the compute format (bitsandbytes leaves them alone) */
+        vram_dtype_layout l;
+        uint64_t mat = vram__bytes(&acc, format, Q, R), outer, outer_kept, consts = 0;
+        if (vram_dtype_get(format, &l) == VRAM_OK && M + OM > 1)
+            consts = vram__m(&acc, M + OM - 1u, l.tensor_bytes);
+        outer = vram__bytes(&acc, format, OQ, OR);
+        outer_kept = vram__bytes(&acc, compute, OQ, 0);
+        weights = vram__a(&acc, vram__a(&acc, vram__a(&acc, mat, outer), consts),
+                          vram__bytes(&acc, compute, N, 0));
+        w_hi = vram__a(&acc, vram__a(&acc, vram__a(&acc, mat, outer_kept), consts),
+                       vram__bytes(&acc, compute, N, 0));
+        w_cause = VRAM_CAUSE_QUANT_OUTER;
+    } else {
+        weights = vram__bytes(&acc, format, P, 0);
+    }
+    if (w_hi < weights) w_hi = weights;
+    if (!have_stats) { /* the arch pattern may miss parameters: the tested 0.5% bound */
+        w_hi = vram__a(&acc, w_hi, weights / 200u);
+        if (w_cause == VRAM_CAUSE_EXACT) w_cause = VRAM_CAUSE_ARCH_ONLY;
+    }
+
+    /* ---- training state */
+    e.trainable = 0;
+    if (train) {
+        uint64_t T, g, st;
+        if (w->lora_rank != 0) {
+            /* adapters: fp32 weights (PEFT's default), fp32 gradients, no master copy */
+            T = vram__lora_params(&acc, &m->arch, w->lora_rank, w->lora_targets, q, kv);
+            weights = vram__a(&acc, weights, vram__m(&acc, 4u, T));
+            w_hi = vram__a(&acc, w_hi, vram__m(&acc, 4u, T));
+            g = 4u;
+            master = 0;
+        } else {
+            T = P;
+            g = c; /* gradients in the weights' (compute) format */
+            master = c < 4u ? vram__m(&acc, 4u, T) : 0u; /* fp32 master copy when mixed */
+        }
+        grads = vram__m(&acc, g, T);
+        switch (w->optimizer) {
+        case VRAM_OPT_SGD_MOMENTUM:
+            st = vram__m(&acc, 4u, T);
+            break;
+        case VRAM_OPT_SGD:
+            st = 0;
+            break;
+        case VRAM_OPT_ADAM_8BIT:
+            st = vram__a(&acc, vram__m(&acc, 2u, T), vram__m(&acc, 8u, vram__div_ceil_u64(T, 2048u)));
+            break;
+        default:
+            st = vram__m(&acc, 8u, T);
+            break;
+        }
+        optim = st;
+        e.trainable = T;
+    }
+
+    /* ---- activations, KV cache, logits (need the architecture) */
+    act_cause = VRAM_CAUSE_EXACT;
+    log_cause = VRAM_CAUSE_EXACT;
+    if (have_arch) {
+        uint64_t V = m->arch.vocab;
+        int head = (m->arch.flags & VRAM_ARCH_NO_HEAD) == 0;
+        uint64_t lt = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s; /* logit rows */
+        if (train) {
+            vram__act ea = {0, 0}, da = {0, 0}, ca = {0, 0};
+            uint64_t es = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? src : s;
+            uint64_t ds = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s;
+            uint64_t one_lo, one, keep;
+            if (enc) ea = vram__block_act(&acc, es, b, h, heads, m->arch.intermediate, c,
+                                          m->arch.mlp, w->flash_attention);
+            if (dec) da = vram__block_act(&acc, ds, b, h, heads, dec_i, c, m->arch.mlp,
+                                          w->flash_attention);
+            if (enc && dec) ca = vram__cross_act(&acc, tgt, src, b, h, heads, c,
+                                                 w->flash_attention);
+            da.low = vram__a(&acc, da.low, ca.low);
+            da.expected = vram__a(&acc, da.expected, ca.expected);
+            if (w->checkpointing) {
+                /* each block keeps its input; one block's full set lives while recomputed */
+                keep = vram__a(&acc, vram__m(&acc, enc, vram__m(&acc, c, vram__m(&acc, es, vram__m(&acc, b, h)))),
+                               vram__m(&acc, dec, vram__m(&acc, c, vram__m(&acc, ds, vram__m(&acc, b, h)))));
+                one_lo = vram__max_u64(ea.low, da.low);
+                one = vram__max_u64(ea.expected, da.expected);
+                act_lo = vram__a(&acc, keep, one_lo);
+                act = vram__a(&acc, keep, one);
+            } else {
+                act_lo = vram__a(&acc, vram__m(&acc, enc, ea.low), vram__m(&acc, dec, da.low));
+                act = vram__a(&acc, vram__m(&acc, enc, ea.expected), vram__m(&acc, dec, da.expected));
+            }
+            /* high: softmax's fp32 copy of one block's scores (none with fused attention) */
+            act_hi = act;
+            if (!w->flash_attention) {
+                uint64_t sc = vram__m(&acc, vram__m(&acc, vram__m(&acc, 4u, heads), b),
+                                      vram__m(&acc, vram__max_u64(es, ds), vram__max_u64(es, ds)));
+                act_hi = vram__a(&acc, act, sc);
+            }
+            act_cause = VRAM_CAUSE_DROPOUT;
+            if (head) {
+                /* logits in the compute format, their fp32 upcast for the loss; high: the
+                   fp32 gradient of the logits alive at the same time */
+                uint64_t bsv = vram__m(&acc, vram__m(&acc, b, lt), V);
+                log_lo = vram__m(&acc, c, bsv);
+                log = vram__a(&acc, log_lo, vram__m(&acc, 4u, bsv));
+                log_hi = vram__a(&acc, log, vram__m(&acc, 4u, bsv));
+                log_cause = VRAM_CAUSE_LOSS_FP32;
+            }
+        } else {
+            /* inference: the working set of one block at the first (longest) pass: its
+               input and output, plus the larger of the attention scores and the MLP's
+               inner activations */
+            uint64_t longest = vram__max_u64(s, vram__max_u64(enc ? src : 0u, dec ? tgt : 0u));
+            uint64_t inner = vram__max_u64(m->arch.intermediate, dec_i);
+            uint64_t bsh, scores, mlp_ws, ws_lo;
+            if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER)
+                longest = vram__max_u64(src, tgt);
+            bsh = vram__m(&acc, vram__m(&acc, b, longest), h);
+            scores = w->flash_attention ? 0u
+                                        : vram__m(&acc, vram__m(&acc, b, heads),
+                                                  vram__m(&acc, longest, longest));
+            mlp_ws = vram__m(&acc, vram__m(&acc, b, longest),
+                             vram__m(&acc, inner, m->arch.mlp == VRAM_MLP_GATED ? 2u : 1u));
+            ws_lo = vram__m(&acc, c, vram__a(&acc, vram__m(&acc, 2u, bsh), mlp_ws));
+            act_lo = ws_lo;
+            act = vram__m(&acc, c, vram__a(&acc, vram__m(&acc, 2u, bsh),
+                                           vram__max_u64(scores, mlp_ws)));
+            act_hi = vram__a(&acc, act, vram__m(&acc, 4u, scores));
+            act_cause = VRAM_CAUSE_SOFTMAX_FP32;
+            /* KV cache: self-attention k and v per decoder block over the whole sequence;
+               an encoder-decoder's decoder also keeps cross-attention k, v over the source */
+            if (dec) {
+                uint64_t toks = m->arch.family == VRAM_FAMILY_ENCODER_DECODER
+                                    ? vram__a(&acc, tgt, src)
+                                    : s;
+                block_kv = vram__m(&acc, vram__m(&acc, 2u, kv), vram__m(&acc, vram__m(&acc, toks, b), c));
+                kv_bytes = vram__m(&acc, dec, block_kv);
+            }
+            if (head && dec) {
+                /* generating: fp32 logits of the last position; high: of every position */
+                log_lo = vram__m(&acc, vram__m(&acc, b, V), 4u);
+                log = log_lo;
+                log_hi = vram__max_u64(log, vram__m(&acc, vram__m(&acc, vram__m(&acc, b, lt), V), c));
+                log_cause = VRAM_CAUSE_LOGITS;
+            }
+        }
+    }
+
+    /* ---- assemble */
+    vram__term_set(&acc, &e.term[VRAM_TERM_WEIGHTS], weights, weights, w_hi, w_cause);
+    vram__term_set(&acc, &e.term[VRAM_TERM_GRADIENTS], grads, grads, grads, VRAM_CAUSE_EXACT);
+    vram__term_set(&acc, &e.term[VRAM_TERM_OPTIMIZER], optim, optim, optim, VRAM_CAUSE_EXACT);
+    vram__term_set(&acc, &e.term[VRAM_TERM_MASTER], master, master, master, VRAM_CAUSE_EXACT);
+    vram__term_set(&acc, &e.term[VRAM_TERM_ACTIVATIONS], act_lo, act, act_hi, act_cause);
+    vram__term_set(&acc, &e.term[VRAM_TERM_KV_CACHE], kv_bytes, kv_bytes, kv_bytes,
+                   VRAM_CAUSE_EXACT);
+    vram__term_set(&acc, &e.term[VRAM_TERM_LOGITS], log_lo, log, log_hi, log_cause);
+    if (w->cpu) {
+        vram__term_set(&acc, &e.term[VRAM_TERM_CUDA_CONTEXT], 0, 0, 0, VRAM_CAUSE_EXACT);
+        vram__term_set(&acc, &e.term[VRAM_TERM_WORKSPACE], 0, 0, 0, VRAM_CAUSE_EXACT);
+        vram__term_set(&acc, &e.term[VRAM_TERM_ALLOCATOR], 0, 0, 0, VRAM_CAUSE_EXACT);
+    } else {
+        /* expected: one 20 MiB large-allocation segment partly unused and 512-byte
+           rounding of every tensor; high: every matrix rounded up to a whole 2 MiB
+           segment, plus one freed block as large as the largest transient */
+        uint64_t tensors = have_stats ? m->stats.tensors
+                                      : vram__a(&acc, vram__a(&acc, M, OM), 4u * blocks + 4u);
+        uint64_t frag = vram__a(&acc, VRAM_LARGE_SEGMENT, vram__m(&acc, tensors, 512u));
+        uint64_t round = vram__m(&acc, vram__a(&acc, M, OM), VRAM_SEGMENT);
+        uint64_t transient = vram__max_u64(act_hi - act, log_hi);
+        vram__term_set(&acc, &e.term[VRAM_TERM_CUDA_CONTEXT], VRAM_CONTEXT_LOW,
+                       VRAM_CONTEXT_EXPECTED, VRAM_CONTEXT_HIGH, VRAM_CAUSE_CONTEXT);
+        vram__term_set(&acc, &e.term[VRAM_TERM_WORKSPACE], VRAM_WORKSPACE_LOW,
+                       VRAM_WORKSPACE_EXPECTED, VRAM_WORKSPACE_HIGH, VRAM_CAUSE_WORKSPACE);
+        vram__term_set(&acc, &e.term[VRAM_TERM_ALLOCATOR], 0, frag,
+                       vram__a(&acc, vram__a(&acc, frag, round), transient),
+                       VRAM_CAUSE_FRAGMENTATION);
+    }
+    e.low = e.expected = e.high = 0;
+    for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
+        e.low = vram__a(&acc, e.low, e.term[i].low);
+        e.expected = vram__a(&acc, e.expected, e.term[i].expected);
+        e.high = vram__a(&acc, e.high, e.term[i].high);
+    }
+
+    /* ---- what one block adds on its device (splits by layer) */
+    e.blocks = blocks;
+    if (blocks != 0 && P != 0) {
+        /* the blocks' share of the weights and training state, by parameter count */
+        uint64_t bp = have_stats ? m->stats.block_params : pc.blocks;
+        uint64_t per = bp / blocks;
+        uint64_t state = vram__a(&acc, vram__a(&acc, grads, master), optim);
+        block_w = vram__muldiv(&acc, weights, per, P);
+        block_state = train && w->lora_rank == 0 ? vram__muldiv(&acc, state, per, P) : 0u;
+        e.block_bytes = vram__a(&acc, vram__a(&acc, block_w, block_state), block_kv);
+    } else {
+        e.block_bytes = 0;
+    }
+    {
+        uint64_t all_blocks = vram__m(&acc, blocks, e.block_bytes);
+        e.base_bytes = e.expected > all_blocks ? e.expected - all_blocks : 0u;
+    }
+    e.params = P;
+    e.format = format;
+    e.compute = compute;
+    e.seq = s;
+    e.batch = b;
+    if (acc.overflow) return VRAM_E_OVERFLOW;
+    *out = e;
+    return VRAM_OK;
+}
+
+/* ---- presets and the recommendation (user-report 002) ---------------------------- */
+
+/* Load presets, highest precision first: X(id, name, format, offload, cpu). int4_double
+ * keeps int4's 4-bit codes and stores the scales in 8 bits (smaller, marginally lossier);
+ * int4_offload keeps as many blocks on the GPU as fit and the rest on the CPU. */
+#define VRAM_PRESET_LIST(X)                                            \
+    X(VRAM_PRESET_FP16, "fp16", VRAM_DTYPE_F16, 0, 0)                  \
+    X(VRAM_PRESET_INT8, "int8", VRAM_DTYPE_INT8, 0, 0)                 \
+    X(VRAM_PRESET_INT4, "int4", VRAM_DTYPE_NF4, 0, 0)                  \
+    X(VRAM_PRESET_INT4_DOUBLE, "int4_double", VRAM_DTYPE_NF4_DQ, 0, 0) \
+    X(VRAM_PRESET_INT4_OFFLOAD, "int4_offload", VRAM_DTYPE_NF4, 1, 0)  \
+    X(VRAM_PRESET_CPU, "cpu", VRAM_DTYPE_F32, 0, 1)
+
+typedef enum vram_preset {
+#define VRAM__PRESET_ENUM(id, name, fmt, off, cpu) id,
+    VRAM_PRESET_LIST(VRAM__PRESET_ENUM)
+#undef VRAM__PRESET_ENUM
+    VRAM_PRESET_COUNT
+} vram_preset;
+
+/*@ assigns \nothing; */
+VRAM_DEF const char *vram_preset_name(vram_preset p) {
+    switch (p) {
+#define VRAM__PRESET_NAME(id, name, fmt, off, cpu) \
+    case id:                                      \
+        return name;
+        VRAM_PRESET_LIST(VRAM__PRESET_NAME)
+#undef VRAM__PRESET_NAME
+    default:
+        return NULL;
+    }
+}
+
+/* A preset from its name (exact, lower case; need not be NUL-terminated). */
+VRAM_DEF VRAM_NODISCARD vram_status vram_preset_from_name(const char *text, size_t len,
+                                                          vram_preset *out) {
+#define VRAM__PRESET_FROM(id, name, fmt, off, cpu) \
+    if (vram__dtype_name_eq(text, len, name, 0)) { \
+        *out = id;                                 \
+        return VRAM_OK;                            \
+    }
+    VRAM_PRESET_LIST(VRAM__PRESET_FROM)
+#undef VRAM__PRESET_FROM
+    return VRAM_E_UNSUPPORTED;
+}
+
+/* What each preset would take, and the one to use. */
+typedef struct vram_recommendation {
+    vram_preset chosen;        /* the highest-precision preset that fits (cpu at worst) */
+    int next_better;           /* the preset just above the chosen one that was estimated
+                                  but does not fit; -1 when the chosen one is the best */
+    uint64_t next_short;       /* bytes the next better one lacks on the GPU */
+    vram_status status[VRAM_PRESET_COUNT]; /* VRAM_OK, or why a preset was not estimated
+                                  (VRAM_E_INVALID: training a quantised format needs LoRA) */
+    int fits[VRAM_PRESET_COUNT];
+    uint64_t gpu_bytes[VRAM_PRESET_COUNT]; /* expected bytes on the GPU (0 for cpu) */
+    uint64_t cpu_bytes[VRAM_PRESET_COUNT]; /* expected bytes on the CPU (cpu, offload) */
+    uint64_t gpu_blocks;       /* int4_offload: blocks kept on the GPU */
+    vram_estimate est[VRAM_PRESET_COUNT];
+} vram_recommendation;
+
+/* Estimate every preset for the workload and pick the highest-precision one whose
+ * expected GPU bytes fit `budget` (free GPU memory minus whatever margin the caller keeps;
+ * 0 = no GPU, so cpu). int4_offload fits when its non-block part and at least one block
+ * fit; it keeps the most blocks that fit. cpu always "fits" (host memory is the caller's
+ * check). Requires: m, w, out valid. Guarantees: VRAM_OK with *out filled; VRAM_E_OVERFLOW
+ * or VRAM_E_INVALID when even the cpu preset cannot be estimated. */
+VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
+                                                            const vram_workload *w,
+                                                            uint64_t budget,
+                                                            vram_recommendation *out) {
+    static const vram_dtype formats[VRAM_PRESET_COUNT] = {
+#define VRAM__PRESET_FMT(id, name, fmt, off, cpu) fmt,
+        VRAM_PRESET_LIST(VRAM__PRESET_FMT)
+#undef VRAM__PRESET_FMT
+    };
+    static const int offload[VRAM_PRESET_COUNT] = {
+#define VRAM__PRESET_OFF(id, name, fmt, off, cpu) off,
+        VRAM_PRESET_LIST(VRAM__PRESET_OFF)
+#undef VRAM__PRESET_OFF
+    };
+    static const int on_cpu[VRAM_PRESET_COUNT] = {
+#define VRAM__PRESET_CPU(id, name, fmt, off, cpu) cpu,
+        VRAM_PRESET_LIST(VRAM__PRESET_CPU)
+#undef VRAM__PRESET_CPU
+    };
+    vram_recommendation r;
+    int p, chosen = -1;
+    r.gpu_blocks = 0;
+    for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) {
+        vram_workload pw = *w;
+        vram_estimate *e = &r.est[p];
+        pw.format = formats[p];
+        pw.cpu = on_cpu[p];
+        if (pw.cpu) pw.compute = VRAM_DTYPE_NONE; /* f32 on the CPU */
+        r.fits[p] = 0;
+        r.gpu_bytes[p] = 0;
+        r.cpu_bytes[p] = 0;
+        r.status[p] = vram_estimate_model(m, &pw, e);
+        if (r.status[p] != VRAM_OK) continue;
+        if (on_cpu[p]) {
+            r.cpu_bytes[p] = e->expected;
+            r.fits[p] = 1;
+        } else if (offload[p]) {
+            /* the non-block part and k blocks on the GPU, the other blocks' weights on
+               the CPU; the blocks run where they live (llama.cpp), so each side holds
+               its share */
+            vram__acc acc = {0};
+            uint64_t k = 0;
+            if (e->blocks != 0 && e->block_bytes != 0 && e->base_bytes < budget)
+                k = vram__min_u64((budget - e->base_bytes) / e->block_bytes, e->blocks);
+            /* with k == 0: what the smallest split (one block) would need */
+            r.gpu_bytes[p] = vram__a(&acc, e->base_bytes,
+                                     vram__m(&acc, k != 0 ? k : 1u, e->block_bytes));
+            r.cpu_bytes[p] = vram__m(&acc, e->blocks - k, e->block_bytes);
+            r.fits[p] = k >= 1 && !acc.overflow;
+            if (r.fits[p] && p == (int)VRAM_PRESET_INT4_OFFLOAD) r.gpu_blocks = k;
+        } else {
+            r.gpu_bytes[p] = e->expected;
+            r.fits[p] = budget != 0 && e->expected <= budget;
+        }
+        if (r.fits[p] && chosen < 0) chosen = p;
+    }
+    if (chosen < 0 || r.status[VRAM_PRESET_CPU] != VRAM_OK)
+        return r.status[VRAM_PRESET_CPU] != VRAM_OK ? r.status[VRAM_PRESET_CPU] : VRAM_E_INVALID;
+    r.chosen = (vram_preset)chosen;
+    r.next_better = -1;
+    r.next_short = 0;
+    for (p = chosen - 1; p >= 0; p--) {
+        if (r.status[p] == VRAM_OK && !on_cpu[p]) {
+            r.next_better = p;
+            r.next_short = r.gpu_bytes[p] > budget ? r.gpu_bytes[p] - budget : 0u;
+            break;
+        }
+    }
+    *out = r;
+    return VRAM_OK;
+}
+
+#endif /* VRAMKIT_ESTIMATE_H */

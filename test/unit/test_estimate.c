@@ -1,0 +1,420 @@
+/* estimate.h: every term of a tiny model computed by hand, the paper's activation formula,
+ * the ranges, the errors, the user-reports' numbers and the preset recommendation. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include <vramkit/estimate.h>
+
+#define MIB ((uint64_t)1 << 20)
+
+/* 2 blocks, width 8, 2 heads of 4, MLP 32 (= 4 x width), vocabulary 10, LayerNorm, no
+ * biases, untied head, no final norm. Parameters by hand: block = attention 4 x 64 + MLP
+ * 2 x 8 x 32 + norms 2 x 16 = 800; embedding 80, head 80: 1760. */
+static vram_model tiny(vram_dtype published) {
+    vram_model m;
+    memset(&m, 0, sizeof m);
+    m.arch.family = VRAM_FAMILY_DECODER;
+    m.arch.layers = 2;
+    m.arch.hidden = 8;
+    m.arch.heads = 2;
+    m.arch.intermediate = 32;
+    m.arch.vocab = 10;
+    m.arch.mlp = VRAM_MLP_PLAIN;
+    m.arch.norm = VRAM_NORM_LAYER;
+    m.dtype = published;
+    return m;
+}
+
+static vram_estimate est(const vram_model *m, vram_workload w) {
+    vram_estimate e;
+    vram_status st = vram_estimate_model(m, &w, &e);
+    cr_assert_eq(st, VRAM_OK, "estimate: %s", vram_status_str(st));
+    return e;
+}
+
+static void check_ranges(const vram_estimate *e) {
+    uint64_t lo = 0, ex = 0, hi = 0;
+    for (int i = 0; i < VRAM_TERM_COUNT; i++) {
+        cr_expect(e->term[i].low <= e->term[i].expected, "%s", vram_term_name(i));
+        cr_expect(e->term[i].expected <= e->term[i].high, "%s", vram_term_name(i));
+        cr_expect_not_null(vram_cause_name(e->term[i].cause));
+        lo += e->term[i].low;
+        ex += e->term[i].expected;
+        hi += e->term[i].high;
+    }
+    cr_expect_eq(e->low, lo);
+    cr_expect_eq(e->expected, ex);
+    cr_expect_eq(e->high, hi);
+}
+
+#define T(e, id) ((e).term[VRAM_TERM_##id])
+
+Test(estimate, tiny_model_inference_term_by_term) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_workload w = {0};
+    w.seq = 4;
+    vram_estimate e = est(&m, w);
+    check_ranges(&e);
+    cr_expect_eq(e.params, 1760);
+    cr_expect_eq(e.format, VRAM_DTYPE_F32);
+    cr_expect_eq(e.compute, VRAM_DTYPE_F32);
+    cr_expect_eq(e.batch, 1);
+    cr_expect_eq(e.seq, 4);
+    /* weights: 1760 x 4; no tensor list, so high allows the tested 0.5% */
+    cr_expect_eq(T(e, WEIGHTS).expected, 7040);
+    cr_expect_eq(T(e, WEIGHTS).high, 7040 + 35);
+    cr_expect_eq(T(e, WEIGHTS).cause, VRAM_CAUSE_ARCH_ONLY);
+    /* KV: 2 (k, v) x width 8 x 4 tokens x 4 bytes per block, 2 blocks */
+    cr_expect_eq(T(e, KV_CACHE).expected, 512);
+    /* working set: 4 bytes x (in + out 2 x 32 + max(scores 2x4x4, MLP 4x32)) = 768;
+       high adds an fp32 copy of the scores, 4 x 32 */
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 768);
+    cr_expect_eq(T(e, ACTIVATIONS).high, 768 + 128);
+    /* logits: last position, fp32, 10; high: every position in f32, 4 x 10 x 4 */
+    cr_expect_eq(T(e, LOGITS).expected, 40);
+    cr_expect_eq(T(e, LOGITS).high, 160);
+    cr_expect_eq(T(e, GRADIENTS).expected, 0);
+    cr_expect_eq(T(e, OPTIMIZER).expected, 0);
+    cr_expect_eq(T(e, MASTER).expected, 0);
+    cr_expect_eq(T(e, CUDA_CONTEXT).low, 290 * MIB);
+    cr_expect_eq(T(e, CUDA_CONTEXT).expected, 430 * MIB);
+    cr_expect_eq(T(e, CUDA_CONTEXT).high, 670 * MIB);
+    cr_expect_eq(T(e, WORKSPACE).expected, 32 * MIB);
+    /* allocator: 20 MiB segment + 512 B x (12 + 2 matrices + 4 x 2 blocks + 4) tensors */
+    cr_expect_eq(T(e, ALLOCATOR).expected, 20 * MIB + 26 * 512);
+    cr_expect_eq(T(e, ALLOCATOR).high, 20 * MIB + 26 * 512 + 14 * 2 * MIB + 160);
+    /* a block adds its weights' share and its KV: 800/1760 of 7040 + 256 */
+    cr_expect_eq(e.blocks, 2);
+    cr_expect_eq(e.block_bytes, 3200 + 256);
+    cr_expect_eq(e.base_bytes, e.expected - 2 * e.block_bytes);
+}
+
+Test(estimate, training_activations_follow_korthikanti) {
+    /* s*b*h*(34 + 5*a*s/h) bytes per block with 16-bit activations, i = 4h, standard
+       attention: 4*1*8*(34 + 5*2*4/8) = 32 * 39 = 1248 */
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_workload w = {0};
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 4;
+    w.format = VRAM_DTYPE_F16;
+    vram_estimate e = est(&m, w);
+    check_ranges(&e);
+    cr_expect_eq(e.compute, VRAM_DTYPE_F16);
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 2 * 1248);
+    /* mixed precision with AdamW: 2 + 2 + 4 + 8 bytes per parameter */
+    cr_expect_eq(T(e, WEIGHTS).expected, 2 * 1760);
+    cr_expect_eq(T(e, GRADIENTS).expected, 2 * 1760);
+    cr_expect_eq(T(e, MASTER).expected, 4 * 1760);
+    cr_expect_eq(T(e, OPTIMIZER).expected, 8 * 1760);
+    cr_expect_eq(e.trainable, 1760);
+    /* logits: 4 x 10 in f16 plus the fp32 upcast; high adds the fp32 gradient */
+    cr_expect_eq(T(e, LOGITS).low, 80);
+    cr_expect_eq(T(e, LOGITS).expected, 240);
+    cr_expect_eq(T(e, LOGITS).high, 400);
+    cr_expect_eq(T(e, KV_CACHE).expected, 0);
+    /* low: no dropout masks or dropout outputs: attention 5*2*32 + 2*32 (softmax output),
+       MLP 2*32 + 4*128, norms 4*32: 384 + 576 + 128 = 1088 */
+    cr_expect_eq(T(e, ACTIVATIONS).low, 2 * 1088);
+    /* high: an fp32 copy of one block's scores, 4 x 2 x 1 x 4 x 4 */
+    cr_expect_eq(T(e, ACTIVATIONS).high, 2 * 1248 + 128);
+}
+
+Test(estimate, checkpointing_and_flash_attention) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_workload w = {0};
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 4;
+    w.format = VRAM_DTYPE_F16;
+    w.checkpointing = 1;
+    vram_estimate e = est(&m, w);
+    /* each block keeps its 16-bit input (2 x 32), one block's full set is recomputed */
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 2 * 2 * 32 + 1248);
+    w.checkpointing = 0;
+    w.flash_attention = 1;
+    e = est(&m, w);
+    /* no 5as^2b term; an fp32 log-sum-exp per head and token instead (4 x 2 x 4) */
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 2 * (32 * 34 + 32));
+    cr_expect_eq(T(e, ACTIVATIONS).high, T(e, ACTIVATIONS).expected, "no score copy with flash");
+    /* gradient accumulation changes no memory */
+    vram_estimate e1 = e;
+    w.grad_accum = 16;
+    e = est(&m, w);
+    cr_expect_eq(e.expected, e1.expected);
+}
+
+Test(estimate, optimizers) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_workload w = {0};
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 4;
+    w.optimizer = VRAM_OPT_SGD_MOMENTUM;
+    vram_estimate e = est(&m, w);
+    /* pure fp32 (format f32): no master copy, 4-byte gradients */
+    cr_expect_eq(e.compute, VRAM_DTYPE_F32);
+    cr_expect_eq(T(e, MASTER).expected, 0);
+    cr_expect_eq(T(e, GRADIENTS).expected, 4 * 1760);
+    cr_expect_eq(T(e, OPTIMIZER).expected, 4 * 1760);
+    w.optimizer = VRAM_OPT_SGD;
+    cr_expect_eq(T(est(&m, w), OPTIMIZER).expected, 0);
+    w.optimizer = VRAM_OPT_ADAM_8BIT; /* 2 bytes + 8 bytes per 2048 parameters */
+    cr_expect_eq(T(est(&m, w), OPTIMIZER).expected, 2 * 1760 + 8);
+    w.optimizer = VRAM_OPT_ADAMW;
+    cr_expect_eq(T(est(&m, w), OPTIMIZER).expected, 8 * 1760);
+}
+
+Test(estimate, lora_on_int4_counts_adapters_by_hand) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_workload w = {0};
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 4;
+    w.format = VRAM_DTYPE_NF4;
+    w.lora_rank = 2;
+    vram_estimate e = est(&m, w);
+    check_ranges(&e);
+    /* q and v adapted: rank x (8 + 8) each, per block, 2 blocks */
+    cr_expect_eq(e.trainable, 128);
+    cr_expect_eq(T(e, GRADIENTS).expected, 4 * 128);
+    cr_expect_eq(T(e, OPTIMIZER).expected, 8 * 128);
+    cr_expect_eq(T(e, MASTER).expected, 0);
+    /* weights: nf4 of the 1536 block-matrix elements (768 + 24 absmax x 4 = 864), nf4 of
+       the 160 embedding and head elements (80 + 3 x 4 = 92), 64 vector elements in f16
+       (128), fp32 adapters (512) */
+    cr_expect_eq(T(e, WEIGHTS).expected, 864 + 92 + 128 + 512);
+    /* high: embedding and head kept in f16 (320), and the arch-only 0.5% (1084 / 200) */
+    cr_expect_eq(T(e, WEIGHTS).high, 864 + 320 + 128 + 5 + 512);
+    cr_expect_eq(T(e, WEIGHTS).cause, VRAM_CAUSE_QUANT_OUTER);
+    /* all targets: q, k, v, o (16 each) and the MLP (2 x 40) per block */
+    w.lora_targets = VRAM_LORA_ALL;
+    cr_expect_eq(est(&m, w).trainable, 2 * 2 * (4 * 16 + 2 * 40));
+}
+
+Test(estimate, tensor_list_only_counts_what_it_can_and_says_so) {
+    vram_model m;
+    memset(&m, 0, sizeof m);
+    m.stats.tensors = 3;
+    m.stats.params = 1000;
+    m.stats.bytes = 2000;
+    m.stats.matrix_params = 800;
+    m.stats.matrix_rows = 40;
+    m.stats.matrices = 2;
+    m.stats.dtype_bytes[VRAM_DTYPE_BF16] = 2000;
+    vram_workload w = {0};
+    vram_estimate e = est(&m, w);
+    check_ranges(&e);
+    cr_expect(e.notes & VRAM_NOTE_NO_ARCH);
+    cr_expect_eq(e.format, VRAM_DTYPE_BF16);
+    cr_expect_eq(e.compute, VRAM_DTYPE_BF16);
+    cr_expect_eq(T(e, WEIGHTS).expected, 2000, "as stored");
+    cr_expect_eq(T(e, WEIGHTS).high, 2000, "a tensor list is exact");
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 0);
+    cr_expect_eq(T(e, KV_CACHE).expected, 0);
+    cr_expect_eq(T(e, LOGITS).expected, 0);
+    /* converted to int8: 800 codes + 40 row scales x 4, 200 other elements in bf16 */
+    w.format = VRAM_DTYPE_INT8;
+    cr_expect_eq(T(est(&m, w), WEIGHTS).expected, 800 + 160 + 400);
+    /* unknown published format: f16 assumed, and said */
+    memset(m.stats.dtype_bytes, 0, sizeof m.stats.dtype_bytes);
+    w.format = VRAM_DTYPE_NONE;
+    e = est(&m, w);
+    cr_expect(e.notes & VRAM_NOTE_DTYPE_ASSUMED);
+    cr_expect_eq(T(e, WEIGHTS).expected, 2000);
+}
+
+Test(estimate, cpu_has_no_cuda_costs) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_workload w = {0};
+    w.seq = 4;
+    w.cpu = 1;
+    vram_estimate e = est(&m, w);
+    cr_expect_eq(T(e, CUDA_CONTEXT).high, 0);
+    cr_expect_eq(T(e, WORKSPACE).high, 0);
+    cr_expect_eq(T(e, ALLOCATOR).high, 0);
+    cr_expect_eq(e.compute, VRAM_DTYPE_F32);
+}
+
+Test(estimate, bad_workloads_are_rejected) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_estimate e;
+    vram_workload w = {0};
+    memset(&e, 0x5a, sizeof e);
+    vram_estimate before = e;
+    w.mode = (vram_mode)7;
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID);
+    w.mode = VRAM_MODE_INFER;
+    w.optimizer = (vram_optimizer)9;
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID);
+    w.optimizer = VRAM_OPT_ADAMW;
+    w.compute = VRAM_DTYPE_INT8;
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID, "compute must be a float");
+    w.compute = VRAM_DTYPE_NONE;
+    w.format = VRAM_DTYPE_I32;
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID, "integers hold no weights");
+    w.format = VRAM_DTYPE_COUNT;
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID);
+    w.format = VRAM_DTYPE_NONE;
+    w.lora_rank = 8; /* LoRA is for training */
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID);
+    w.lora_rank = 0;
+    w.lora_targets = 0x100;
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID);
+    w.lora_targets = 0;
+    w.mode = VRAM_MODE_TRAIN;
+    w.format = VRAM_DTYPE_NF4; /* quantised weights cannot be trained without adapters */
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID);
+    w.format = VRAM_DTYPE_NONE;
+    w.mode = VRAM_MODE_INFER;
+    w.batch = (uint64_t)1 << 40;
+    w.seq = (uint64_t)1 << 30;
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_OVERFLOW);
+    vram_model none;
+    memset(&none, 0, sizeof none);
+    w.batch = 0;
+    w.seq = 0;
+    cr_expect_eq(vram_estimate_model(&none, &w, &e), VRAM_E_INVALID, "nothing to estimate");
+    vram_model badarch = tiny(VRAM_DTYPE_F32);
+    badarch.arch.heads = 3; /* 8 is not divisible by 3 */
+    cr_expect_eq(vram_estimate_model(&badarch, &w, &e), VRAM_E_INVALID);
+    cr_expect_eq(memcmp(&e, &before, sizeof e), 0, "out untouched on error");
+}
+
+/* NLLB-200-distilled-600M (config.json of facebook/nllb-200-distilled-600M) */
+static vram_model nllb(void) {
+    vram_model m;
+    memset(&m, 0, sizeof m);
+    m.arch.family = VRAM_FAMILY_ENCODER_DECODER;
+    m.arch.encoder_layers = 12;
+    m.arch.decoder_layers = 12;
+    m.arch.hidden = 1024;
+    m.arch.heads = 16;
+    m.arch.intermediate = 4096;
+    m.arch.vocab = 256206;
+    m.arch.context = 1024;
+    m.arch.flags = VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS |
+                   VRAM_ARCH_TIED | VRAM_ARCH_FINAL_NORM;
+    m.dtype = VRAM_DTYPE_F32;
+    return m;
+}
+
+Test(estimate, user_report_000_nllb_weights) {
+    /* the team's numbers: ~2.4 GB fp32, ~1.2 GB fp16, ~0.6 GB int8 (615M parameters) */
+    vram_model m = nllb();
+    vram_workload w = {0};
+    vram_estimate e = est(&m, w);
+    cr_expect_eq(e.params, 615073792);
+    uint64_t f32 = T(e, WEIGHTS).expected;
+    cr_expect(f32 >= 2400000000u && f32 <= 2500000000u, "fp32 %llu", (unsigned long long)f32);
+    w.format = VRAM_DTYPE_F16;
+    uint64_t f16 = T(est(&m, w), WEIGHTS).expected;
+    cr_expect(f16 >= 1200000000u && f16 <= 1250000000u, "fp16 %llu", (unsigned long long)f16);
+    w.format = VRAM_DTYPE_INT8;
+    e = est(&m, w);
+    uint64_t i8 = T(e, WEIGHTS).expected;
+    cr_expect(i8 >= 600000000u && i8 <= 700000000u, "int8 %llu", (unsigned long long)i8);
+    /* with the embedding kept in 16 bits (bitsandbytes) it is more, and the range says so */
+    cr_expect(T(e, WEIGHTS).high > 850000000u);
+    /* encoder-decoder KV: decoder self + cross over 256 + 256 tokens, fp16 */
+    w.seq = 256;
+    e = est(&m, w);
+    cr_expect_eq(T(e, KV_CACHE).expected, 12ull * 2 * 1024 * 512 * 2);
+}
+
+/* A 22B-class model (Mistral-Small-Instruct-2409's config) fine-tuned with LoRA on int4. */
+Test(estimate, qlora_22b_breakdown) {
+    vram_model m;
+    memset(&m, 0, sizeof m);
+    m.arch.family = VRAM_FAMILY_DECODER;
+    m.arch.layers = 56;
+    m.arch.hidden = 6144;
+    m.arch.heads = 48;
+    m.arch.kv_heads = 8;
+    m.arch.head_dim = 128;
+    m.arch.intermediate = 16384;
+    m.arch.vocab = 32768;
+    m.arch.context = 32768;
+    m.arch.mlp = VRAM_MLP_GATED;
+    m.arch.norm = VRAM_NORM_RMS;
+    m.arch.flags = VRAM_ARCH_FINAL_NORM;
+    m.dtype = VRAM_DTYPE_BF16;
+    vram_workload w = {0};
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 2048;
+    w.format = VRAM_DTYPE_NF4;
+    w.lora_rank = 16;
+    w.checkpointing = 1;
+    w.grad_accum = 16;
+    vram_estimate e = est(&m, w);
+    check_ranges(&e);
+    cr_expect_eq(e.params, 22247282688ull);
+    /* adapters: 16 x ((6144 + 6144) + (6144 + 1024)) per block x 56 */
+    cr_expect_eq(e.trainable, 16ull * (12288 + 7168) * 56);
+    /* 4-bit weights of 22.2B parameters: 11-13.5 GB; no master copy; optimizer state of
+       the adapters only (8 bytes each); activations under checkpointing of a few GB */
+    cr_expect(T(e, WEIGHTS).expected > 11000000000ull && T(e, WEIGHTS).expected < 13500000000ull);
+    cr_expect_eq(T(e, MASTER).expected, 0);
+    cr_expect_eq(T(e, OPTIMIZER).expected, 8 * e.trainable);
+    cr_expect(T(e, ACTIVATIONS).expected > 1000000000ull && T(e, ACTIVATIONS).expected < 5000000000ull);
+    cr_expect_eq(e.compute, VRAM_DTYPE_BF16);
+    /* fits a 24 GB card, not a 16 GB one */
+    cr_expect(e.expected > 16000000000ull && e.high < 24000000000ull, "%llu",
+              (unsigned long long)e.expected);
+}
+
+Test(estimate, names) {
+    cr_expect_str_eq(vram_term_name(VRAM_TERM_KV_CACHE), "kv_cache");
+    cr_expect_str_eq(vram_term_name(VRAM_TERM_ALLOCATOR), "allocator_margin");
+    cr_expect_eq(vram_term_name(VRAM_TERM_COUNT), NULL);
+    cr_expect_str_eq(vram_cause_name(VRAM_CAUSE_DROPOUT), "dropout");
+    cr_expect_not_null(vram_cause_text(VRAM_CAUSE_CONTEXT));
+    cr_expect_eq(vram_cause_text(VRAM_CAUSE_COUNT), NULL);
+    cr_expect_eq(vram_cause_name(VRAM_CAUSE_COUNT), NULL);
+    cr_expect_str_eq(vram_preset_name(VRAM_PRESET_INT4_DOUBLE), "int4_double");
+    cr_expect_eq(vram_preset_name(VRAM_PRESET_COUNT), NULL);
+    vram_preset p;
+    cr_expect_eq(vram_preset_from_name("int4_offload", 12, &p), VRAM_OK);
+    cr_expect_eq(p, VRAM_PRESET_INT4_OFFLOAD);
+    cr_expect_eq(vram_preset_from_name("int16", 5, &p), VRAM_E_UNSUPPORTED);
+}
+
+Test(estimate, recommendation_picks_the_best_that_fits) {
+    vram_model m = nllb();
+    vram_workload w = {0};
+    w.seq = 256;
+    vram_recommendation r;
+    /* plenty: fp16 */
+    cr_assert_eq(vram_estimate_recommend(&m, &w, (uint64_t)8 << 30, &r), VRAM_OK);
+    cr_expect_eq(r.chosen, VRAM_PRESET_FP16);
+    cr_expect_eq(r.next_better, -1);
+    /* between int8's and fp16's needs: int8, and fp16 is short by exactly the difference */
+    uint64_t budget = (r.gpu_bytes[VRAM_PRESET_INT8] + r.gpu_bytes[VRAM_PRESET_FP16]) / 2;
+    cr_assert_eq(vram_estimate_recommend(&m, &w, budget, &r), VRAM_OK);
+    cr_expect_eq(r.chosen, VRAM_PRESET_INT8);
+    cr_expect_eq(r.next_better, VRAM_PRESET_FP16);
+    cr_expect_eq(r.next_short, r.gpu_bytes[VRAM_PRESET_FP16] - budget);
+    /* exactly int4's need fits (<=) */
+    budget = r.gpu_bytes[VRAM_PRESET_INT4];
+    cr_assert_eq(vram_estimate_recommend(&m, &w, budget, &r), VRAM_OK);
+    cr_expect_eq(r.chosen, VRAM_PRESET_INT4);
+    /* below int4_double but above its non-block part plus one block: offload, with the
+       largest k such that base + k * block <= budget */
+    vram_estimate *o = &r.est[VRAM_PRESET_INT4_OFFLOAD];
+    budget = o->base_bytes + 5 * o->block_bytes + o->block_bytes / 2;
+    cr_assert_eq(vram_estimate_recommend(&m, &w, budget, &r), VRAM_OK);
+    cr_expect_eq(r.chosen, VRAM_PRESET_INT4_OFFLOAD);
+    cr_expect_eq(r.gpu_blocks, 5);
+    cr_expect_eq(r.gpu_bytes[VRAM_PRESET_INT4_OFFLOAD], o->base_bytes + 5 * o->block_bytes);
+    cr_expect_eq(r.cpu_bytes[VRAM_PRESET_INT4_OFFLOAD], (o->blocks - 5) * o->block_bytes);
+    cr_expect_eq(r.next_better, VRAM_PRESET_INT4_DOUBLE);
+    /* no GPU: cpu, and what the smallest GPU option would need */
+    cr_assert_eq(vram_estimate_recommend(&m, &w, 0, &r), VRAM_OK);
+    cr_expect_eq(r.chosen, VRAM_PRESET_CPU);
+    cr_expect_eq(r.next_better, VRAM_PRESET_INT4_OFFLOAD);
+    cr_expect_eq(r.next_short, r.gpu_bytes[VRAM_PRESET_INT4_OFFLOAD]);
+    cr_expect(r.cpu_bytes[VRAM_PRESET_CPU] > 2400000000u);
+    /* training without LoRA: the quantised presets are not estimated */
+    w.mode = VRAM_MODE_TRAIN;
+    cr_assert_eq(vram_estimate_recommend(&m, &w, (uint64_t)1 << 30, &r), VRAM_OK);
+    cr_expect_eq(r.status[VRAM_PRESET_INT8], VRAM_E_INVALID);
+    cr_expect_eq(r.status[VRAM_PRESET_INT4], VRAM_E_INVALID);
+    cr_expect_eq(r.chosen, VRAM_PRESET_CPU);
+    cr_expect_eq(r.next_better, VRAM_PRESET_FP16);
+}
