@@ -661,7 +661,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
                                       : vram__a(&acc, vram__a(&acc, M, OM), 4u * blocks + 4u);
         uint64_t frag = vram__a(&acc, VRAM_LARGE_SEGMENT, vram__m(&acc, tensors, 512u));
         uint64_t round = vram__m(&acc, vram__a(&acc, M, OM), VRAM_SEGMENT);
-        uint64_t transient = vram__max_u64(act_hi - act, log_hi);
+        uint64_t transient = vram__max_u64(act_hi - act, log_hi - log);
         vram__term_set(&acc, &e.term[VRAM_TERM_CUDA_CONTEXT], VRAM_CONTEXT_LOW,
                        VRAM_CONTEXT_EXPECTED, VRAM_CONTEXT_HIGH, VRAM_CAUSE_CONTEXT);
         vram__term_set(&acc, &e.term[VRAM_TERM_WORKSPACE], VRAM_WORKSPACE_LOW,
