@@ -1,0 +1,148 @@
+/* Fuzz estimate.h, model.h and dtype.h over random architectures, tensor statistics and
+ * workloads. Invariants: every status is one the contract allows; on VRAM_OK each term
+ * and the totals satisfy low <= expected <= high and the totals equal the sums of the
+ * terms computed again in 128 bits (nothing wrapped silently); the parameter count equals
+ * its parts in 128 bits; dtype byte counts agree with a 128-bit recomputation or report
+ * overflow exactly when it is needed. Input bytes, in order (missing bytes read as 0):
+ * family, layers(2), encoder(2), decoder(2), hidden(3), heads(2), kv_heads(1), head_dim(2),
+ * intermediate(3), decoder_intermediate(3), vocab(4), positions(3), type_vocab(1),
+ * context(3), mlp, norm, flags, extra(4), published dtype, stats?(1) then tensors(3)
+ * params(6) bytes(6) matrix_params(6) matrix_rows(4) matrices(2) outer(5) blocks(2),
+ * mode, batch(2), seq(3), src(2), tgt(2), format, compute, optimizer, ckpt, flash, lora
+ * rank(2), lora targets, cpu, budget(6); then dtype probes: type, n(8), rows(8). */
+#include <vramkit/estimate.h>
+
+#include "fuzz_common.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+static vram_dtype pick_dtype(uint64_t v) { return (vram_dtype)(v % (VRAM_DTYPE_COUNT + 2)); }
+
+static void check_dtype(fuzz_in *in) {
+    vram_dtype t = pick_dtype(fuzz_u64(in, 1));
+    uint64_t n = fuzz_u64(in, 8), rows = fuzz_u64(in, 8), out = 0;
+    vram_dtype_layout l;
+    vram_status st = vram_dtype_bytes(t, n, rows, &out);
+    if (vram_dtype_get(t, &l) != VRAM_OK) {
+        FUZZ_CHECK(st == VRAM_E_INVALID);
+        return;
+    }
+    if (n == 0) {
+        FUZZ_CHECK(st == VRAM_OK && out == 0);
+        return;
+    }
+    u128 groups = l.group ? ((u128)n + l.group - 1) / l.group : 0;
+    u128 want = ((u128)n + l.block - 1) / l.block * l.block_bytes + groups * l.group_bytes +
+                (l.group2 ? (groups + l.group2 - 1) / l.group2 * l.group2_bytes : 0) +
+                (l.row_bytes ? (u128)(rows ? rows : 1) * l.row_bytes : 0) + l.tensor_bytes;
+    if (want > UINT64_MAX)
+        FUZZ_CHECK(st == VRAM_E_OVERFLOW);
+    else
+        FUZZ_CHECK(st == VRAM_OK && out == (uint64_t)want);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fuzz_in in = {data, size};
+    vram_model m;
+    vram_workload w;
+    vram_estimate e;
+    vram_param_count pc;
+    memset(&m, 0, sizeof m);
+    memset(&w, 0, sizeof w);
+    m.arch.family = (vram_family)(fuzz_u64(&in, 1) % 5);
+    m.arch.layers = fuzz_u64(&in, 2);
+    m.arch.encoder_layers = fuzz_u64(&in, 2);
+    m.arch.decoder_layers = fuzz_u64(&in, 2);
+    m.arch.hidden = fuzz_u64(&in, 3);
+    m.arch.heads = fuzz_u64(&in, 2);
+    m.arch.kv_heads = fuzz_u64(&in, 1);
+    m.arch.head_dim = fuzz_u64(&in, 2);
+    m.arch.intermediate = fuzz_u64(&in, 3);
+    m.arch.decoder_intermediate = fuzz_u64(&in, 3);
+    m.arch.vocab = fuzz_u64(&in, 4);
+    m.arch.positions = fuzz_u64(&in, 3);
+    m.arch.type_vocab = fuzz_u64(&in, 1);
+    m.arch.context = fuzz_u64(&in, 3);
+    m.arch.mlp = (vram_mlp)(fuzz_u64(&in, 1) % 3);
+    m.arch.norm = (vram_norm)(fuzz_u64(&in, 1) % 3);
+    m.arch.flags = (uint32_t)fuzz_u64(&in, 1);
+    m.arch.extra_params = fuzz_u64(&in, 4);
+    m.dtype = pick_dtype(fuzz_u64(&in, 1));
+    if (fuzz_bool(&in)) {
+        m.stats.tensors = fuzz_u64(&in, 3);
+        m.stats.params = fuzz_u64(&in, 6);
+        m.stats.bytes = fuzz_u64(&in, 6);
+        m.stats.matrix_params = fuzz_u64(&in, 6);
+        m.stats.matrix_rows = fuzz_u64(&in, 4);
+        m.stats.matrices = fuzz_u64(&in, 2);
+        m.stats.outer_params = fuzz_u64(&in, 5);
+        m.stats.block_params = m.stats.params / 2;
+        m.blocks = fuzz_u64(&in, 2);
+    }
+    w.mode = (vram_mode)(fuzz_u64(&in, 1) % 3);
+    w.batch = fuzz_u64(&in, 2);
+    w.seq = fuzz_u64(&in, 3);
+    w.src_len = fuzz_u64(&in, 2);
+    w.tgt_len = fuzz_u64(&in, 2);
+    w.format = pick_dtype(fuzz_u64(&in, 1));
+    w.compute = pick_dtype(fuzz_u64(&in, 1));
+    w.optimizer = (vram_optimizer)(fuzz_u64(&in, 1) % 5);
+    w.checkpointing = fuzz_bool(&in);
+    w.flash_attention = fuzz_bool(&in);
+    w.lora_rank = fuzz_u64(&in, 2);
+    w.lora_targets = (uint32_t)fuzz_u64(&in, 1);
+    w.cpu = fuzz_bool(&in);
+    uint64_t budget = fuzz_u64(&in, 6);
+
+    /* parameter count: exact, parts add up in 128 bits */
+    if (vram_arch_params(&m.arch, &pc) == VRAM_OK) {
+        FUZZ_CHECK(vram_arch_check(&m.arch) == VRAM_OK);
+        u128 sum = (u128)pc.embedding + pc.blocks + pc.final_norms + pc.head + pc.extra;
+        FUZZ_CHECK(sum == pc.total);
+        FUZZ_CHECK(pc.matrix_params <= pc.blocks && pc.outer_params <= pc.total);
+    } else {
+        FUZZ_CHECK(vram_arch_check(&m.arch) == VRAM_E_INVALID);
+    }
+
+    memset(&e, 0xa5, sizeof e);
+    vram_status st = vram_estimate_model(&m, &w, &e);
+    FUZZ_CHECK(st == VRAM_OK || st == VRAM_E_INVALID || st == VRAM_E_OVERFLOW);
+    if (st == VRAM_OK) {
+        u128 lo = 0, ex = 0, hi = 0;
+        for (int i = 0; i < VRAM_TERM_COUNT; i++) {
+            FUZZ_CHECK(e.term[i].low <= e.term[i].expected);
+            FUZZ_CHECK(e.term[i].expected <= e.term[i].high);
+            FUZZ_CHECK(vram_cause_name(e.term[i].cause) != NULL);
+            lo += e.term[i].low;
+            ex += e.term[i].expected;
+            hi += e.term[i].high;
+        }
+        FUZZ_CHECK(lo == e.low && ex == e.expected && hi == e.high);
+        FUZZ_CHECK(e.low <= e.expected && e.expected <= e.high);
+        FUZZ_CHECK(e.format != VRAM_DTYPE_NONE && e.compute != VRAM_DTYPE_NONE);
+        FUZZ_CHECK(e.batch >= 1 && e.seq >= 1);
+        FUZZ_CHECK((u128)e.blocks * e.block_bytes + e.base_bytes >= e.expected ||
+                   e.base_bytes == 0);
+        if (w.cpu) FUZZ_CHECK(e.term[VRAM_TERM_CUDA_CONTEXT].high == 0);
+        if (w.mode != VRAM_MODE_TRAIN) FUZZ_CHECK(e.term[VRAM_TERM_GRADIENTS].high == 0);
+
+        vram_recommendation *r = (vram_recommendation *)malloc(sizeof *r);
+        FUZZ_CHECK(r != NULL);
+        vram_status rs = vram_estimate_recommend(&m, &w, budget, r);
+        FUZZ_CHECK(rs == VRAM_OK || rs == VRAM_E_INVALID || rs == VRAM_E_OVERFLOW);
+        if (rs == VRAM_OK) {
+            FUZZ_CHECK(r->fits[r->chosen] && r->status[r->chosen] == VRAM_OK);
+            for (int p = 0; p < (int)r->chosen; p++) FUZZ_CHECK(!r->fits[p] || r->status[p] != VRAM_OK);
+            if (r->chosen != VRAM_PRESET_CPU && r->chosen != VRAM_PRESET_INT4_OFFLOAD)
+                FUZZ_CHECK(r->gpu_bytes[r->chosen] <= budget);
+            if (r->chosen == VRAM_PRESET_INT4_OFFLOAD)
+                FUZZ_CHECK(r->gpu_bytes[r->chosen] <= budget && r->gpu_blocks >= 1);
+            if (r->next_better >= 0)
+                FUZZ_CHECK(r->next_better < (int)r->chosen && !r->fits[r->next_better]);
+        }
+        free(r);
+    }
+    check_dtype(&in);
+    check_dtype(&in);
+    return 0;
+}
