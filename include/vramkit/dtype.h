@@ -18,7 +18,7 @@
  * with a term present only when its size field is nonzero, and 0 bytes for n == 0.
  *
  * X(ID, name, block, block_bytes, group, group_bytes, group2, group2_bytes, row_bytes,
- *   tensor_bytes, ggml_type (-1: none), safetensors name (NULL: none), kind) */
+ *   tensor_bytes, ggml_type (-1: none), safetensors name ("": none), kind) */
 #define VRAM_DTYPE_LIST(X)                                                                   \
     /* plain floating point */                                                               \
     X(VRAM_DTYPE_F64, "f64", 1, 8, 0, 0, 0, 0, 0, 0, 28, "F64", VRAM_DTYPE_FLOAT)            \
@@ -48,36 +48,36 @@
        they are computed on the fly). nf4/fp4: two 4-bit codes per byte plus one fp32      \
        absmax per 64 elements. nf4_dq ("double quantisation"): those absmax values stored  \
        in 8 bits, with one fp32 scale per 256 of them and one fp32 offset per tensor. */   \
-    X(VRAM_DTYPE_INT8, "int8", 1, 1, 0, 0, 0, 0, 4, 0, -1, NULL, VRAM_DTYPE_QUANT)           \
-    X(VRAM_DTYPE_NF4, "nf4", 2, 1, 64, 4, 0, 0, 0, 0, -1, NULL, VRAM_DTYPE_QUANT)            \
-    X(VRAM_DTYPE_FP4, "fp4", 2, 1, 64, 4, 0, 0, 0, 0, -1, NULL, VRAM_DTYPE_QUANT)            \
-    X(VRAM_DTYPE_NF4_DQ, "nf4_dq", 2, 1, 64, 1, 256, 4, 0, 4, -1, NULL, VRAM_DTYPE_QUANT)    \
+    X(VRAM_DTYPE_INT8, "int8", 1, 1, 0, 0, 0, 0, 4, 0, -1, "", VRAM_DTYPE_QUANT)           \
+    X(VRAM_DTYPE_NF4, "nf4", 2, 1, 64, 4, 0, 0, 0, 0, -1, "", VRAM_DTYPE_QUANT)            \
+    X(VRAM_DTYPE_FP4, "fp4", 2, 1, 64, 4, 0, 0, 0, 0, -1, "", VRAM_DTYPE_QUANT)            \
+    X(VRAM_DTYPE_NF4_DQ, "nf4_dq", 2, 1, 64, 1, 256, 4, 0, 4, -1, "", VRAM_DTYPE_QUANT)    \
     /* GGUF blocks of 32 (block bytes include the block's fp16 scale and min) */            \
-    X(VRAM_DTYPE_Q4_0, "q4_0", 32, 18, 0, 0, 0, 0, 0, 0, 2, NULL, VRAM_DTYPE_QUANT)          \
-    X(VRAM_DTYPE_Q4_1, "q4_1", 32, 20, 0, 0, 0, 0, 0, 0, 3, NULL, VRAM_DTYPE_QUANT)          \
-    X(VRAM_DTYPE_Q5_0, "q5_0", 32, 22, 0, 0, 0, 0, 0, 0, 6, NULL, VRAM_DTYPE_QUANT)          \
-    X(VRAM_DTYPE_Q5_1, "q5_1", 32, 24, 0, 0, 0, 0, 0, 0, 7, NULL, VRAM_DTYPE_QUANT)          \
-    X(VRAM_DTYPE_Q8_0, "q8_0", 32, 34, 0, 0, 0, 0, 0, 0, 8, NULL, VRAM_DTYPE_QUANT)          \
-    X(VRAM_DTYPE_Q8_1, "q8_1", 32, 36, 0, 0, 0, 0, 0, 0, 9, NULL, VRAM_DTYPE_QUANT)          \
-    X(VRAM_DTYPE_IQ4_NL, "iq4_nl", 32, 18, 0, 0, 0, 0, 0, 0, 20, NULL, VRAM_DTYPE_QUANT)     \
-    X(VRAM_DTYPE_MXFP4, "mxfp4", 32, 17, 0, 0, 0, 0, 0, 0, 39, NULL, VRAM_DTYPE_QUANT)       \
+    X(VRAM_DTYPE_Q4_0, "q4_0", 32, 18, 0, 0, 0, 0, 0, 0, 2, "", VRAM_DTYPE_QUANT)          \
+    X(VRAM_DTYPE_Q4_1, "q4_1", 32, 20, 0, 0, 0, 0, 0, 0, 3, "", VRAM_DTYPE_QUANT)          \
+    X(VRAM_DTYPE_Q5_0, "q5_0", 32, 22, 0, 0, 0, 0, 0, 0, 6, "", VRAM_DTYPE_QUANT)          \
+    X(VRAM_DTYPE_Q5_1, "q5_1", 32, 24, 0, 0, 0, 0, 0, 0, 7, "", VRAM_DTYPE_QUANT)          \
+    X(VRAM_DTYPE_Q8_0, "q8_0", 32, 34, 0, 0, 0, 0, 0, 0, 8, "", VRAM_DTYPE_QUANT)          \
+    X(VRAM_DTYPE_Q8_1, "q8_1", 32, 36, 0, 0, 0, 0, 0, 0, 9, "", VRAM_DTYPE_QUANT)          \
+    X(VRAM_DTYPE_IQ4_NL, "iq4_nl", 32, 18, 0, 0, 0, 0, 0, 0, 20, "", VRAM_DTYPE_QUANT)     \
+    X(VRAM_DTYPE_MXFP4, "mxfp4", 32, 17, 0, 0, 0, 0, 0, 0, 39, "", VRAM_DTYPE_QUANT)       \
     /* GGUF super-blocks of 256 */                                                           \
-    X(VRAM_DTYPE_Q2_K, "q2_k", 256, 84, 0, 0, 0, 0, 0, 0, 10, NULL, VRAM_DTYPE_QUANT)        \
-    X(VRAM_DTYPE_Q3_K, "q3_k", 256, 110, 0, 0, 0, 0, 0, 0, 11, NULL, VRAM_DTYPE_QUANT)       \
-    X(VRAM_DTYPE_Q4_K, "q4_k", 256, 144, 0, 0, 0, 0, 0, 0, 12, NULL, VRAM_DTYPE_QUANT)       \
-    X(VRAM_DTYPE_Q5_K, "q5_k", 256, 176, 0, 0, 0, 0, 0, 0, 13, NULL, VRAM_DTYPE_QUANT)       \
-    X(VRAM_DTYPE_Q6_K, "q6_k", 256, 210, 0, 0, 0, 0, 0, 0, 14, NULL, VRAM_DTYPE_QUANT)       \
-    X(VRAM_DTYPE_Q8_K, "q8_k", 256, 292, 0, 0, 0, 0, 0, 0, 15, NULL, VRAM_DTYPE_QUANT)       \
-    X(VRAM_DTYPE_IQ2_XXS, "iq2_xxs", 256, 66, 0, 0, 0, 0, 0, 0, 16, NULL, VRAM_DTYPE_QUANT)  \
-    X(VRAM_DTYPE_IQ2_XS, "iq2_xs", 256, 74, 0, 0, 0, 0, 0, 0, 17, NULL, VRAM_DTYPE_QUANT)    \
-    X(VRAM_DTYPE_IQ3_XXS, "iq3_xxs", 256, 98, 0, 0, 0, 0, 0, 0, 18, NULL, VRAM_DTYPE_QUANT)  \
-    X(VRAM_DTYPE_IQ1_S, "iq1_s", 256, 50, 0, 0, 0, 0, 0, 0, 19, NULL, VRAM_DTYPE_QUANT)      \
-    X(VRAM_DTYPE_IQ3_S, "iq3_s", 256, 110, 0, 0, 0, 0, 0, 0, 21, NULL, VRAM_DTYPE_QUANT)     \
-    X(VRAM_DTYPE_IQ2_S, "iq2_s", 256, 82, 0, 0, 0, 0, 0, 0, 22, NULL, VRAM_DTYPE_QUANT)      \
-    X(VRAM_DTYPE_IQ4_XS, "iq4_xs", 256, 136, 0, 0, 0, 0, 0, 0, 23, NULL, VRAM_DTYPE_QUANT)   \
-    X(VRAM_DTYPE_IQ1_M, "iq1_m", 256, 56, 0, 0, 0, 0, 0, 0, 29, NULL, VRAM_DTYPE_QUANT)      \
-    X(VRAM_DTYPE_TQ1_0, "tq1_0", 256, 54, 0, 0, 0, 0, 0, 0, 34, NULL, VRAM_DTYPE_QUANT)      \
-    X(VRAM_DTYPE_TQ2_0, "tq2_0", 256, 66, 0, 0, 0, 0, 0, 0, 35, NULL, VRAM_DTYPE_QUANT)
+    X(VRAM_DTYPE_Q2_K, "q2_k", 256, 84, 0, 0, 0, 0, 0, 0, 10, "", VRAM_DTYPE_QUANT)        \
+    X(VRAM_DTYPE_Q3_K, "q3_k", 256, 110, 0, 0, 0, 0, 0, 0, 11, "", VRAM_DTYPE_QUANT)       \
+    X(VRAM_DTYPE_Q4_K, "q4_k", 256, 144, 0, 0, 0, 0, 0, 0, 12, "", VRAM_DTYPE_QUANT)       \
+    X(VRAM_DTYPE_Q5_K, "q5_k", 256, 176, 0, 0, 0, 0, 0, 0, 13, "", VRAM_DTYPE_QUANT)       \
+    X(VRAM_DTYPE_Q6_K, "q6_k", 256, 210, 0, 0, 0, 0, 0, 0, 14, "", VRAM_DTYPE_QUANT)       \
+    X(VRAM_DTYPE_Q8_K, "q8_k", 256, 292, 0, 0, 0, 0, 0, 0, 15, "", VRAM_DTYPE_QUANT)       \
+    X(VRAM_DTYPE_IQ2_XXS, "iq2_xxs", 256, 66, 0, 0, 0, 0, 0, 0, 16, "", VRAM_DTYPE_QUANT)  \
+    X(VRAM_DTYPE_IQ2_XS, "iq2_xs", 256, 74, 0, 0, 0, 0, 0, 0, 17, "", VRAM_DTYPE_QUANT)    \
+    X(VRAM_DTYPE_IQ3_XXS, "iq3_xxs", 256, 98, 0, 0, 0, 0, 0, 0, 18, "", VRAM_DTYPE_QUANT)  \
+    X(VRAM_DTYPE_IQ1_S, "iq1_s", 256, 50, 0, 0, 0, 0, 0, 0, 19, "", VRAM_DTYPE_QUANT)      \
+    X(VRAM_DTYPE_IQ3_S, "iq3_s", 256, 110, 0, 0, 0, 0, 0, 0, 21, "", VRAM_DTYPE_QUANT)     \
+    X(VRAM_DTYPE_IQ2_S, "iq2_s", 256, 82, 0, 0, 0, 0, 0, 0, 22, "", VRAM_DTYPE_QUANT)      \
+    X(VRAM_DTYPE_IQ4_XS, "iq4_xs", 256, 136, 0, 0, 0, 0, 0, 0, 23, "", VRAM_DTYPE_QUANT)   \
+    X(VRAM_DTYPE_IQ1_M, "iq1_m", 256, 56, 0, 0, 0, 0, 0, 0, 29, "", VRAM_DTYPE_QUANT)      \
+    X(VRAM_DTYPE_TQ1_0, "tq1_0", 256, 54, 0, 0, 0, 0, 0, 0, 34, "", VRAM_DTYPE_QUANT)      \
+    X(VRAM_DTYPE_TQ2_0, "tq2_0", 256, 66, 0, 0, 0, 0, 0, 0, 35, "", VRAM_DTYPE_QUANT)
 
 typedef enum vram_dtype_kind {
     VRAM_DTYPE_FLOAT = 1, /* plain floating point (one value per element) */
@@ -160,7 +160,7 @@ VRAM_DEF const char *vram_dtype_safetensors_name(vram_dtype t) {
     switch (t) {
 #define VRAM__DTYPE_ST(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) \
     case id:                                                            \
-        return st;
+        return sizeof(st) > 1 ? st : NULL;
         VRAM_DTYPE_LIST(VRAM__DTYPE_ST)
 #undef VRAM__DTYPE_ST
     default:
@@ -168,26 +168,23 @@ VRAM_DEF const char *vram_dtype_safetensors_name(vram_dtype t) {
     }
 }
 
-/* Does text[0 .. len) equal the NUL-terminated name? ASCII case folded when fold != 0.
- * Reads at most len bytes of text and stops at name's NUL. */
-/*@ requires \valid_read(text + (0 .. len - 1));
-    requires valid_string: \exists integer n; 0 <= n && \valid_read(name + (0 .. n)) &&
-             name[n] == 0 && (\forall integer i; 0 <= i < n ==> name[i] != 0);
+/* Does text[0 .. len) equal name[0 .. nlen)? ASCII case folded when fold != 0. */
+/*@ requires \valid_read(text + (0 .. len - 1)) && \valid_read(name + (0 .. nlen - 1));
     assigns \nothing; */
-VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name, int fold) {
+VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name, size_t nlen,
+                                 int fold) {
     size_t i;
+    if (len != nlen) return 0;
     /*@ loop invariant 0 <= i <= len;
-        loop invariant \forall integer m; 0 <= m < i ==> name[m] != 0;
         loop assigns i;
         loop variant len - i; */
     for (i = 0; i < len; i++) {
         char a = text[i], b = name[i];
-        if (b == '\0') return 0;
         if (fold && a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
         if (fold && b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
         if (a != b) return 0;
     }
-    return name[len] == '\0';
+    return 1;
 }
 
 /* A format from vramkit's name, case-insensitive: "bf16", "NF4", "q4_K". text need not be
@@ -199,10 +196,10 @@ VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name,
     ensures \result == VRAM_OK ==> VRAM_DTYPE_NONE < *out < VRAM_DTYPE_COUNT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_name(const char *text, size_t len,
                                                          vram_dtype *out) {
-#define VRAM__DTYPE_FROM_NAME(id, nm, ...)      \
-    if (vram__dtype_name_eq(text, len, nm, 1)) { \
-        *out = id;                               \
-        return VRAM_OK;                          \
+#define VRAM__DTYPE_FROM_NAME(id, nm, ...)                     \
+    if (vram__dtype_name_eq(text, len, nm, sizeof(nm) - 1, 1)) { \
+        *out = id;                                              \
+        return VRAM_OK;                                         \
     }
     VRAM_DTYPE_LIST(VRAM__DTYPE_FROM_NAME)
 #undef VRAM__DTYPE_FROM_NAME
@@ -218,10 +215,10 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_name(const char *text, size_
     ensures \result == VRAM_OK ==> VRAM_DTYPE_NONE < *out < VRAM_DTYPE_COUNT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_safetensors(const char *text, size_t len,
                                                                 vram_dtype *out) {
-#define VRAM__DTYPE_FROM_ST(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) \
-    if ((st) != NULL && vram__dtype_name_eq(text, len, st, 0)) {             \
-        *out = id;                                                            \
-        return VRAM_OK;                                                       \
+#define VRAM__DTYPE_FROM_ST(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k)    \
+    if (sizeof(st) > 1 && vram__dtype_name_eq(text, len, st, sizeof(st) - 1, 0)) { \
+        *out = id;                                                               \
+        return VRAM_OK;                                                          \
     }
     VRAM_DTYPE_LIST(VRAM__DTYPE_FROM_ST)
 #undef VRAM__DTYPE_FROM_ST

@@ -147,6 +147,7 @@ typedef struct vram_estimate {
 
 /* Name of a term ("kv_cache"), a cause ("dropout") and a cause's explanation; NULL when out
  * of range. */
+/*@ assigns \nothing; */
 VRAM_DEF const char *vram_term_name(vram_term_id t) {
     switch (t) {
 #define VRAM__TERM_NAME(id, name) \
@@ -158,6 +159,7 @@ VRAM_DEF const char *vram_term_name(vram_term_id t) {
         return NULL;
     }
 }
+/*@ assigns \nothing; */
 VRAM_DEF const char *vram_cause_name(vram_cause c) {
     switch (c) {
 #define VRAM__CAUSE_NAME(id, name, text) \
@@ -169,6 +171,7 @@ VRAM_DEF const char *vram_cause_name(vram_cause c) {
         return NULL;
     }
 }
+/*@ assigns \nothing; */
 VRAM_DEF const char *vram_cause_text(vram_cause c) {
     switch (c) {
 #define VRAM__CAUSE_TEXT(id, name, text) \
@@ -224,14 +227,25 @@ VRAM_DEF uint64_t vram__a(vram__acc *acc, uint64_t a, uint64_t b) {
 /* floor(a * b / d) for d > 0 without 128-bit arithmetic: exact while the remainder's
  * product fits in 64 bits, else through double (relative error below 10^-15, fine for a
  * share of an estimate). Flags overflow when the result itself does not fit. */
+/*@ requires \valid(acc) && d > 0;
+    assigns acc->overflow; */
 VRAM_DEF uint64_t vram__muldiv(vram__acc *acc, uint64_t a, uint64_t b, uint64_t d) {
     uint64_t q = a / d, r = a % d, rb;
     uint64_t whole = vram__m(acc, q, b);
+    double x;
     if (vram__mul_u64(r, b, &rb) == VRAM_OK) return vram__a(acc, whole, rb / d);
-    return vram__a(acc, whole, (uint64_t)((double)r * (double)b / (double)d));
+    /* r < d, so r * b / d < b: the double is below 2^64 but for rounding; checked */
+    x = (double)r * (double)b / (double)d;
+    if (!(x >= 0.0 && x < 18446744073709549568.0)) {
+        acc->overflow = 1;
+        return UINT64_MAX;
+    }
+    return vram__a(acc, whole, (uint64_t)x);
 }
 
 /* Bytes of n elements with `rows` rows in format t, through the accumulator. */
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
 VRAM_DEF uint64_t vram__bytes(vram__acc *acc, vram_dtype t, uint64_t n, uint64_t rows) {
     uint64_t r;
     vram_status st = vram_dtype_bytes(t, n, rows, &r);
@@ -243,6 +257,8 @@ VRAM_DEF uint64_t vram__bytes(vram__acc *acc, vram_dtype t, uint64_t n, uint64_t
 }
 
 /* Bytes of one element of a plain format (f32 4, f16 2, ...); 0 for block formats. */
+/*@ assigns \nothing;
+    ensures \result <= 292; */
 VRAM_DEF uint64_t vram__elem_bytes(vram_dtype t) {
     vram_dtype_layout l;
     if (vram_dtype_get(t, &l) != VRAM_OK || l.block != 1 || l.group != 0 || l.row_bytes != 0)
@@ -252,6 +268,7 @@ VRAM_DEF uint64_t vram__elem_bytes(vram_dtype t) {
 
 /* Is t a format a quantiser applies to the block matrices only (everything at most 8
  * bits, and every block format), as opposed to a plain 16/32/64-bit float for all? */
+/*@ assigns \nothing; */
 VRAM_DEF int vram__matrix_only(vram_dtype t) {
     vram_dtype_layout l;
     if (vram_dtype_get(t, &l) != VRAM_OK) return 0;
@@ -274,6 +291,8 @@ typedef struct vram__act {
     uint64_t low, expected;
 } vram__act;
 
+/*@ requires \valid(acc) && c <= 292;
+    assigns acc->overflow; */
 VRAM_DEF vram__act vram__block_act(vram__acc *acc, uint64_t s, uint64_t b, uint64_t h,
                                    uint64_t a, uint64_t i, uint64_t c, vram_mlp mlp,
                                    int flash) {
@@ -307,6 +326,8 @@ VRAM_DEF vram__act vram__block_act(vram__acc *acc, uint64_t s, uint64_t b, uint6
 
 /* Cross-attention of a decoder block: t target and src source tokens. Queries and the
  * projection input over t, keys and values over src, scores t x src. */
+/*@ requires \valid(acc) && c <= 292;
+    assigns acc->overflow; */
 VRAM_DEF vram__act vram__cross_act(vram__acc *acc, uint64_t t, uint64_t src, uint64_t b,
                                    uint64_t h, uint64_t a, uint64_t c, int flash) {
     vram__act r;
@@ -328,6 +349,9 @@ VRAM_DEF vram__act vram__cross_act(vram__acc *acc, uint64_t t, uint64_t src, uin
 }
 
 /* LoRA adapter parameters: rank x (inputs + outputs) per adapted matrix, per block. */
+/*@ requires \valid(acc) && \valid_read(a) && \separated(acc, a);
+    requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
+    assigns acc->overflow; */
 VRAM_DEF uint64_t vram__lora_params(vram__acc *acc, const vram_arch *a, uint64_t rank,
                                     uint32_t targets, uint64_t q, uint64_t kv) {
     uint64_t h = a->hidden, per_attn = 0, per_mlp = 0, enc, dec, dec_i, total;
@@ -361,8 +385,8 @@ VRAM_DEF uint64_t vram__lora_params(vram__acc *acc, const vram_arch *a, uint64_t
     return vram__m(acc, total, rank);
 }
 
-/*@ requires \valid(t) && \valid(acc);
-    assigns *t, acc->overflow; */
+/*@ requires \valid(t);
+    assigns *t; */
 VRAM_DEF void vram__term_set(vram__acc *acc, vram_term *t, uint64_t low, uint64_t expected,
                              uint64_t high, vram_cause cause) {
     (void)acc;
@@ -379,12 +403,16 @@ VRAM_DEF void vram__term_set(vram__acc *acc, vram_term *t, uint64_t low, uint64_
  * formats that are not f32/f16/bf16 for compute), LoRA without architecture numbers,
  * or training a quantised format without LoRA; VRAM_E_OVERFLOW when a byte count does
  * not fit in 64 bits. *out is written only on VRAM_OK. */
+/*@ requires \valid_read(m) && \valid_read(w) && \valid(out);
+    requires \separated(m, out) && \separated(w, out);
+    assigns *out;
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID || \result == VRAM_E_OVERFLOW; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
                                                         const vram_workload *w,
                                                         vram_estimate *out) {
     vram__acc acc = {0};
     vram_estimate e;
-    vram_param_count pc;
+    vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     int have_arch = m->arch.family != VRAM_FAMILY_NONE;
     int have_stats = m->stats.tensors != 0;
     int train = w->mode == VRAM_MODE_TRAIN;
@@ -498,8 +526,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
            high: they stay in the compute format (bitsandbytes leaves them alone) */
         vram_dtype_layout l;
         uint64_t mat = vram__bytes(&acc, format, Q, R), outer, outer_kept, consts = 0;
-        if (vram_dtype_get(format, &l) == VRAM_OK && M + OM > 1)
-            consts = vram__m(&acc, M + OM - 1u, l.tensor_bytes);
+        if (vram_dtype_get(format, &l) == VRAM_OK && vram__a(&acc, M, OM) > 1u)
+            consts = vram__m(&acc, vram__a(&acc, M, OM) - 1u, l.tensor_bytes);
         outer = vram__bytes(&acc, format, OQ, OR);
         outer_kept = vram__bytes(&acc, compute, OQ, 0);
         weights = vram__a(&acc, vram__a(&acc, vram__a(&acc, mat, outer), consts),
@@ -658,7 +686,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
            rounding of every tensor; high: every matrix rounded up to a whole 2 MiB
            segment, plus one freed block as large as the largest transient */
         uint64_t tensors = have_stats ? m->stats.tensors
-                                      : vram__a(&acc, vram__a(&acc, M, OM), 4u * blocks + 4u);
+                                      : vram__a(&acc, vram__a(&acc, M, OM),
+                                               vram__a(&acc, vram__m(&acc, 4u, blocks), 4u));
         uint64_t frag = vram__a(&acc, VRAM_LARGE_SEGMENT, vram__m(&acc, tensors, 512u));
         uint64_t round = vram__m(&acc, vram__a(&acc, M, OM), VRAM_SEGMENT);
         uint64_t transient = vram__max_u64(act_hi - act, log_hi - log);
@@ -671,6 +700,9 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
                        VRAM_CAUSE_FRAGMENTATION);
     }
     e.low = e.expected = e.high = 0;
+    /*@ loop invariant 0 <= i <= VRAM_TERM_COUNT;
+        loop assigns i, e.low, e.expected, e.high, acc.overflow;
+        loop variant VRAM_TERM_COUNT - i; */
     for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
         e.low = vram__a(&acc, e.low, e.term[i].low);
         e.expected = vram__a(&acc, e.expected, e.term[i].expected);
@@ -738,12 +770,14 @@ VRAM_DEF const char *vram_preset_name(vram_preset p) {
 }
 
 /* A preset from its name (exact, lower case; need not be NUL-terminated). */
+/*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
+    assigns *out; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_preset_from_name(const char *text, size_t len,
                                                           vram_preset *out) {
-#define VRAM__PRESET_FROM(id, name, fmt, off, cpu) \
-    if (vram__dtype_name_eq(text, len, name, 0)) { \
-        *out = id;                                 \
-        return VRAM_OK;                            \
+#define VRAM__PRESET_FROM(id, name, fmt, off, cpu)                   \
+    if (vram__dtype_name_eq(text, len, name, sizeof(name) - 1, 0)) { \
+        *out = id;                                                   \
+        return VRAM_OK;                                              \
     }
     VRAM_PRESET_LIST(VRAM__PRESET_FROM)
 #undef VRAM__PRESET_FROM
@@ -771,6 +805,9 @@ typedef struct vram_recommendation {
  * fit; it keeps the most blocks that fit. cpu always "fits" (host memory is the caller's
  * check). Requires: m, w, out valid. Guarantees: VRAM_OK with *out filled; VRAM_E_OVERFLOW
  * or VRAM_E_INVALID when even the cpu preset cannot be estimated. */
+/*@ requires \valid_read(m) && \valid_read(w) && \valid(out);
+    requires \separated(m, out) && \separated(w, out);
+    assigns *out; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
                                                             const vram_workload *w,
                                                             uint64_t budget,
@@ -793,6 +830,11 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
     vram_recommendation r;
     int p, chosen = -1;
     r.gpu_blocks = 0;
+    /*@ loop invariant 0 <= p <= VRAM_PRESET_COUNT;
+        loop invariant -1 <= chosen < p;
+        loop invariant chosen >= 0 ==> r.fits[chosen] != 0;
+        loop assigns p, chosen, r;
+        loop variant VRAM_PRESET_COUNT - p; */
     for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) {
         vram_workload pw = *w;
         vram_estimate *e = &r.est[p];
@@ -832,6 +874,9 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
     r.chosen = (vram_preset)chosen;
     r.next_better = -1;
     r.next_short = 0;
+    /*@ loop invariant -1 <= p < chosen;
+        loop assigns p, r.next_better, r.next_short;
+        loop variant p; */
     for (p = chosen - 1; p >= 0; p--) {
         if (r.status[p] == VRAM_OK && !on_cpu[p]) {
             r.next_better = p;

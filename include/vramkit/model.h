@@ -293,13 +293,30 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
 #define VRAM_ARCH_MAX_VOCAB 100000000u /* vocab, positions, type_vocab */
 #define VRAM_ARCH_MAX_EXTRA 1000000000000u
 
+/* What vram_arch_check guarantees, for the prover: every number within its limit. */
+/*@ predicate vram_arch_ok(vram_arch *a) =
+      a->heads >= 1 && a->heads <= VRAM_ARCH_MAX_HEADS &&
+      a->kv_heads <= a->heads && a->head_dim <= VRAM_ARCH_MAX_WIDTH / a->heads &&
+      1 <= a->hidden <= VRAM_ARCH_MAX_WIDTH &&
+      1 <= a->intermediate <= VRAM_ARCH_MAX_WIDTH &&
+      a->decoder_intermediate <= VRAM_ARCH_MAX_WIDTH &&
+      1 <= a->vocab <= VRAM_ARCH_MAX_VOCAB && a->positions <= VRAM_ARCH_MAX_VOCAB &&
+      a->type_vocab <= VRAM_ARCH_MAX_VOCAB && a->context <= VRAM_ARCH_MAX_VOCAB &&
+      a->layers <= VRAM_ARCH_MAX_LAYERS && a->encoder_layers <= VRAM_ARCH_MAX_LAYERS &&
+      a->decoder_layers <= VRAM_ARCH_MAX_LAYERS && a->extra_params <= VRAM_ARCH_MAX_EXTRA &&
+      (a->mlp == VRAM_MLP_PLAIN || a->mlp == VRAM_MLP_GATED) &&
+      (a->norm == VRAM_NORM_LAYER || a->norm == VRAM_NORM_RMS) &&
+      (a->family == VRAM_FAMILY_DECODER || a->family == VRAM_FAMILY_ENCODER ||
+       a->family == VRAM_FAMILY_ENCODER_DECODER); */
+
 /* Is a well-formed architecture? Guarantees: VRAM_OK when the family is known, every
  * number the family needs is present and within the limits above, kv_heads divides heads
  * (grouped-query attention), and hidden / heads is whole when head_dim is 0; VRAM_E_INVALID
  * otherwise (VRAM_FAMILY_NONE included). */
 /*@ requires \valid_read(a);
     assigns \nothing;
-    ensures \result == VRAM_OK || \result == VRAM_E_INVALID; */
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
+    ensures \result == VRAM_OK ==> vram_arch_ok(a); */
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_check(const vram_arch *a) {
     uint64_t kv = a->kv_heads != 0 ? a->kv_heads : a->heads;
     uint64_t layers = a->family == VRAM_FAMILY_ENCODER_DECODER ? a->encoder_layers : a->layers;
@@ -309,7 +326,9 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_arch_check(const vram_arch *a) {
     if (a->mlp != VRAM_MLP_PLAIN && a->mlp != VRAM_MLP_GATED) return VRAM_E_INVALID;
     if (a->norm != VRAM_NORM_LAYER && a->norm != VRAM_NORM_RMS) return VRAM_E_INVALID;
     if ((a->flags & ~VRAM_ARCH_FLAGS_ALL) != 0) return VRAM_E_INVALID;
-    if (layers == 0 || layers > VRAM_ARCH_MAX_LAYERS) return VRAM_E_INVALID;
+    if (layers == 0 || a->layers > VRAM_ARCH_MAX_LAYERS ||
+        a->encoder_layers > VRAM_ARCH_MAX_LAYERS || a->decoder_layers > VRAM_ARCH_MAX_LAYERS)
+        return VRAM_E_INVALID;
     if (a->family == VRAM_FAMILY_ENCODER_DECODER &&
         (a->decoder_layers == 0 || a->decoder_layers > VRAM_ARCH_MAX_LAYERS))
         return VRAM_E_INVALID;
@@ -396,7 +415,8 @@ VRAM_DEF uint64_t vram__mlp_params(uint64_t h, uint64_t i, vram_mlp mlp, uint32_
  * Never overflows: the limits of vram_arch_check bound every product. */
 /*@ requires \valid_read(a) && \valid(out) && \separated(a, out);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_INVALID; */
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
+    ensures \result == VRAM_OK ==> vram_arch_ok(a); */
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_params(const vram_arch *a, vram_param_count *out) {
     uint64_t q, kv, h, norm, enc_layers, dec_layers, dec_i;
     uint64_t emp = 0, emr = 0, emc = 0, dmp = 0, dmr = 0, dmc = 0; /* per-block matrices */

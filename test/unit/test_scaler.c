@@ -61,6 +61,7 @@ static void run_trace(const vram_scaler *start, const trace_row *rows, size_t n)
         vram_scaler s = *start;
         for (size_t i = 0; i < n; i++) {
             vram_scaler_result r;
+            memset(&r, 0, sizeof r);
             for (unsigned k = 0; k < rows[i].repeat; k++) {
                 float before = s.scale;
                 if (via_protocol) {
