@@ -1,0 +1,515 @@
+/* Unit tests of the config.json reader (driver/model_config.c): the public configs of the
+ * models vramkit's users run, read into architecture numbers whose parameter count
+ * (vram_arch_params) must equal the published one exactly; the defaults of each config
+ * class; the fallback and notes; and every bad number with the key it names. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../fuzz/gen/model_fixtures.h"
+#include "model_read.h"
+
+/* ---- public configs ------------------------------------------------------------------- */
+
+struct cfg_case {
+    char name[32];
+    char json[1600];
+    vram_family family;
+    uint64_t layers, enc, dec, hidden, heads, kv, head_dim, inter, dec_inter, vocab, positions,
+        type_vocab, context;
+    vram_mlp mlp;
+    vram_norm norm;
+    uint32_t flags;
+    uint64_t extra;
+    vram_dtype dtype;
+    uint64_t total; /* the published parameter count */
+};
+
+#define QOM (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS)
+
+ParameterizedTestParameters(config, public_models) {
+    static struct cfg_case cases[] = {
+        {"gpt2",
+         FX_CFG_GPT2,
+         VRAM_FAMILY_DECODER,
+         12,
+         0,
+         0,
+         768,
+         12,
+         0,
+         0,
+         3072,
+         0,
+         50257,
+         1024,
+         0,
+         1024,
+         VRAM_MLP_PLAIN,
+         VRAM_NORM_LAYER,
+         QOM | VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED,
+         0,
+         VRAM_DTYPE_NONE,
+         124439808ull},
+        {"Meta-Llama-3-8B",
+         FX_CFG_META_LLAMA_3_8B,
+         VRAM_FAMILY_DECODER,
+         32,
+         0,
+         0,
+         4096,
+         32,
+         8,
+         0,
+         14336,
+         0,
+         128256,
+         0,
+         0,
+         8192,
+         VRAM_MLP_GATED,
+         VRAM_NORM_RMS,
+         VRAM_ARCH_FINAL_NORM,
+         0,
+         VRAM_DTYPE_BF16,
+         8030261248ull},
+        {"Mistral-7B-v0.1",
+         FX_CFG_MISTRAL_7B_V0_1,
+         VRAM_FAMILY_DECODER,
+         32,
+         0,
+         0,
+         4096,
+         32,
+         8,
+         0,
+         14336,
+         0,
+         32000,
+         0,
+         0,
+         32768,
+         VRAM_MLP_GATED,
+         VRAM_NORM_RMS,
+         VRAM_ARCH_FINAL_NORM,
+         0,
+         VRAM_DTYPE_BF16,
+         7241732096ull},
+        {"Qwen2.5-0.5B",
+         FX_CFG_QWEN2_5_0_5B,
+         VRAM_FAMILY_DECODER,
+         24,
+         0,
+         0,
+         896,
+         14,
+         2,
+         0,
+         4864,
+         0,
+         151936,
+         0,
+         0,
+         32768,
+         VRAM_MLP_GATED,
+         VRAM_NORM_RMS,
+         VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED | VRAM_ARCH_QKV_BIAS,
+         0,
+         VRAM_DTYPE_BF16,
+         494032768ull},
+        {"multilingual-e5-large",
+         FX_CFG_MULTILINGUAL_E5_LARGE,
+         VRAM_FAMILY_ENCODER,
+         24,
+         0,
+         0,
+         1024,
+         16,
+         0,
+         0,
+         4096,
+         0,
+         250002,
+         514,
+         1,
+         512,
+         VRAM_MLP_PLAIN,
+         VRAM_NORM_LAYER,
+         QOM | VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD,
+         1024ull * 1024 + 1024,
+         VRAM_DTYPE_F32,
+         559890432ull},
+        {"distilbert-base-uncased",
+         FX_CFG_DISTILBERT_BASE_UNCASED,
+         VRAM_FAMILY_ENCODER,
+         6,
+         0,
+         0,
+         768,
+         12,
+         0,
+         0,
+         3072,
+         0,
+         30522,
+         512,
+         0,
+         512,
+         VRAM_MLP_PLAIN,
+         VRAM_NORM_LAYER,
+         QOM | VRAM_ARCH_EMB_NORM | VRAM_ARCH_TIED,
+         768ull * 768 + 768 + 2 * 768 + 30522,
+         VRAM_DTYPE_NONE,
+         66985530ull},
+        {"nllb-200-distilled-600M",
+         FX_CFG_NLLB_200_DISTILLED_600M,
+         VRAM_FAMILY_ENCODER_DECODER,
+         0,
+         12,
+         12,
+         1024,
+         16,
+         0,
+         0,
+         4096,
+         4096,
+         256206,
+         0,
+         0,
+         1024,
+         VRAM_MLP_PLAIN,
+         VRAM_NORM_LAYER,
+         QOM | VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED,
+         0,
+         VRAM_DTYPE_F32,
+         615073792ull},
+        {"t5-small",
+         FX_CFG_T5_SMALL,
+         VRAM_FAMILY_ENCODER_DECODER,
+         0,
+         6,
+         6,
+         512,
+         8,
+         0,
+         64,
+         2048,
+         0,
+         32128,
+         0,
+         0,
+         512,
+         VRAM_MLP_PLAIN,
+         VRAM_NORM_RMS,
+         VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED,
+         2 * 32 * 8,
+         VRAM_DTYPE_NONE,
+         60506624ull},
+        {"bart-large",
+         FX_CFG_BART_LARGE,
+         VRAM_FAMILY_ENCODER_DECODER,
+         0,
+         12,
+         12,
+         1024,
+         16,
+         0,
+         0,
+         4096,
+         4096,
+         50265,
+         1026,
+         0,
+         1024,
+         VRAM_MLP_PLAIN,
+         VRAM_NORM_LAYER,
+         QOM | VRAM_ARCH_EMB_NORM | VRAM_ARCH_TIED,
+         1026ull * 1024 + 2048,
+         VRAM_DTYPE_NONE,
+         406291456ull},
+        {"bert-base-uncased",
+         FX_CFG_BERT_BASE_UNCASED,
+         VRAM_FAMILY_ENCODER,
+         12,
+         0,
+         0,
+         768,
+         12,
+         0,
+         0,
+         3072,
+         0,
+         30522,
+         512,
+         2,
+         512,
+         VRAM_MLP_PLAIN,
+         VRAM_NORM_LAYER,
+         QOM | VRAM_ARCH_EMB_NORM | VRAM_ARCH_TIED,
+         768ull * 768 + 768 + 2 * 768 + 30522,
+         VRAM_DTYPE_NONE,
+         109514298ull},
+        {"gemma-2-2b",
+         FX_CFG_GEMMA_2_2B,
+         VRAM_FAMILY_DECODER,
+         26,
+         0,
+         0,
+         2304,
+         8,
+         4,
+         256,
+         9216,
+         0,
+         256000,
+         0,
+         0,
+         8192,
+         VRAM_MLP_GATED,
+         VRAM_NORM_RMS,
+         VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED,
+         26ull * 2 * 2304,
+         VRAM_DTYPE_F32,
+         2614341888ull},
+    };
+    return cr_make_param_array(struct cfg_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct cfg_case *c, config, public_models) {
+    vram_model m;
+    char err[512];
+    memset(&m, 0x42, sizeof m);
+    vram_status st =
+        vram_config_parse(c->json, strlen(c->json), "config.json", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_OK, "[%s] %s", c->name, err);
+    cr_assert_str_empty(err, "[%s] no note: %s", c->name, err);
+    const vram_arch *a = &m.arch;
+    cr_assert_eq(a->family, c->family, "[%s] family", c->name);
+    cr_assert_eq(a->layers, c->layers, "[%s] layers %llu", c->name, (unsigned long long)a->layers);
+    cr_assert_eq(a->encoder_layers, c->enc, "[%s] encoder_layers", c->name);
+    cr_assert_eq(a->decoder_layers, c->dec, "[%s] decoder_layers", c->name);
+    cr_assert_eq(a->hidden, c->hidden, "[%s] hidden", c->name);
+    cr_assert_eq(a->heads, c->heads, "[%s] heads", c->name);
+    cr_assert_eq(a->kv_heads, c->kv, "[%s] kv_heads %llu", c->name,
+                 (unsigned long long)a->kv_heads);
+    cr_assert_eq(a->head_dim, c->head_dim, "[%s] head_dim", c->name);
+    cr_assert_eq(a->intermediate, c->inter, "[%s] intermediate", c->name);
+    cr_assert_eq(a->decoder_intermediate, c->dec_inter, "[%s] decoder_intermediate", c->name);
+    cr_assert_eq(a->vocab, c->vocab, "[%s] vocab", c->name);
+    cr_assert_eq(a->positions, c->positions, "[%s] positions", c->name);
+    cr_assert_eq(a->type_vocab, c->type_vocab, "[%s] type_vocab", c->name);
+    cr_assert_eq(a->context, c->context, "[%s] context %llu", c->name,
+                 (unsigned long long)a->context);
+    cr_assert_eq(a->mlp, c->mlp, "[%s] mlp", c->name);
+    cr_assert_eq(a->norm, c->norm, "[%s] norm", c->name);
+    cr_assert_eq(a->flags, c->flags, "[%s] flags %#x, wanted %#x", c->name, a->flags, c->flags);
+    cr_assert_eq(a->extra_params, c->extra, "[%s] extra %llu", c->name,
+                 (unsigned long long)a->extra_params);
+    cr_assert_eq(m.dtype, c->dtype, "[%s] dtype", c->name);
+    cr_assert_eq(m.stats.tensors, 0, "[%s] no tensors from a config", c->name);
+    cr_assert_eq(m.blocks, 0);
+    vram_param_count pc = {0};
+    cr_assert_eq(vram_arch_params(a, &pc), VRAM_OK, "[%s] the core takes the arch", c->name);
+    cr_assert_eq(pc.total, c->total, "[%s] %llu parameters, published %llu", c->name,
+                 (unsigned long long)pc.total, (unsigned long long)c->total);
+}
+
+/* ---- defaults, heads and notes ------------------------------------------------------- */
+
+static vram_model parse_ok(const char *json, char *err, size_t cap) {
+    vram_model m;
+    vram_status st = vram_config_parse(json, strlen(json), "config.json", &m, err, cap);
+    cr_assert_eq(st, VRAM_OK, "%s: %s", json, err);
+    return m;
+}
+
+static uint64_t total(const vram_model *m) {
+    vram_param_count pc = {0};
+    cr_assert_eq(vram_arch_params(&m->arch, &pc), VRAM_OK);
+    return pc.total;
+}
+
+Test(config, class_defaults) {
+    char err[512];
+    /* GPT2Config() is GPT-2 small */
+    vram_model m = parse_ok("{\"model_type\":\"gpt2\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 124439808ull);
+    /* M2M100Config(): 128112 x 1024, 12 + 12 layers, ffn 4096, tied */
+    m = parse_ok("{\"model_type\":\"m2m_100\"}", err, sizeof err);
+    cr_assert_eq(m.arch.vocab, 128112);
+    cr_assert_eq(m.arch.encoder_layers, 12);
+    cr_assert_eq(m.arch.decoder_intermediate, 4096);
+    cr_assert(m.arch.flags & VRAM_ARCH_TIED);
+    /* LlamaConfig(): Llama-2-7B's shape, 6,738,415,616 parameters */
+    m = parse_ok("{\"model_type\":\"llama\",\"num_key_value_heads\":null,\"head_dim\":null}", err,
+                 sizeof err);
+    cr_assert_eq(m.arch.kv_heads, 32);
+    cr_assert_eq(m.arch.context, 2048);
+    cr_assert_eq(total(&m), 6738415616ull);
+    /* MistralConfig(): 8 KV heads, a 131072-token context */
+    m = parse_ok("{\"model_type\":\"mistral\"}", err, sizeof err);
+    cr_assert_eq(m.arch.kv_heads, 8);
+    cr_assert_eq(m.arch.context, 131072);
+    /* T5Config(): num_decoder_layers follows num_layers */
+    m = parse_ok("{\"model_type\":\"t5\",\"num_layers\":24,\"feed_forward_proj\":\"gated-gelu\","
+                 "\"tie_word_embeddings\":false}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.decoder_layers, 24);
+    cr_assert_eq(m.arch.mlp, VRAM_MLP_GATED);
+    cr_assert_eq(m.arch.flags & VRAM_ARCH_TIED, 0);
+    /* qwen3's per-head norms, gpt_neox's biases */
+    m = parse_ok("{\"model_type\":\"qwen3\",\"num_hidden_layers\":28}", err, sizeof err);
+    cr_assert_eq(m.arch.extra_params, 28 * 2 * 128);
+    m = parse_ok("{\"model_type\":\"gpt_neox\",\"attention_bias\":false}", err, sizeof err);
+    cr_assert_eq(m.arch.flags, VRAM_ARCH_MLP_BIAS | VRAM_ARCH_FINAL_NORM);
+    cr_assert_eq(m.arch.mlp, VRAM_MLP_PLAIN);
+    /* phi3: kv follows heads */
+    m = parse_ok("{\"model_type\":\"phi3\"}", err, sizeof err);
+    cr_assert_eq(m.arch.kv_heads, 32);
+    cr_assert_eq(m.arch.vocab, 32064);
+}
+
+Test(config, encoder_heads) {
+    char err[512];
+    const uint64_t h = 1024;
+    vram_model m = parse_ok("{\"model_type\":\"xlm-roberta\",\"hidden_size\":1024,"
+                            "\"num_attention_heads\":16,\"architectures\":"
+                            "[\"XLMRobertaForSequenceClassification\"],"
+                            "\"id2label\":{\"0\":\"neg\",\"1\":\"neu\",\"2\":\"pos\"}}",
+                            err, sizeof err);
+    cr_assert_eq(m.arch.extra_params, h * h + h + h * 3 + 3);
+    cr_assert(m.arch.flags & VRAM_ARCH_NO_HEAD);
+    m = parse_ok("{\"model_type\":\"bert\",\"architectures\":[\"BertForTokenClassification\"],"
+                 "\"num_labels\":9}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.extra_params, 768 * 9 + 9);
+    m = parse_ok("{\"model_type\":\"distilbert\",\"architectures\":[\"DistilBertModel\"]}", err,
+                 sizeof err);
+    cr_assert_eq(m.arch.extra_params, 0, "DistilBERT has no pooler");
+    m = parse_ok("{\"model_type\":\"bert\",\"architectures\":[\"BertForMaskedLM\"],"
+                 "\"tie_word_embeddings\":false}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.flags & (VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD), 0, "an own head");
+    m = parse_ok("{\"model_type\":\"bert\",\"architectures\":[\"BertForQuestionAnswering\"]}", err,
+                 sizeof err);
+    cr_assert_not_null(strstr(err, "'BertForQuestionAnswering': its task head is not counted"),
+                       "%s", err);
+    cr_assert(m.arch.flags & VRAM_ARCH_NO_HEAD);
+}
+
+Test(config, dtypes) {
+    char err[512];
+    struct {
+        const char *json;
+        vram_dtype want;
+    } cases[] = {
+        {"{\"model_type\":\"llama\",\"torch_dtype\":\"float16\"}", VRAM_DTYPE_F16},
+        {"{\"model_type\":\"llama\",\"torch_dtype\":\"torch.bfloat16\"}", VRAM_DTYPE_BF16},
+        {"{\"model_type\":\"llama\",\"dtype\":\"float32\"}", VRAM_DTYPE_F32},
+        {"{\"model_type\":\"llama\",\"torch_dtype\":\"auto\"}", VRAM_DTYPE_NONE},
+        {"{\"model_type\":\"llama\",\"torch_dtype\":null,\"dtype\":\"float8_e4m3fn\"}",
+         VRAM_DTYPE_F8_E4M3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vram_model m = parse_ok(cases[i].json, err, sizeof err);
+        cr_assert_eq(m.dtype, cases[i].want, "%s", cases[i].json);
+    }
+}
+
+Test(config, notes_for_what_is_not_modelled) {
+    char err[512];
+    vram_model m =
+        parse_ok("{\"model_type\":\"mixtral\",\"num_local_experts\":8}", err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "config.json: model_type 'mixtral' (mixture of experts)"), "%s",
+                       err);
+    m = parse_ok("{\"model_type\":\"my_moe\",\"num_experts\":64}", err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "num_experts is 64"), "%s", err);
+    /* the fallback: every key of a pattern, or nothing */
+    m = parse_ok("{\"model_type\":\"my_llama\",\"num_hidden_layers\":4,\"hidden_size\":256,"
+                 "\"num_attention_heads\":4,\"intermediate_size\":512,\"vocab_size\":1000}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(m.arch.mlp, VRAM_MLP_GATED);
+    cr_assert_eq(m.arch.flags, VRAM_ARCH_FINAL_NORM, "untied by default: %#x", m.arch.flags);
+    cr_assert_not_null(strstr(err, "'my_llama' is not in vramkit's table; read as a Llama-like"),
+                       "%s", err);
+    m = parse_ok("{\"d_model\":512,\"encoder_layers\":6,\"decoder_layers\":6,"
+                 "\"encoder_attention_heads\":8,\"encoder_ffn_dim\":2048,\"vocab_size\":1000}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_ENCODER_DECODER);
+    cr_assert_eq(m.arch.decoder_intermediate, 4096, "decoder_ffn_dim: M2M100's default");
+    cr_assert_not_null(strstr(err, "no model_type; read as an M2M100-like"), "%s", err);
+    m = parse_ok("{\"model_type\":\"vit\",\"hidden_size\":768,\"num_hidden_layers\":12}", err,
+                 sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "'vit' is not in vramkit's table and its keys match no known"),
+                       "%s", err);
+}
+
+/* ---- bad numbers ------------------------------------------------------------------------ */
+
+struct bad_cfg {
+    char json[200];
+    char n1[96], n2[64];
+};
+
+ParameterizedTestParameters(config, bad_numbers) {
+    static struct bad_cfg cases[] = {
+        {"{\"model_type\":\"gpt2\",\"n_layer\":-12}", "n_layer is -12: negative", ""},
+        {"{\"model_type\":\"llama\",\"num_hidden_layers\":12.5}", "num_hidden_layers is 12.5",
+         "not an integer"},
+        {"{\"model_type\":\"llama\",\"hidden_size\":1e30}",
+         "hidden_size is 1e+30, over the limit of 1000000", ""},
+        {"{\"model_type\":\"llama\",\"num_hidden_layers\":20000}",
+         "num_hidden_layers is 20000, over the limit of 10000", ""},
+        {"{\"model_type\":\"llama\",\"vocab_size\":123456789}", "vocab_size is 123456789, over",
+         ""},
+        {"{\"model_type\":\"llama\",\"vocab_size\":\"32000\"}",
+         "vocab_size is a string, not a number", ""},
+        {"{\"model_type\":\"llama\",\"num_attention_heads\":0}",
+         "num_attention_heads is 0, not a positive integer", ""},
+        {"{\"model_type\":\"llama\",\"tie_word_embeddings\":\"yes\"}",
+         "tie_word_embeddings is a string, not true or false", ""},
+        {"{\"model_type\":\"llama\",\"num_key_value_heads\":5}",
+         "num_attention_heads 32 is not a multiple of num_key_value_heads 5", ""},
+        {"{\"model_type\":\"llama\",\"num_key_value_heads\":64}",
+         "not a multiple of num_key_value_heads 64", ""},
+        {"{\"model_type\":\"llama\",\"hidden_size\":4100}",
+         "hidden_size 4100 is not a multiple of num_attention_heads 32", ""},
+        {"{\"model_type\":\"m2m_100\",\"d_model\":1000}",
+         "d_model 1000 is not a multiple of encoder_attention_heads 16", ""},
+        {"{\"model_type\":\"llama\",\"head_dim\":100000}",
+         "attention width 32 heads x 100000 head_dim", ""},
+        {"{\"model_type\":\"bert\",\"hidden_size\":1000000,\"num_attention_heads\":1,"
+         "\"architectures\":[\"BertForMaskedLM\"]}",
+         "over 10^12", ""},
+        {"{\"model_type\":3}", "model_type is a number, not a string", ""},
+        {"{\"model_type\":\"llama\",\"torch_dtype\":16}", "torch_dtype is a number, not a string",
+         ""},
+        {"{\"model_type\":\"t5\",\"feed_forward_proj\":[1]}",
+         "feed_forward_proj is an array, not a string", ""},
+        {"{\"model_type\":\"qwen2\",\"num_experts\":-1}", "num_experts is -1: negative", ""},
+        {"{\"model_type\":\"llama\"", "not valid JSON", ""},
+        {"[\"llama\"]", "is an array, not a JSON object", ""},
+        {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},
+    };
+    return cr_make_param_array(struct bad_cfg, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct bad_cfg *c, config, bad_numbers) {
+    vram_model m, before;
+    char err[512];
+    memset(&m, 0x5c, sizeof m);
+    before = m;
+    vram_status st =
+        vram_config_parse(c->json, strlen(c->json), "llm/config.json", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_E_FORMAT, "%s: %s (%s)", c->json, vram_status_name(st), err);
+    cr_assert(strncmp(err, "llm/config.json: ", 17) == 0, "names the file: %s", err);
+    cr_assert_not_null(strstr(err, c->n1), "\"%s\" lacks \"%s\"", err, c->n1);
+    cr_assert_not_null(strstr(err, c->n2), "\"%s\" lacks \"%s\"", err, c->n2);
+    cr_assert_eq(memcmp(&m, &before, sizeof m), 0, "nothing half-filled");
+}

@@ -1,0 +1,601 @@
+/* Unit tests of the GGUF reader (driver/model_gguf.c): a TinyLlama-1.1B-shaped Q4_K_M file
+ * (v3 and v2, sparse data, a 32,000-string vocabulary), architectures from metadata, and
+ * every malformed header with the status and the words of its message. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../fuzz/gen/model_fixtures.h"
+#include "model_read.h"
+
+static char tmp[64];
+
+static void setup(void) { cr_assert_not_null(fx_tmpdir(tmp), "mkdtemp"); }
+static void teardown(void) { fx_rmtree(tmp); }
+
+TestSuite(gguf, .init = setup, .fini = teardown);
+
+static void expect_err(vram_status got, vram_status want, const char *err, const char *n1,
+                       const char *n2) {
+    cr_assert_eq(got, want, "status %s, wanted %s; message: %s", vram_status_name(got),
+                 vram_status_name(want), err);
+    cr_assert_not_null(strstr(err, n1), "message \"%s\" lacks \"%s\"", err, n1);
+    if (n2 != NULL) cr_assert_not_null(strstr(err, n2), "message \"%s\" lacks \"%s\"", err, n2);
+    cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+}
+
+/* A source over b whose size may be declared larger (a header whose tensor data is not
+ * there): bytes past b cannot be read. */
+typedef struct bounded {
+    const unsigned char *p;
+    size_t n;
+} bounded;
+static int bounded_read(void *ctx, uint64_t off, void *buf, size_t n) {
+    const bounded *b = ctx;
+    if (off > b->n || n > b->n - off) return 5; /* EIO */
+    memcpy(buf, b->p + off, n);
+    return 0;
+}
+
+/* Parses an image in memory; checks nothing is half-filled on error. */
+static vram_status parse_mem(const fx_buf *b, uint64_t virtual_size, vram_model *m, char *err,
+                             size_t cap) {
+    bounded ctx = {b->p, b->n};
+    vram_source src = vram_source_memory(b->p, b->n);
+    vram_model before;
+    if (virtual_size) {
+        src.size = virtual_size;
+        src.read_at = bounded_read;
+        src.ctx = &ctx;
+    }
+    memset(m, 0x77, sizeof *m);
+    before = *m;
+    vram_status st = vram_gguf_parse(&src, "m.gguf", m, err, cap);
+    if (st != VRAM_OK) cr_assert_eq(memcmp(m, &before, sizeof *m), 0, "nothing half-filled");
+    return st;
+}
+
+/* ---- TinyLlama Q4_K_M ------------------------------------------------------------------ */
+
+static uint64_t write_tinyllama(const char *path, uint32_t version, uint32_t alignment,
+                                uint32_t tokens, int64_t size_delta) {
+    fx_gguf g = {0};
+    fx_list l = {0};
+    fx_buf head = {0};
+    g.version = version;
+    g.alignment = alignment;
+    if (alignment != 0) fx_gguf_u32(&g, "general.alignment", alignment);
+    fx_gguf_llama_meta(&g, &FX_TINYLLAMA, 2048, tokens);
+    fx_llama_gguf(&l, &FX_TINYLLAMA);
+    uint64_t size = fx_gguf_build(&g, &l, &head, NULL);
+    cr_assert_eq(fx_write_sparse(path, head.p, head.n, (uint64_t)((int64_t)size + size_delta)), 0);
+    fx_free(&head);
+    fx_free(&g.kv);
+    fx_list_free(&l);
+    return size;
+}
+
+/* Counted by hand: Q4_K stores 256 elements in 144 bytes, Q6_K in 210, F32 4 bytes each. */
+static void check_tinyllama(const vram_model *m) {
+    const uint64_t q4k = 144, q6k = 210;
+    const uint64_t layer_q4k =
+        (2048ull * 2048 * 2 + 256ull * 2048 * 2 + 5632ull * 2048 * 2) / 256 * q4k;
+    const uint64_t layer_q6k = 5632ull * 2048 / 256 * q6k;
+    cr_assert_eq(m->stats.tensors, 201);
+    cr_assert_eq(m->stats.params, 1100048384ull);
+    cr_assert_eq(m->stats.dtype_bytes[VRAM_DTYPE_Q4_K],
+                 32000ull * 2048 / 256 * q4k + 22 * layer_q4k);
+    cr_assert_eq(m->stats.dtype_bytes[VRAM_DTYPE_Q6_K],
+                 32000ull * 2048 / 256 * q6k + 22 * layer_q6k);
+    cr_assert_eq(m->stats.dtype_bytes[VRAM_DTYPE_F32], 4ull * 2048 * (1 + 2 * 22));
+    cr_assert_eq(m->stats.bytes, 701411328ull);
+    cr_assert_eq(m->stats.matrices, 22 * 7);
+    cr_assert_eq(m->stats.matrix_params,
+                 22ull * (2048 * 2048 * 2 + 256 * 2048 * 2 + 5632 * 2048 * 3));
+    /* rows as stored (outermost first after reversing ne[]) */
+    cr_assert_eq(m->stats.matrix_rows, 22ull * (2048 + 256 + 256 + 2048 + 5632 + 5632 + 2048));
+    cr_assert_eq(m->stats.outer_matrices, 2);
+    cr_assert_eq(m->stats.outer_rows, 64000);
+    cr_assert_eq(m->stats.largest_bytes, 32000ull * 2048 / 256 * q6k);
+    cr_assert_eq(m->blocks, 22);
+    cr_assert_eq(m->dtype, VRAM_DTYPE_Q4_K);
+    /* the architecture, from llama.* metadata */
+    const vram_arch *a = &m->arch;
+    cr_assert_eq(a->family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(a->layers, 22);
+    cr_assert_eq(a->hidden, 2048);
+    cr_assert_eq(a->heads, 32);
+    cr_assert_eq(a->kv_heads, 4);
+    cr_assert_eq(a->head_dim, 0);
+    cr_assert_eq(a->intermediate, 5632);
+    cr_assert_eq(a->vocab, 32000);
+    cr_assert_eq(a->context, 2048);
+    cr_assert_eq(a->mlp, VRAM_MLP_GATED);
+    cr_assert_eq(a->norm, VRAM_NORM_RMS);
+    cr_assert_eq(a->flags, VRAM_ARCH_FINAL_NORM, "untied: the file has output.weight");
+    vram_param_count pc = {0};
+    cr_assert_eq(vram_arch_params(a, &pc), VRAM_OK);
+    cr_assert_eq(pc.total, m->stats.params, "the metadata and the tensors agree");
+}
+
+Test(gguf, tinyllama_v3_sparse_file) {
+    char path[4096], err[512];
+    vram_model m;
+    write_tinyllama(fx_path(path, tmp, "tinyllama.Q4_K_M.gguf"), 3, 0, 32000, 0);
+    cr_assert_eq(vram_gguf_read(path, &m, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_str_empty(err);
+    check_tinyllama(&m);
+    memset(&m, 0, sizeof m);
+    cr_assert_eq(vram_read_path(path, &m, err, sizeof err), VRAM_OK, "%s", err);
+    check_tinyllama(&m);
+}
+
+Test(gguf, tinyllama_v2_and_alignment_64) {
+    char path[4096], err[512];
+    vram_model m;
+    write_tinyllama(fx_path(path, tmp, "v2.gguf"), 2, 64, 300, 0);
+    cr_assert_eq(vram_gguf_read(path, &m, err, sizeof err), VRAM_OK, "%s", err);
+    check_tinyllama(&m);
+}
+
+Test(gguf, vocabulary_from_tokens_when_no_embedding) {
+    fx_gguf g = {0};
+    fx_list l = {0};
+    fx_buf b = {0};
+    vram_model m;
+    char err[512];
+    fx_gguf_llama_meta(&g, &FX_TINYLLAMA, 2048, 1000);
+    uint64_t size = fx_gguf_build(&g, &l, &b, NULL);
+    cr_assert_eq(size, b.n);
+    cr_assert_eq(parse_mem(&b, 0, &m, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.vocab, 1000);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(m.arch.flags & VRAM_ARCH_TIED, VRAM_ARCH_TIED, "no output.weight");
+    cr_assert_eq(m.stats.tensors, 0);
+    cr_assert_eq(m.blocks, 0);
+    fx_free(&b);
+    fx_free(&g.kv);
+}
+
+Test(gguf, truncated_data_names_the_tensor) {
+    char path[4096], err[512];
+    vram_model m;
+    write_tinyllama(fx_path(path, tmp, "cut.gguf"), 3, 0, 100, -1000);
+    expect_err(vram_gguf_read(path, &m, err, sizeof err), VRAM_E_FORMAT, err, "cut.gguf: tensor ",
+               "past the end of the file");
+    cr_assert_not_null(strstr(err, "truncated"), "%s", err);
+    /* the last tensor in the data section is output.weight */
+    cr_assert_not_null(strstr(err, "'output.weight'"), "%s", err);
+}
+
+Test(gguf, magic_decides_not_the_extension) {
+    char path[4096], err[512];
+    vram_model m;
+    write_tinyllama(fx_path(path, tmp, "weights.bin"), 3, 0, 10, 0);
+    cr_assert_eq(vram_read_path(path, &m, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_eq(m.stats.tensors, 201);
+    /* and a .gguf that is not one says so */
+    cr_assert_eq(fx_write_file(fx_path(path, tmp, "fake.gguf"), "PK\x03\x04 not gguf", 13), 0);
+    expect_err(vram_read_path(path, &m, err, sizeof err), VRAM_E_FORMAT, err,
+               "fake.gguf: bad magic 50 4b 03 04", "not a GGUF file");
+}
+
+/* ---- malformed headers, built byte by byte ------------------------------------------------- */
+
+/* A header: magic, version, counts; then the caller appends. */
+static void head(fx_buf *b, const char *magic, uint32_t version, uint64_t tensors, uint64_t kvs) {
+    fx_put(b, magic, 4);
+    fx_u32(b, version);
+    fx_u64(b, tensors);
+    fx_u64(b, kvs);
+}
+static void key(fx_buf *b, const char *k, uint32_t type) {
+    fx_u64(b, strlen(k));
+    fx_put(b, k, strlen(k));
+    fx_u32(b, type);
+}
+static void str(fx_buf *b, const char *s) {
+    fx_u64(b, strlen(s));
+    fx_put(b, s, strlen(s));
+}
+/* one tensor info: name, dims (ne order), ggml type, offset */
+static void tinfo(fx_buf *b, const char *name, uint32_t nd, const uint64_t *ne, uint32_t type,
+                  uint64_t off) {
+    str(b, name);
+    fx_u32(b, nd);
+    for (uint32_t i = 0; i < nd; i++)
+        fx_u64(b, ne[i]);
+    fx_u32(b, type);
+    fx_u64(b, off);
+}
+static void pad(fx_buf *b, size_t align, size_t data) {
+    while (b->n % align)
+        fx_put(b, "", 1);
+    for (size_t i = 0; i < data; i++)
+        fx_put(b, "", 1);
+}
+
+static void expect_mem(const fx_buf *b, vram_status want, const char *n1, const char *n2) {
+    vram_model m;
+    char err[512];
+    expect_err(parse_mem(b, 0, &m, err, sizeof err), want, err, n1, n2);
+    cr_assert(strncmp(err, "m.gguf: ", 8) == 0, "names the file: %s", err);
+}
+
+Test(gguf, bad_magic) {
+    fx_buf b = {0};
+    head(&b, "GGML", 3, 0, 0);
+    expect_mem(&b, VRAM_E_FORMAT, "bad magic 47 47 4d 4c", "not a GGUF file");
+    fx_free(&b);
+    fx_put(&b, "GG", 2);
+    expect_mem(&b, VRAM_E_FORMAT, "truncated: 2 bytes", NULL);
+    fx_free(&b);
+}
+
+Test(gguf, versions) {
+    fx_buf b = {0};
+    head(&b, "GGUF", 1, 0, 0);
+    expect_mem(&b, VRAM_E_UNSUPPORTED, "GGUF version 1 is not supported", "only 2 and 3");
+    fx_free(&b);
+    head(&b, "GGUF", 4, 0, 0);
+    expect_mem(&b, VRAM_E_UNSUPPORTED, "GGUF version 4 is not supported", NULL);
+    fx_free(&b);
+    head(&b, "GGUF", 0x03000000u, 0, 0);
+    expect_mem(&b, VRAM_E_UNSUPPORTED, "big-endian", NULL);
+    fx_free(&b);
+    /* v2 and v3 with nothing in them are fine */
+    for (uint32_t v = 2; v <= 3; v++) {
+        vram_model m;
+        char err[256];
+        head(&b, "GGUF", v, 0, 0);
+        cr_assert_eq(parse_mem(&b, 0, &m, err, sizeof err), VRAM_OK, "%s", err);
+        cr_assert_eq(m.stats.tensors, 0);
+        cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+        cr_assert_not_null(strstr(err, "no general.architecture"), "a note: %s", err);
+        fx_free(&b);
+    }
+}
+
+Test(gguf, absurd_counts) {
+    fx_buf b = {0};
+    head(&b, "GGUF", 3, 2000000, 0);
+    expect_mem(&b, VRAM_E_FORMAT, "tensor count 2000000 is absurd", NULL);
+    fx_free(&b);
+    head(&b, "GGUF", 3, 0, UINT64_MAX);
+    expect_mem(&b, VRAM_E_FORMAT, "metadata count 18446744073709551615 is absurd", NULL);
+    fx_free(&b);
+    /* plausible counts that the file cannot hold */
+    head(&b, "GGUF", 3, 1000, 0);
+    pad(&b, 1, 100);
+    expect_mem(&b, VRAM_E_FORMAT, "1000 tensor infos cannot fit in the 100 bytes", NULL);
+    fx_free(&b);
+    head(&b, "GGUF", 3, 0, 500000);
+    pad(&b, 1, 100);
+    expect_mem(&b, VRAM_E_FORMAT, "500000 metadata entries", "cannot fit");
+    fx_free(&b);
+}
+
+Test(gguf, strings) {
+    fx_buf b = {0};
+    /* a value that runs past the end */
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "general.name", 8);
+    fx_u64(&b, 1000);
+    fx_put(&b, "short", 5);
+    expect_mem(&b, VRAM_E_FORMAT, "metadata 'general.name': string of 1000 bytes",
+               "runs past the end of the file");
+    fx_free(&b);
+    /* over 1 GiB */
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "general.name", 8);
+    fx_u64(&b, UINT64_C(1) << 31);
+    expect_mem(&b, VRAM_E_FORMAT, "string length 2147483648 is over the 1 GiB limit", NULL);
+    fx_free(&b);
+    /* a key past the end, and one over 65,535 bytes */
+    head(&b, "GGUF", 3, 0, 1);
+    fx_u64(&b, 40);
+    fx_put(&b, "general.", 8);
+    pad(&b, 1, 5);
+    expect_mem(&b, VRAM_E_FORMAT, "metadata key 1 of 1 of 40 bytes", "runs past the end");
+    fx_free(&b);
+    head(&b, "GGUF", 3, 0, 1);
+    fx_u64(&b, 70000);
+    pad(&b, 1, 20);
+    expect_mem(&b, VRAM_E_FORMAT, "has length 70000, over the 65535-byte limit", NULL);
+    fx_free(&b);
+    /* a tensor name past the end */
+    head(&b, "GGUF", 3, 1, 0);
+    fx_u64(&b, 30);
+    fx_put(&b, "blk.0.", 6);
+    pad(&b, 1, 20);
+    expect_mem(&b, VRAM_E_FORMAT, "tensor name 1 of 1 of 30 bytes", "runs past the end");
+    fx_free(&b);
+}
+
+Test(gguf, arrays) {
+    fx_buf b = {0};
+    vram_model m;
+    char err[256];
+    /* a count that cannot fit */
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "tokenizer.ggml.tokens", 9);
+    fx_u32(&b, 8);
+    fx_u64(&b, 1000000000ull);
+    pad(&b, 1, 64);
+    expect_mem(&b, VRAM_E_FORMAT, "'tokenizer.ggml.tokens': an array of 1000000000 elements",
+               "cannot fit in the 64 bytes");
+    fx_free(&b);
+    /* a string inside an array that runs past the end */
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "tokenizer.ggml.tokens", 9);
+    fx_u32(&b, 8);
+    fx_u64(&b, 2);
+    str(&b, "a");
+    fx_u64(&b, 99);
+    pad(&b, 1, 4);
+    expect_mem(&b, VRAM_E_FORMAT, "string of 99 bytes", "runs past the end");
+    fx_free(&b);
+    /* arrays of arrays: two deep is fine, three is not */
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "x.pairs", 9);
+    fx_u32(&b, 9);
+    fx_u64(&b, 2);
+    for (int i = 0; i < 2; i++) {
+        fx_u32(&b, 4);
+        fx_u64(&b, 2);
+        fx_u32(&b, 7);
+        fx_u32(&b, 8);
+    }
+    cr_assert_eq(parse_mem(&b, 0, &m, err, sizeof err), VRAM_OK, "%s", err);
+    fx_free(&b);
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "x.deep", 9);
+    fx_u32(&b, 9);
+    fx_u64(&b, 1);
+    fx_u32(&b, 9);
+    fx_u64(&b, 1);
+    fx_u32(&b, 4);
+    fx_u64(&b, 0);
+    expect_mem(&b, VRAM_E_FORMAT, "'x.deep': arrays nested more than 2 deep", NULL);
+    fx_free(&b);
+    /* bad element and value types */
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "x.arr", 9);
+    fx_u32(&b, 13);
+    fx_u64(&b, 0);
+    expect_mem(&b, VRAM_E_FORMAT, "array element type 13 is not one of 0-12", NULL);
+    fx_free(&b);
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "x.val", 99);
+    pad(&b, 1, 8);
+    expect_mem(&b, VRAM_E_FORMAT, "metadata 'x.val' has value type 99", NULL);
+    fx_free(&b);
+}
+
+Test(gguf, duplicates) {
+    fx_buf b = {0};
+    const uint64_t ne[1] = {8};
+    head(&b, "GGUF", 3, 0, 2);
+    key(&b, "general.name", 8);
+    str(&b, "a");
+    key(&b, "general.name", 8);
+    str(&b, "b");
+    expect_mem(&b, VRAM_E_FORMAT, "metadata key 'general.name' appears twice", NULL);
+    fx_free(&b);
+    head(&b, "GGUF", 3, 2, 0);
+    tinfo(&b, "t", 1, ne, 0, 0);
+    tinfo(&b, "t", 1, ne, 0, 32);
+    pad(&b, 32, 64);
+    expect_mem(&b, VRAM_E_FORMAT, "tensor 't' appears twice", NULL);
+    fx_free(&b);
+}
+
+Test(gguf, tensor_infos) {
+    fx_buf b = {0};
+    const uint64_t ne5[5] = {1, 1, 1, 1, 1}, ne_row100[2] = {100, 4}, ne[2] = {256, 2};
+    head(&b, "GGUF", 3, 1, 0);
+    tinfo(&b, "t5", 5, ne5, 0, 0);
+    pad(&b, 32, 64);
+    expect_mem(&b, VRAM_E_FORMAT, "tensor 't5' has 5 dimensions, not 1 to 4", NULL);
+    fx_free(&b);
+    /* ggml type 4 (the removed Q4_2) */
+    head(&b, "GGUF", 3, 1, 0);
+    tinfo(&b, "blk.0.attn_q.weight", 2, ne, 4, 0);
+    pad(&b, 32, 1024);
+    expect_mem(&b, VRAM_E_UNSUPPORTED, "tensor 'blk.0.attn_q.weight' has ggml type 4",
+               "does not know");
+    fx_free(&b);
+    /* Q4_K rows must be whole blocks of 256 */
+    head(&b, "GGUF", 3, 1, 0);
+    tinfo(&b, "odd", 2, ne_row100, 12, 0);
+    pad(&b, 32, 1024);
+    expect_mem(&b, VRAM_E_FORMAT, "rows of 100 elements are not whole q4_k blocks of 256", NULL);
+    fx_free(&b);
+    /* dims that overflow */
+    const uint64_t big[2] = {UINT64_C(1) << 40, UINT64_C(1) << 40};
+    head(&b, "GGUF", 3, 1, 0);
+    tinfo(&b, "huge", 2, big, 0, 0);
+    pad(&b, 32, 0);
+    expect_mem(&b, VRAM_E_OVERFLOW, "'huge': its dimensions hold more than 2^64 elements", NULL);
+    fx_free(&b);
+}
+
+Test(gguf, data_section) {
+    fx_buf b = {0};
+    const uint64_t ne[1] = {8}; /* 8 x F32 = 32 bytes */
+    /* misaligned */
+    head(&b, "GGUF", 3, 1, 0);
+    tinfo(&b, "w", 1, ne, 0, 16);
+    pad(&b, 32, 64);
+    expect_mem(&b, VRAM_E_FORMAT, "tensor 'w': offset 16 is not a multiple of the alignment 32",
+               NULL);
+    fx_free(&b);
+    /* overlapping */
+    head(&b, "GGUF", 3, 2, 0);
+    tinfo(&b, "a", 1, (const uint64_t[]){16}, 0, 0);
+    tinfo(&b, "b", 1, ne, 0, 32);
+    pad(&b, 32, 96);
+    expect_mem(&b, VRAM_E_FORMAT, "tensors 'a' [0, +64) and 'b' [32, +32) overlap", NULL);
+    fx_free(&b);
+    /* past the end */
+    head(&b, "GGUF", 3, 1, 0);
+    tinfo(&b, "w", 1, ne, 0, 0);
+    pad(&b, 32, 31);
+    expect_mem(&b, VRAM_E_FORMAT, "tensor 'w' (32 bytes at data offset 0)",
+               "past the end of the file");
+    fx_free(&b);
+    /* general.alignment: not a power of two, not an integer; 64 moves the data section */
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "general.alignment", 4);
+    fx_u32(&b, 48);
+    expect_mem(&b, VRAM_E_FORMAT, "general.alignment is 48, not a power of two", NULL);
+    fx_free(&b);
+    head(&b, "GGUF", 3, 0, 1);
+    key(&b, "general.alignment", 8);
+    str(&b, "32");
+    expect_mem(&b, VRAM_E_FORMAT, "general.alignment is not an integer", NULL);
+    fx_free(&b);
+    vram_model m;
+    char err[256];
+    head(&b, "GGUF", 3, 1, 1);
+    key(&b, "general.alignment", 4);
+    fx_u32(&b, 64);
+    tinfo(&b, "w", 1, ne, 0, 64);
+    pad(&b, 64, 64 + 32);
+    cr_assert_eq(parse_mem(&b, 0, &m, err, sizeof err), VRAM_OK, "%s", err);
+    b.n -= 1; /* now one byte short */
+    expect_mem(&b, VRAM_E_FORMAT, "tensor 'w'", "past the end of the file");
+    fx_free(&b);
+}
+
+Test(gguf, truncated_header) {
+    fx_gguf g = {0};
+    fx_list l = {0};
+    fx_buf b = {0};
+    fx_gguf_llama_meta(&g, &FX_TINYLLAMA, 2048, 50);
+    fx_llama_gguf(&l, &FX_TINYLLAMA);
+    fx_gguf_build(&g, &l, &b, NULL);
+    /* cut in the tensor infos: every cut point gives a clean error, never a crash */
+    for (size_t cut = 0; cut < b.n; cut += b.n / 97 + 1) {
+        fx_buf c = {0};
+        vram_model m;
+        char err[512];
+        fx_put(&c, b.p, cut);
+        vram_status st = parse_mem(&c, 0, &m, err, sizeof err);
+        cr_assert_eq(st, VRAM_E_FORMAT, "cut at %zu: %s (%s)", cut, vram_status_name(st), err);
+        cr_assert(strncmp(err, "m.gguf: ", 8) == 0, "%s", err);
+        fx_free(&c);
+    }
+    fx_free(&b);
+    fx_free(&g.kv);
+    fx_list_free(&l);
+}
+
+/* ---- architectures ------------------------------------------------------------------------- */
+
+Test(gguf, architectures_from_metadata) {
+    fx_buf b = {0};
+    vram_model m;
+    char err[512];
+    const uint64_t emb[2] = {768, 50257}, pos[2] = {768, 1024}, qkv_b[1] = {2304}, out_b[1] = {768},
+                   up_b[1] = {3072};
+    /* gpt2: layer norm, plain MLP, biases found from the tensor names, learned positions */
+    head(&b, "GGUF", 3, 5, 6);
+    key(&b, "general.architecture", 8);
+    str(&b, "gpt2");
+    key(&b, "gpt2.block_count", 4);
+    fx_u32(&b, 12);
+    key(&b, "gpt2.embedding_length", 4);
+    fx_u32(&b, 768);
+    key(&b, "gpt2.feed_forward_length", 4);
+    fx_u32(&b, 3072);
+    key(&b, "gpt2.attention.head_count", 10); /* a u64 is an integer too */
+    fx_u64(&b, 12);
+    key(&b, "gpt2.context_length", 4);
+    fx_u32(&b, 1024);
+    tinfo(&b, "token_embd.weight", 2, emb, 1, 0);
+    tinfo(&b, "position_embd.weight", 2, pos, 1, 77194752);
+    tinfo(&b, "blk.0.attn_qkv.bias", 1, qkv_b, 0, 77194752 + 1572864);
+    tinfo(&b, "blk.0.attn_output.bias", 1, out_b, 0, 77194752 + 1572864 + 9216);
+    tinfo(&b, "blk.0.ffn_up.bias", 1, up_b, 0, 77194752 + 1572864 + 9216 + 3072);
+    uint64_t size = 0;
+    while ((b.n + size) % 32)
+        size++;
+    size += b.n + 77194752 + 1572864 + 9216 + 3072 + 12288;
+    cr_assert_eq(parse_mem(&b, size, &m, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(m.arch.mlp, VRAM_MLP_PLAIN);
+    cr_assert_eq(m.arch.norm, VRAM_NORM_LAYER);
+    cr_assert_eq(m.arch.flags, VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS |
+                                   VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED);
+    cr_assert_eq(m.arch.vocab, 50257);
+    cr_assert_eq(m.arch.positions, 1024);
+    cr_assert_eq(m.arch.heads, 12);
+    cr_assert_eq(m.dtype, VRAM_DTYPE_F16);
+    fx_free(&b);
+}
+
+static void arch_case(const char *arch, uint32_t extra_key_type, const char *extra_key,
+                      uint64_t extra_value, vram_model *m, char *err, size_t cap, vram_status *st) {
+    fx_buf b = {0};
+    char k[128];
+    head(&b, "GGUF", 3, 0, extra_key ? 8 : 7);
+    key(&b, "general.architecture", 8);
+    str(&b, arch);
+    const char *names[5] = {"block_count", "embedding_length", "feed_forward_length",
+                            "attention.head_count", "attention.head_count_kv"};
+    const uint32_t values[5] = {4, 256, 512, 8, 2};
+    for (int i = 0; i < 5; i++) {
+        snprintf(k, sizeof k, "%s.%s", arch, names[i]);
+        key(&b, k, 4);
+        fx_u32(&b, values[i]);
+    }
+    if (extra_key) {
+        key(&b, extra_key, extra_key_type);
+        if (extra_key_type == 4 || extra_key_type == 5)
+            fx_u32(&b, (uint32_t)extra_value);
+        else
+            fx_u64(&b, extra_value);
+    }
+    key(&b, "tokenizer.ggml.tokens", 9);
+    fx_u32(&b, 8);
+    fx_u64(&b, 3);
+    str(&b, "a");
+    str(&b, "b");
+    str(&b, "c");
+    *st = parse_mem(&b, 0, m, err, cap);
+    fx_free(&b);
+}
+
+Test(gguf, architecture_table_and_notes) {
+    vram_model m;
+    char err[512];
+    vram_status st;
+    arch_case("qwen2", 0, NULL, 0, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(m.arch.kv_heads, 2);
+    cr_assert_eq(m.arch.vocab, 3);
+    arch_case("bert", 0, NULL, 0, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_ENCODER);
+    cr_assert(m.arch.flags & VRAM_ARCH_NO_HEAD);
+    arch_case("mamba", 0, NULL, 0, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(
+        strstr(err, "m.gguf: general.architecture 'mamba' is not in vramkit's table"), "%s", err);
+    arch_case("llama", 4, "llama.expert_count", 8, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "8 experts (mixture of experts) is not modelled"), "%s", err);
+    /* numbers out of range are errors that name the key */
+    arch_case("llama", 5, "llama.context_length", (uint64_t)(uint32_t)-5, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "metadata 'llama.context_length' is -5", NULL);
+    arch_case("llama", 10, "llama.attention.key_length", 5000000, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "'llama.attention.key_length' is 5000000", "1..");
+    arch_case("llama", 10, "llama.attention.key_length", 200000, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "8 heads x 200000 head_dim is over 1000000", NULL);
+}

@@ -1,0 +1,509 @@
+/* Unit tests of the safetensors readers (driver/model_safetensors.c): GPT-2's real header
+ * over a sparse data section, a TinyLlama-shaped model sharded in two with a block split
+ * across the shards, and every malformed header with the status and the words of its
+ * message (the file, the tensor, the defect). */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../fuzz/gen/model_fixtures.h"
+#include "model_read.h"
+
+static char tmp[64];
+
+static void setup(void) { cr_assert_not_null(fx_tmpdir(tmp), "mkdtemp"); }
+static void teardown(void) { fx_rmtree(tmp); }
+
+TestSuite(safetensors, .init = setup, .fini = teardown);
+
+/* status and message: the message must hold every needle (NULL: none) */
+static void expect_err(vram_status got, vram_status want, const char *err, const char *n1,
+                       const char *n2, const char *n3) {
+    cr_assert_eq(got, want, "status %s, wanted %s; message: %s", vram_status_name(got),
+                 vram_status_name(want), err);
+    const char *needles[3] = {n1, n2, n3};
+    for (int i = 0; i < 3; i++)
+        if (needles[i] != NULL)
+            cr_assert_not_null(strstr(err, needles[i]), "message \"%s\" lacks \"%s\"", err,
+                               needles[i]);
+    cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+}
+
+/* ---- GPT-2 ------------------------------------------------------------------------------ */
+
+/* What GPT-2's model.safetensors holds, counted by hand: 124,439,808 parameters plus the 12
+ * causal-mask buffers of 1024 x 1024 (so the real file is 548,105,171 bytes with its header). */
+static void check_gpt2(const vram_model *m) {
+    const uint64_t per_block_matrices =
+        768ull * 2304 + 768ull * 768 + 768ull * 3072 + 3072ull * 768;
+    cr_assert_eq(m->stats.tensors, 2 + 12 * 13 + 2);
+    cr_assert_eq(m->stats.params, 124439808ull + 12ull * 1024 * 1024);
+    cr_assert_eq(m->stats.bytes, 4 * (124439808ull + 12ull * 1024 * 1024));
+    cr_assert_eq(m->stats.bytes, 548090880ull);
+    cr_assert_eq(m->stats.matrices, 48);
+    cr_assert_eq(m->stats.matrix_params, 12 * per_block_matrices);
+    cr_assert_eq(m->stats.matrix_rows, 12ull * (768 + 768 + 768 + 3072));
+    cr_assert_eq(m->stats.outer_matrices, 2);
+    cr_assert_eq(m->stats.outer_params, 50257ull * 768 + 1024ull * 768);
+    cr_assert_eq(m->stats.block_params,
+                 12 * (per_block_matrices + 2304 + 768 + 3072 + 768 + 4 * 768 + 1024ull * 1024));
+    cr_assert_eq(m->stats.largest_bytes, 50257ull * 768 * 4);
+    cr_assert_eq(m->stats.dtype_bytes[VRAM_DTYPE_F32], m->stats.bytes);
+    cr_assert_eq(m->blocks, 12);
+    cr_assert_eq(m->dtype, VRAM_DTYPE_F32);
+    cr_assert_eq(m->arch.family, VRAM_FAMILY_NONE);
+}
+
+Test(safetensors, gpt2_header_in_memory) {
+    fx_list l = {0};
+    fx_buf json = {0};
+    vram_model m;
+    char err[512];
+    fx_gpt2(&l);
+    uint64_t data = fx_st_header(l.t, l.n, 1, &json);
+    cr_assert_eq(data, 548090880ull);
+    vram_status st =
+        vram_safetensors_parse((const char *)json.p, json.n, data, "gpt2", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_str_empty(err);
+    check_gpt2(&m);
+    fx_free(&json);
+    fx_list_free(&l);
+}
+
+Test(safetensors, gpt2_sparse_file) {
+    fx_list l = {0};
+    fx_buf json = {0};
+    vram_model m;
+    char err[512], path[4096];
+    fx_gpt2(&l);
+    uint64_t data = fx_st_header(l.t, l.n, 1, &json);
+    cr_assert_eq(fx_st_write(fx_path(path, tmp, "model.safetensors"), &json, data, 0), 0);
+    cr_assert_eq(vram_safetensors_read(path, &m, err, sizeof err), VRAM_OK, "%s", err);
+    check_gpt2(&m);
+    memset(&m, 0, sizeof m);
+    cr_assert_eq(vram_read_path(path, &m, err, sizeof err), VRAM_OK, "%s", err);
+    check_gpt2(&m);
+    fx_free(&json);
+    fx_list_free(&l);
+}
+
+Test(safetensors, truncated_data_section_names_the_last_tensor) {
+    fx_list l = {0};
+    fx_buf json = {0};
+    vram_model m, before;
+    char err[512], path[4096];
+    fx_gpt2(&l);
+    uint64_t data = fx_st_header(l.t, l.n, 0, &json);
+    cr_assert_eq(fx_st_write(fx_path(path, tmp, "model.safetensors"), &json, data - 100, 0), 0);
+    memset(&m, 0x5a, sizeof m);
+    before = m;
+    vram_status st = vram_safetensors_read(path, &m, err, sizeof err);
+    expect_err(st, VRAM_E_FORMAT, err, path, "'ln_f.bias'", "truncated");
+    cr_assert_eq(memcmp(&m, &before, sizeof m), 0, "nothing half-filled");
+    fx_free(&json);
+    fx_list_free(&l);
+}
+
+/* ---- the 8-byte length ------------------------------------------------------------------ */
+
+static void write_raw(const char *path, uint64_t n, const char *json, uint64_t size) {
+    fx_buf f = {0};
+    fx_u64(&f, n);
+    fx_put(&f, json, strlen(json));
+    cr_assert_eq(fx_write_sparse(path, f.p, f.n, size > f.n ? size : f.n), 0);
+    fx_free(&f);
+}
+
+Test(safetensors, shorter_than_the_length_field) {
+    char err[512], path[4096];
+    vram_model m;
+    cr_assert_eq(fx_write_file(fx_path(path, tmp, "tiny.safetensors"), "\x02\0\0\0\0", 5), 0);
+    expect_err(vram_safetensors_read(path, &m, err, sizeof err), VRAM_E_FORMAT, err,
+               "tiny.safetensors", "truncated: 5 bytes", NULL);
+    expect_err(vram_safetensors_parse_image("\x02\0\0", 3, "img", &m, err, sizeof err),
+               VRAM_E_FORMAT, err, "img: truncated: 3 bytes", NULL, NULL);
+}
+
+Test(safetensors, header_length_past_the_end) {
+    char err[512], path[4096];
+    vram_model m;
+    write_raw(fx_path(path, tmp, "model.safetensors"), 123456789012ull, "{}", 4096);
+    expect_err(vram_safetensors_read(path, &m, err, sizeof err), VRAM_E_FORMAT, err,
+               "model.safetensors: header length 123456789012 is past the end of the file "
+               "(4096 bytes)",
+               NULL, NULL);
+}
+
+Test(safetensors, header_over_the_limit) {
+    char err[512], path[4096];
+    vram_model m;
+    /* 150 MB of header inside a 200 MB (sparse) file: refused before any of it is read */
+    write_raw(fx_path(path, tmp, "big.safetensors"), 150000000ull, "{", 200000000ull);
+    expect_err(vram_safetensors_read(path, &m, err, sizeof err), VRAM_E_FORMAT, err,
+               "big.safetensors", "header length 150000000 is over the 100,000,000-byte limit",
+               NULL);
+    /* the in-memory parser applies the same limit */
+    expect_err(vram_safetensors_parse("{}", 100000001u, 0, "mem", &m, err, sizeof err),
+               VRAM_E_FORMAT, err, "mem: header length 100000001", NULL, NULL);
+}
+
+Test(safetensors, image_parser_reads_a_whole_file) {
+    const char json[] = "{\"a\":{\"dtype\":\"F16\",\"shape\":[2,2],\"data_offsets\":[0,8]}}";
+    fx_buf f = {0};
+    vram_model m;
+    char err[256];
+    fx_u64(&f, sizeof json - 1);
+    fx_put(&f, json, sizeof json - 1);
+    fx_put(&f, "\0\0\0\0\0\0\0\0", 8);
+    cr_assert_eq(vram_safetensors_parse_image(f.p, f.n, "img", &m, err, sizeof err), VRAM_OK, "%s",
+                 err);
+    cr_assert_eq(m.stats.params, 4);
+    cr_assert_eq(m.stats.bytes, 8);
+    cr_assert_eq(m.dtype, VRAM_DTYPE_F16);
+    cr_assert_eq(m.stats.outer_matrices, 0); /* not named *weight */
+    /* one byte short: the tensor runs past the data section */
+    expect_err(vram_safetensors_parse_image(f.p, f.n - 1, "img", &m, err, sizeof err),
+               VRAM_E_FORMAT, err, "img:", "'a'", "past the end of the data section (7 bytes)");
+    fx_free(&f);
+}
+
+Test(safetensors, missing_file_is_io) {
+    char err[512];
+    vram_model m;
+    expect_err(vram_safetensors_read("/nonexistent/model.safetensors", &m, err, sizeof err),
+               VRAM_E_IO, err, "/nonexistent/model.safetensors", "No such file or directory", NULL);
+}
+
+/* ---- malformed headers ------------------------------------------------------------------ */
+
+struct bad_header {
+    char name[40];
+    char json[400];
+    uint64_t data;
+    vram_status want;
+    char n1[96], n2[96];
+};
+
+#define T1(x) "{\"a\":{\"dtype\":\"F32\",\"shape\":" x ",\"data_offsets\":[0,8]}}"
+
+ParameterizedTestParameters(safetensors, malformed) {
+    static struct bad_header cases[] = {
+        {"invalid json", "{\"a\":{\"dtype\":", 0, VRAM_E_FORMAT, "not valid JSON", ""},
+        {"not an object", "[1,2]", 0, VRAM_E_FORMAT, "header is an array, not a JSON object", ""},
+        {"junk after", "{} x", 0, VRAM_E_FORMAT, "bytes after its JSON (at byte 3", ""},
+        {"unknown dtype", "{\"w.weight\":{\"dtype\":\"F12\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+         8, VRAM_E_UNSUPPORTED, "tensor 'w.weight' has dtype 'F12'", "does not know"},
+        {"lowercase dtype", "{\"w\":{\"dtype\":\"f32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
+         VRAM_E_UNSUPPORTED, "dtype 'f32'", ""},
+        {"overlap",
+         "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
+         12, VRAM_E_FORMAT, "tensors 'a' [0, 8) and 'b' [4, 12) overlap", ""},
+        {"same offsets",
+         "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+         8, VRAM_E_FORMAT, "overlap", "'b' [0, 8)"},
+        {"gap",
+         "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[12,20]}}",
+         20, VRAM_E_FORMAT, "gap of 4 bytes between tensor 'a' (ends at 8)",
+         "tensor 'b' (begins at 12)"},
+        {"gap at start", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12,
+         VRAM_E_FORMAT, "the first tensor 'a' begins at 4, not 0", ""},
+        {"gap at end", T1("[2]"), 16, VRAM_E_FORMAT, "gap of 8 bytes at the end",
+         "'a' ends at 8 of 16"},
+        {"past the end", T1("[2]"), 4, VRAM_E_FORMAT,
+         "tensor 'a' [0, 8) runs past the end of the data section (4 bytes)", ""},
+        {"no tensors but data", "{}", 8, VRAM_E_FORMAT, "no tensors, but a data section of 8", ""},
+        {"size vs shape", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,20]}}", 20,
+         VRAM_E_FORMAT, "shape [2, 3] of F32 takes 24 bytes", "data_offsets [0, 20] span 20"},
+        {"fractional dim", T1("[1.5]"), 8, VRAM_E_FORMAT, "tensor 'a': shape[0] is 1.5", "integer"},
+        {"negative dim", T1("[2,-1]"), 8, VRAM_E_FORMAT, "shape[1] is -1", "non-negative"},
+        {"huge dim", T1("[1e30]"), 8, VRAM_E_FORMAT, "shape[0] is 1e+30", "below 2^53"},
+        {"past 2^53", T1("[9007199254740993]"), 8, VRAM_E_FORMAT, "shape[0] is", "below 2^53"},
+        {"string dim", T1("[\"2\"]"), 8, VRAM_E_FORMAT, "shape[0] is a string, not an integer", ""},
+        {"nine dims", T1("[1,1,1,1,1,1,1,1,2]"), 8, VRAM_E_FORMAT, "more than 8 dimensions", ""},
+        {"shape not array", T1("3"), 8, VRAM_E_FORMAT, "shape is a number, not an array", ""},
+        {"end before begin", "{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,0]}}", 8,
+         VRAM_E_FORMAT, "data_offsets [8, 0] end before they begin", ""},
+        {"one offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0]}}", 8,
+         VRAM_E_FORMAT, "not an array of two integers", ""},
+        {"negative offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[-8,0]}}", 8,
+         VRAM_E_FORMAT, "data_offsets[0] is -8", ""},
+        {"no dtype", "{\"a\":{\"shape\":[2],\"data_offsets\":[0,8]}}", 8, VRAM_E_FORMAT,
+         "tensor 'a' has no dtype", ""},
+        {"dtype not string", "{\"a\":{\"dtype\":4,\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
+         VRAM_E_FORMAT, "dtype is a number, not a string", ""},
+        {"no shape", "{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,8]}}", 8, VRAM_E_FORMAT,
+         "tensor 'a' has no shape", ""},
+        {"no offsets", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, VRAM_E_FORMAT,
+         "tensor 'a' has no data_offsets", ""},
+        {"tensor not object", "{\"a\":3}", 0, VRAM_E_FORMAT,
+         "tensor 'a' is a number, not an object", ""},
+        {"metadata not object", "{\"__metadata__\":[1]}", 0, VRAM_E_FORMAT,
+         "__metadata__ is an array, not an object of strings", ""},
+        {"metadata value", "{\"__metadata__\":{\"format\":1}}", 0, VRAM_E_FORMAT,
+         "__metadata__ entry 'format' is a number, not a string", ""},
+        {"duplicate",
+         "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}",
+         16, VRAM_E_FORMAT, "tensor 'a' appears twice", ""},
+        {"elements overflow", T1("[4503599627370496,4503599627370496]"), 8, VRAM_E_OVERFLOW,
+         "tensor 'a': its shape holds more than 2^64 elements", ""},
+        {"bytes overflow",
+         "{\"a\":{\"dtype\":\"F64\",\"shape\":[4503599627370496,1024],\"data_offsets\":[0,8]}}", 8,
+         VRAM_E_OVERFLOW, "take more than 2^64 bytes", ""},
+        {"control chars in name",
+         "{\"a\\nb\":{\"dtype\":\"F12\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
+         VRAM_E_UNSUPPORTED, "tensor 'a?b'", ""},
+    };
+    return cr_make_param_array(struct bad_header, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct bad_header *c, safetensors, malformed) {
+    vram_model m, before;
+    char err[512];
+    memset(&m, 0x33, sizeof m);
+    before = m;
+    vram_status st = vram_safetensors_parse(c->json, strlen(c->json), c->data, "x.safetensors", &m,
+                                            err, sizeof err);
+    cr_assert_eq(st, c->want, "[%s] status %s, wanted %s: %s", c->name, vram_status_name(st),
+                 vram_status_name(c->want), err);
+    cr_assert(strncmp(err, "x.safetensors: ", 15) == 0, "[%s] names the file: %s", c->name, err);
+    cr_assert_not_null(strstr(err, c->n1), "[%s] \"%s\" lacks \"%s\"", c->name, err, c->n1);
+    cr_assert_not_null(strstr(err, c->n2), "[%s] \"%s\" lacks \"%s\"", c->name, err, c->n2);
+    cr_assert_eq(memcmp(&m, &before, sizeof m), 0, "[%s] nothing half-filled", c->name);
+}
+
+Test(safetensors, accepted_edge_cases) {
+    vram_model m;
+    char err[256];
+    /* empty model, zero-size tensors, scalar shapes, padding spaces, every plain dtype */
+    const char *ok[] = {
+        "{}",
+        "{\"__metadata__\":{\"format\":\"pt\"}}   ",
+        "{\"z\":{\"dtype\":\"F32\",\"shape\":[0,4],\"data_offsets\":[0,0]},"
+        "\"s\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[0,8]}}",
+        "{\"b\":{\"dtype\":\"BOOL\",\"shape\":[3],\"data_offsets\":[0,3]},"
+        "\"e\":{\"dtype\":\"F8_E4M3\",\"shape\":[1],\"data_offsets\":[3,4]},"
+        "\"c\":{\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[4,12]},"
+        "\"f\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[12,14]},"
+        "\"g\":{\"dtype\":\"F6_E2M3\",\"shape\":[4],\"data_offsets\":[14,17]}}",
+    };
+    const uint64_t data[] = {0, 0, 8, 17};
+    const uint64_t params[] = {0, 0, 1, 13};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        vram_status st =
+            vram_safetensors_parse(ok[i], strlen(ok[i]), data[i], "ok", &m, err, sizeof err);
+        cr_assert_eq(st, VRAM_OK, "case %zu: %s", i, err);
+        cr_assert_eq(m.stats.bytes, data[i], "case %zu", i);
+        cr_assert_eq(m.stats.params, params[i], "case %zu", i);
+    }
+    cr_assert_eq(m.stats.dtype_bytes[VRAM_DTYPE_F6_E2M3], 3);
+    cr_assert_eq(m.stats.dtype_bytes[VRAM_DTYPE_C64], 8);
+}
+
+/* ---- sharded ------------------------------------------------------------------------------ */
+
+/* TinyLlama-1.1B in BF16, in two shards; block 11's attention is in shard 1, its MLP in
+ * shard 2 (as transformers splits by size). */
+static void write_tinyllama_shards(const char *dir, fx_list *s1, fx_list *s2) {
+    const fx_llama *m = &FX_TINYLLAMA;
+    char path[4096];
+    fx_buf index = {0};
+    s1->dtype = s2->dtype = "BF16";
+    FX_2(s1, "model.embed_tokens.weight", m->vocab, m->hidden);
+    for (uint64_t i = 0; i < 11; i++)
+        fx_llama_hf_layer(s1, m, i, 1, 1);
+    fx_llama_hf_layer(s1, m, 11, 1, 0);
+    fx_llama_hf_layer(s2, m, 11, 0, 1);
+    for (uint64_t i = 12; i < m->layers; i++)
+        fx_llama_hf_layer(s2, m, i, 1, 1);
+    FX_1(s2, "model.norm.weight", m->hidden);
+    FX_2(s2, "lm_head.weight", m->vocab, m->hidden);
+
+    const char *names[2] = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
+    fx_list *lists[2] = {s1, s2};
+    uint64_t total = 0;
+    for (int k = 0; k < 2; k++) {
+        fx_buf json = {0};
+        uint64_t data = fx_st_header(lists[k]->t, lists[k]->n, 1, &json);
+        total += data;
+        cr_assert_eq(fx_st_write(fx_path(path, dir, names[k]), &json, data, 0), 0);
+        fx_free(&json);
+    }
+    fx_printf(&index, "{\"metadata\":{\"total_size\":%llu},\"weight_map\":{",
+              (unsigned long long)total);
+    int first = 1;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < lists[k]->n; i++) {
+            fx_printf(&index, "%s\"%s\":\"%s\"", first ? "" : ",", lists[k]->t[i].name, names[k]);
+            first = 0;
+        }
+    fx_printf(&index, "}}");
+    cr_assert_eq(
+        fx_write_file(fx_path(path, dir, "model.safetensors.index.json"), index.p, index.n), 0);
+    fx_free(&index);
+}
+
+static void check_tinyllama_stats(const vram_model *m) {
+    const uint64_t layer_matrices = 2048ull * 2048 * 2 + 256ull * 2048 * 2 + 5632ull * 2048 * 3;
+    cr_assert_eq(m->stats.tensors, 2 + 22 * 9 + 1);
+    cr_assert_eq(m->stats.params, 1100048384ull); /* TinyLlama-1.1B's published count */
+    cr_assert_eq(m->stats.bytes, 2 * 1100048384ull);
+    cr_assert_eq(m->stats.dtype_bytes[VRAM_DTYPE_BF16], m->stats.bytes);
+    cr_assert_eq(m->stats.matrices, 22 * 7);
+    cr_assert_eq(m->stats.matrix_params, 22 * layer_matrices);
+    cr_assert_eq(m->stats.matrix_rows, 22ull * (2048 + 256 + 256 + 2048 + 5632 + 5632 + 2048));
+    cr_assert_eq(m->stats.outer_matrices, 2);
+    cr_assert_eq(m->stats.outer_params, 2 * 32000ull * 2048);
+    cr_assert_eq(m->stats.block_params, 22 * (layer_matrices + 2 * 2048));
+    cr_assert_eq(m->blocks, 22, "block 11 spans both shards and counts once");
+}
+
+Test(safetensors, sharded_tinyllama) {
+    fx_list s1 = {0}, s2 = {0};
+    vram_model m;
+    char err[512], path[4096];
+    write_tinyllama_shards(tmp, &s1, &s2);
+    fx_path(path, tmp, "model.safetensors.index.json");
+    cr_assert_eq(vram_safetensors_index_read(path, &m, err, sizeof err), VRAM_OK, "%s", err);
+    check_tinyllama_stats(&m);
+    cr_assert_eq(m.dtype, VRAM_DTYPE_BF16);
+    memset(&m, 0, sizeof m);
+    cr_assert_eq(vram_read_path(path, &m, err, sizeof err), VRAM_OK, "%s", err);
+    check_tinyllama_stats(&m);
+    fx_list_free(&s1);
+    fx_list_free(&s2);
+}
+
+static void write_index(const char *dir, const char *body) {
+    char path[4096];
+    cr_assert_eq(
+        fx_write_file(fx_path(path, dir, "model.safetensors.index.json"), body, strlen(body)), 0);
+}
+
+static void write_shard(const char *dir, const char *name, const char *const *tensors, int n) {
+    fx_list l = {0};
+    fx_buf json = {0};
+    char path[4096];
+    for (int i = 0; i < n; i++)
+        FX_2(&l, tensors[i], 4, 4);
+    uint64_t data = fx_st_header(l.t, l.n, 0, &json);
+    cr_assert_eq(fx_st_write(fx_path(path, dir, name), &json, data, 0), 0);
+    fx_free(&json);
+    fx_list_free(&l);
+}
+
+static vram_status read_index(char *err, size_t cap) {
+    char path[4096];
+    vram_model m;
+    memset(&m, 0x11, sizeof m);
+    vram_model before = m;
+    vram_status st = vram_safetensors_index_read(fx_path(path, tmp, "model.safetensors.index.json"),
+                                                 &m, err, cap);
+    if (st != VRAM_OK) cr_assert_eq(memcmp(&m, &before, sizeof m), 0, "nothing half-filled");
+    return st;
+}
+
+Test(safetensors, index_small_ok) {
+    const char *a[] = {"layers.0.w.weight", "layers.1.w.weight"}, *b[] = {"head.weight"};
+    char err[512];
+    write_shard(tmp, "s1.safetensors", a, 2);
+    write_shard(tmp, "s2.safetensors", b, 1);
+    write_index(tmp,
+                "{\"weight_map\":{\"layers.0.w.weight\":\"s1.safetensors\","
+                "\"head.weight\":\"s2.safetensors\",\"layers.1.w.weight\":\"s1.safetensors\"}}");
+    cr_assert_eq(read_index(err, sizeof err), VRAM_OK, "%s", err);
+}
+
+Test(safetensors, index_missing_shard) {
+    const char *a[] = {"a.weight"};
+    char err[512];
+    write_shard(tmp, "s1.safetensors", a, 1);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"s1.safetensors\","
+                     "\"b.weight\":\"model-00002-of-00002.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_IO, err, "model.safetensors.index.json",
+               "shard 'model-00002-of-00002.safetensors'", "No such file or directory");
+}
+
+Test(safetensors, index_refuses_paths_in_shard_names) {
+    char err[512];
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"../secret.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "model.safetensors.index.json",
+               "'../secret.safetensors'", "no \"..\"");
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"sub/x.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "'sub/x.safetensors'",
+               "no path separator", NULL);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"..\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "'..'", NULL, NULL);
+}
+
+Test(safetensors, index_tensor_missing_from_its_shard) {
+    const char *a[] = {"a.weight"};
+    char err[512];
+    write_shard(tmp, "s1.safetensors", a, 1);
+    write_index(
+        tmp, "{\"weight_map\":{\"a.weight\":\"s1.safetensors\",\"b.weight\":\"s1.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "s1.safetensors",
+               "tensor 'b.weight' is missing", NULL);
+}
+
+Test(safetensors, index_shard_holds_an_unlisted_tensor) {
+    const char *a[] = {"a.weight", "stray.weight"};
+    char err[512];
+    write_shard(tmp, "s1.safetensors", a, 2);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"s1.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "s1.safetensors",
+               "'stray.weight', which the index's weight_map does not list", NULL);
+}
+
+Test(safetensors, index_tensor_in_the_wrong_shard) {
+    const char *a[] = {"a.weight", "b.weight"}, *b[] = {"c.weight"};
+    char err[512];
+    write_shard(tmp, "s1.safetensors", a, 2);
+    write_shard(tmp, "s2.safetensors", b, 1);
+    write_index(tmp,
+                "{\"weight_map\":{\"a.weight\":\"s1.safetensors\",\"b.weight\":\"s2.safetensors\","
+                "\"c.weight\":\"s2.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "s1.safetensors",
+               "'b.weight', which the index's weight_map puts in 's2.safetensors'", NULL);
+}
+
+Test(safetensors, index_shape_errors) {
+    char err[512];
+    struct {
+        const char *body, *needle;
+    } cases[] = {
+        {"{\"weight_map\":", "not valid JSON"},
+        {"[]", "is an array, not a JSON object"},
+        {"{\"metadata\":{}}", "has no weight_map"},
+        {"{\"weight_map\":[]}", "weight_map is an array, not an object"},
+        {"{\"weight_map\":{}}", "weight_map is empty"},
+        {"{\"weight_map\":{\"a\":1}}", "weight_map entry 'a' is a number, not a file name"},
+        {"{\"weight_map\":{\"a\":\"s.safetensors\",\"a\":\"s.safetensors\"}}",
+         "weight_map lists tensor 'a' twice"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_index(tmp, cases[i].body);
+        expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err,
+                   "model.safetensors.index.json: ", cases[i].needle, NULL);
+    }
+}
+
+Test(safetensors, index_shard_errors_name_the_shard) {
+    char err[512], path[4096];
+    const char bad[] = "{\"w\":{\"dtype\":\"F12\",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    fx_buf f = {0};
+    fx_u64(&f, sizeof bad - 1);
+    fx_put(&f, bad, sizeof bad - 1);
+    fx_put(&f, "\0\0\0\0", 4);
+    cr_assert_eq(fx_write_file(fx_path(path, tmp, "s1.safetensors"), f.p, f.n), 0);
+    write_index(tmp, "{\"weight_map\":{\"w\":\"s1.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_UNSUPPORTED, err,
+               "s1.safetensors: ", "dtype 'F12'", NULL);
+    fx_free(&f);
+}
