@@ -13,6 +13,7 @@ typedef struct cli_command {
 } cli_command;
 
 static const cli_command commands[] = {
+    {"estimate", cmd_estimate, "how much memory a model needs, term by term, and the preset to use"},
     {"chunks", cmd_chunks, "plan how a dataset is cut into GPU-resident chunks and batches"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
