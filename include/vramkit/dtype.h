@@ -139,14 +139,19 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_get(vram_dtype t, vram_dtype_layo
     }
 }
 
+/* Names are returned padded with NULs to 16 bytes (VRAM__PAD16), so a reader may look at
+ * any of the first 16 bytes: what lets the prover check the name lookups below. */
+#define VRAM__PAD16(s) s "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+
 /* vramkit's lower-case name of a format ("bf16", "nf4_dq", "q4_k"); NULL for NONE or a
  * value outside the list. */
-/*@ assigns \nothing; */
+/*@ assigns \nothing;
+    ensures \result == \null || \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_dtype_name(vram_dtype t) {
     switch (t) {
 #define VRAM__DTYPE_NAME(id, nm, ...) \
     case id:                          \
-        return nm;
+        return VRAM__PAD16(nm);
         VRAM_DTYPE_LIST(VRAM__DTYPE_NAME)
 #undef VRAM__DTYPE_NAME
     default:
@@ -155,12 +160,13 @@ VRAM_DEF const char *vram_dtype_name(vram_dtype t) {
 }
 
 /* The safetensors dtype string ("BF16") of a format; NULL when safetensors has none. */
-/*@ assigns \nothing; */
+/*@ assigns \nothing;
+    ensures \result == \null || \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_dtype_safetensors_name(vram_dtype t) {
     switch (t) {
 #define VRAM__DTYPE_ST(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) \
     case id:                                                            \
-        return sizeof(st) > 1 ? st : NULL;
+        return sizeof(st) > 1 ? VRAM__PAD16(st) : NULL;
         VRAM_DTYPE_LIST(VRAM__DTYPE_ST)
 #undef VRAM__DTYPE_ST
     default:
@@ -168,18 +174,19 @@ VRAM_DEF const char *vram_dtype_safetensors_name(vram_dtype t) {
     }
 }
 
-/* Does text[0 .. len) equal name[0 .. nlen)? ASCII case folded when fold != 0. */
-/*@ requires \valid_read(text + (0 .. len - 1)) && \valid_read(name + (0 .. nlen - 1));
+/* Does text[0 .. len) equal the name (NUL-terminated within 16 bytes)? ASCII case folded
+ * when fold != 0. Reads at most len bytes of text and 16 of name. */
+/*@ requires \valid_read(text + (0 .. len - 1)) && \valid_read(name + (0 .. 15));
     assigns \nothing; */
-VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name, size_t nlen,
-                                 int fold) {
+VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name, int fold) {
     size_t i;
-    if (len != nlen) return 0;
+    if (len > 15 || name[len] != '\0') return 0;
     /*@ loop invariant 0 <= i <= len;
         loop assigns i;
         loop variant len - i; */
     for (i = 0; i < len; i++) {
         char a = text[i], b = name[i];
+        if (b == '\0') return 0;
         if (fold && a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
         if (fold && b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
         if (a != b) return 0;
@@ -196,13 +203,17 @@ VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name,
     ensures \result == VRAM_OK ==> VRAM_DTYPE_NONE < *out < VRAM_DTYPE_COUNT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_name(const char *text, size_t len,
                                                          vram_dtype *out) {
-#define VRAM__DTYPE_FROM_NAME(id, nm, ...)                     \
-    if (vram__dtype_name_eq(text, len, nm, sizeof(nm) - 1, 1)) { \
-        *out = id;                                              \
-        return VRAM_OK;                                         \
+    int t;
+    /*@ loop invariant VRAM_DTYPE_NONE + 1 <= t <= VRAM_DTYPE_COUNT;
+        loop assigns t;
+        loop variant VRAM_DTYPE_COUNT - t; */
+    for (t = VRAM_DTYPE_NONE + 1; t < VRAM_DTYPE_COUNT; t++) {
+        const char *nm = vram_dtype_name((vram_dtype)t);
+        if (nm != NULL && vram__dtype_name_eq(text, len, nm, 1)) {
+            *out = (vram_dtype)t;
+            return VRAM_OK;
+        }
     }
-    VRAM_DTYPE_LIST(VRAM__DTYPE_FROM_NAME)
-#undef VRAM__DTYPE_FROM_NAME
     return VRAM_E_UNSUPPORTED;
 }
 
@@ -215,13 +226,17 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_name(const char *text, size_
     ensures \result == VRAM_OK ==> VRAM_DTYPE_NONE < *out < VRAM_DTYPE_COUNT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_safetensors(const char *text, size_t len,
                                                                 vram_dtype *out) {
-#define VRAM__DTYPE_FROM_ST(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k)    \
-    if (sizeof(st) > 1 && vram__dtype_name_eq(text, len, st, sizeof(st) - 1, 0)) { \
-        *out = id;                                                               \
-        return VRAM_OK;                                                          \
+    int t;
+    /*@ loop invariant VRAM_DTYPE_NONE + 1 <= t <= VRAM_DTYPE_COUNT;
+        loop assigns t;
+        loop variant VRAM_DTYPE_COUNT - t; */
+    for (t = VRAM_DTYPE_NONE + 1; t < VRAM_DTYPE_COUNT; t++) {
+        const char *st = vram_dtype_safetensors_name((vram_dtype)t);
+        if (st != NULL && vram__dtype_name_eq(text, len, st, 0)) {
+            *out = (vram_dtype)t;
+            return VRAM_OK;
+        }
     }
-    VRAM_DTYPE_LIST(VRAM__DTYPE_FROM_ST)
-#undef VRAM__DTYPE_FROM_ST
     return VRAM_E_UNSUPPORTED;
 }
 

@@ -756,12 +756,13 @@ typedef enum vram_preset {
     VRAM_PRESET_COUNT
 } vram_preset;
 
-/*@ assigns \nothing; */
+/*@ assigns \nothing;
+    ensures \result == \null || \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_preset_name(vram_preset p) {
     switch (p) {
 #define VRAM__PRESET_NAME(id, name, fmt, off, cpu) \
     case id:                                      \
-        return name;
+        return VRAM__PAD16(name);
         VRAM_PRESET_LIST(VRAM__PRESET_NAME)
 #undef VRAM__PRESET_NAME
     default:
@@ -771,16 +772,21 @@ VRAM_DEF const char *vram_preset_name(vram_preset p) {
 
 /* A preset from its name (exact, lower case; need not be NUL-terminated). */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
-    assigns *out; */
+    assigns *out;
+    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_preset_from_name(const char *text, size_t len,
                                                           vram_preset *out) {
-#define VRAM__PRESET_FROM(id, name, fmt, off, cpu)                   \
-    if (vram__dtype_name_eq(text, len, name, sizeof(name) - 1, 0)) { \
-        *out = id;                                                   \
-        return VRAM_OK;                                              \
+    int p;
+    /*@ loop invariant 0 <= p <= VRAM_PRESET_COUNT;
+        loop assigns p;
+        loop variant VRAM_PRESET_COUNT - p; */
+    for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) {
+        const char *nm = vram_preset_name((vram_preset)p);
+        if (nm != NULL && vram__dtype_name_eq(text, len, nm, 0)) {
+            *out = (vram_preset)p;
+            return VRAM_OK;
+        }
     }
-    VRAM_PRESET_LIST(VRAM__PRESET_FROM)
-#undef VRAM__PRESET_FROM
     return VRAM_E_UNSUPPORTED;
 }
 

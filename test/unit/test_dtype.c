@@ -68,7 +68,7 @@ ParameterizedTestParameters(dtype, exact_bytes) {
 }
 
 ParameterizedTest(bytes_case *c, dtype, exact_bytes) {
-    vram_dtype t;
+    vram_dtype t = VRAM_DTYPE_NONE;
     cr_assert_eq(vram_dtype_from_name(c->name, strlen(c->name), &t), VRAM_OK, "%s", c->name);
     cr_expect_eq(bytes_of(t, c->n, c->rows), c->bytes, "%s n=%llu rows=%llu", c->name,
                  (unsigned long long)c->n, (unsigned long long)c->rows);
