@@ -308,7 +308,9 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_bytes(vram_dtype t, uint64_t n, u
 VRAM_DEF uint64_t vram_dtype_millibits(vram_dtype t) {
     uint64_t bytes;
     if (vram_dtype_bytes(t, (uint64_t)1 << 20, 1024u, &bytes) != VRAM_OK) return 0;
-    /* bytes <= 2^20 * 8 + small, so * 8000 stays far below 2^64 */
+    /* bytes is at most 2^23 and some scales for every format of the table; the guard says
+       so to the prover */
+    if (bytes > UINT64_MAX / 8000u) return 0;
     return bytes * 8000u >> 20;
 }
 
