@@ -12,5 +12,7 @@
 #include "dtype.h"
 #include "model.h"
 #include "estimate.h"
+#include "strategy.h"
+#include "place.h"
 
 #endif /* VRAMKIT_VRAMKIT_H */
