@@ -83,4 +83,25 @@ static inline int cli_count_lines(const char *s) {
     return n;
 }
 
+/* Run a command that must fail as bad usage: exit 2, one line on stderr that starts with
+ * prefix ("vramkit: plan: ") and contains needle, nothing on stdout. args holds up to 8
+ * strings of at most 48 bytes, the unused ones empty (the shape of the parameter tables). */
+static inline void cli_expect_usage_error(char (*args)[48], int max, const char *needle,
+                                          const char *prefix) {
+    const char *argv[16];
+    int n = 0;
+    while (n < max && n < 15 && args[n][0]) {
+        argv[n] = args[n];
+        n++;
+    }
+    argv[n] = NULL;
+    cli_result r = cli_run(argv);
+    cr_expect_eq(r.exit_code, 2, "%s: exit %d (%s)", needle, r.exit_code, r.err);
+    cr_expect(strstr(r.err, needle) != NULL, "stderr lacks '%s': %s", needle, r.err);
+    cr_expect_eq(cli_count_lines(r.err), 1, "one line: %s", r.err);
+    cr_expect(strncmp(r.err, prefix, strlen(prefix)) == 0, "%s", r.err);
+    cr_expect_str_empty(r.out, "no partial output");
+    cli_result_free(&r);
+}
+
 #endif

@@ -219,18 +219,5 @@ ParameterizedTestParameters(cli_estimate, bad_input) {
 }
 
 ParameterizedTest(bad_case *c, cli_estimate, bad_input) {
-    const char *args[9];
-    int n = 0;
-    while (n < 8 && c->args[n][0]) {
-        args[n] = c->args[n];
-        n++;
-    }
-    args[n] = NULL;
-    cli_result r = cli_run(args);
-    cr_expect_eq(r.exit_code, 2, "%s: exit %d", c->needle, r.exit_code);
-    cr_expect(strstr(r.err, c->needle) != NULL, "stderr lacks '%s': %s", c->needle, r.err);
-    cr_expect_eq(cli_count_lines(r.err), 1, "one line: %s", r.err);
-    cr_expect(strncmp(r.err, "vramkit: estimate: ", 19) == 0, "%s", r.err);
-    cr_expect_str_empty(r.out, "no partial output");
-    cli_result_free(&r);
+    cli_expect_usage_error(c->args, 8, c->needle, "vramkit: estimate: ");
 }

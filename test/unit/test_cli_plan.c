@@ -1,0 +1,344 @@
+/* `vramkit plan`: the strategy chain of a model, the placement of a service's components
+ * (user-report 001's card), device settings from the command line and the environment,
+ * plans saved and loaded, and one clear error line for every bad input. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_run.h"
+
+static cJSON *parse(const cli_result *r) {
+    cJSON *doc = cJSON_Parse(r->out);
+    cr_assert_not_null(doc, "not JSON:\n%s\nstderr: %s", r->out, r->err);
+    cr_expect_eq(cli_count_lines(r->out), 1);
+    cr_expect_str_empty(r->err);
+    return doc;
+}
+
+static const cJSON *item(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert_not_null(v, "no '%s'", key);
+    return v;
+}
+
+static const cJSON *find(const cJSON *arr, const char *key, const char *value) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+        if (cJSON_IsString(v) && strcmp(v->valuestring, value) == 0) return e;
+    }
+    cr_assert_fail("no element with %s = %s", key, value);
+    return NULL;
+}
+
+#define GIB 1073741824.0
+
+Test(cli_plan, help_answers_the_questions) {
+    const char *args[] = {"plan", "--help", NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0);
+    static const char *const must[] = {"--model", "--component", "@DEVICE", "VRAMKIT_DEVICE",
+                                       "VRAMKIT_<NAME>_DEVICE", "--assume-gpu", "--margin",
+                                       "--save", "--load", "--json", "several GPUs", "exit codes",
+                                       "--host-memory", "--lora-rank"};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        cr_expect(strstr(r.out, must[i]) != NULL, "help lacks %s", must[i]);
+    cli_result_free(&r);
+}
+
+Test(cli_plan, readme_main_job_without_a_gpu_chooses_cpu_and_says_why) {
+    const char *args[] = {"plan", "--model", "nllb-200-distilled-600M", "--host-memory", "16GiB",
+                          NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "no GPU") != NULL);
+    cr_expect(strstr(r.out, "chosen: cpu") != NULL, "%s", r.out);
+    cli_result_free(&r);
+}
+
+Test(cli_plan, strategy_chain_json_on_one_card) {
+    const char *args[] = {"plan", "--model", "nllb-200-distilled-600M", "--seq", "256",
+                          "--assume-gpu", "8GiB,used=4.7GB,cc=8.9", "--host-memory", "16GiB",
+                          "--json", NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = parse(&r);
+    const cJSON *st = item(doc, "strategies");
+    cr_expect_eq(cJSON_GetArraySize(st), 6);
+    static const char *const order[] = {"bf16", "int8", "int4", "multi_gpu", "gpu_cpu", "cpu"};
+    for (int i = 0; i < 6; i++) {
+        const cJSON *c = cJSON_GetArrayItem(st, i);
+        cr_expect_str_eq(item(c, "name")->valuestring, order[i]);
+        cr_expect(cJSON_IsBool(item(c, "fits")) && cJSON_IsString(item(c, "reason_text")));
+    }
+    cr_expect_str_eq(item(doc, "chosen")->valuestring, "bf16", "cc 8.9 has bf16");
+    const cJSON *multi = find(st, "name", "multi_gpu");
+    cr_expect(cJSON_IsFalse(item(multi, "fits")));
+    cr_expect_str_eq(item(multi, "reason")->valuestring, "one_gpu");
+    /* the chosen one is placed on GPU 0 with its bytes, within the free memory less margin */
+    const cJSON *pl = cJSON_GetArrayItem(item(doc, "placement"), 0);
+    cr_expect_str_eq(item(pl, "device")->valuestring, "gpu0");
+    cr_expect_str_eq(item(pl, "strategy")->valuestring, "bf16");
+    double bytes = item(pl, "bytes")->valuedouble;
+    cr_expect(bytes > 1.0 * GIB && bytes <= 8 * GIB - 4.7e9 - 256 * 1048576.0);
+    cr_expect_eq(bytes, item(find(st, "name", "bf16"), "bytes")->valuedouble);
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+Test(cli_plan, a_card_without_bf16_gets_fp16_and_nothing_fits_exits_1) {
+    const char *args[] = {"plan", "--model", "Mistral-Small-22B", "--assume-gpu", "6GiB,cc=7.5",
+                          "--host-memory", "8GiB", "--json", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 1, "nothing fits: %s", r.err);
+    cJSON *doc = parse(&r);
+    cr_expect_str_eq(item(cJSON_GetArrayItem(item(doc, "strategies"), 0), "name")->valuestring,
+                     "fp16");
+    cr_expect(cJSON_IsNull(item(doc, "chosen")));
+    cr_expect_eq(cJSON_GetArraySize(item(doc, "placement")), 0);
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+Test(cli_plan, two_gpus_split_a_22b_model) {
+    const char *args[] = {"plan", "--model", "Mistral-Small-22B", "--seq", "4096",
+                          "--assume-gpu", "24GB,cc=8.9", "--assume-gpu", "24GB,cc=8.9",
+                          "--assume-gpu", "24GB,cc=8.9", "--host-memory", "16GiB", "--json",
+                          NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = parse(&r);
+    /* 16-bit needs ~44 GiB: not one 24 GB card, int4 fits one; the multi-GPU split fits
+       three cards, each within its budget */
+    const cJSON *multi = find(item(doc, "strategies"), "name", "multi_gpu");
+    cr_expect(cJSON_IsTrue(item(multi, "fits")));
+    const cJSON *d;
+    double blocks = 0;
+    cJSON_ArrayForEach(d, item(multi, "per_device")) {
+        cr_expect(item(d, "bytes")->valuedouble <= 24e9 - 256 * 1048576.0);
+        blocks += item(d, "blocks")->valuedouble;
+    }
+    cr_expect_eq(blocks, 56);
+    cr_expect_str_eq(item(doc, "chosen")->valuestring, "int4");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+/* user-report 001: e5-large and two DistilBERT classifiers on an 8 GB RTX 4060 (cc 8.9)
+   where Ollama holds 4.7 GB */
+#define SERVICE "--component", "embed=multilingual-e5-large", "--component", \
+                "cls-a=distilbert-base-uncased", "--component", "cls-b=distilbert-base-uncased"
+
+Test(cli_plan, user_report_001_service_fits_beside_ollama) {
+    const char *args[] = {"plan", SERVICE, "--assume-gpu", "8GiB,used=4.7GB,cc=8.9", "--json", NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = parse(&r);
+    const cJSON *pl = item(doc, "placement"), *e;
+    double sum = 0;
+    cr_expect_eq(cJSON_GetArraySize(pl), 3);
+    cJSON_ArrayForEach(e, pl) {
+        cr_expect_str_eq(item(e, "device")->valuestring, "gpu0");
+        cr_expect(cJSON_IsTrue(item(e, "fits")));
+        cr_expect_str_eq(item(e, "setting_from")->valuestring, "default");
+        sum += item(e, "bytes")->valuedouble;
+    }
+    /* the three models and one CUDA context + workspace (430 + 32 MiB) within free - margin */
+    cr_expect(sum + 462 * 1048576.0 <= 8 * GIB - 4.7e9 - 256 * 1048576.0, "sum %.0f", sum);
+    cr_expect(cJSON_IsTrue(item(doc, "chosen")));
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+Test(cli_plan, smaller_card_the_embedder_falls_back_or_is_short_by_the_exact_amount) {
+    /* 6 GiB with 4.7 GB used: 1.37 GiB after the margin; e5-large (1.07 GiB) plus the
+       fixed 462 MiB does not fit, the classifiers do */
+    const char *args[] = {"plan", SERVICE, "--assume-gpu", "6GiB,used=4.7GB,cc=8.9", "--json", NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "AUTO falls back to the CPU: %s", r.err);
+    cJSON *doc = parse(&r);
+    const cJSON *embed = find(item(doc, "placement"), "component", "embed");
+    cr_expect_str_eq(item(embed, "device")->valuestring, "cpu");
+    cr_expect_str_eq(item(embed, "reason")->valuestring, "fell_back");
+    cr_expect(item(embed, "short_by_bytes")->valuedouble > 0);
+    cr_expect_str_eq(item(find(item(doc, "placement"), "component", "cls-a"), "device")->valuestring,
+                     "gpu0");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+    /* pinned to the GPU: not placed, exit 1, short by exactly needed - room */
+    const char *pinned[] = {"plan", "--component", "embed=multilingual-e5-large@cuda:0",
+                            "--assume-gpu", "6GiB,used=4.7GB,cc=8.9", "--json", NULL};
+    r = cli_run(pinned);
+    cr_expect_eq(r.exit_code, 1);
+    doc = parse(&r);
+    embed = find(item(doc, "placement"), "component", "embed");
+    cr_expect(cJSON_IsFalse(item(embed, "fits")));
+    cr_expect_str_eq(item(embed, "reason")->valuestring, "gpu_short");
+    double budget = 6 * GIB - 4.7e9 - 256 * 1048576.0;
+    double needed = item(embed, "bytes")->valuedouble + 462 * 1048576.0;
+    cr_expect_eq(item(embed, "short_by_bytes")->valuedouble, needed - budget);
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+Test(cli_plan, device_settings_from_the_environment_inherit_and_override) {
+    const char *args[] = {"plan", SERVICE, "--component", "extra=gpt2@auto", "--assume-gpu",
+                          "8GiB,used=4.7GB,cc=8.9", "--json", NULL};
+    const char *env[] = {"VRAMKIT_DEVICE=cpu", "VRAMKIT_CLS_B_DEVICE=cuda:0", NULL};
+    cli_result r = cli_run_env(args, env);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = parse(&r);
+    const cJSON *pl = item(doc, "placement");
+    /* embed and cls-a inherit the global cpu; cls-b has its own; extra's @auto wins */
+    cr_expect_str_eq(item(find(pl, "component", "embed"), "device")->valuestring, "cpu");
+    cr_expect_str_eq(item(find(pl, "component", "embed"), "setting_from")->valuestring,
+                     "VRAMKIT_DEVICE");
+    cr_expect_str_eq(item(find(pl, "component", "cls-a"), "device")->valuestring, "cpu");
+    cr_expect_str_eq(item(find(pl, "component", "cls-b"), "device")->valuestring, "gpu0");
+    cr_expect_str_eq(item(find(pl, "component", "cls-b"), "setting_from")->valuestring,
+                     "VRAMKIT_CLS_B_DEVICE");
+    cr_expect_str_eq(item(find(pl, "component", "extra"), "device")->valuestring, "gpu0");
+    cr_expect_str_eq(item(find(pl, "component", "extra"), "setting_from")->valuestring,
+                     "command line");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+    /* a bad setting in the environment is an error naming the variable */
+    const char *bad_env[] = {"VRAMKIT_EMBED_DEVICE=tpu:3", NULL};
+    r = cli_run_env(args, bad_env);
+    cr_expect_eq(r.exit_code, 2);
+    cr_expect(strstr(r.err, "VRAMKIT_EMBED_DEVICE") && strstr(r.err, "tpu:3"), "%s", r.err);
+    cr_expect_str_empty(r.out);
+    cli_result_free(&r);
+}
+
+Test(cli_plan, save_then_load_replans_and_reports_changes) {
+    char path[] = "/tmp/vramkit-plan-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    const char *save[] = {"plan", "--component", "embed=multilingual-e5-large@cuda:0",
+                          "--component", "cls=distilbert-base-uncased", "--seq", "256",
+                          "--assume-gpu", "6GiB,used=4.7GB,cc=8.9", "--save", path, NULL};
+    cli_result r = cli_run(save);
+    cr_expect_eq(r.exit_code, 1, "embed does not fit there: %s", r.err);
+    cli_result_free(&r);
+    /* the saved file is the JSON plan */
+    FILE *f = fopen(path, "r");
+    char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *saved = cJSON_Parse(text);
+    cr_assert_not_null(saved);
+    cr_expect_eq(item(saved, "version")->valuedouble, 1);
+    const cJSON *in = item(saved, "inputs");
+    cr_expect_eq(item(item(in, "workload"), "seq")->valuedouble, 256);
+    cr_expect_eq(cJSON_GetArraySize(item(item(in, "machine"), "gpus")), 1);
+    cJSON_Delete(saved);
+    /* loaded as saved: unchanged, same exit */
+    const char *load[] = {"plan", "--load", path, NULL};
+    r = cli_run(load);
+    cr_expect_eq(r.exit_code, 1);
+    cr_expect(strstr(r.out, "unchanged since the plan was saved") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "from saved plan") != NULL, "%s", r.out);
+    cli_result_free(&r);
+    /* on a bigger card: the embedder now fits, and the change is reported */
+    const char *bigger[] = {"plan", "--load", path, "--assume-gpu", "8GiB,used=4.7GB,cc=8.9",
+                            "--json", NULL};
+    r = cli_run(bigger);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = parse(&r);
+    const cJSON *ch = item(doc, "changes");
+    cr_expect_eq(cJSON_GetArraySize(ch), 1);
+    cr_expect(strstr(cJSON_GetArrayItem(ch, 0)->valuestring, "embed") != NULL);
+    cr_expect_eq(item(item(item(doc, "inputs"), "workload"), "seq")->valuedouble, 256,
+                 "the workload came back");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+    /* a single-model plan round-trips too */
+    const char *msave[] = {"plan", "--model", "gpt2", "--assume-gpu", "4GiB", "--save", path,
+                           "--json", NULL};
+    r = cli_run(msave);
+    cr_expect_eq(r.exit_code, 0);
+    cli_result_free(&r);
+    r = cli_run(load);
+    cr_expect_eq(r.exit_code, 0);
+    cr_expect(strstr(r.out, "chosen: fp16") && strstr(r.out, "unchanged"), "%s", r.out);
+    cli_result_free(&r);
+    unlink(path);
+}
+
+typedef struct bad_case {
+    char args[8][48];
+    char needle[56];
+} bad_case;
+
+ParameterizedTestParameters(cli_plan, bad_input) {
+    static bad_case cases[] = {
+        {{"plan"}, "give --model"},
+        {{"plan", "--model", "gpt2", "--model", "gpt2"}, "one model only"},
+        {{"plan", "--model", "gpt2", "--component", "a=gpt2"}, "do not mix"},
+        {{"plan", "--component", "a=gpt2", "--model", "gpt2"}, "do not mix"},
+        {{"plan", "--model", "nope-7b"}, "nope-7b"},
+        {{"plan", "--model", "gpt2", "extra"}, "unexpected argument 'extra'"},
+        {{"plan", "--model", "gpt2", "--frobnicate"}, "--frobnicate"},
+        {{"plan", "--component", "gpt2"}, "NAME=MODEL"},
+        {{"plan", "--component", "=gpt2"}, "NAME=MODEL"},
+        {{"plan", "--component", "a b=gpt2"}, "only letters"},
+        {{"plan", "--component", "a="}, "has no model"},
+        {{"plan", "--component", "a=gpt2@"}, "no device after '@'"},
+        {{"plan", "--component", "a=gpt2@tpu"}, "'tpu' is not a device"},
+        {{"plan", "--component", "a=gpt2@cuda:-1"}, "'cuda:-1'"},
+        {{"plan", "--component", "a=gpt2", "--component", "a=gpt2"}, "given twice"},
+        {{"plan", "--model", "gpt2", "--assume-gpu", "8GiB,used=9GiB"}, "more than the GPU"},
+        {{"plan", "--model", "gpt2", "--host-memory", "0"}, "--host-memory: '0'"},
+        {{"plan", "--model", "gpt2", "--margin", "x"}, "--margin: 'x'"},
+        {{"plan", "--model", "gpt2", "--batch", "0"}, "--batch: '0'"},
+        {{"plan", "--model", "gpt2", "--lora-rank", "8"}, "LoRA is for training"},
+        {{"plan", "--load", "/nonexistent/plan.json"}, "no such file"},
+        {{"plan", "--load", "/etc/hostname"}, "not valid JSON"},
+        {{"plan", "--load", "/tmp/x.json", "--model", "gpt2"}, "drop --model/--component"},
+    };
+    return cr_make_param_array(bad_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(bad_case *c, cli_plan, bad_input) {
+    cli_expect_usage_error(c->args, 8, c->needle, "vramkit: plan: ");
+}
+
+Test(cli_plan, malformed_saved_plans_are_rejected_by_name) {
+    static const char *const docs[][2] = {
+        {"[1, 2]", "not a vramkit plan"},
+        {"{\"version\": 2, \"inputs\": {}}", "version 1"},
+        {"{\"version\": 1}", "no \"inputs\""},
+        {"{\"version\": 1, \"inputs\": {}}", "neither"},
+        {"{\"version\": 1, \"inputs\": {\"components\": [{\"name\": \"a\"}]}}", "lacks name"},
+        {"{\"version\": 1, \"inputs\": {\"model\": \"gpt2\", \"workload\": {\"batch\": -3}}}",
+         "workload.batch"},
+        {"{\"version\": 1, \"inputs\": {\"model\": \"gpt2\", \"workload\": {\"mode\": \"serve\"}}}",
+         "--mode: 'serve'"},
+        {"{\"version\": 1, \"inputs\": {\"model\": \"gpt2\", \"machine\": {\"gpus\": [{\"total_bytes\": 8, \"free_bytes\": 9}]}}}",
+         "sane total_bytes"},
+    };
+    char path[] = "/tmp/vramkit-badplan-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        FILE *f = fopen(path, "w");
+        fputs(docs[i][0], f);
+        fclose(f);
+        const char *args[] = {"plan", "--load", path, NULL};
+        cli_result r = cli_run(args);
+        cr_expect_eq(r.exit_code, 2, "%s", docs[i][0]);
+        cr_expect(strstr(r.err, docs[i][1]) != NULL, "'%s' -> %s", docs[i][0], r.err);
+        cr_expect_eq(cli_count_lines(r.err), 1);
+        cr_expect_str_empty(r.out);
+        cli_result_free(&r);
+    }
+    unlink(path);
+}
