@@ -342,3 +342,34 @@ Test(cli_plan, malformed_saved_plans_are_rejected_by_name) {
     }
     unlink(path);
 }
+
+/* The README's first command (the newcomer's main job) runs and succeeds as written. */
+Test(cli_plan, readme_main_command_is_true) {
+    char path[1024], line[1024];
+    snprintf(path, sizeof path, "%s/README.md", VRAMKIT_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    const char *cmd = NULL;
+    while (fgets(line, sizeof line, f)) {
+        char *at = strstr(line, "build/driver/vramkit ");
+        if (at != NULL) {
+            cmd = at + strlen("build/driver/vramkit ");
+            break;
+        }
+    }
+    fclose(f);
+    cr_assert_not_null(cmd, "no vramkit command in the README");
+    cr_expect(strncmp(cmd, "plan ", 5) == 0, "the main job is vramkit plan: %s", cmd);
+    char buf[1024];
+    const char *args[32];
+    int n = 0;
+    snprintf(buf, sizeof buf, "%s", cmd);
+    for (char *save = NULL, *tok = strtok_r(buf, " \n", &save); tok && n < 31;
+         tok = strtok_r(NULL, " \n", &save))
+        args[n++] = tok;
+    args[n] = NULL;
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0, "README command failed: %s", r.err);
+    cr_expect(strstr(r.out, "chosen:") != NULL, "%s", r.out);
+    cli_result_free(&r);
+}
