@@ -16,6 +16,7 @@ static const cli_command commands[] = {
     {"plan", cmd_plan, "which load strategy fits, and where each component of a service lives"},
     {"estimate", cmd_estimate, "how much memory a model needs, term by term, and the preset to use"},
     {"chunks", cmd_chunks, "plan how a dataset is cut into GPU-resident chunks and batches"},
+    {"try", cmd_try, "run a load under each strategy in a child process until one works"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

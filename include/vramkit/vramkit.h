@@ -9,6 +9,7 @@
 #include "device.h"
 #include "chunks.h"
 #include "scaler.h"
+#include "attempt.h"
 #include "dtype.h"
 #include "model.h"
 #include "estimate.h"

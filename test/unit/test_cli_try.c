@@ -1,0 +1,379 @@
+/* `vramkit try` as a user runs it: the built binary over the test child. A crash-unless-cpu
+ * load ends on cpu after two crashes (text, and JSON parsed with cJSON); substitution and
+ * the environment; every failing attempt gives exit 1; timeouts; an interrupt stops the
+ * running attempt; every kind of bad input is exit 2 with one line naming it; --help. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli_run.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static cJSON *parse_doc(const cli_result *r) {
+    cr_assert_not_null(r->out);
+    cJSON *doc = cJSON_Parse(r->out);
+    cr_assert_not_null(doc, "stdout is not JSON: %s", r->out);
+    cr_assert(cJSON_IsObject(doc));
+    return doc;
+}
+
+static const char *str_at(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int is_null(const cJSON *o, const char *key) {
+    return cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+static double num_at(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsNumber(v), "%s is not a number", key);
+    return v->valuedouble;
+}
+
+Test(cli_try, crash_unless_cpu_text) {
+    const char *args[] = {"try", "--strategies", "fp16,int8,cpu", "--", VRAMKIT_CHILD,
+                          "crash-unless-cpu", "{strategy}", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect_str_eq(r.err, "");
+    cr_expect_eq(cli_count_lines(r.out), 4, "%s", r.out);
+    cr_expect(strstr(r.out, "[1/3] fp16: crash (signal 11 SIGSEGV)"), "%s", r.out);
+    cr_expect(strstr(r.out, "[2/3] int8: crash (signal 11 SIGSEGV)"), "%s", r.out);
+    cr_expect(strstr(r.out, "stderr: crashing: strategy fp16 is not cpu\n"), "%s", r.out);
+    cr_expect(strstr(r.out, "[3/3] cpu: success (exit 0)"), "%s", r.out);
+    cr_expect(strstr(r.out, "result: {\"device\":\"cpu\",\"peak_bytes\":0}"), "%s", r.out);
+    cr_expect(strstr(r.out, "\nchosen: cpu\n"), "%s", r.out);
+    cli_result_free(&r);
+}
+
+Test(cli_try, crash_unless_cpu_json) {
+    const char *args[] = {"try", "--json", "--strategies", "fp16,int8,cpu", "--", VRAMKIT_CHILD,
+                          "crash-unless-cpu", "{strategy}", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cJSON *doc = parse_doc(&r);
+    cr_expect_str_eq(str_at(doc, "chosen"), "cpu");
+    cr_expect(is_null(doc, "timeout_s"));
+    cr_expect_eq(num_at(doc, "grace_s"), 2.0);
+    const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(doc, "attempts");
+    cr_assert(cJSON_IsArray(attempts));
+    cr_assert_eq(cJSON_GetArraySize(attempts), 3);
+    const char *names[3] = {"fp16", "int8", "cpu"};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *a = cJSON_GetArrayItem(attempts, i);
+        cr_expect_str_eq(str_at(a, "strategy"), names[i]);
+        const cJSON *argv = cJSON_GetObjectItemCaseSensitive(a, "argv");
+        cr_expect_str_eq(cJSON_GetArrayItem(argv, 2)->valuestring, names[i], "substituted");
+        cr_expect(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(a, "seconds")));
+        cr_expect(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "timed_out")));
+        cr_expect(is_null(a, "start_error"));
+        if (i < 2) {
+            cr_expect_str_eq(str_at(a, "outcome"), "crash");
+            cr_expect_str_eq(str_at(a, "rule"), "crash_signal");
+            cr_expect_eq(num_at(a, "signal"), 11);
+            cr_expect_str_eq(str_at(a, "signal_name"), "SIGSEGV");
+            cr_expect(is_null(a, "exit_code"));
+            cr_expect(strstr(str_at(a, "stderr_tail"), "crashing: strategy"));
+            cr_expect(is_null(a, "result"));
+            cr_expect_str_eq(str_at(a, "device"), "cuda:0");
+        } else {
+            cr_expect_str_eq(str_at(a, "outcome"), "success");
+            cr_expect_eq(num_at(a, "exit_code"), 0);
+            cr_expect(is_null(a, "signal") && is_null(a, "signal_name"));
+            const cJSON *res = cJSON_GetObjectItemCaseSensitive(a, "result");
+            cr_assert(cJSON_IsObject(res));
+            cr_expect_str_eq(str_at(res, "device"), "cpu");
+            cr_expect_eq(num_at(res, "peak_bytes"), 0);
+            cr_expect(is_null(a, "result_error"));
+            cr_expect_str_eq(str_at(a, "device"), "cpu");
+            cr_expect_str_eq(str_at(a, "dtype"), "float32");
+        }
+    }
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+Test(cli_try, substitution_and_environment) {
+    const char *args[] = {"try", "--json", "--strategies", "bf16", "--", VRAMKIT_CHILD, "args",
+                          "{strategy}/{device}/{dtype}", "{other} {strategy}{strategy}", "plain",
+                          NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = parse_doc(&r);
+    const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
+    cr_expect_str_eq(str_at(a, "stdout_tail"), "bf16/cuda:0/bfloat16\n{other} bf16bf16\nplain\n");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+
+    const char *env_args[] = {"try", "--json", "--strategies", "q4_k_m", "--", VRAMKIT_CHILD, "env",
+                              NULL};
+    r = cli_run(env_args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    doc = parse_doc(&r);
+    a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
+    const char *out = str_at(a, "stdout_tail");
+    cr_expect(strstr(out, "VRAMKIT_STRATEGY=q4_k_m\n"), "%s", out);
+    cr_expect(strstr(out, "VRAMKIT_DEVICE=cuda:0\n"), "unknown names run on cuda:0: %s", out);
+    cr_expect(strstr(out, "VRAMKIT_DTYPE=q4_k_m\n"), "and pass through as the dtype: %s", out);
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+
+    const char *split_args[] = {"try", "--strategies", "gpu+cpu", "--", VRAMKIT_CHILD, "args",
+                                "{device} {dtype}", NULL};
+    r = cli_run(split_args);
+    cr_expect_eq(r.exit_code, 0);
+    cli_result_free(&r);
+}
+
+Test(cli_try, every_attempt_fails) {
+    const char *args[] = {"try", "--strategies", "fp16,int8", "--", VRAMKIT_CHILD, "oom", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 1);
+    cr_expect(strstr(r.out, "[1/2] fp16: oom (exit 1; stderr has \"CUDA out of memory\" from PyTorch)"),
+              "%s", r.out);
+    cr_expect(strstr(r.out, "[2/2] int8: oom"), "%s", r.out);
+    cr_expect(strstr(r.out, "chosen: none\n"), "%s", r.out);
+    cr_expect_eq(cli_count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "every strategy failed (fp16: oom, int8: oom)"), "%s", r.err);
+    cli_result_free(&r);
+
+    const char *json_args[] = {"try", "--json", "--strategies", "a", "--", VRAMKIT_CHILD, "illegal",
+                               NULL};
+    r = cli_run(json_args);
+    cr_expect_eq(r.exit_code, 1);
+    cJSON *doc = parse_doc(&r);
+    cr_expect(is_null(doc, "chosen"));
+    const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
+    cr_expect_str_eq(str_at(a, "outcome"), "cuda_sticky");
+    cr_expect_str_eq(str_at(a, "matched"), "illegal memory access");
+    cr_expect_eq(num_at(a, "cuda_code"), 700);
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+Test(cli_try, command_not_found) {
+    const char *args[] = {"try", "--json", "--strategies", "a,b", "--", "/nonexistent/load", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 1);
+    cJSON *doc = parse_doc(&r);
+    const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(doc, "attempts");
+    cr_expect_eq(cJSON_GetArraySize(attempts), 2);
+    const cJSON *a = cJSON_GetArrayItem(attempts, 0);
+    cr_expect_str_eq(str_at(a, "outcome"), "start_failed");
+    cr_expect(strstr(str_at(a, "start_error"), "No such file or directory"));
+    cr_expect(is_null(a, "exit_code"));
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+Test(cli_try, malformed_result_is_reported) {
+    const char *args[] = {"try", "--json", "--strategies", "a", "--", VRAMKIT_CHILD, "not-object", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0, "a bad result line does not fail a successful attempt");
+    cJSON *doc = parse_doc(&r);
+    const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
+    cr_expect(is_null(a, "result"));
+    cr_expect_str_eq(str_at(a, "result_error"), "VRAMKIT_RESULT line is not an object (it is an array)");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+
+    const char *text_args[] = {"try", "--strategies", "a", "--", VRAMKIT_CHILD, "bad-result", NULL};
+    r = cli_run(text_args);
+    cr_expect(strstr(r.out, "| VRAMKIT_RESULT line is not valid JSON: "), "%s", r.out);
+    cli_result_free(&r);
+}
+
+Test(cli_try, timeout_then_next_strategy) {
+    const char *args[] = {"try", "--json", "--timeout", "0.3", "--grace", "0.3", "--strategies",
+                          "slow,fast", "--", VRAMKIT_CHILD, "ignore-term", NULL};
+    double t0 = now_s();
+    cli_result r = cli_run(args);
+    double wall = now_s() - t0;
+    cr_expect_eq(r.exit_code, 1);
+    cr_expect_lt(wall, 2 * 0.6 + 2.0, "two attempts of timeout + grace took %.2f s", wall);
+    cJSON *doc = parse_doc(&r);
+    cr_expect_eq(num_at(doc, "timeout_s"), 0.3);
+    cr_expect_eq(num_at(doc, "grace_s"), 0.3);
+    const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(doc, "attempts");
+    cr_assert_eq(cJSON_GetArraySize(attempts), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *a = cJSON_GetArrayItem(attempts, i);
+        cr_expect_str_eq(str_at(a, "outcome"), "timeout");
+        cr_expect(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "timed_out")));
+        cr_expect_eq(num_at(a, "signal"), 9, "SIGTERM was ignored, so SIGKILL");
+    }
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+/* Is a process (not a zombie) running with `marker` in its command line? */
+static int marker_running(const char *marker) {
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int found = 0;
+    if (!d) return 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        char path[300], buf[4096], stat[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        int has = 0;
+        for (size_t i = 0; i + strlen(marker) <= n && !has; i++)
+            has = memcmp(buf + i, marker, strlen(marker)) == 0;
+        if (!has) continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        f = fopen(path, "r");
+        if (!f) continue;
+        size_t m = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[m] = '\0';
+        const char *p = strrchr(stat, ')');
+        found = p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+    }
+    closedir(d);
+    return found;
+}
+
+Test(cli_try, interrupt_stops_the_attempt) {
+    char marker[64];
+    snprintf(marker, sizeof marker, "vramkit-test-marker-%d", (int)getpid());
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execl(VRAMKIT_EXE, VRAMKIT_EXE, "try", "--strategies", "a,b", "--", VRAMKIT_CHILD, "sleep",
+              "30", marker, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 400 && !marker_running(marker); i++) usleep(5000);
+    cr_assert(marker_running(marker), "the attempt did not start");
+    kill(pid, SIGINT);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "vramkit dies of SIGINT (status %d)",
+              status);
+    for (int i = 0; i < 200 && marker_running(marker); i++) usleep(5000);
+    cr_expect(!marker_running(marker), "the attempt outlived vramkit");
+}
+
+/* ---- bad input: exit 2, nothing on stdout, one line on stderr that names the input ---------- */
+
+/* Strings live inside the struct: parameters are copied into the worker process, where a
+ * pointer into the runner's memory means nothing. The argument list ends at the first
+ * END ("" is a real, empty argument). */
+#define END "\x01"
+typedef struct bad_case {
+    char args[12][160];
+    char needle[200];
+} bad_case;
+
+#define CHILD VRAMKIT_CHILD
+static const bad_case bad_cases[] = {
+    {{"try", "--strategies", "a", CHILD, "exit", END}, "unexpected argument '" CHILD "'"},
+    {{"try", "--strategies", "a", END}, "missing '--' before the command"},
+    {{"try", "--strategies", "a", "--", END}, "no command after '--'"},
+    {{"try", "--strategies", "a", "--", "", END}, "the command after '--' is empty"},
+    {{"try", "--", CHILD, "exit", END}, "--strategies is required"},
+    {{"try", "--strategies", "", "--", CHILD, END}, "--strategies: the list is empty"},
+    {{"try", "--strategies", "fp16,,cpu", "--", CHILD, END}, "item 2 of 'fp16,,cpu' is empty"},
+    {{"try", "--strategies", ",", "--", CHILD, END}, "item 1 of ',' is empty"},
+    {{"try", "--strategies", "fp16,", "--", CHILD, END}, "item 2 of 'fp16,' is empty"},
+    {{"try", "--strategies", "fp 16", "--", CHILD, END}, "item 1 of 'fp 16' contains a blank"},
+    {{"try", "--strategies", "a", "--strategies", "b", "--", CHILD, END}, "--strategies is given twice"},
+    {{"try", "--strategies", "a", "--timeout", "abc", "--", CHILD, END},
+     "--timeout: 'abc' is not a number of seconds"},
+    {{"try", "--strategies", "a", "--timeout", "-1", "--", CHILD, END}, "--timeout: '-1' is negative"},
+    {{"try", "--strategies", "a", "--timeout", "0", "--", CHILD, END},
+     "--timeout: must be more than 0 seconds"},
+    {{"try", "--strategies", "a", "--timeout", "0.000", "--", CHILD, END},
+     "--timeout: must be more than 0 seconds"},
+    {{"try", "--strategies", "a", "--timeout", "1e3", "--", CHILD, END},
+     "--timeout: '1e3' is not a number of seconds"},
+    {{"try", "--strategies", "a", "--timeout", "nan", "--", CHILD, END},
+     "--timeout: 'nan' is not a number"},
+    {{"try", "--strategies", "a", "--timeout", "1.", "--", CHILD, END}, "--timeout: '1.' is not"},
+    {{"try", "--strategies", "a", "--timeout", "", "--", CHILD, END}, "--timeout: '' is not"},
+    {{"try", "--strategies", "a", "--timeout", "2000000", "--", CHILD, END},
+     "--timeout: '2000000' is more than 1000000 seconds"},
+    {{"try", "--strategies", "a", "--grace", "soon", "--", CHILD, END}, "--grace: 'soon' is not"},
+    {{"try", "--strategies", "a", "--grace", "0", "--", CHILD, END}, "--grace: must be more than 0"},
+    {{"try", "--strategies", "a", "--bogus", "--", CHILD, END}, "unknown option '--bogus'"},
+    {{"try", "--strategies", "a", "--timeout", "--", CHILD, END}, "option '--timeout' needs a value"},
+    {{"try", "--strategies", "a", "--plan", "p.json", "--", CHILD, END}, "unknown option '--plan"},
+};
+
+ParameterizedTestParameters(cli_try, bad_input) {
+    return cr_make_param_array(bad_case, bad_cases, sizeof bad_cases / sizeof bad_cases[0]);
+}
+
+ParameterizedTest(const bad_case *c, cli_try, bad_input) {
+    const char *args[13];
+    int n = 0;
+    while (n < 12 && strcmp(c->args[n], END) != 0) {
+        args[n] = c->args[n];
+        n++;
+    }
+    args[n] = NULL;
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 2, "'%s': exit %d", c->needle, r.exit_code);
+    cr_expect_str_eq(r.out, "");
+    cr_expect_eq(cli_count_lines(r.err), 1, "one line: %s", r.err);
+    cr_expect(strncmp(r.err, "vramkit: try: ", 14) == 0, "%s", r.err);
+    cr_expect(strstr(r.err, c->needle), "'%s' not in: %s", c->needle, r.err);
+    cli_result_free(&r);
+}
+
+Test(cli_try, too_many_strategies) {
+    char list[400] = "s";
+    for (int i = 1; i < 65; i++) strcat(list, ",s");
+    const char *args[] = {"try", "--strategies", list, "--", VRAMKIT_CHILD, NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 2);
+    cr_expect(strstr(r.err, "more than 64 strategies"), "%s", r.err);
+    cli_result_free(&r);
+    char longname[80];
+    memset(longname, 'x', 65);
+    longname[65] = '\0';
+    const char *args2[] = {"try", "--strategies", longname, "--", VRAMKIT_CHILD, NULL};
+    r = cli_run(args2);
+    cr_expect_eq(r.exit_code, 2);
+    cr_expect(strstr(r.err, "is longer than 64 characters"), "%s", r.err);
+    cli_result_free(&r);
+}
+
+Test(cli_try, help) {
+    const char *args[] = {"try", "--help", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0);
+    const char *want[] = {"--strategies LIST", "--timeout SECONDS", "--grace SECONDS", "--json",
+                          "{strategy}", "{device}", "{dtype}", "VRAMKIT_STRATEGY", "VRAMKIT_DEVICE",
+                          "VRAMKIT_DTYPE", "cuda_sticky", "not_supported", "start_failed", "crash",
+                          "oom", "timeout", "exit codes: 0", "VRAMKIT_RESULT", "fp16 cuda:0 float16"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_expect(strstr(r.out, want[i]), "--help lacks '%s'", want[i]);
+    cr_expect_null(strstr(r.out, "--plan"), "not available yet");
+    cr_expect_null(strstr(r.out, "--model"), "not available yet");
+    cli_result_free(&r);
+    const char *top[] = {"--help", NULL};
+    r = cli_run(top);
+    cr_expect(strstr(r.out, "  try "), "vramkit --help lists try: %s", r.out);
+    cli_result_free(&r);
+}
