@@ -224,6 +224,14 @@ VRAM_DEF uint64_t vram__a(vram__acc *acc, uint64_t a, uint64_t b) {
     return r;
 }
 
+/* r * b / d in double: vram__muldiv's fallback, in a function of its own so that the
+ * prover's goals about memory in vram__muldiv do not carry float arithmetic. */
+/*@ requires d > 0;
+    assigns \nothing; */
+VRAM_DEF double vram__muldiv_double(uint64_t r, uint64_t b, uint64_t d) {
+    return (double)r * (double)b / (double)d;
+}
+
 /* floor(a * b / d) for d > 0 without 128-bit arithmetic: exact while the remainder's
  * product fits in 64 bits, else through double (relative error below 10^-15, fine for a
  * share of an estimate). Flags overflow when the result itself does not fit. */
@@ -235,7 +243,7 @@ VRAM_DEF uint64_t vram__muldiv(vram__acc *acc, uint64_t a, uint64_t b, uint64_t 
     double x;
     if (vram__mul_u64(r, b, &rb) == VRAM_OK) return vram__a(acc, whole, rb / d);
     /* r < d, so r * b / d < b: the double is below 2^64 but for rounding; checked */
-    x = (double)r * (double)b / (double)d;
+    x = vram__muldiv_double(r, b, d);
     if (!(x >= 0.0 && x < 18446744073709549568.0)) {
         acc->overflow = 1;
         return UINT64_MAX;
@@ -396,6 +404,362 @@ VRAM_DEF void vram__term_set(vram__acc *acc, vram_term *t, uint64_t low, uint64_
     t->cause = cause;
 }
 
+/* ---- vram_estimate_model's steps ----------------------------------------------------
+ * vram_estimate_model runs the steps below in order; they are apart so that the prover
+ * (test/proof/proof_estimate.c) handles one at a time, each step's contract stating what the
+ * next relies on. Every byte count goes through the saturating vram__m / vram__a, which flag
+ * overflow in the accumulator. */
+
+/* The workload values checked first: mode, optimizer, LoRA targets, the storage format (a
+ * known format that is not an integer one) and the compute format (f32, f16 or bf16). */
+/*@ requires \valid_read(w);
+    assigns \nothing;
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID; */
+VRAM_DEF VRAM_NODISCARD vram_status vram__est_check(const vram_workload *w) {
+    if (w->mode != VRAM_MODE_INFER && w->mode != VRAM_MODE_TRAIN) return VRAM_E_INVALID;
+    if ((int)w->optimizer < 0 || (int)w->optimizer > (int)VRAM_OPT_ADAM_8BIT)
+        return VRAM_E_INVALID;
+    if ((w->lora_targets & ~VRAM_LORA_ALL) != 0) return VRAM_E_INVALID;
+    if (w->format != VRAM_DTYPE_NONE) {
+        vram_dtype_layout l;
+        if (vram_dtype_get(w->format, &l) != VRAM_OK || l.kind == VRAM_DTYPE_INT)
+            return VRAM_E_INVALID;
+    }
+    if (w->compute != VRAM_DTYPE_NONE && w->compute != VRAM_DTYPE_F32 &&
+        w->compute != VRAM_DTYPE_F16 && w->compute != VRAM_DTYPE_BF16)
+        return VRAM_E_INVALID;
+    return VRAM_OK;
+}
+
+/* What vram_estimate_model resolves before counting (vram__est_resolve). */
+typedef struct vram__est_in {
+    vram_dtype published, format, compute; /* as published, the weights', compute's */
+    uint64_t c;                            /* bytes of one element of compute */
+    uint64_t b, s, src, tgt;               /* batch; sequence, source, target tokens */
+    uint64_t P, Q, R, M, N, OQ, OR, OM;    /* parameters; block matrices (elements, rows,
+                                              count); vectors; outer matrices (same) */
+    uint64_t blocks;                       /* blocks of all stacks (0 when unknown) */
+    uint64_t q, kv, h, heads, enc, dec, dec_i; /* widths, heads, blocks per stack, decoder
+                                                  MLP width (0 without an arch) */
+    uint32_t notes;                        /* VRAM_NOTE_* */
+} vram__est_in;
+
+/* The numbers of the terms, as the steps fill them (vram_estimate_model). */
+typedef struct vram__est_terms {
+    uint64_t weights, w_hi, grads, master, optim, trainable;
+    uint64_t act_lo, act, act_hi, kv_bytes, block_kv, log_lo, log, log_hi;
+    vram_cause w_cause, act_cause, log_cause;
+} vram__est_terms;
+
+/* Defaults resolved (formats, batch, lengths) and the sizes of the model, from its tensor
+ * list when there is one, else from the arch's parameter count pc. */
+/*@ requires \valid_read(m) && \valid_read(w);
+    requires have_arch ==> vram_arch_ok(&m->arch);
+    assigns \nothing;
+    ensures \result.c <= 292;
+    ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
+VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload *w,
+                                        vram_param_count pc, int have_arch, int have_stats) {
+    vram__est_in in;
+    uint64_t s;
+    vram_dtype published, format, compute;
+    uint32_t notes = 0;
+    published = m->dtype;
+    if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
+    if (published == VRAM_DTYPE_NONE) {
+        published = VRAM_DTYPE_F16;
+        notes |= VRAM_NOTE_DTYPE_ASSUMED;
+    }
+    format = w->format != VRAM_DTYPE_NONE ? w->format : published;
+    compute = w->compute;
+    if (compute == VRAM_DTYPE_NONE) {
+        if (format == VRAM_DTYPE_F32 || format == VRAM_DTYPE_F64 || w->cpu)
+            compute = VRAM_DTYPE_F32;
+        else if (format == VRAM_DTYPE_BF16 || published == VRAM_DTYPE_BF16)
+            compute = VRAM_DTYPE_BF16;
+        else
+            compute = VRAM_DTYPE_F16;
+    }
+    in.published = published;
+    in.format = format;
+    in.compute = compute;
+    in.c = vram__elem_bytes(compute);
+    in.b = w->batch != 0 ? w->batch : 1u;
+    s = w->seq;
+    if (s == 0) {
+        uint64_t ctx = have_arch ? m->arch.context : 0u;
+        s = ctx != 0 ? vram__min_u64(ctx, 2048u) : 512u;
+    }
+    in.s = s;
+    in.src = w->src_len != 0 ? w->src_len : s;
+    in.tgt = w->tgt_len != 0 ? w->tgt_len : s;
+
+    /* sizes of the model */
+    if (have_stats) {
+        in.P = m->stats.params;
+        in.Q = m->stats.matrix_params;
+        in.R = m->stats.matrix_rows;
+        in.M = m->stats.matrices;
+        in.OQ = m->stats.outer_params;
+        in.OR = m->stats.outer_rows;
+        in.OM = m->stats.outer_matrices;
+    } else {
+        in.P = pc.total;
+        in.Q = pc.matrix_params;
+        in.R = pc.matrix_rows;
+        in.M = pc.matrices;
+        in.OQ = pc.outer_params;
+        in.OR = pc.outer_rows;
+        in.OM = pc.outer_matrices;
+    }
+    if (in.Q > in.P) in.Q = in.P;
+    if (in.OQ > in.P - in.Q) in.OQ = in.P - in.Q;
+    in.N = in.P - in.Q - in.OQ; /* vectors: norms, biases (and extra parameters) */
+    in.blocks = have_arch ? pc.block_count : m->blocks;
+    in.q = in.kv = in.h = in.heads = in.enc = in.dec = in.dec_i = 0;
+    if (have_arch) {
+        uint64_t q, kv;
+        vram_arch_widths(&m->arch, &q, &kv);
+        in.q = q;
+        in.kv = kv;
+        in.h = m->arch.hidden;
+        in.heads = m->arch.heads;
+        in.dec_i = m->arch.decoder_intermediate != 0 ? m->arch.decoder_intermediate
+                                                     : m->arch.intermediate;
+        if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER) {
+            in.enc = m->arch.encoder_layers;
+            in.dec = m->arch.decoder_layers;
+        } else if (m->arch.family == VRAM_FAMILY_ENCODER) {
+            in.enc = m->arch.layers;
+        } else {
+            in.dec = m->arch.layers;
+        }
+        if (kv < q) notes |= VRAM_NOTE_GQA_KV;
+    } else {
+        notes |= VRAM_NOTE_NO_ARCH;
+    }
+    in.notes = notes;
+    return in;
+}
+
+/* Weights: as stored, or converted to the target format. */
+/*@ requires \valid(acc) && \valid_read(m) && \valid(t);
+    requires \separated(acc, t) && \separated(acc, m) && \separated(t, m);
+    assigns acc->overflow, t->weights, t->w_hi, t->w_cause; */
+VRAM_DEF void vram__est_weights(vram__acc *acc, const vram_model *m, vram__est_in in,
+                                int have_stats, vram__est_terms *t) {
+    uint64_t weights, w_hi = 0;
+    vram_cause w_cause = VRAM_CAUSE_EXACT;
+    if (in.format == in.published && have_stats) {
+        weights = m->stats.bytes; /* what the file holds, byte for byte */
+    } else if (vram__matrix_only(in.format)) {
+        /* the quantiser converts the 2-D weights; vectors stay in the compute format.
+           expected: the embeddings and the head are converted too (llama.cpp, CTranslate2);
+           high: they stay in the compute format (bitsandbytes leaves them alone) */
+        vram_dtype_layout l;
+        uint64_t mat = vram__bytes(acc, in.format, in.Q, in.R), outer, outer_kept, consts = 0;
+        if (vram_dtype_get(in.format, &l) == VRAM_OK && vram__a(acc, in.M, in.OM) > 1u)
+            consts = vram__m(acc, vram__a(acc, in.M, in.OM) - 1u, l.tensor_bytes);
+        outer = vram__bytes(acc, in.format, in.OQ, in.OR);
+        outer_kept = vram__bytes(acc, in.compute, in.OQ, 0);
+        weights = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer), consts),
+                          vram__bytes(acc, in.compute, in.N, 0));
+        w_hi = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer_kept), consts),
+                       vram__bytes(acc, in.compute, in.N, 0));
+        w_cause = VRAM_CAUSE_QUANT_OUTER;
+    } else {
+        weights = vram__bytes(acc, in.format, in.P, 0);
+    }
+    if (w_hi < weights) w_hi = weights;
+    if (!have_stats) { /* the arch pattern may miss parameters: the tested 0.5% bound */
+        w_hi = vram__a(acc, w_hi, weights / 200u);
+        if (w_cause == VRAM_CAUSE_EXACT) w_cause = VRAM_CAUSE_ARCH_ONLY;
+    }
+    t->weights = weights;
+    t->w_hi = w_hi;
+    t->w_cause = w_cause;
+}
+
+/* Training state: gradients, optimizer state, master weights (LoRA: of the adapters, whose
+ * fp32 weights join the weights). */
+/*@ requires \valid(acc) && \valid_read(m) && \valid_read(w) && \valid(t);
+    requires \separated(acc, t) && \separated(acc, m) && \separated(acc, w);
+    requires \separated(t, m) && \separated(t, w);
+    requires in.q <= VRAM_ARCH_MAX_WIDTH && in.kv <= in.q;
+    requires w->lora_rank != 0 ==> vram_arch_ok(&m->arch);
+    assigns acc->overflow, t->weights, t->w_hi, t->grads, t->master, t->optim, t->trainable; */
+VRAM_DEF void vram__est_train(vram__acc *acc, const vram_model *m, const vram_workload *w,
+                              vram__est_in in, vram__est_terms *t) {
+    uint64_t T, g, st;
+    if (w->lora_rank != 0) {
+        /* adapters: fp32 weights (PEFT's default), fp32 gradients, no master copy */
+        T = vram__lora_params(acc, &m->arch, w->lora_rank, w->lora_targets, in.q, in.kv);
+        t->weights = vram__a(acc, t->weights, vram__m(acc, 4u, T));
+        t->w_hi = vram__a(acc, t->w_hi, vram__m(acc, 4u, T));
+        g = 4u;
+        t->master = 0;
+    } else {
+        T = in.P;
+        g = in.c; /* gradients in the weights' (compute) format */
+        t->master = in.c < 4u ? vram__m(acc, 4u, T) : 0u; /* fp32 master copy when mixed */
+    }
+    t->grads = vram__m(acc, g, T);
+    switch (w->optimizer) {
+    case VRAM_OPT_SGD_MOMENTUM:
+        st = vram__m(acc, 4u, T);
+        break;
+    case VRAM_OPT_SGD:
+        st = 0;
+        break;
+    case VRAM_OPT_ADAM_8BIT:
+        st = vram__a(acc, vram__m(acc, 2u, T), vram__m(acc, 8u, vram__div_ceil_u64(T, 2048u)));
+        break;
+    default:
+        st = vram__m(acc, 8u, T);
+        break;
+    }
+    t->optim = st;
+    t->trainable = T;
+}
+
+/* Training with an arch: activations kept for the backward pass, and the logits. */
+/*@ requires \valid(acc) && \valid_read(m) && \valid_read(w) && \valid(t);
+    requires \separated(acc, t) && \separated(acc, m) && \separated(acc, w);
+    requires \separated(t, m) && \separated(t, w);
+    requires in.c <= 292;
+    assigns acc->overflow, t->act_lo, t->act, t->act_hi, t->act_cause,
+            t->log_lo, t->log, t->log_hi, t->log_cause;
+    ensures t->act <= t->act_hi && t->log <= t->log_hi; */
+VRAM_DEF void vram__est_act_train(vram__acc *acc, const vram_model *m, const vram_workload *w,
+                                  vram__est_in in, vram__est_terms *t) {
+    uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
+    uint64_t heads = in.heads, enc = in.enc, dec = in.dec;
+    uint64_t V = m->arch.vocab;
+    int head = (m->arch.flags & VRAM_ARCH_NO_HEAD) == 0;
+    uint64_t lt = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s; /* logit rows */
+    vram__act ea = {0, 0}, da = {0, 0}, ca = {0, 0};
+    uint64_t es = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? src : s;
+    uint64_t ds = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s;
+    uint64_t one_lo, one, keep, act_lo, act, act_hi;
+    if (enc) ea = vram__block_act(acc, es, b, h, heads, m->arch.intermediate, c,
+                                  m->arch.mlp, w->flash_attention);
+    if (dec) da = vram__block_act(acc, ds, b, h, heads, in.dec_i, c, m->arch.mlp,
+                                  w->flash_attention);
+    if (enc && dec) ca = vram__cross_act(acc, tgt, src, b, h, heads, c, w->flash_attention);
+    da.low = vram__a(acc, da.low, ca.low);
+    da.expected = vram__a(acc, da.expected, ca.expected);
+    if (w->checkpointing) {
+        /* each block keeps its input; one block's full set lives while recomputed */
+        keep = vram__a(acc, vram__m(acc, enc, vram__m(acc, c, vram__m(acc, es, vram__m(acc, b, h)))),
+                       vram__m(acc, dec, vram__m(acc, c, vram__m(acc, ds, vram__m(acc, b, h)))));
+        one_lo = vram__max_u64(ea.low, da.low);
+        one = vram__max_u64(ea.expected, da.expected);
+        act_lo = vram__a(acc, keep, one_lo);
+        act = vram__a(acc, keep, one);
+    } else {
+        act_lo = vram__a(acc, vram__m(acc, enc, ea.low), vram__m(acc, dec, da.low));
+        act = vram__a(acc, vram__m(acc, enc, ea.expected), vram__m(acc, dec, da.expected));
+    }
+    /* high: softmax's fp32 copy of one block's scores (none with fused attention) */
+    act_hi = act;
+    if (!w->flash_attention) {
+        uint64_t sc = vram__m(acc, vram__m(acc, vram__m(acc, 4u, heads), b),
+                              vram__m(acc, vram__max_u64(es, ds), vram__max_u64(es, ds)));
+        act_hi = vram__a(acc, act, sc);
+    }
+    t->act_lo = act_lo;
+    t->act = act;
+    t->act_hi = act_hi;
+    t->act_cause = VRAM_CAUSE_DROPOUT;
+    t->log_lo = t->log = t->log_hi = 0;
+    t->log_cause = VRAM_CAUSE_EXACT;
+    if (head) {
+        /* logits in the compute format, their fp32 upcast for the loss; high: the
+           fp32 gradient of the logits alive at the same time */
+        uint64_t bsv = vram__m(acc, vram__m(acc, b, lt), V);
+        uint64_t log_lo = vram__m(acc, c, bsv);
+        uint64_t log = vram__a(acc, log_lo, vram__m(acc, 4u, bsv));
+        t->log_lo = log_lo;
+        t->log = log;
+        t->log_hi = vram__a(acc, log, vram__m(acc, 4u, bsv));
+        t->log_cause = VRAM_CAUSE_LOSS_FP32;
+    }
+}
+
+/* Inference with an arch: the working set of one block at the first (longest) pass: its
+ * input and output, plus the larger of the attention scores and the MLP's inner
+ * activations; the KV cache; the logits of a generating decoder. */
+/*@ requires \valid(acc) && \valid_read(m) && \valid_read(w) && \valid(t);
+    requires \separated(acc, t) && \separated(acc, m) && \separated(acc, w);
+    requires \separated(t, m) && \separated(t, w);
+    assigns acc->overflow, t->act_lo, t->act, t->act_hi, t->act_cause, t->kv_bytes,
+            t->block_kv, t->log_lo, t->log, t->log_hi, t->log_cause;
+    ensures t->act <= t->act_hi && t->log <= t->log_hi; */
+VRAM_DEF void vram__est_act_infer(vram__acc *acc, const vram_model *m, const vram_workload *w,
+                                  vram__est_in in, vram__est_terms *t) {
+    uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
+    uint64_t heads = in.heads, enc = in.enc, dec = in.dec, kv = in.kv;
+    uint64_t V = m->arch.vocab;
+    int head = (m->arch.flags & VRAM_ARCH_NO_HEAD) == 0;
+    uint64_t lt = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s; /* logit rows */
+    uint64_t longest = vram__max_u64(s, vram__max_u64(enc ? src : 0u, dec ? tgt : 0u));
+    uint64_t inner = vram__max_u64(m->arch.intermediate, in.dec_i);
+    uint64_t bsh, scores, mlp_ws, act;
+    if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER) longest = vram__max_u64(src, tgt);
+    bsh = vram__m(acc, vram__m(acc, b, longest), h);
+    scores = w->flash_attention ? 0u
+                                : vram__m(acc, vram__m(acc, b, heads),
+                                          vram__m(acc, longest, longest));
+    mlp_ws = vram__m(acc, vram__m(acc, b, longest),
+                     vram__m(acc, inner, m->arch.mlp == VRAM_MLP_GATED ? 2u : 1u));
+    t->act_lo = vram__m(acc, c, vram__a(acc, vram__m(acc, 2u, bsh), mlp_ws));
+    act = vram__m(acc, c, vram__a(acc, vram__m(acc, 2u, bsh), vram__max_u64(scores, mlp_ws)));
+    t->act = act;
+    t->act_hi = vram__a(acc, act, vram__m(acc, 4u, scores));
+    t->act_cause = VRAM_CAUSE_SOFTMAX_FP32;
+    /* KV cache: self-attention k and v per decoder block over the whole sequence;
+       an encoder-decoder's decoder also keeps cross-attention k, v over the source */
+    t->kv_bytes = t->block_kv = 0;
+    if (dec) {
+        uint64_t toks = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? vram__a(acc, tgt, src)
+                                                                       : s;
+        uint64_t block_kv =
+            vram__m(acc, vram__m(acc, 2u, kv), vram__m(acc, vram__m(acc, toks, b), c));
+        t->block_kv = block_kv;
+        t->kv_bytes = vram__m(acc, dec, block_kv);
+    }
+    t->log_lo = t->log = t->log_hi = 0;
+    t->log_cause = VRAM_CAUSE_EXACT;
+    if (head && dec) {
+        /* generating: fp32 logits of the last position; high: of every position */
+        uint64_t log = vram__m(acc, vram__m(acc, b, V), 4u);
+        t->log_lo = log;
+        t->log = log;
+        t->log_hi = vram__max_u64(log, vram__m(acc, vram__m(acc, vram__m(acc, b, lt), V), c));
+        t->log_cause = VRAM_CAUSE_LOGITS;
+    }
+}
+
+/* The caching allocator's margin (on a GPU). expected: one 20 MiB large-allocation segment
+ * partly unused and 512-byte rounding of every tensor; high: every matrix rounded up to a
+ * whole 2 MiB segment, plus one freed block as large as the largest transient. */
+/*@ requires \valid(acc) && \valid_read(m) && \valid_read(t) && \valid(term);
+    requires \separated(acc, term) && \separated(acc, m) && \separated(acc, t);
+    requires \separated(term, m) && \separated(term, t);
+    requires t->act <= t->act_hi && t->log <= t->log_hi;
+    assigns acc->overflow, *term; */
+VRAM_DEF void vram__est_allocator(vram__acc *acc, const vram_model *m, vram__est_in in,
+                                  int have_stats, const vram__est_terms *t, vram_term *term) {
+    uint64_t tensors = have_stats ? m->stats.tensors
+                                  : vram__a(acc, vram__a(acc, in.M, in.OM),
+                                            vram__a(acc, vram__m(acc, 4u, in.blocks), 4u));
+    uint64_t frag = vram__a(acc, VRAM_LARGE_SEGMENT, vram__m(acc, tensors, 512u));
+    uint64_t round = vram__m(acc, vram__a(acc, in.M, in.OM), VRAM_SEGMENT);
+    uint64_t transient = vram__max_u64(t->act_hi - t->act, t->log_hi - t->log);
+    vram__term_set(acc, term, 0, frag, vram__a(acc, vram__a(acc, frag, round), transient),
+                   VRAM_CAUSE_FRAGMENTATION);
+}
+
 /* The estimate of a model under a workload. Requires: m, w, out valid. Guarantees:
  * VRAM_OK with every term filled, low <= expected <= high for each term and for the
  * totals, and the totals the sums of the terms; VRAM_E_INVALID for a model with neither
@@ -413,31 +777,16 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     vram__acc acc = {0};
     vram_estimate e;
     vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    vram__est_in in;
+    vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT};
     int have_arch = m->arch.family != VRAM_FAMILY_NONE;
     int have_stats = m->stats.tensors != 0;
     int train = w->mode == VRAM_MODE_TRAIN;
-    uint64_t P, Q, R, M, N, OQ, OR, OM, c, b, s, src, tgt, q = 0, kv = 0, h = 0, heads = 0;
-    uint64_t enc = 0, dec = 0, dec_i = 0, blocks;
-    vram_dtype published, format, compute;
-    uint64_t weights, w_hi, grads = 0, master = 0, optim = 0;
-    uint64_t act_lo = 0, act = 0, act_hi = 0, kv_bytes = 0, log_lo = 0, log = 0, log_hi = 0;
-    uint64_t block_w = 0, block_state = 0, block_kv = 0;
-    vram_cause act_cause, log_cause, w_cause;
     int i;
 
     /* ---- check the inputs */
-    if (w->mode != VRAM_MODE_INFER && w->mode != VRAM_MODE_TRAIN) return VRAM_E_INVALID;
-    if ((int)w->optimizer < 0 || (int)w->optimizer > (int)VRAM_OPT_ADAM_8BIT)
-        return VRAM_E_INVALID;
-    if ((w->lora_targets & ~VRAM_LORA_ALL) != 0) return VRAM_E_INVALID;
-    if (w->format != VRAM_DTYPE_NONE) {
-        vram_dtype_layout l;
-        if (vram_dtype_get(w->format, &l) != VRAM_OK || l.kind == VRAM_DTYPE_INT)
-            return VRAM_E_INVALID;
-    }
-    if (w->compute != VRAM_DTYPE_NONE && w->compute != VRAM_DTYPE_F32 &&
-        w->compute != VRAM_DTYPE_F16 && w->compute != VRAM_DTYPE_BF16)
-        return VRAM_E_INVALID;
+    if (vram__est_check(w) != VRAM_OK) return VRAM_E_INVALID;
     if (have_arch) {
         if (vram_arch_params(&m->arch, &pc) != VRAM_OK) return VRAM_E_INVALID;
     } else if (!have_stats) {
@@ -445,259 +794,46 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     }
     if (w->lora_rank != 0 && (!train || !have_arch)) return VRAM_E_INVALID;
 
-    /* ---- resolve defaults */
-    e.notes = 0;
-    published = m->dtype;
-    if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
-    if (published == VRAM_DTYPE_NONE) {
-        published = VRAM_DTYPE_F16;
-        e.notes |= VRAM_NOTE_DTYPE_ASSUMED;
-    }
-    format = w->format != VRAM_DTYPE_NONE ? w->format : published;
-    compute = w->compute;
-    if (compute == VRAM_DTYPE_NONE) {
-        if (format == VRAM_DTYPE_F32 || format == VRAM_DTYPE_F64 || w->cpu)
-            compute = VRAM_DTYPE_F32;
-        else if (format == VRAM_DTYPE_BF16 || published == VRAM_DTYPE_BF16)
-            compute = VRAM_DTYPE_BF16;
+    /* ---- resolve defaults, the sizes of the model */
+    in = vram__est_resolve(m, w, pc, have_arch, have_stats);
+    if (train && vram__matrix_only(in.format) && w->lora_rank == 0) return VRAM_E_INVALID;
+
+    /* ---- the terms: weights, training state, then activations, KV cache, logits (they
+       need the architecture) */
+    vram__est_weights(&acc, m, in, have_stats, &t);
+    if (train) vram__est_train(&acc, m, w, in, &t);
+    if (have_arch) {
+        if (train)
+            vram__est_act_train(&acc, m, w, in, &t);
         else
-            compute = VRAM_DTYPE_F16;
-    }
-    c = vram__elem_bytes(compute);
-    if (train && vram__matrix_only(format) && w->lora_rank == 0) return VRAM_E_INVALID;
-    b = w->batch != 0 ? w->batch : 1u;
-    s = w->seq;
-    if (s == 0) {
-        uint64_t ctx = have_arch ? m->arch.context : 0u;
-        s = ctx != 0 ? vram__min_u64(ctx, 2048u) : 512u;
-    }
-    src = w->src_len != 0 ? w->src_len : s;
-    tgt = w->tgt_len != 0 ? w->tgt_len : s;
-
-    /* ---- sizes of the model */
-    if (have_stats) {
-        P = m->stats.params;
-        Q = m->stats.matrix_params;
-        R = m->stats.matrix_rows;
-        M = m->stats.matrices;
-        OQ = m->stats.outer_params;
-        OR = m->stats.outer_rows;
-        OM = m->stats.outer_matrices;
-    } else {
-        P = pc.total;
-        Q = pc.matrix_params;
-        R = pc.matrix_rows;
-        M = pc.matrices;
-        OQ = pc.outer_params;
-        OR = pc.outer_rows;
-        OM = pc.outer_matrices;
-    }
-    if (Q > P) Q = P;
-    if (OQ > P - Q) OQ = P - Q;
-    N = P - Q - OQ; /* vectors: norms, biases (and extra parameters) */
-    blocks = have_arch ? pc.block_count : m->blocks;
-    if (have_arch) {
-        vram_arch_widths(&m->arch, &q, &kv);
-        h = m->arch.hidden;
-        heads = m->arch.heads;
-        dec_i = m->arch.decoder_intermediate != 0 ? m->arch.decoder_intermediate
-                                                  : m->arch.intermediate;
-        if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER) {
-            enc = m->arch.encoder_layers;
-            dec = m->arch.decoder_layers;
-        } else if (m->arch.family == VRAM_FAMILY_ENCODER) {
-            enc = m->arch.layers;
-        } else {
-            dec = m->arch.layers;
-        }
-        if (kv < q) e.notes |= VRAM_NOTE_GQA_KV;
-    } else {
-        e.notes |= VRAM_NOTE_NO_ARCH;
-    }
-
-    /* ---- weights: as stored, or converted to the target format */
-    w_hi = 0;
-    w_cause = VRAM_CAUSE_EXACT;
-    if (format == published && have_stats) {
-        weights = m->stats.bytes; /* what the file holds, byte for byte */
-    } else if (vram__matrix_only(format)) {
-        /* the quantiser converts the 2-D weights; vectors stay in the compute format.
-           expected: the embeddings and the head are converted too (llama.cpp, CTranslate2);
-           high: they stay in the compute format (bitsandbytes leaves them alone) */
-        vram_dtype_layout l;
-        uint64_t mat = vram__bytes(&acc, format, Q, R), outer, outer_kept, consts = 0;
-        if (vram_dtype_get(format, &l) == VRAM_OK && vram__a(&acc, M, OM) > 1u)
-            consts = vram__m(&acc, vram__a(&acc, M, OM) - 1u, l.tensor_bytes);
-        outer = vram__bytes(&acc, format, OQ, OR);
-        outer_kept = vram__bytes(&acc, compute, OQ, 0);
-        weights = vram__a(&acc, vram__a(&acc, vram__a(&acc, mat, outer), consts),
-                          vram__bytes(&acc, compute, N, 0));
-        w_hi = vram__a(&acc, vram__a(&acc, vram__a(&acc, mat, outer_kept), consts),
-                       vram__bytes(&acc, compute, N, 0));
-        w_cause = VRAM_CAUSE_QUANT_OUTER;
-    } else {
-        weights = vram__bytes(&acc, format, P, 0);
-    }
-    if (w_hi < weights) w_hi = weights;
-    if (!have_stats) { /* the arch pattern may miss parameters: the tested 0.5% bound */
-        w_hi = vram__a(&acc, w_hi, weights / 200u);
-        if (w_cause == VRAM_CAUSE_EXACT) w_cause = VRAM_CAUSE_ARCH_ONLY;
-    }
-
-    /* ---- training state */
-    e.trainable = 0;
-    if (train) {
-        uint64_t T, g, st;
-        if (w->lora_rank != 0) {
-            /* adapters: fp32 weights (PEFT's default), fp32 gradients, no master copy */
-            T = vram__lora_params(&acc, &m->arch, w->lora_rank, w->lora_targets, q, kv);
-            weights = vram__a(&acc, weights, vram__m(&acc, 4u, T));
-            w_hi = vram__a(&acc, w_hi, vram__m(&acc, 4u, T));
-            g = 4u;
-            master = 0;
-        } else {
-            T = P;
-            g = c; /* gradients in the weights' (compute) format */
-            master = c < 4u ? vram__m(&acc, 4u, T) : 0u; /* fp32 master copy when mixed */
-        }
-        grads = vram__m(&acc, g, T);
-        switch (w->optimizer) {
-        case VRAM_OPT_SGD_MOMENTUM:
-            st = vram__m(&acc, 4u, T);
-            break;
-        case VRAM_OPT_SGD:
-            st = 0;
-            break;
-        case VRAM_OPT_ADAM_8BIT:
-            st = vram__a(&acc, vram__m(&acc, 2u, T), vram__m(&acc, 8u, vram__div_ceil_u64(T, 2048u)));
-            break;
-        default:
-            st = vram__m(&acc, 8u, T);
-            break;
-        }
-        optim = st;
-        e.trainable = T;
-    }
-
-    /* ---- activations, KV cache, logits (need the architecture) */
-    act_cause = VRAM_CAUSE_EXACT;
-    log_cause = VRAM_CAUSE_EXACT;
-    if (have_arch) {
-        uint64_t V = m->arch.vocab;
-        int head = (m->arch.flags & VRAM_ARCH_NO_HEAD) == 0;
-        uint64_t lt = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s; /* logit rows */
-        if (train) {
-            vram__act ea = {0, 0}, da = {0, 0}, ca = {0, 0};
-            uint64_t es = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? src : s;
-            uint64_t ds = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s;
-            uint64_t one_lo, one, keep;
-            if (enc) ea = vram__block_act(&acc, es, b, h, heads, m->arch.intermediate, c,
-                                          m->arch.mlp, w->flash_attention);
-            if (dec) da = vram__block_act(&acc, ds, b, h, heads, dec_i, c, m->arch.mlp,
-                                          w->flash_attention);
-            if (enc && dec) ca = vram__cross_act(&acc, tgt, src, b, h, heads, c,
-                                                 w->flash_attention);
-            da.low = vram__a(&acc, da.low, ca.low);
-            da.expected = vram__a(&acc, da.expected, ca.expected);
-            if (w->checkpointing) {
-                /* each block keeps its input; one block's full set lives while recomputed */
-                keep = vram__a(&acc, vram__m(&acc, enc, vram__m(&acc, c, vram__m(&acc, es, vram__m(&acc, b, h)))),
-                               vram__m(&acc, dec, vram__m(&acc, c, vram__m(&acc, ds, vram__m(&acc, b, h)))));
-                one_lo = vram__max_u64(ea.low, da.low);
-                one = vram__max_u64(ea.expected, da.expected);
-                act_lo = vram__a(&acc, keep, one_lo);
-                act = vram__a(&acc, keep, one);
-            } else {
-                act_lo = vram__a(&acc, vram__m(&acc, enc, ea.low), vram__m(&acc, dec, da.low));
-                act = vram__a(&acc, vram__m(&acc, enc, ea.expected), vram__m(&acc, dec, da.expected));
-            }
-            /* high: softmax's fp32 copy of one block's scores (none with fused attention) */
-            act_hi = act;
-            if (!w->flash_attention) {
-                uint64_t sc = vram__m(&acc, vram__m(&acc, vram__m(&acc, 4u, heads), b),
-                                      vram__m(&acc, vram__max_u64(es, ds), vram__max_u64(es, ds)));
-                act_hi = vram__a(&acc, act, sc);
-            }
-            act_cause = VRAM_CAUSE_DROPOUT;
-            if (head) {
-                /* logits in the compute format, their fp32 upcast for the loss; high: the
-                   fp32 gradient of the logits alive at the same time */
-                uint64_t bsv = vram__m(&acc, vram__m(&acc, b, lt), V);
-                log_lo = vram__m(&acc, c, bsv);
-                log = vram__a(&acc, log_lo, vram__m(&acc, 4u, bsv));
-                log_hi = vram__a(&acc, log, vram__m(&acc, 4u, bsv));
-                log_cause = VRAM_CAUSE_LOSS_FP32;
-            }
-        } else {
-            /* inference: the working set of one block at the first (longest) pass: its
-               input and output, plus the larger of the attention scores and the MLP's
-               inner activations */
-            uint64_t longest = vram__max_u64(s, vram__max_u64(enc ? src : 0u, dec ? tgt : 0u));
-            uint64_t inner = vram__max_u64(m->arch.intermediate, dec_i);
-            uint64_t bsh, scores, mlp_ws, ws_lo;
-            if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER)
-                longest = vram__max_u64(src, tgt);
-            bsh = vram__m(&acc, vram__m(&acc, b, longest), h);
-            scores = w->flash_attention ? 0u
-                                        : vram__m(&acc, vram__m(&acc, b, heads),
-                                                  vram__m(&acc, longest, longest));
-            mlp_ws = vram__m(&acc, vram__m(&acc, b, longest),
-                             vram__m(&acc, inner, m->arch.mlp == VRAM_MLP_GATED ? 2u : 1u));
-            ws_lo = vram__m(&acc, c, vram__a(&acc, vram__m(&acc, 2u, bsh), mlp_ws));
-            act_lo = ws_lo;
-            act = vram__m(&acc, c, vram__a(&acc, vram__m(&acc, 2u, bsh),
-                                           vram__max_u64(scores, mlp_ws)));
-            act_hi = vram__a(&acc, act, vram__m(&acc, 4u, scores));
-            act_cause = VRAM_CAUSE_SOFTMAX_FP32;
-            /* KV cache: self-attention k and v per decoder block over the whole sequence;
-               an encoder-decoder's decoder also keeps cross-attention k, v over the source */
-            if (dec) {
-                uint64_t toks = m->arch.family == VRAM_FAMILY_ENCODER_DECODER
-                                    ? vram__a(&acc, tgt, src)
-                                    : s;
-                block_kv = vram__m(&acc, vram__m(&acc, 2u, kv), vram__m(&acc, vram__m(&acc, toks, b), c));
-                kv_bytes = vram__m(&acc, dec, block_kv);
-            }
-            if (head && dec) {
-                /* generating: fp32 logits of the last position; high: of every position */
-                log_lo = vram__m(&acc, vram__m(&acc, b, V), 4u);
-                log = log_lo;
-                log_hi = vram__max_u64(log, vram__m(&acc, vram__m(&acc, vram__m(&acc, b, lt), V), c));
-                log_cause = VRAM_CAUSE_LOGITS;
-            }
-        }
+            vram__est_act_infer(&acc, m, w, in, &t);
     }
 
     /* ---- assemble */
-    vram__term_set(&acc, &e.term[VRAM_TERM_WEIGHTS], weights, weights, w_hi, w_cause);
-    vram__term_set(&acc, &e.term[VRAM_TERM_GRADIENTS], grads, grads, grads, VRAM_CAUSE_EXACT);
-    vram__term_set(&acc, &e.term[VRAM_TERM_OPTIMIZER], optim, optim, optim, VRAM_CAUSE_EXACT);
-    vram__term_set(&acc, &e.term[VRAM_TERM_MASTER], master, master, master, VRAM_CAUSE_EXACT);
-    vram__term_set(&acc, &e.term[VRAM_TERM_ACTIVATIONS], act_lo, act, act_hi, act_cause);
-    vram__term_set(&acc, &e.term[VRAM_TERM_KV_CACHE], kv_bytes, kv_bytes, kv_bytes,
+    e.notes = in.notes;
+    e.trainable = t.trainable;
+    vram__term_set(&acc, &e.term[VRAM_TERM_WEIGHTS], t.weights, t.weights, t.w_hi, t.w_cause);
+    vram__term_set(&acc, &e.term[VRAM_TERM_GRADIENTS], t.grads, t.grads, t.grads,
                    VRAM_CAUSE_EXACT);
-    vram__term_set(&acc, &e.term[VRAM_TERM_LOGITS], log_lo, log, log_hi, log_cause);
+    vram__term_set(&acc, &e.term[VRAM_TERM_OPTIMIZER], t.optim, t.optim, t.optim,
+                   VRAM_CAUSE_EXACT);
+    vram__term_set(&acc, &e.term[VRAM_TERM_MASTER], t.master, t.master, t.master,
+                   VRAM_CAUSE_EXACT);
+    vram__term_set(&acc, &e.term[VRAM_TERM_ACTIVATIONS], t.act_lo, t.act, t.act_hi,
+                   t.act_cause);
+    vram__term_set(&acc, &e.term[VRAM_TERM_KV_CACHE], t.kv_bytes, t.kv_bytes, t.kv_bytes,
+                   VRAM_CAUSE_EXACT);
+    vram__term_set(&acc, &e.term[VRAM_TERM_LOGITS], t.log_lo, t.log, t.log_hi, t.log_cause);
     if (w->cpu) {
         vram__term_set(&acc, &e.term[VRAM_TERM_CUDA_CONTEXT], 0, 0, 0, VRAM_CAUSE_EXACT);
         vram__term_set(&acc, &e.term[VRAM_TERM_WORKSPACE], 0, 0, 0, VRAM_CAUSE_EXACT);
         vram__term_set(&acc, &e.term[VRAM_TERM_ALLOCATOR], 0, 0, 0, VRAM_CAUSE_EXACT);
     } else {
-        /* expected: one 20 MiB large-allocation segment partly unused and 512-byte
-           rounding of every tensor; high: every matrix rounded up to a whole 2 MiB
-           segment, plus one freed block as large as the largest transient */
-        uint64_t tensors = have_stats ? m->stats.tensors
-                                      : vram__a(&acc, vram__a(&acc, M, OM),
-                                               vram__a(&acc, vram__m(&acc, 4u, blocks), 4u));
-        uint64_t frag = vram__a(&acc, VRAM_LARGE_SEGMENT, vram__m(&acc, tensors, 512u));
-        uint64_t round = vram__m(&acc, vram__a(&acc, M, OM), VRAM_SEGMENT);
-        uint64_t transient = vram__max_u64(act_hi - act, log_hi - log);
         vram__term_set(&acc, &e.term[VRAM_TERM_CUDA_CONTEXT], VRAM_CONTEXT_LOW,
                        VRAM_CONTEXT_EXPECTED, VRAM_CONTEXT_HIGH, VRAM_CAUSE_CONTEXT);
         vram__term_set(&acc, &e.term[VRAM_TERM_WORKSPACE], VRAM_WORKSPACE_LOW,
                        VRAM_WORKSPACE_EXPECTED, VRAM_WORKSPACE_HIGH, VRAM_CAUSE_WORKSPACE);
-        vram__term_set(&acc, &e.term[VRAM_TERM_ALLOCATOR], 0, frag,
-                       vram__a(&acc, vram__a(&acc, frag, round), transient),
-                       VRAM_CAUSE_FRAGMENTATION);
+        vram__est_allocator(&acc, m, in, have_stats, &t, &e.term[VRAM_TERM_ALLOCATOR]);
     }
     e.low = e.expected = e.high = 0;
     /*@ loop invariant 0 <= i <= VRAM_TERM_COUNT;
@@ -710,27 +846,28 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     }
 
     /* ---- what one block adds on its device (splits by layer) */
-    e.blocks = blocks;
-    if (blocks != 0 && P != 0) {
+    e.blocks = in.blocks;
+    if (in.blocks != 0 && in.P != 0) {
         /* the blocks' share of the weights and training state, by parameter count */
         uint64_t bp = have_stats ? m->stats.block_params : pc.blocks;
-        uint64_t per = bp / blocks;
-        uint64_t state = vram__a(&acc, vram__a(&acc, grads, master), optim);
-        block_w = vram__muldiv(&acc, weights, per, P);
-        block_state = train && w->lora_rank == 0 ? vram__muldiv(&acc, state, per, P) : 0u;
-        e.block_bytes = vram__a(&acc, vram__a(&acc, block_w, block_state), block_kv);
+        uint64_t per = bp / in.blocks;
+        uint64_t state = vram__a(&acc, vram__a(&acc, t.grads, t.master), t.optim);
+        uint64_t block_w = vram__muldiv(&acc, t.weights, per, in.P);
+        uint64_t block_state =
+            train && w->lora_rank == 0 ? vram__muldiv(&acc, state, per, in.P) : 0u;
+        e.block_bytes = vram__a(&acc, vram__a(&acc, block_w, block_state), t.block_kv);
     } else {
         e.block_bytes = 0;
     }
     {
-        uint64_t all_blocks = vram__m(&acc, blocks, e.block_bytes);
+        uint64_t all_blocks = vram__m(&acc, in.blocks, e.block_bytes);
         e.base_bytes = e.expected > all_blocks ? e.expected - all_blocks : 0u;
     }
-    e.params = P;
-    e.format = format;
-    e.compute = compute;
-    e.seq = s;
-    e.batch = b;
+    e.params = in.P;
+    e.format = in.format;
+    e.compute = in.compute;
+    e.seq = in.s;
+    e.batch = in.b;
     if (acc.overflow) return VRAM_E_OVERFLOW;
     *out = e;
     return VRAM_OK;

@@ -134,7 +134,8 @@ VRAM_DEF int vram__is_digit(char c) { return c >= '0' && c <= '9'; }
 /* Does name[at .. at + wlen) equal word[0 .. wlen)? (bounds checked by the caller) */
 /*@ requires at + wlen <= len;
     requires \valid_read(name + (0 .. len - 1)) && \valid_read(word + (0 .. wlen - 1));
-    assigns \nothing; */
+    assigns \nothing;
+    ensures \result == 0 || \result == 1; */
 VRAM_DEF int vram__word_at(const char *name, size_t len, size_t at, const char *word,
                            size_t wlen) {
     size_t i;
@@ -145,6 +146,51 @@ VRAM_DEF int vram__word_at(const char *name, size_t len, size_t at, const char *
     for (i = 0; i < wlen; i++)
         if (name[at + i] != word[i]) return 0;
     return 1;
+}
+
+/* Is name[seg .. end) one of the words that contain block indices: "layers", "layer", "h",
+ * "blk", "block", "blocks"? (At most one can match a segment: the words differ.) */
+/*@ requires seg <= end <= len && \valid_read(name + (0 .. len - 1));
+    assigns \nothing;
+    ensures \result == 0 || \result == 1; */
+VRAM_DEF int vram__container_word(const char *name, size_t len, size_t seg, size_t end) {
+    size_t n = end - seg;
+    if (n == 6)
+        return vram__word_at(name, len, seg, "layers", 6) || vram__word_at(name, len, seg, "blocks", 6);
+    if (n == 5)
+        return vram__word_at(name, len, seg, "layer", 5) || vram__word_at(name, len, seg, "block", 5);
+    if (n == 3) return vram__word_at(name, len, seg, "blk", 3);
+    if (n == 1) return name[seg] == 'h';
+    return 0;
+}
+
+/* The decimal digits at name[d ..]: their value in *v and the first byte after them in *end.
+ * Returns 1 when there is at least one digit, 0 when there is none, -1 when there are more
+ * than 18 (the caller's VRAM_E_RANGE). */
+/*@ requires d <= len && \valid_read(name + (0 .. len - 1));
+    requires \valid(v) && \valid(end) && \separated(v, end);
+    assigns *v, *end;
+    ensures -1 <= \result <= 1;
+    ensures \result >= 0 ==> d <= *end <= len;
+    ensures \result == 1 ==> d < *end; */
+VRAM_DEF int vram__digits(const char *name, size_t len, size_t d, uint64_t *v, size_t *end) {
+    size_t i = d, nd = 0;
+    uint64_t x = 0;
+    /*@ loop invariant d <= i <= len && nd == i - d && nd <= 18;
+        loop assigns i, nd, x;
+        loop variant len - i; */
+    while (i < len && vram__is_digit(name[i])) {
+        if (nd == 18) return -1;
+        /* Never true (at most 17 digits so far: x < 10^17); it states for the prover that
+           x * 10 + 9 does not wrap. */
+        if (x > (UINT64_MAX - 9u) / 10u) return -1;
+        x = x * 10u + (uint64_t)(name[i] - '0');
+        i++;
+        nd++;
+    }
+    *v = x;
+    *end = i;
+    return nd != 0 ? 1 : 0;
 }
 
 /* Sort a tensor by name and shape. The block index is the first dot-separated segment of
@@ -161,56 +207,46 @@ VRAM_DEF int vram__word_at(const char *name, size_t len, size_t at, const char *
 VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_classify(const char *name, size_t len,
                                                          uint32_t ndims, const uint64_t *dims,
                                                          vram_tensor_class *out) {
-    static const char *const words[6] = {"layers", "layer", "h", "blk", "block", "blocks"};
-    static const size_t wlens[6] = {6, 5, 1, 3, 5, 6};
     size_t seg = 0; /* start of the current segment */
+    int in_block = 0;
+    uint64_t block = 0;
+    size_t stack_len = 0;
     out->in_block = 0;
     out->block = 0;
     out->stack_len = 0;
     out->matrix = 0;
     out->outer_matrix = 0;
     out->rows = 0;
-    /*@ loop invariant 0 <= seg <= len;
-        loop assigns seg, out->in_block, out->block, out->stack_len;
+    /*@ loop invariant 0 <= seg <= len && stack_len <= len;
+        loop assigns seg, in_block, block, stack_len;
         loop variant len - seg; */
-    while (seg < len && !out->in_block) {
-        size_t end = seg, w;
+    while (seg < len && !in_block) {
+        size_t end = seg;
         /*@ loop invariant seg <= end <= len;
             loop assigns end;
             loop variant len - end; */
         while (end < len && name[end] != '.') end++;
         /* segment name[seg .. end); is it a container word followed by ".digits." or
            ".digits" at the end? */
-        /*@ loop invariant 0 <= w <= 6;
-            loop assigns w, out->in_block, out->block, out->stack_len;
-            loop variant 6 - w; */
-        for (w = 0; w < 6 && !out->in_block; w++) {
-            size_t d, nd;
+        if (end < len && vram__container_word(name, len, seg, end)) {
             uint64_t v = 0;
-            if (end - seg != wlens[w] || !vram__word_at(name, len, seg, words[w], wlens[w]))
-                continue;
-            if (end >= len) continue;
-            d = end + 1; /* first byte after the dot */
-            nd = 0;
-            /*@ loop invariant end + 1 <= d <= len && nd == d - (end + 1);
-                loop invariant nd <= 18 ==> v < 1000000000000000000;
-                loop assigns d, nd, v;
-                loop variant len - d; */
-            while (d < len && vram__is_digit(name[d])) {
-                if (nd == 18) return VRAM_E_RANGE;
-                v = v * 10u + (uint64_t)(name[d] - '0');
-                d++;
-                nd++;
+            size_t d = end + 1; /* first byte after the dot, then after the digits */
+            int r = vram__digits(name, len, end + 1, &v, &d);
+            if (r < 0) return VRAM_E_RANGE;
+            if (r > 0 && (d >= len || name[d] == '.')) {
+                in_block = 1;
+                block = v;
+                stack_len = seg;
             }
-            if (nd == 0 || (d < len && name[d] != '.')) continue;
-            out->in_block = 1;
-            out->block = v;
-            out->stack_len = seg;
         }
+        if (end >= len) break; /* the last segment */
         seg = end + 1;
     }
+    out->in_block = in_block;
+    out->block = block;
+    out->stack_len = stack_len;
     if (ndims == 2 && len >= 6 && vram__word_at(name, len, len - 6, "weight", 6)) {
-        if (out->in_block)
+        if (in_block)
             out->matrix = 1;
         else
             out->outer_matrix = 1;
@@ -252,12 +288,13 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_stats_add(vram_tensor_stats *s,
             vram__add_u64(x.outer_matrices, 1u, &x.outer_matrices) != VRAM_OK)
             return VRAM_E_OVERFLOW;
     }
-    if ((int)t > (int)VRAM_DTYPE_NONE && (int)t < (int)VRAM_DTYPE_COUNT) {
-        if (vram__add_u64(x.dtype_bytes[t], bytes, &x.dtype_bytes[t]) != VRAM_OK)
+    {
+        /* the format's slot, NONE's for a format outside the table (indexed by an int that
+           is checked, not by the enum, so the bound is plain for the prover) */
+        int ti = (int)t;
+        if (ti <= (int)VRAM_DTYPE_NONE || ti >= (int)VRAM_DTYPE_COUNT) ti = (int)VRAM_DTYPE_NONE;
+        if (vram__add_u64(x.dtype_bytes[ti], bytes, &x.dtype_bytes[ti]) != VRAM_OK)
             return VRAM_E_OVERFLOW;
-    } else if (vram__add_u64(x.dtype_bytes[VRAM_DTYPE_NONE], bytes,
-                             &x.dtype_bytes[VRAM_DTYPE_NONE]) != VRAM_OK) {
-        return VRAM_E_OVERFLOW;
     }
     if (bytes > x.largest_bytes) x.largest_bytes = bytes;
     *s = x;
@@ -292,6 +329,16 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
 #define VRAM_ARCH_MAX_HEADS 100000u
 #define VRAM_ARCH_MAX_VOCAB 100000000u /* vocab, positions, type_vocab */
 #define VRAM_ARCH_MAX_EXTRA 1000000000000u
+
+/* A fact of integer arithmetic for the prover, as a ghost "lemma function" (as in chunks.h):
+ * proved once from its contract (test/proof/proof_estimate.c) and called in ghost code where a
+ * product of two bounded numbers must be bounded. Compilers never see it. */
+/*@ ghost
+  /@ requires x <= xmax && y <= ymax;
+     assigns \nothing;
+     ensures x * y <= xmax * ymax; @/
+  void vram__lemma_mul_le(uint64_t x, uint64_t xmax, uint64_t y, uint64_t ymax) { }
+*/
 
 /* What vram_arch_check guarantees, for the prover: every number within its limit. */
 /*@ predicate vram_arch_ok(vram_arch *a) =
@@ -405,6 +452,97 @@ VRAM_DEF uint64_t vram__mlp_params(uint64_t h, uint64_t i, vram_mlp mlp, uint32_
     return m + b;
 }
 
+/* vram_arch_params' two steps (split so that the prover handles one at a time). The blocks:
+ * every block's parameters and matrices, times the blocks of each stack. */
+/*@ requires \valid_read(a) && \valid(c) && \separated(a, c);
+    requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
+    assigns c->encoder_block, c->decoder_block, c->blocks, c->matrix_params, c->matrix_rows,
+            c->matrices, c->block_count;
+    ensures c->blocks <= 240000000000000000; */
+VRAM_DEF void vram__arch_blocks(const vram_arch *a, uint64_t q, uint64_t kv, vram_param_count *c) {
+    uint64_t h = a->hidden, norm, enc_layers, dec_layers, dec_i, eb, db;
+    uint64_t emp = 0, emr = 0, emc = 0, dmp = 0, dmr = 0, dmc = 0; /* per-block matrices */
+    norm = a->norm == VRAM_NORM_LAYER ? 2u * h : h;
+    dec_i = a->decoder_intermediate != 0 ? a->decoder_intermediate : a->intermediate;
+    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
+        enc_layers = a->encoder_layers;
+        dec_layers = a->decoder_layers;
+    } else if (a->family == VRAM_FAMILY_ENCODER) {
+        enc_layers = a->layers;
+        dec_layers = 0;
+    } else {
+        enc_layers = 0;
+        dec_layers = a->layers;
+    }
+    /*@ assert h <= VRAM_ARCH_MAX_WIDTH && norm <= 2 * VRAM_ARCH_MAX_WIDTH &&
+               dec_i <= VRAM_ARCH_MAX_WIDTH && enc_layers <= VRAM_ARCH_MAX_LAYERS &&
+               dec_layers <= VRAM_ARCH_MAX_LAYERS; */
+    /* an encoder block (and a decoder-only block): self-attention, MLP, two norms */
+    eb = vram__attn_params(h, q, kv, a->flags, &emp, &emr, &emc) +
+         vram__mlp_params(h, a->intermediate, a->mlp, a->flags, &emp, &emr, &emc) + 2u * norm;
+    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
+        db = vram__attn_params(h, q, kv, a->flags, &dmp, &dmr, &dmc) +
+             vram__attn_params(h, q, kv, a->flags, &dmp, &dmr, &dmc) +
+             vram__mlp_params(h, dec_i, a->mlp, a->flags, &dmp, &dmr, &dmc) + 3u * norm;
+    } else if (a->family == VRAM_FAMILY_DECODER) {
+        db = eb;
+        eb = 0;
+        dmp = emp;
+        dmr = emr;
+        dmc = emc;
+        emp = emr = emc = 0;
+    } else {
+        db = 0;
+    }
+    /* a block <= 1.2 * 10^13 parameters and 2 * 10^4 blocks: far below 2^64 */
+    /*@ assert eb <= 12000000000000 && db <= 12000000000000 &&
+               emp <= 12000000000000 && dmp <= 12000000000000 &&
+               emr <= 12000000 && dmr <= 12000000 && emc <= 12 && dmc <= 12; */
+    /*@ ghost vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb, 12000000000000);
+              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db, 12000000000000);
+              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, emp, 12000000000000);
+              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, dmp, 12000000000000);
+              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, emr, 12000000);
+              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, dmr, 12000000);
+              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, emc, 12);
+              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, dmc, 12); */
+    c->encoder_block = eb;
+    c->decoder_block = db;
+    c->blocks = enc_layers * eb + dec_layers * db;
+    c->matrix_params = enc_layers * emp + dec_layers * dmp;
+    c->matrix_rows = enc_layers * emr + dec_layers * dmr;
+    c->matrices = enc_layers * emc + dec_layers * dmc;
+    c->block_count = enc_layers + dec_layers;
+}
+
+/* The rest: embeddings (and their norm), final norms, the head, extra parameters, and the
+ * total of all parts (c->blocks from vram__arch_blocks). */
+/*@ requires \valid_read(a) && \valid(c) && \separated(a, c);
+    requires vram_arch_ok(a) && c->blocks <= 240000000000000000;
+    assigns c->embedding, c->final_norms, c->head, c->outer_params, c->outer_rows,
+            c->outer_matrices, c->extra, c->total; */
+VRAM_DEF void vram__arch_outer(const vram_arch *a, vram_param_count *c) {
+    uint64_t h = a->hidden, norm, rows, head, emb, fin;
+    norm = a->norm == VRAM_NORM_LAYER ? 2u * h : h;
+    /* embedding rows <= 3 * 10^8 of width <= 10^6; the head 10^8 x 10^6 */
+    rows = a->vocab + a->positions + a->type_vocab;
+    /*@ ghost vram__lemma_mul_le(rows, 3 * VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH);
+              vram__lemma_mul_le(a->vocab, VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH); */
+    emb = rows * h + ((a->flags & VRAM_ARCH_EMB_NORM) ? norm : 0u);
+    fin = (a->flags & VRAM_ARCH_FINAL_NORM)
+              ? (a->family == VRAM_FAMILY_ENCODER_DECODER ? 2u * norm : norm)
+              : 0u;
+    head = (a->flags & (VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD)) ? 0u : a->vocab * h;
+    c->embedding = emb;
+    c->final_norms = fin;
+    c->head = head;
+    c->outer_params = rows * h + head;
+    c->outer_rows = rows + (head != 0 ? a->vocab : 0u);
+    c->outer_matrices = 1u + (a->positions != 0) + (a->type_vocab != 0) + (head != 0);
+    c->extra = a->extra_params;
+    c->total = emb + c->blocks + fin + head + a->extra_params;
+}
+
 /* Parameters of an architecture, part by part: the weights a checkpoint of it holds.
  * Blocks: attention (q, k, v, o; grouped-query k/v), MLP (2 or 3 matrices), two norms
  * (three in a decoder block with cross-attention, which adds a second attention).
@@ -418,60 +556,12 @@ VRAM_DEF uint64_t vram__mlp_params(uint64_t h, uint64_t i, vram_mlp mlp, uint32_
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
     ensures \result == VRAM_OK ==> vram_arch_ok(a); */
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_params(const vram_arch *a, vram_param_count *out) {
-    uint64_t q, kv, h, norm, enc_layers, dec_layers, dec_i;
-    uint64_t emp = 0, emr = 0, emc = 0, dmp = 0, dmr = 0, dmc = 0; /* per-block matrices */
+    uint64_t q, kv;
     vram_param_count c;
     if (vram_arch_check(a) != VRAM_OK) return VRAM_E_INVALID;
     vram_arch_widths(a, &q, &kv);
-    h = a->hidden;
-    norm = a->norm == VRAM_NORM_LAYER ? 2u * h : h;
-    dec_i = a->decoder_intermediate != 0 ? a->decoder_intermediate : a->intermediate;
-    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
-        enc_layers = a->encoder_layers;
-        dec_layers = a->decoder_layers;
-    } else if (a->family == VRAM_FAMILY_ENCODER) {
-        enc_layers = a->layers;
-        dec_layers = 0;
-    } else {
-        enc_layers = 0;
-        dec_layers = a->layers;
-    }
-    /* an encoder block (and a decoder-only block): self-attention, MLP, two norms */
-    c.encoder_block = vram__attn_params(h, q, kv, a->flags, &emp, &emr, &emc) +
-                      vram__mlp_params(h, a->intermediate, a->mlp, a->flags, &emp, &emr, &emc) +
-                      2u * norm;
-    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
-        c.decoder_block = vram__attn_params(h, q, kv, a->flags, &dmp, &dmr, &dmc) +
-                          vram__attn_params(h, q, kv, a->flags, &dmp, &dmr, &dmc) +
-                          vram__mlp_params(h, dec_i, a->mlp, a->flags, &dmp, &dmr, &dmc) +
-                          3u * norm;
-    } else if (a->family == VRAM_FAMILY_DECODER) {
-        c.decoder_block = c.encoder_block;
-        c.encoder_block = 0;
-        dmp = emp;
-        dmr = emr;
-        dmc = emc;
-        emp = emr = emc = 0;
-    } else {
-        c.decoder_block = 0;
-    }
-    /* a block <= 1.2 * 10^13 parameters and 2 * 10^4 blocks: far below 2^64 */
-    c.blocks = enc_layers * c.encoder_block + dec_layers * c.decoder_block;
-    c.matrix_params = enc_layers * emp + dec_layers * dmp;
-    c.matrix_rows = enc_layers * emr + dec_layers * dmr;
-    c.matrices = enc_layers * emc + dec_layers * dmc;
-    c.block_count = enc_layers + dec_layers;
-    c.embedding = (a->vocab + a->positions + a->type_vocab) * h +
-                  ((a->flags & VRAM_ARCH_EMB_NORM) ? norm : 0u);
-    c.final_norms = (a->flags & VRAM_ARCH_FINAL_NORM)
-                        ? (a->family == VRAM_FAMILY_ENCODER_DECODER ? 2u * norm : norm)
-                        : 0u;
-    c.head = (a->flags & (VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD)) ? 0u : a->vocab * h;
-    c.outer_params = (a->vocab + a->positions + a->type_vocab) * h + c.head;
-    c.outer_rows = a->vocab + a->positions + a->type_vocab + (c.head != 0 ? a->vocab : 0u);
-    c.outer_matrices = 1u + (a->positions != 0) + (a->type_vocab != 0) + (c.head != 0);
-    c.extra = a->extra_params;
-    c.total = c.embedding + c.blocks + c.final_norms + c.head + c.extra;
+    vram__arch_blocks(a, q, kv, &c);
+    vram__arch_outer(a, &c);
     *out = c;
     return VRAM_OK;
 }
