@@ -108,35 +108,24 @@ typedef struct vram_dtype_layout {
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
 /* The layout of a format. Requires: out valid. Guarantees: VRAM_OK with *out filled for
- * every format of the list; VRAM_E_INVALID (out untouched) for NONE or a value outside. */
+ * every format of the list; VRAM_E_INVALID (out untouched) for NONE or a value outside.
+ * Callers do all arithmetic on the fields with checked operations (and treat block 0 as
+ * invalid), so no bound is promised: one table lookup, cheap to prove. */
 /*@ requires \valid(out);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
-    ensures \result == VRAM_OK ==> out->block >= 1 && out->block_bytes >= 1;
-    ensures \result == VRAM_OK ==> out->block <= 256 && out->block_bytes <= 292;
-    ensures \result == VRAM_OK ==> out->group <= 64 && out->group_bytes <= 4;
-    ensures \result == VRAM_OK ==> out->group2 <= 256 && out->group2_bytes <= 4;
-    ensures \result == VRAM_OK ==> out->row_bytes <= 4 && out->tensor_bytes <= 4; */
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_get(vram_dtype t, vram_dtype_layout *out) {
-    switch (t) {
-#define VRAM__DTYPE_GET(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) \
-    case id:                                                             \
-        out->block = b;                                                  \
-        out->block_bytes = bb;                                           \
-        out->group = g;                                                  \
-        out->group_bytes = gb;                                           \
-        out->group2 = g2;                                                \
-        out->group2_bytes = g2b;                                         \
-        out->row_bytes = rb;                                             \
-        out->tensor_bytes = tb;                                          \
-        out->ggml_type = gg;                                             \
-        out->kind = k;                                                   \
-        return VRAM_OK;
-        VRAM_DTYPE_LIST(VRAM__DTYPE_GET)
-#undef VRAM__DTYPE_GET
-    default:
-        return VRAM_E_INVALID;
-    }
+    static const vram_dtype_layout table[VRAM_DTYPE_COUNT] = {
+        {0, 0, 0, 0, 0, 0, 0, 0, -1, VRAM_DTYPE_FLOAT}, /* NONE: never returned */
+#define VRAM__DTYPE_ROW(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) \
+    {b, bb, g, gb, g2, g2b, rb, tb, gg, k},
+        VRAM_DTYPE_LIST(VRAM__DTYPE_ROW)
+#undef VRAM__DTYPE_ROW
+    };
+    int i = (int)t;
+    if (i <= (int)VRAM_DTYPE_NONE || i >= (int)VRAM_DTYPE_COUNT) return VRAM_E_INVALID;
+    *out = table[i];
+    return VRAM_OK;
 }
 
 /* Names are returned padded with NULs to 16 bytes (VRAM__PAD16), so a reader may look at
@@ -271,7 +260,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_bytes(vram_dtype t, uint64_t n, u
                                                      uint64_t *out) {
     vram_dtype_layout l;
     uint64_t total, part, groups;
-    if (vram_dtype_get(t, &l) != VRAM_OK) return VRAM_E_INVALID;
+    if (vram_dtype_get(t, &l) != VRAM_OK || l.block == 0) return VRAM_E_INVALID;
     if (n == 0) {
         *out = 0;
         return VRAM_OK;
