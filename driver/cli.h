@@ -56,10 +56,25 @@ void cli_json_null(cli_json *j);
 /* Ends the document with a newline. */
 void cli_json_finish(cli_json *j);
 
+/* Reads and parses the JSON file `path` given to option `opt` (e.g. "--load"), at most `max`
+ * bytes. Returns 0 with *doc owned by the caller, or after printing one line naming the
+ * option and file: 2 for no such file, a file over `max` bytes or text that is not JSON
+ * (with the byte where parsing stopped), 3 for a file that cannot be read. */
+struct cJSON;
+int cli_read_json_file(const char *cmd, const char *opt, const char *path, size_t max,
+                       struct cJSON **doc);
+
 /* The commands. */
 int cmd_chunks(int argc, char **argv);
 int cmd_try(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+/* The plan of one model as `vramkit plan --model MODEL --save` writes it (driver/cmd_plan.c):
+ * on `gpus` (ngpu of them; 0: none), the default workload. Returns 0 with *doc owned by the
+ * caller, or an exit code after printing the error. */
+struct cJSON;
+struct cli_gpu;
+int cli_plan_model_doc(const char *model, const struct cli_gpu *gpus, int ngpu,
+                       struct cJSON **doc);
 
 #endif

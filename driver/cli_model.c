@@ -32,8 +32,8 @@ int cli_model_resolve(const char *cmd, const char *arg, cli_model *out) {
         if (errno == ENOENT || errno == ENOTDIR)
             return cli_usage_error(cmd,
                                    "%s: not a built-in model and no such file or directory "
-                                   "(built-ins: vramkit %s --list-models)",
-                                   arg, cmd);
+                                   "(built-ins: vramkit estimate --list-models)",
+                                   arg);
         return cli_error(VRAM_EXIT_ENV, cmd, "%s: %s", arg, strerror(errno));
     }
     err[0] = '\0';

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 static int cli_verror(int code, const char *cmd, const char *fmt, va_list ap) {
     fprintf(stderr, "vramkit: %s: ", cmd);
     vfprintf(stderr, fmt, ap);
@@ -266,4 +268,44 @@ void cli_json_null(cli_json *j) {
 void cli_json_finish(cli_json *j) {
     fputc('\n', j->out);
     fflush(j->out);
+}
+
+int cli_read_json_file(const char *cmd, const char *opt, const char *path, size_t max,
+                       struct cJSON **doc) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long len;
+    *doc = NULL;
+    if (f == NULL) {
+        if (errno == ENOENT) return cli_usage_error(cmd, "%s %s: no such file", opt, path);
+        return cli_error(VRAM_EXIT_ENV, cmd, "%s %s: %s", opt, path, strerror(errno));
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return cli_error(VRAM_EXIT_ENV, cmd, "%s %s: cannot read it (not a regular file?)", opt,
+                         path);
+    }
+    if ((unsigned long)len > max) {
+        fclose(f);
+        return cli_usage_error(cmd, "%s %s: %ld bytes, over the limit of %zu", opt,
+                               path, len, max);
+    }
+    text = malloc((size_t)len + 1);
+    if (text == NULL || fread(text, 1, (size_t)len, f) != (size_t)len) {
+        free(text);
+        fclose(f);
+        return cli_error(VRAM_EXIT_ENV, cmd, "%s %s: cannot read it", opt, path);
+    }
+    fclose(f);
+    text[len] = '\0';
+    *doc = cJSON_ParseWithLength(text, (size_t)len);
+    if (*doc == NULL) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = at && at >= text && at <= text + len ? (long)(at - text) : -1;
+        free(text);
+        if (off >= 0) return cli_usage_error(cmd, "%s %s: not valid JSON (at byte %ld)", opt, path, off);
+        return cli_usage_error(cmd, "%s %s: not valid JSON", opt, path);
+    }
+    free(text);
+    return 0;
 }

@@ -18,7 +18,9 @@
 #include "cli.h"
 #include "cli_model.h"
 
-#define CMD "plan"
+/* The command named in error lines: "plan", or "try" while cli_plan_model_doc plans for it. */
+static const char *plan_cmd = "plan";
+#define CMD plan_cmd
 #define PLAN_VERSION 1
 #define MAX_COMPONENTS VRAM_PLACE_MAX
 
@@ -315,30 +317,9 @@ static void json_inputs(cli_json *j, const plan *p) {
 /* Fill p from a saved plan's inputs; options given on this command line win (machine).
  * Returns 0 or an exit code. saved receives the document (caller frees). */
 static int load_plan(plan *p, const char *path, cJSON **saved) {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    long len;
     cJSON *doc, *in, *x;
-    if (f == NULL) {
-        if (errno == ENOENT) return cli_usage_error(CMD, "--load %s: no such file", path);
-        return cli_error(VRAM_EXIT_ENV, CMD, "--load %s: %s", path, strerror(errno));
-    }
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || len > (1L << 24) ||
-        fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return cli_usage_error(CMD, "--load %s: not a plan (unreadable or over 16 MiB)", path);
-    }
-    text = malloc((size_t)len + 1);
-    if (text == NULL || fread(text, 1, (size_t)len, f) != (size_t)len) {
-        free(text);
-        fclose(f);
-        return cli_error(VRAM_EXIT_ENV, CMD, "--load %s: cannot read it", path);
-    }
-    fclose(f);
-    text[len] = '\0';
-    doc = cJSON_ParseWithLength(text, (size_t)len);
-    free(text);
-    if (doc == NULL) return cli_usage_error(CMD, "--load %s: not valid JSON", path);
+    int rc = cli_read_json_file(CMD, "--load", path, (size_t)1 << 24, &doc);
+    if (rc) return rc;
 #define BAD(...)                                   \
     do {                                           \
         cJSON_Delete(doc);                         \
@@ -1017,5 +998,47 @@ out:
     cJSON_Delete(saved);
     cJSON_Delete(now);
     free(p);
+    return rc;
+}
+
+/* The plan of one model on the given GPUs (none: no GPU) with the default workload, as the
+ * JSON document `vramkit plan --model MODEL --save FILE` writes. For `vramkit try --model`. */
+int cli_plan_model_doc(const char *model, const cli_gpu *gpus, int ngpu, cJSON **doc) {
+    plan *p = calloc(1, sizeof *p);
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *mem;
+    int rc;
+    *doc = NULL;
+    if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    if (model[0] == '\0' || strlen(model) >= sizeof p->comps[0].model_arg || ngpu < 0 ||
+        ngpu > CLI_MAX_GPUS) {
+        free(p);
+        return cli_usage_error("try", "--model: '%s' is empty or too long", model);
+    }
+    plan_cmd = "try";
+    p->single = 1;
+    p->ncomp = 1;
+    snprintf(p->comps[0].name, sizeof p->comps[0].name, "model");
+    snprintf(p->comps[0].model_arg, sizeof p->comps[0].model_arg, "%s", model);
+    for (int g = 0; g < ngpu; g++) p->gpus[g] = gpus[g];
+    p->ngpu = ngpu;
+    p->gpus_given = ngpu > 0;
+    if ((rc = run_plan(p)) == 0) {
+        mem = open_memstream(&text, &tlen);
+        if (mem == NULL) {
+            rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+        } else {
+            cli_json j;
+            cli_json_init(&j, mem);
+            write_json(&j, p, NULL);
+            cli_json_finish(&j);
+            if (fclose(mem) != 0 || (*doc = cJSON_Parse(text)) == NULL)
+                rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+        }
+    }
+    free(text);
+    free(p);
+    plan_cmd = "plan";
     return rc;
 }

@@ -12,11 +12,14 @@
 #include <vramkit/attempt.h>
 
 #include "cli.h"
+#include "cli_model.h"
 #include "isolate.h"
 
 #define CMD "try"
 #define MAX_STRATEGIES 64
 #define MAX_STRATEGY_LEN 64
+/* Longest plan file read by --plan (plans are a few KiB). */
+#define MAX_PLAN_BYTES (16u * 1024u * 1024u)
 #define MAX_SECONDS 1000000.0
 /* Longest "last stderr line" and VRAMKIT_RESULT summary in text mode, in bytes. */
 #define TEXT_LINE_MAX 160
@@ -36,8 +39,8 @@ static const struct {
 
 static void usage(FILE *out) {
     fprintf(out,
-        "usage: vramkit try --strategies LIST [--timeout SECONDS] [--grace SECONDS] [--json]\n"
-        "                   -- COMMAND [ARGS...]\n"
+        "usage: vramkit try (--strategies LIST | --plan FILE | --model MODEL [--assume-gpu SPEC])\n"
+        "                   [--timeout SECONDS] [--grace SECONDS] [--json] -- COMMAND [ARGS...]\n"
         "\n"
         "Runs COMMAND once per strategy, in order, each time in a fresh child process (spawned,\n"
         "never forked, in a process group of its own, stdin from /dev/null), until one attempt\n"
@@ -47,13 +50,21 @@ static void usage(FILE *out) {
         "options:\n"
         "  --strategies LIST   comma-separated strategies to try in order, e.g. fp16,int8,cpu\n"
         "                      (at most %d, each 1 to %d characters, no blanks)\n"
+        "  --plan FILE         the strategies of a plan saved by 'vramkit plan --model MODEL\n"
+        "                      --save FILE', in its order, skipping those that do not fit\n"
+        "  --model MODEL       the chain 'vramkit plan --model MODEL' computes now (default\n"
+        "                      workload), skipping those that do not fit; MODEL as for plan\n"
+        "  --assume-gpu SPEC   with --model: plan for this GPU (as in vramkit plan; repeat\n"
+        "                      for several); without it the plan has no GPU\n"
         "  --timeout SECONDS   wall-clock limit per attempt, like 600 or 2.5 (default: none);\n"
         "                      when it passes the attempt's process group gets SIGTERM, then\n"
         "                      SIGKILL after the grace period\n"
         "  --grace SECONDS     time between SIGTERM and SIGKILL (default 2)\n"
         "  --json              print one JSON document at the end instead of text lines\n"
         "  -h, --help          this text\n"
-        "\n"
+        "\n",
+        MAX_STRATEGIES, MAX_STRATEGY_LEN);
+    fputs(
         "Each attempt replaces {strategy}, {device} and {dtype} anywhere in COMMAND and ARGS,\n"
         "and adds to the environment VRAMKIT_STRATEGY, VRAMKIT_DEVICE, VRAMKIT_DTYPE and\n"
         "VRAMKIT_ATTEMPT (1 for the first attempt). Strategies and what they set:\n"
@@ -62,6 +73,10 @@ static void usage(FILE *out) {
         "  int4 cuda:0 int4       nf4  cuda:0 nf4        cpu  cpu float32\n"
         "  gpu+cpu, split: auto float16 (as much on the GPU as fits, the rest on the CPU)\n"
         "  any other name: cuda:0, and the name itself as the dtype\n"
+        "From a plan (--plan, --model), the device is the plan's: cuda:N for GPU N, cpu, or\n"
+        "auto when the strategy spans several devices (multi_gpu, gpu_cpu); the dtype is the\n"
+        "plan's format: float32, float16, bfloat16, int8, nf4. Strategies that do not fit are\n"
+        "listed first as 'skipped NAME: why' and are not run.\n"
         "\n"
         "Outcomes (how an attempt ended; the first rule that applies):\n"
         "  start_failed   the command could not be started (not found, not executable)\n"
@@ -80,7 +95,8 @@ static void usage(FILE *out) {
         "device it used, ...): the last such line is parsed and reported, or rejected with\n"
         "the reason when it is not a JSON object.\n"
         "\n"
-        "JSON (--json): {command, strategies, timeout_s (null: none), grace_s, attempts,\n"
+        "JSON (--json): {command, source {kind: strategies|plan|model, value}, strategies\n"
+        "(those to try), skipped [{strategy, reason}], timeout_s (null: none), grace_s, attempts,\n"
         "chosen (the strategy that succeeded, or null)}; each attempt is {strategy, device,\n"
         "dtype, argv, outcome, rule, reason, matched (the stderr text that decided, or null),\n"
         "source, cuda_code, exit_code, signal, signal_name (null when not applicable),\n"
@@ -88,27 +104,42 @@ static void usage(FILE *out) {
         "(tails are the last 64 KiB; NULs and bytes that are not UTF-8 appear as '?'),\n"
         "result (the VRAMKIT_RESULT object, or null), result_error (or null)}.\n"
         "\n"
-        "exit codes: 0 an attempt succeeded, 1 every attempt failed, 2 bad usage or input,\n"
-        "3 environment error (cannot write the report); interrupted by SIGINT/SIGTERM/SIGHUP,\n"
+        "exit codes: 0 an attempt succeeded, 1 every attempt failed (or the plan has no\n"
+        "strategy that fits), 2 bad usage or input (a malformed plan file), 3 environment\n"
+        "error (a plan file that cannot be read, cannot write the report); interrupted by SIGINT/SIGTERM/SIGHUP,\n"
         "it stops the running attempt and then dies of the same signal\n",
-        MAX_STRATEGIES, MAX_STRATEGY_LEN);
+        out);
 }
 
-enum { OPT_STRATEGIES = 256, OPT_TIMEOUT, OPT_GRACE, OPT_JSON };
+enum { OPT_STRATEGIES = 256, OPT_TIMEOUT, OPT_GRACE, OPT_JSON, OPT_PLAN, OPT_MODEL, OPT_GPU };
 
 static const struct option long_options[] = {
     {"strategies", required_argument, NULL, OPT_STRATEGIES},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"grace", required_argument, NULL, OPT_GRACE},
     {"json", no_argument, NULL, OPT_JSON},
+    {"plan", required_argument, NULL, OPT_PLAN},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"assume-gpu", required_argument, NULL, OPT_GPU},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 typedef struct opts {
     char *strategy_text;        /* owned copy of the list, cut at the commas */
+    const char *strategy_text_orig; /* the list as given */
     const char *strategies[MAX_STRATEGIES];
     int n_strategies;
+    /* From a plan (--plan, --model): each strategy's device and dtype (NULL: by name), the
+     * ones skipped and why; strings point into plan_doc or the buffers here. */
+    const char *plan_file, *model;
+    cli_gpu gpus[CLI_MAX_GPUS];
+    int ngpu;
+    cJSON *plan_doc;
+    const char *device_of[MAX_STRATEGIES], *dtype_of[MAX_STRATEGIES];
+    char device_buf[MAX_STRATEGIES][24];
+    const char *skipped[MAX_STRATEGIES], *skipped_why[MAX_STRATEGIES];
+    int n_skipped;
     double timeout_s, grace_s;  /* 0: none / default */
     int json;
     char **command;             /* argv after "--" */
@@ -147,6 +178,7 @@ static int parse_strategies(const char *text, opts *o) {
         return cli_usage_error(CMD, "--strategies is given twice (give one list)");
     if (text[0] == '\0') return cli_usage_error(CMD, "--strategies: the list is empty");
     o->strategy_text = strdup(text);
+    o->strategy_text_orig = text;
     if (!o->strategy_text) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     char *item = o->strategy_text;
     for (int k = 1;; k++) {
@@ -169,6 +201,99 @@ static int parse_strategies(const char *text, opts *o) {
         if (!comma) break;
         item = comma + 1;
     }
+    return 0;
+}
+
+/* The dtype a plan's format stands for; NULL for a format not listed. */
+static const char *format_dtype(const char *f) {
+    static const char *const map[][2] = {{"f32", "float32"}, {"f16", "float16"},
+                                         {"bf16", "bfloat16"}, {"int8", "int8"},
+                                         {"nf4", "nf4"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(f, map[i][0]) == 0) return map[i][1];
+    return NULL;
+}
+
+/* Is `s` a usable strategy name: 1 to MAX_STRATEGY_LEN bytes, no blank or control byte? */
+static int name_ok(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > MAX_STRATEGY_LEN) return 0;
+    for (; *s; s++)
+        if ((unsigned char)*s <= ' ' || *s == 0x7f) return 0;
+    return 1;
+}
+
+/* The strategies of a plan document (`vramkit plan --save`): those that fit, in the plan's
+ * order, with the plan's device and format; the others in skipped[]. `what` names the plan
+ * in errors. Returns 0, or the exit code after printing the error. */
+static int strategies_from_plan(const cJSON *doc, const char *what, opts *o) {
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(doc, "version");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "strategies");
+    const cJSON *it;
+    int i = 0;
+    if (!cJSON_IsObject(doc) || !cJSON_IsNumber(version) || version->valuedouble != 1.0)
+        return cli_usage_error(CMD, "%s: not a vramkit plan of version 1 (save one with "
+                                    "'vramkit plan --model MODEL --save FILE')", what);
+    if (!cJSON_IsArray(list))
+        return cli_usage_error(CMD, "%s: the plan has no \"strategies\" list", what);
+    if (cJSON_GetArraySize(list) == 0)
+        return cli_usage_error(CMD, "%s: a plan of components has no strategy chain (save one "
+                                    "with 'vramkit plan --model MODEL --save FILE')", what);
+    cJSON_ArrayForEach(it, list) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+        const cJSON *fits = cJSON_GetObjectItemCaseSensitive(it, "fits");
+        const cJSON *devs = cJSON_GetObjectItemCaseSensitive(it, "devices");
+        const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(it, "format");
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(it, "reason_text");
+        const cJSON *d;
+        int k = o->n_strategies, ndev = 0;
+        i++;
+        if (!cJSON_IsString(name) || !name_ok(name->valuestring))
+            return cli_usage_error(CMD, "%s: strategy %d has no valid \"name\" (1 to %d "
+                                        "characters, no blanks)", what, i, MAX_STRATEGY_LEN);
+        if (!cJSON_IsBool(fits))
+            return cli_usage_error(CMD, "%s: strategy %d (%s) has no \"fits\": true or false",
+                                   what, i, name->valuestring);
+        if (cJSON_IsFalse(fits)) {
+            if (o->n_skipped == MAX_STRATEGIES)
+                return cli_usage_error(CMD, "%s: more than %d strategies", what, MAX_STRATEGIES);
+            o->skipped[o->n_skipped] = name->valuestring;
+            o->skipped_why[o->n_skipped++] =
+                cJSON_IsString(why) ? why->valuestring : "it does not fit";
+            continue;
+        }
+        if (k == MAX_STRATEGIES)
+            return cli_usage_error(CMD, "%s: more than %d strategies", what, MAX_STRATEGIES);
+        if (!cJSON_IsArray(devs))
+            return cli_usage_error(CMD, "%s: strategy %d (%s) has no \"devices\" list", what, i,
+                                   name->valuestring);
+        cJSON_ArrayForEach(d, devs) {
+            const char *t = cJSON_IsString(d) ? d->valuestring : NULL;
+            unsigned g = 0;
+            int used = 0;
+            if (t && strcmp(t, "cpu") == 0) {
+                snprintf(o->device_buf[k], sizeof o->device_buf[k], "cpu");
+            } else if (t && sscanf(t, "gpu%3u%n", &g, &used) == 1 && t[used] == '\0' &&
+                       t[3] >= '0' && t[3] <= '9' && g < CLI_MAX_GPUS) {
+                snprintf(o->device_buf[k], sizeof o->device_buf[k], "cuda:%u", g);
+            } else {
+                return cli_usage_error(CMD, "%s: strategy %d (%s) names a device that is not "
+                                            "cpu or gpu0..gpu%d", what, i, name->valuestring,
+                                       CLI_MAX_GPUS - 1);
+            }
+            ndev++;
+        }
+        if (ndev == 0)
+            return cli_usage_error(CMD, "%s: strategy %d (%s) fits but lists no device", what,
+                                   i, name->valuestring);
+        o->strategies[k] = name->valuestring;
+        o->device_of[k] = ndev == 1 ? o->device_buf[k] : "auto";
+        o->dtype_of[k] = cJSON_IsString(fmt) ? format_dtype(fmt->valuestring) : NULL;
+        o->n_strategies++;
+    }
+    if (o->n_strategies == 0)
+        return cli_error(VRAM_EXIT_NO, CMD, "%s: none of the plan's %d strategies fits: nothing "
+                                            "to try (see 'vramkit plan')", what, i);
     return 0;
 }
 
@@ -198,6 +323,20 @@ static int parse(int argc, char **argv, opts *o) {
             if ((rc = parse_seconds("grace", optarg, &o->grace_s))) return rc;
             break;
         case OPT_JSON: o->json = 1; break;
+        case OPT_PLAN:
+            if (o->plan_file) return cli_usage_error(CMD, "--plan is given twice (give one plan)");
+            o->plan_file = optarg;
+            break;
+        case OPT_MODEL:
+            if (o->model) return cli_usage_error(CMD, "--model is given twice (give one model)");
+            o->model = optarg;
+            break;
+        case OPT_GPU:
+            if (o->ngpu == CLI_MAX_GPUS)
+                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", CLI_MAX_GPUS);
+            if ((rc = cli_parse_gpu_spec(CMD, optarg, &o->gpus[o->ngpu]))) return rc;
+            o->ngpu++;
+            break;
         case ':':
             return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
@@ -209,8 +348,13 @@ static int parse(int argc, char **argv, opts *o) {
         return cli_usage_error(CMD, "unexpected argument '%s': the command goes after '--' "
                                     "(vramkit try --strategies LIST -- COMMAND ARGS...)",
                                argv[optind]);
-    if (!o->strategy_text)
-        return cli_usage_error(CMD, "--strategies is required (e.g. --strategies fp16,int8,cpu)");
+    if ((o->strategy_text != NULL) + (o->plan_file != NULL) + (o->model != NULL) != 1)
+        return cli_usage_error(CMD, o->strategy_text || o->plan_file || o->model
+                                        ? "give one of --strategies, --plan and --model"
+                                        : "--strategies, --plan or --model is required (e.g. "
+                                          "--strategies fp16,int8,cpu)");
+    if (o->ngpu > 0 && !o->model)
+        return cli_usage_error(CMD, "--assume-gpu goes with --model (a saved plan has its GPUs)");
     if (dd == argc)
         return cli_usage_error(CMD, "missing '--' before the command (vramkit try --strategies "
                                     "LIST -- COMMAND ARGS...)");
@@ -218,6 +362,18 @@ static int parse(int argc, char **argv, opts *o) {
     o->n_command = argc - dd - 1;
     if (o->n_command == 0) return cli_usage_error(CMD, "no command after '--'");
     if (o->command[0][0] == '\0') return cli_usage_error(CMD, "the command after '--' is empty ('')");
+    if (o->plan_file) {
+        char what[4200];
+        if ((rc = cli_read_json_file(CMD, "--plan", o->plan_file, MAX_PLAN_BYTES, &o->plan_doc)))
+            return rc;
+        snprintf(what, sizeof what, "--plan %s", o->plan_file);
+        if ((rc = strategies_from_plan(o->plan_doc, what, o))) return rc;
+    } else if (o->model) {
+        char what[4200];
+        if ((rc = cli_plan_model_doc(o->model, o->gpus, o->ngpu, &o->plan_doc))) return rc;
+        snprintf(what, sizeof what, "the plan of %s", o->model);
+        if ((rc = strategies_from_plan(o->plan_doc, what, o))) return rc;
+    }
     return -1;
 }
 
@@ -368,6 +524,8 @@ static int run_attempt(const opts *o, int k, attempt *a) {
     const char *env[5];
     a->strategy = o->strategies[k];
     map_strategy(a->strategy, &a->device, &a->dtype);
+    if (o->device_of[k]) a->device = o->device_of[k];
+    if (o->dtype_of[k]) a->dtype = o->dtype_of[k];
     a->argv = (char **)calloc((size_t)o->n_command + 1, sizeof *a->argv);
     if (!a->argv) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     for (int i = 0; i < o->n_command; i++)
@@ -592,9 +750,27 @@ static int print_json(const opts *o, const attempt *as, int n, int chosen) {
     cli_json_begin_array(&j);
     for (int i = 0; i < o->n_command; i++) json_cstr(&j, o->command[i]);
     cli_json_end_array(&j);
+    cli_json_key(&j, "source");
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "kind");
+    cli_json_string(&j, o->plan_file ? "plan" : o->model ? "model" : "strategies");
+    cli_json_key(&j, "value");
+    json_cstr(&j, o->plan_file ? o->plan_file : o->model ? o->model : o->strategy_text_orig);
+    cli_json_end_object(&j);
     cli_json_key(&j, "strategies");
     cli_json_begin_array(&j);
     for (int i = 0; i < o->n_strategies; i++) json_cstr(&j, o->strategies[i]);
+    cli_json_end_array(&j);
+    cli_json_key(&j, "skipped");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < o->n_skipped; i++) {
+        cli_json_begin_object(&j);
+        cli_json_key(&j, "strategy");
+        json_cstr(&j, o->skipped[i]);
+        cli_json_key(&j, "reason");
+        json_cstr(&j, o->skipped_why[i]);
+        cli_json_end_object(&j);
+    }
     cli_json_end_array(&j);
     cli_json_key(&j, "timeout_s");
     if (o->timeout_s > 0)
@@ -619,16 +795,23 @@ static int print_json(const opts *o, const attempt *as, int n, int chosen) {
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
+static void opts_free(opts *o) {
+    free(o->strategy_text);
+    cJSON_Delete(o->plan_doc);
+    o->strategy_text = NULL;
+    o->plan_doc = NULL;
+}
+
 int cmd_try(int argc, char **argv) {
     opts o;
     int rc = parse(argc, argv, &o);
     if (rc >= 0) {
-        free(o.strategy_text);
+        opts_free(&o);
         return rc;
     }
     attempt *as = (attempt *)calloc((size_t)o.n_strategies, sizeof *as);
     if (!as) {
-        free(o.strategy_text);
+        opts_free(&o);
         return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     }
 
@@ -644,6 +827,14 @@ int cmd_try(int argc, char **argv) {
 
     int n = 0, chosen = -1, write_failed = 0;
     rc = -1;
+    if (!o.json) {
+        for (int i = 0; i < o.n_skipped; i++) {
+            char *t = clean_text(o.skipped_why[i], strlen(o.skipped_why[i]), TEXT_LINE_MAX, 0);
+            printf("skipped %s: %s\n", o.skipped[i], t ? t : "?");
+            free(t);
+        }
+        if (fflush(stdout) != 0 || ferror(stdout)) write_failed = 1;
+    }
     for (int k = 0; k < o.n_strategies && !interrupted; k++) {
         int e = run_attempt(&o, k, &as[k]);
         n = k + 1;
@@ -666,7 +857,7 @@ int cmd_try(int argc, char **argv) {
                 vram_signal_name(sig) ? vram_signal_name(sig) : "a signal");
         for (int i = 0; i < n; i++) attempt_free(&as[i]);
         free(as);
-        free(o.strategy_text);
+        opts_free(&o);
         fflush(stdout);
         signal(sig, SIG_DFL);
         raise(sig);
@@ -699,6 +890,6 @@ int cmd_try(int argc, char **argv) {
     }
     for (int i = 0; i < n; i++) attempt_free(&as[i]);
     free(as);
-    free(o.strategy_text);
+    opts_free(&o);
     return rc;
 }

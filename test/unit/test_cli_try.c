@@ -291,7 +291,7 @@ static const bad_case bad_cases[] = {
     {{"try", "--strategies", "a", END}, "missing '--' before the command"},
     {{"try", "--strategies", "a", "--", END}, "no command after '--'"},
     {{"try", "--strategies", "a", "--", "", END}, "the command after '--' is empty"},
-    {{"try", "--", CHILD, "exit", END}, "--strategies is required"},
+    {{"try", "--", CHILD, "exit", END}, "--strategies, --plan or --model is required"},
     {{"try", "--strategies", "", "--", CHILD, END}, "--strategies: the list is empty"},
     {{"try", "--strategies", "fp16,,cpu", "--", CHILD, END}, "item 2 of 'fp16,,cpu' is empty"},
     {{"try", "--strategies", ",", "--", CHILD, END}, "item 1 of ',' is empty"},
@@ -317,7 +317,19 @@ static const bad_case bad_cases[] = {
     {{"try", "--strategies", "a", "--grace", "0", "--", CHILD, END}, "--grace: must be more than 0"},
     {{"try", "--strategies", "a", "--bogus", "--", CHILD, END}, "unknown option '--bogus'"},
     {{"try", "--strategies", "a", "--timeout", "--", CHILD, END}, "option '--timeout' needs a value"},
-    {{"try", "--strategies", "a", "--plan", "p.json", "--", CHILD, END}, "unknown option '--plan"},
+    {{"try", "--strategies", "a", "--plan", "p.json", "--", CHILD, END},
+     "give one of --strategies, --plan and --model"},
+    {{"try", "--plan", "a.json", "--model", "gpt2", "--", CHILD, END},
+     "give one of --strategies, --plan and --model"},
+    {{"try", "--plan", "a.json", "--plan", "b.json", "--", CHILD, END}, "--plan is given twice"},
+    {{"try", "--model", "gpt2", "--model", "gpt2", "--", CHILD, END}, "--model is given twice"},
+    {{"try", "--strategies", "a", "--assume-gpu", "8GiB", "--", CHILD, END},
+     "--assume-gpu goes with --model"},
+    {{"try", "--model", "gpt2", "--assume-gpu", "8XB", "--", CHILD, END}, "8XB"},
+    {{"try", "--model", "no-such-model", "--", CHILD, END}, "no-such-model"},
+    {{"try", "--plan", "/nonexistent/plan.json", "--", CHILD, END},
+     "--plan /nonexistent/plan.json: no such file"},
+    {{"try", "--plan", "/etc/hostname", "--", CHILD, END}, "--plan /etc/hostname: not valid JSON"},
 };
 
 ParameterizedTestParameters(cli_try, bad_input) {
@@ -369,11 +381,181 @@ Test(cli_try, help) {
                           "oom", "timeout", "exit codes: 0", "VRAMKIT_RESULT", "fp16 cuda:0 float16"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_expect(strstr(r.out, want[i]), "--help lacks '%s'", want[i]);
-    cr_expect_null(strstr(r.out, "--plan"), "not available yet");
-    cr_expect_null(strstr(r.out, "--model"), "not available yet");
+    const char *plan_words[] = {"--plan FILE", "--model MODEL", "--assume-gpu SPEC",
+                                "skipped NAME: why", "cuda:N for GPU N"};
+    for (size_t i = 0; i < sizeof plan_words / sizeof plan_words[0]; i++)
+        cr_expect(strstr(r.out, plan_words[i]), "--help lacks '%s'", plan_words[i]);
     cli_result_free(&r);
     const char *top[] = {"--help", NULL};
     r = cli_run(top);
     cr_expect(strstr(r.out, "  try "), "vramkit --help lists try: %s", r.out);
     cli_result_free(&r);
+}
+
+/* ---- strategies from a plan (--plan FILE, --model MODEL) ---------------------------------- */
+
+/* Writes `text` to a file named `name` in the build tree; returns its path (static). */
+static const char *write_plan(const char *name, const char *text) {
+    static char path[4][512];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof path[0], "%s/test_cli_try_%s.json", VRAMKIT_BINARY_DIR, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f, "cannot write %s", p);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0);
+    return p;
+}
+
+/* A plan as vramkit plan saves it: Llama-3-8B on one 8 GiB GPU with 64 GiB of host memory.
+ * fp16 (16 GB) and int8 (8.5 GiB) do not fit in 7.75 GiB; multi_gpu needs two GPUs; int4,
+ * gpu_cpu and cpu fit. */
+Test(cli_try, saved_plan_skips_what_does_not_fit) {
+    const char *path = write_plan("saved", "");
+    const char *plan[] = {"plan", "--model", "Llama-3-8B", "--assume-gpu", "8GiB",
+                          "--host-memory", "64GiB", "--save", path, NULL};
+    cli_result r = cli_run(plan);
+    cr_assert_eq(r.exit_code, 0, "plan: %s", r.err);
+    cli_result_free(&r);
+    const char *args[] = {"try", "--plan", path, "--", VRAMKIT_CHILD, "crash-unless", "gpu_cpu",
+                          "{strategy}", NULL};
+    r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect_eq(cli_count_lines(r.out), 6, "%s", r.out);
+    cr_expect(strncmp(r.out, "skipped fp16: needs ", 20) == 0, "%s", r.out);
+    cr_expect(strstr(r.out, "\nskipped int8: needs "), "%s", r.out);
+    cr_expect(strstr(r.out, "\nskipped multi_gpu: a split over GPUs needs two GPUs"), "%s", r.out);
+    cr_expect(strstr(r.out, "\n[1/3] int4: crash (signal 11 SIGSEGV)"), "%s", r.out);
+    cr_expect(strstr(r.out, "\n[2/3] gpu_cpu: success (exit 0)"), "%s", r.out);
+    cr_expect(strstr(r.out, "\nchosen: gpu_cpu\n"), "%s", r.out);
+    cr_expect_null(strstr(r.out, "[3/3]"), "cpu is not tried after a success: %s", r.out);
+    cli_result_free(&r);
+}
+
+/* The plan's device and format become {device} and {dtype}: a hand-written plan. */
+Test(cli_try, plan_devices_and_formats) {
+    const char *path = write_plan("devices",
+        "{\"version\": 1, \"strategies\": ["
+        "{\"name\": \"bf16\", \"format\": \"bf16\", \"devices\": [\"gpu1\"], \"fits\": true},"
+        "{\"name\": \"int8\", \"format\": \"int8\", \"devices\": [\"gpu0\"], \"fits\": false,"
+        " \"reason_text\": \"too big for the test\"},"
+        "{\"name\": \"gpu_cpu\", \"format\": \"f16\", \"devices\": [\"gpu0\", \"cpu\"], \"fits\": true},"
+        "{\"name\": \"int4\", \"format\": \"nf4\", \"devices\": [\"gpu12\"], \"fits\": true},"
+        "{\"name\": \"cpu\", \"format\": \"f32\", \"devices\": [\"cpu\"], \"fits\": true}]}");
+    const char *args[] = {"try", "--json", "--plan", path, "--", VRAMKIT_CHILD, "crash-unless",
+                          "cpu/float32", "{device}/{dtype}", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cJSON *doc = parse_doc(&r);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "source");
+    cr_expect_str_eq(str_at(src, "kind"), "plan");
+    cr_expect_str_eq(str_at(src, "value"), path);
+    const cJSON *skipped = cJSON_GetObjectItemCaseSensitive(doc, "skipped");
+    cr_assert_eq(cJSON_GetArraySize(skipped), 1);
+    cr_expect_str_eq(str_at(cJSON_GetArrayItem(skipped, 0), "strategy"), "int8");
+    cr_expect_str_eq(str_at(cJSON_GetArrayItem(skipped, 0), "reason"), "too big for the test");
+    const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(doc, "attempts");
+    cr_assert_eq(cJSON_GetArraySize(attempts), 4);
+    const char *want[4][3] = {{"bf16", "cuda:1", "bfloat16"}, {"gpu_cpu", "auto", "float16"},
+                              {"int4", "cuda:12", "nf4"}, {"cpu", "cpu", "float32"}};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *a = cJSON_GetArrayItem(attempts, i);
+        char arg[64];
+        cr_expect_str_eq(str_at(a, "strategy"), want[i][0]);
+        cr_expect_str_eq(str_at(a, "device"), want[i][1]);
+        cr_expect_str_eq(str_at(a, "dtype"), want[i][2]);
+        snprintf(arg, sizeof arg, "%s/%s", want[i][1], want[i][2]);
+        cr_expect_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a, "argv"), 3)->valuestring,
+                         arg);
+    }
+    cr_expect_str_eq(str_at(doc, "chosen"), "cpu");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+/* --model plans now, as vramkit plan --model would: on an 8 GiB GPU Llama-3-8B starts at
+ * int4 (NF4) on cuda:0, and the environment says so. */
+Test(cli_try, model_plans_the_chain) {
+    const char *args[] = {"try", "--model", "Llama-3-8B", "--assume-gpu", "8GiB", "--json", "--",
+                          VRAMKIT_CHILD, "env", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cJSON *doc = parse_doc(&r);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "source");
+    cr_expect_str_eq(str_at(src, "kind"), "model");
+    cr_expect_str_eq(str_at(src, "value"), "Llama-3-8B");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "strategies");
+    cr_assert(cJSON_GetArraySize(list) >= 2, "int4 and gpu_cpu fit at least");
+    cr_expect_str_eq(cJSON_GetArrayItem(list, 0)->valuestring, "int4");
+    cr_expect_str_eq(cJSON_GetArrayItem(list, 1)->valuestring, "gpu_cpu");
+    const cJSON *skipped = cJSON_GetObjectItemCaseSensitive(doc, "skipped");
+    cr_expect_str_eq(str_at(cJSON_GetArrayItem(skipped, 0), "strategy"), "fp16");
+    cr_expect_str_eq(str_at(cJSON_GetArrayItem(skipped, 1), "strategy"), "int8");
+    const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
+    cr_expect(strstr(str_at(a, "stdout_tail"),
+                     "VRAMKIT_STRATEGY=int4\nVRAMKIT_DEVICE=cuda:0\nVRAMKIT_DTYPE=nf4\n"),
+              "%s", str_at(a, "stdout_tail"));
+    cr_expect_str_eq(str_at(doc, "chosen"), "int4");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}
+
+/* Nothing in the plan fits: nothing is run, exit 1 with one line. */
+Test(cli_try, plan_where_nothing_fits) {
+    const char *path = write_plan("nofit",
+        "{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"format\": \"f16\","
+        " \"devices\": [\"gpu0\"], \"fits\": false}, {\"name\": \"cpu\", \"format\": \"f32\","
+        " \"devices\": [\"cpu\"], \"fits\": false}]}");
+    const char *args[] = {"try", "--plan", path, "--", VRAMKIT_CHILD, "exit", "0", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 1, "stderr: %s", r.err);
+    cr_expect_str_empty(r.out);
+    cr_expect_eq(cli_count_lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "none of the plan's 2 strategies fits: nothing to try"), "%s", r.err);
+    cli_result_free(&r);
+}
+
+/* Plan files that are not plans: exit 2, one line naming the file and what is wrong. */
+Test(cli_try, malformed_plans) {
+    static const struct {
+        const char *text, *needle;
+    } cases[] = {
+        {"[1, 2]", "not a vramkit plan of version 1"},
+        {"{\"version\": 2, \"strategies\": []}", "not a vramkit plan of version 1"},
+        {"{\"version\": 1}", "the plan has no \"strategies\" list"},
+        {"{\"version\": 1, \"strategies\": [], \"placement\": []}", "a plan of components"},
+        {"{\"version\": 1, \"strategies\": [{\"fits\": true}]}", "strategy 1 has no valid \"name\""},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"a b\", \"fits\": true}]}",
+         "strategy 1 has no valid \"name\""},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": 1}]}",
+         "strategy 1 (fp16) has no \"fits\": true or false"},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true}]}",
+         "strategy 1 (fp16) has no \"devices\" list"},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true, \"devices\": []}]}",
+         "strategy 1 (fp16) fits but lists no device"},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"x\", \"fits\": false},"
+         " {\"name\": \"fp16\", \"fits\": true, \"devices\": [\"tpu0\"]}]}",
+         "strategy 2 (fp16) names a device that is not cpu or gpu0..gpu15"},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true, \"devices\": [\"gpu16\"]}]}",
+         "names a device that is not"},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true, \"devices\": [\"gpu-1\"]}]}",
+         "names a device that is not"},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true, \"devices\": [\"gpu0x\"]}]}",
+         "names a device that is not"},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true, \"devices\": [7]}]}",
+         "names a device that is not"},
+        {"{\"version\": 1, \"strategies\": ", "not valid JSON (at byte"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *path = write_plan("bad", cases[i].text);
+        const char *args[] = {"try", "--plan", path, "--", VRAMKIT_CHILD, "exit", "0", NULL};
+        cli_result r = cli_run(args);
+        cr_expect_eq(r.exit_code, 2, "case %zu: exit %d (%s)", i, r.exit_code, r.err);
+        cr_expect_str_empty(r.out, "case %zu: nothing run", i);
+        cr_expect_eq(cli_count_lines(r.err), 1, "case %zu: %s", i, r.err);
+        cr_expect(strncmp(r.err, "vramkit: try: --plan ", 21) == 0, "case %zu: %s", i, r.err);
+        cr_expect(strstr(r.err, cases[i].needle), "case %zu: '%s' not in %s", i, cases[i].needle,
+                  r.err);
+        cli_result_free(&r);
+    }
 }

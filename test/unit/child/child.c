@@ -25,6 +25,8 @@
  *   result              prints a valid VRAMKIT_RESULT line split across two writes with a
  *                       pause between them, then more output, exits 0
  *   crash-unless-cpu S  segfaults unless S is "cpu"; for cpu prints a VRAMKIT_RESULT, exits 0
+ *   crash-unless W S    segfaults unless S is W (after printing "crashing: S is not W" to
+ *                       stderr); exits 0 when it is
  *   env                 prints VRAMKIT_STRATEGY/DEVICE/DTYPE, TEST_VAR and the cwd, exits 0
  *   args ...            prints each argument on its own line, exits 0
  *   fds                 prints how many descriptors it has open (/proc/self/fd), exits 0
@@ -196,6 +198,13 @@ int main(int argc, char **argv) {
         }
         char buf[128];
         snprintf(buf, sizeof buf, "crashing: strategy %s is not cpu\n", arg ? arg : "(none)");
+        say(2, buf);
+        segfault();
+    } else if (strcmp(mode, "crash-unless") == 0) {
+        const char *got = argc > 3 ? argv[3] : "(none)";
+        if (arg && strcmp(arg, got) == 0) return 0;
+        char buf[256];
+        snprintf(buf, sizeof buf, "crashing: %s is not %s\n", got, arg ? arg : "(none)");
         say(2, buf);
         segfault();
     } else if (strcmp(mode, "env") == 0) {
