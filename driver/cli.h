@@ -76,5 +76,10 @@ struct cJSON;
 struct cli_gpu;
 int cli_plan_model_doc(const char *model, const struct cli_gpu *gpus, int ngpu,
                        struct cJSON **doc);
+int cmd_probe_child(int argc, char **argv); /* hidden `__probe`: driver/probe.h */
+int cmd_watch(int argc, char **argv);
+/* cmd_watch over a given device table, printing to `out` (the tests script the mock). */
+struct vram_device_ops;
+int cmd_watch_ops(int argc, char **argv, const struct vram_device_ops *ops, FILE *out);
 
 #endif

@@ -9,7 +9,7 @@
 typedef struct cli_command {
     const char *name;
     int (*run)(int argc, char **argv);
-    const char *summary;
+    const char *summary; /* NULL: an internal command, left out of --help */
 } cli_command;
 
 static const cli_command commands[] = {
@@ -17,6 +17,8 @@ static const cli_command commands[] = {
     {"estimate", cmd_estimate, "how much memory a model needs, term by term, and the preset to use"},
     {"chunks", cmd_chunks, "plan how a dataset is cut into GPU-resident chunks and batches"},
     {"try", cmd_try, "run a load under each strategy in a child process until one works"},
+    {"__probe", cmd_probe_child, NULL}, /* the child of doctor --probe (driver/probe.h) */
+    {"watch", cmd_watch, "device memory every interval, with warnings: near the limit, leaks"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -28,7 +30,8 @@ static void usage(FILE *out) {
             "vramkit keeps machine-learning workloads inside GPU memory.\n"
             "\n"
             "commands:\n");
-    for (size_t i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (commands[i].summary != NULL) fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n"
             "options:\n"

@@ -9,11 +9,13 @@
 #include "device.h"
 #include "chunks.h"
 #include "scaler.h"
+#include "kref.h"
 #include "attempt.h"
 #include "dtype.h"
 #include "model.h"
 #include "estimate.h"
 #include "strategy.h"
 #include "place.h"
+#include "monitor.h"
 
 #endif /* VRAMKIT_VRAMKIT_H */

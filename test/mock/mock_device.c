@@ -318,6 +318,11 @@ static vram_status mock_mem_info(void *ctx, int device, uint64_t *free_bytes,
         st = mock_bad_arg(m, MOCK_CUDA_INVALID_DEVICE);
         goto done;
     }
+    {
+        vram_mock_device *d = &m->dev[device];
+        if (d->free_script_next < d->free_script_n)
+            d->info.free_bytes = d->free_script[d->free_script_next++];
+    }
     *free_bytes = mock_free_now(&m->dev[device]);
     *total_bytes = m->dev[device].info.total_bytes;
     MOCK_END;
@@ -769,6 +774,19 @@ void vram_mock_set_memory(vram_mock *m, int dev, uint64_t total_bytes, uint64_t 
     m->dev[dev].info.total_bytes = total_bytes;
     m->dev[dev].info.free_bytes = free_bytes;
     pthread_mutex_unlock(&m->lock);
+}
+
+int vram_mock_script_free(vram_mock *m, int dev, const uint64_t *values, int n) {
+    if (dev < 0 || dev >= VRAM_MAX_DEVICES || n < 0 || n > VRAM_MOCK_MAX_FREE_SCRIPT ||
+        (n > 0 && values == NULL))
+        return -1;
+    pthread_mutex_lock(&m->lock);
+    vram_mock_device *d = &m->dev[dev];
+    for (int i = 0; i < n; i++) d->free_script[i] = values[i];
+    d->free_script_n = n;
+    d->free_script_next = 0;
+    pthread_mutex_unlock(&m->lock);
+    return 0;
 }
 
 void vram_mock_set_attr(vram_mock *m, int dev, int attr, int value) {

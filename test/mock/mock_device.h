@@ -55,6 +55,7 @@ int vram_mock_op_from_name(const char *name);
 
 #define VRAM_MOCK_MAX_FAULTS 32
 #define VRAM_MOCK_MAX_EXTRA_ATTRS 8
+#define VRAM_MOCK_MAX_FREE_SCRIPT 64
 
 /* One scripted failure: call number `at` of `op` (counted in calls[op]) fails with
  * `cuda_code`; with `repeat`, every call from `at` on does. */
@@ -84,6 +85,11 @@ typedef struct vram_mock_device {
     /* accounting, kept by the mock */
     uint64_t live_bytes, live_allocs, peak_bytes;
     uint64_t allocs_total, frees_total;
+
+    /* free memory over time (vram_mock_script_free): each successful mem_info call on this
+     * device first sets info.free_bytes to the next value; after the last the figure stays */
+    uint64_t free_script[VRAM_MOCK_MAX_FREE_SCRIPT];
+    int free_script_n, free_script_next;
 } vram_mock_device;
 
 struct vram_mock__obj; /* a live allocation, registration, stream or event */
@@ -166,6 +172,11 @@ void vram_mock_set_attr(vram_mock *m, int dev, int attr, int value);
 void vram_mock_attr_unknown(vram_mock *m, int dev, int attr);
 /* dev_alloc on `dev` fails once live allocations would exceed `bytes`. */
 void vram_mock_alloc_limit(vram_mock *m, int dev, uint64_t bytes);
+/* Free memory that moves: the next n successful mem_info calls on `dev` report values[0],
+ * values[1], ... (less live allocations, as always); later calls keep the last value.
+ * device_info reports the current value without moving on. n 0 ends a script. Returns 0,
+ * or -1 for a bad device or n outside 0 .. VRAM_MOCK_MAX_FREE_SCRIPT. */
+int vram_mock_script_free(vram_mock *m, int dev, const uint64_t *values, int n);
 
 /* The nth call of `op` from now (1 = the next one) fails with `cuda_code`, converted with
  * vram_status_from_cuda and recorded for last_error. A code of the sticky class also

@@ -1,0 +1,84 @@
+// gather.cu — batch gather by an index list: dst row i = src row index[i] (the streamer's
+// device-side shuffle, torch.index_select on dim 0). Rows are copied in the widest unit
+// (16, 8, 4, 2 or 1 bytes) that both pointers and the row size allow; a power-of-two group
+// of threads per row (up to 256), and long rows split into segments across blockIdx.y so a
+// few huge rows still fill the device. An index past src_rows copies nothing and raises the
+// flag. CPU reference: vram_kref_gather_rows.
+#include "vk_internal.cuh"
+
+namespace {
+
+constexpr int kBlock = 256;
+
+template <typename U>
+__global__ void __launch_bounds__(kBlock)
+    vk_gather_kernel(U *__restrict__ dst, const U *__restrict__ src, uint64_t src_rows,
+                     const uint64_t *__restrict__ index, uint64_t rows, uint64_t units, uint64_t seg_units,
+                     int tpr_shift, int *bad) {
+    const uint32_t tpr = 1u << tpr_shift;
+    const uint32_t rpb = (uint32_t)kBlock >> tpr_shift;
+    const uint32_t lane = threadIdx.x & (tpr - 1u);
+    const uint64_t seg_begin = (uint64_t)blockIdx.y * seg_units;
+    if (seg_begin >= units) return;
+    const uint64_t seg_end = units - seg_begin < seg_units ? units : seg_begin + seg_units;
+    const uint64_t step = (uint64_t)gridDim.x * rpb;
+    for (uint64_t r = (uint64_t)blockIdx.x * rpb + (threadIdx.x >> tpr_shift); r < rows; r += step) {
+        const uint64_t ix = index[r];
+        if (ix >= src_rows) {
+            if (lane == 0u && blockIdx.y == 0u && bad != nullptr) *bad = 1;
+            continue;
+        }
+        const U *s = src + ix * units;
+        U *d = dst + r * units;
+#pragma unroll 4
+        for (uint64_t u = seg_begin + lane; u < seg_end; u += tpr) d[u] = s[u];
+    }
+}
+
+template <typename U>
+vram_status vk_gather_t(void *dst, const void *src, uint64_t src_rows, const uint64_t *index, uint64_t rows,
+                        uint64_t row_bytes, int *bad, cudaStream_t s) {
+    const uint64_t units = row_bytes / sizeof(U);
+    int shift = 0;
+    while ((1ull << shift) < units && shift < 8) shift++; // threads per row: units rounded up to 2^k, <= 256
+    const uint64_t rpb = (uint64_t)kBlock >> shift;
+    const uint64_t row_blocks = (rows + rpb - 1u) / rpb;
+    int sms = vk_sm_count();
+    const uint64_t target = (uint64_t)(sms > 0 ? sms : 1) * 8u; // blocks that fill the device once
+    uint64_t segments = 1;
+    if (row_blocks < target) {
+        const uint64_t by_fill = (target + row_blocks - 1u) / row_blocks;
+        const uint64_t by_work = (units + ((uint64_t)4u << shift) - 1u) / ((uint64_t)4u << shift); // >= 4 units a thread
+        segments = by_fill < by_work ? by_fill : by_work;
+        if (segments > 65535u) segments = 65535u;
+        if (segments < 1u) segments = 1u;
+    }
+    const uint64_t seg_units = (units + segments - 1u) / segments;
+    segments = (units + seg_units - 1u) / seg_units;
+    const uint64_t cap = target * 8u;
+    dim3 grid((unsigned)(row_blocks < cap ? row_blocks : cap), (unsigned)segments);
+    vk_gather_kernel<U><<<grid, kBlock, 0, s>>>(static_cast<U *>(dst), static_cast<const U *>(src), src_rows, index,
+                                                rows, units, seg_units, shift, bad);
+    VK_LAUNCHED("vk_gather_kernel");
+    return VRAM_OK;
+}
+
+} // namespace
+
+extern "C" vram_status vram_k_gather_rows(void *dst, const void *src, uint64_t src_rows, const uint64_t *index,
+                                          uint64_t rows, uint64_t row_bytes, int *bad_index_flag, void *stream) {
+    uint64_t total = 0, src_total = 0;
+    if (vram__mul_u64(rows, row_bytes, &total) != VRAM_OK || vram__mul_u64(src_rows, row_bytes, &src_total) != VRAM_OK)
+        return VRAM_E_OVERFLOW;
+    if (rows == 0u || row_bytes == 0u) return VRAM_OK;
+    if (dst == nullptr || src == nullptr || index == nullptr || reinterpret_cast<uintptr_t>(index) % 8u != 0u ||
+        reinterpret_cast<uintptr_t>(bad_index_flag) % alignof(int) != 0u)
+        return VRAM_E_INVALID;
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const uint64_t a = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | row_bytes;
+    if (a % 16u == 0u) return vk_gather_t<uint4>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    if (a % 8u == 0u) return vk_gather_t<uint2>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    if (a % 4u == 0u) return vk_gather_t<uint32_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    if (a % 2u == 0u) return vk_gather_t<uint16_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    return vk_gather_t<uint8_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+}

@@ -1,0 +1,716 @@
+// hw_kernels.cu — every kernel of kernels/vramkit_kernels.h against its CPU reference in
+// include/vramkit/kref.h, on a real GPU.
+//
+// Tolerances, per dtype (normalised error = max |gpu - ref| / max |ref| over finite values):
+//   elementwise kernels (unscale, scale, clip coefficient, int8 quantise/dequantise, casts,
+//   gather): 0 for fp32, fp16 and bf16 alike. Each element is one or two IEEE fp32 operations
+//   and one round-to-nearest-even conversion, which the GPU and kref.h both do exactly, so
+//   the results must agree bit for bit (NaN payloads excepted: any NaN equals any NaN).
+//   global L2 norm: relative error <= 1e-5 for fp32, fp16 and bf16 inputs alike (the squares
+//   are summed in fp32 on the GPU, in fp64 by the reference; a chunk's tree of ~140 additions
+//   bounds the error near 140 * 2^-24 / 2 on the norm, ~4e-6).
+// NaN/inf: the class of every element (finite, +inf, -inf, NaN) must match, and the overflow
+// flags must be set exactly when the reference sets them. Sentinel bytes (256 on each side of
+// every output, a misaligned start included) must be untouched. Sizes cover empty tensors, 1,
+// odd lengths, the chunk boundary (65536 +- 1), starts one element past a 16-byte boundary,
+// lists longer than one launch holds (300 tensors, mixed dtypes) and tensors split across
+// launches (vram_k_set_launch_limits); results must not depend on the split.
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <vector>
+
+#include "hw_common.h"
+#include <vramkit/kref.h>
+#include <vramkit/scaler.h>
+#include <vramkit_kernels.h>
+
+namespace {
+
+constexpr size_t kGuard = 256;
+constexpr unsigned char kSentinel = 0xA5;
+
+void cuda_ok(cudaError_t e, const char *what) { cr_assert_eq(e, cudaSuccess, "%s: %s", what, cudaGetErrorString(e)); }
+#define CUDA_OK(call) cuda_ok((call), #call)
+#define VK_OK(call)                                                                             \
+    do {                                                                                        \
+        vram_status st_ = (call);                                                               \
+        cr_assert_eq(st_, VRAM_OK, "%s: %s", #call, vram_status_name(st_));                     \
+    } while (0)
+
+// xorshift64*: fixed streams, so a failure reproduces.
+struct rng {
+    uint64_t x;
+    uint64_t next() {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        return x * 0x2545F4914F6CDD1DULL;
+    }
+    double uniform() { return (double)(next() >> 11) * 0x1p-53; }
+};
+
+uint32_t esize(int dtype) { return vram_kref_elem_bytes((vram_dtype)dtype); }
+const char *dname(int dtype) { return dtype == VRAM_DTYPE_F32 ? "f32" : dtype == VRAM_DTYPE_F16 ? "f16" : "bf16"; }
+
+// A device buffer with kGuard sentinel bytes before and after the data, whose start is
+// `misalign` bytes past a 256-byte boundary.
+struct guarded {
+    unsigned char *base = nullptr;
+    size_t bytes = 0, misalign = 0, total = 0;
+    void init(size_t n_bytes, size_t mis) {
+        bytes = n_bytes;
+        misalign = mis;
+        total = bytes + misalign + 2 * kGuard;
+        CUDA_OK(cudaMalloc(&base, total));
+        CUDA_OK(cudaMemset(base, kSentinel, total));
+    }
+    void *data() const { return base + kGuard + misalign; }
+    void upload(const void *h) {
+        if (bytes) CUDA_OK(cudaMemcpy(data(), h, bytes, cudaMemcpyHostToDevice));
+    }
+    // The data back into h; every sentinel byte must be intact.
+    void download(void *h, const char *what) {
+        std::vector<unsigned char> all(total);
+        CUDA_OK(cudaMemcpy(all.data(), base, total, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < kGuard + misalign; i++)
+            cr_assert_eq(all[i], kSentinel, "%s: sentinel byte %zu before the data was written", what,
+                         kGuard + misalign - i);
+        for (size_t i = kGuard + misalign + bytes; i < total; i++)
+            cr_assert_eq(all[i], kSentinel, "%s: sentinel byte %zu after the data was written", what,
+                         i - (kGuard + misalign + bytes));
+        if (bytes) memcpy(h, all.data() + kGuard + misalign, bytes);
+    }
+    void release() {
+        if (base) CUDA_OK(cudaFree(base));
+        base = nullptr;
+    }
+};
+
+// A device scalar (float or int), zeroed.
+template <typename T> T *dev_scalar(T v) {
+    T *p = nullptr;
+    CUDA_OK(cudaMalloc(&p, sizeof(T)));
+    CUDA_OK(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
+    return p;
+}
+template <typename T> T read_scalar(const T *p) {
+    T v;
+    CUDA_OK(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
+}
+
+int fclass(float f) { return isnan(f) ? 3 : isinf(f) ? (f > 0 ? 1 : 2) : 0; }
+bool same_bits(float a, float b) {
+    if (isnan(a) && isnan(b)) return true;
+    return vram_kref_f32_bits(a) == vram_kref_f32_bits(b);
+}
+
+// Compare n elements of dtype: NaN/inf classes equal, normalised error within tol, and the
+// number of finite elements that differ in any bit (must be 0 where the tolerance is 0).
+void expect_equal(const void *gpu, const void *ref, uint64_t n, int dtype, double tol, const char *what) {
+    double max_ref = 0.0, max_err = 0.0;
+    uint64_t bit_diffs = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        float g = vram_kref_load((vram_dtype)dtype, gpu, i), r = vram_kref_load((vram_dtype)dtype, ref, i);
+        cr_assert_eq(fclass(g), fclass(r), "%s (%s): element %llu: gpu %a, reference %a", what, dname(dtype),
+                     (unsigned long long)i, (double)g, (double)r);
+        if (fclass(r) != 0) continue;
+        max_ref = fmax(max_ref, fabs((double)r));
+        max_err = fmax(max_err, fabs((double)g - (double)r));
+        if (!same_bits(g, r)) {
+            if (bit_diffs == 0)
+                cr_log_error("%s (%s): first difference at %llu: gpu %a, reference %a", what, dname(dtype),
+                             (unsigned long long)i, (double)g, (double)r);
+            bit_diffs++;
+        }
+    }
+    double nerr = max_ref > 0.0 ? max_err / max_ref : max_err;
+    cr_assert(nerr <= tol, "%s (%s): normalised error %g > %g", what, dname(dtype), nerr, tol);
+    if (tol == 0.0) cr_assert_eq(bit_diffs, 0, "%s (%s): %llu elements differ", what, dname(dtype),
+                                 (unsigned long long)bit_diffs);
+}
+
+// Host data of dtype: gradient-like values (random sign, magnitudes over 2^-lo .. 2^hi), with
+// specials (NaN, +-inf, subnormals, -0) at a few positions when asked.
+std::vector<unsigned char> make_data(rng &g, int dtype, uint64_t n, int lo, int hi, bool specials) {
+    std::vector<unsigned char> v(n * esize(dtype) + 1);
+    for (uint64_t i = 0; i < n; i++) {
+        double m = ldexp(1.0 + g.uniform(), (int)(g.next() % (uint64_t)(hi + lo + 1)) - lo);
+        float f = (float)((g.next() & 1) ? -m : m);
+        vram_kref_store((vram_dtype)dtype, v.data(), i, f);
+    }
+    if (specials && n > 0) {
+        const float sp[6] = {NAN, INFINITY, -INFINITY, -0.0f, 0x1p-130f, 0x1p-20f};
+        for (int k = 0; k < 6; k++) vram_kref_store((vram_dtype)dtype, v.data(), g.next() % n, sp[k]);
+    }
+    return v;
+}
+
+const int kDtypes[3] = {VRAM_DTYPE_F32, VRAM_DTYPE_F16, VRAM_DTYPE_BF16};
+const uint64_t kSizes[] = {0, 1, 3, 4, 5, 17, 65535, 65536, 65537, 131073, 1000003};
+
+} // namespace
+
+// ---- non-finite check + unscale --------------------------------------------------------------
+
+Test(hw_kernels, unscale_one_tensor_every_size_dtype_and_alignment) {
+    rng g = {0x51ced};
+    const float invs[3] = {0x1p-16f, (float)(1.0 / 3.0), 4.0f}; // 4: scale 0.25, fp16 overflows
+    for (int dtype : kDtypes) {
+        for (uint64_t n : kSizes) {
+            for (int mis = 0; mis < 2; mis++) {
+                for (int k = 0; k < 4; k++) { // k == 3: check only (inv_scale NULL)
+                    bool specials = (n + (uint64_t)k) % 2 == 0;
+                    std::vector<unsigned char> host = make_data(g, dtype, n, 12, 14, specials);
+                    std::vector<unsigned char> ref = host, back(host.size());
+                    guarded buf;
+                    buf.init(n * esize(dtype), (size_t)mis * esize(dtype));
+                    buf.upload(host.data());
+                    float inv = k < 3 ? invs[k] : 1.0f;
+                    float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
+                    vram_k_tensor t = {buf.data(), n, dtype};
+                    VK_OK(vram_k_unscale(&t, 1, k < 3 ? d_inv : nullptr, d_found, nullptr));
+                    CUDA_OK(cudaDeviceSynchronize());
+                    float ref_found = 0.0f;
+                    cr_assert_eq(vram_kref_unscale(ref.data(), n, (vram_dtype)dtype, inv, &ref_found), VRAM_OK);
+                    buf.download(back.data(), "unscale");
+                    char what[96];
+                    snprintf(what, sizeof what, "unscale n=%llu mis=%d inv#%d", (unsigned long long)n, mis, k);
+                    expect_equal(back.data(), ref.data(), n, dtype, 0.0, what);
+                    if (k == 3) cr_assert(memcmp(back.data(), host.data(), n * esize(dtype)) == 0, "%s: check only wrote", what);
+                    cr_assert_eq(read_scalar(d_found), ref_found, "%s: flag", what);
+                    CUDA_OK(cudaFree(d_inv));
+                    CUDA_OK(cudaFree(d_found));
+                    buf.release();
+                }
+            }
+        }
+    }
+}
+
+Test(hw_kernels, unscale_flags_one_bad_element_at_a_chunk_edge) {
+    // one NaN / inf as the very last element of a 65537-element tensor (the second chunk's
+    // only element), everything else finite: the flag must go up, the rest be unscaled
+    const float bad[2] = {NAN, -INFINITY};
+    for (int dtype : kDtypes) {
+        for (float b : bad) {
+            const uint64_t n = 65537;
+            std::vector<unsigned char> host(n * esize(dtype));
+            for (uint64_t i = 0; i < n; i++) vram_kref_store((vram_dtype)dtype, host.data(), i, (float)(i % 7) - 3.0f);
+            vram_kref_store((vram_dtype)dtype, host.data(), n - 1, b);
+            guarded buf;
+            buf.init(host.size(), 0);
+            buf.upload(host.data());
+            float *d_inv = dev_scalar(0.5f), *d_found = dev_scalar(0.0f);
+            vram_k_tensor t = {buf.data(), n, dtype};
+            VK_OK(vram_k_unscale(&t, 1, d_inv, d_found, nullptr));
+            cr_assert_eq(read_scalar(d_found), 1.0f, "%s: the flag missed the last element", dname(dtype));
+            std::vector<unsigned char> back(host.size());
+            buf.download(back.data(), "unscale edge");
+            cr_assert_eq(vram_kref_load((vram_dtype)dtype, back.data(), 0), -1.5f);
+            cr_assert(!vram_kref_isfinite(vram_kref_load((vram_dtype)dtype, back.data(), n - 1)));
+            CUDA_OK(cudaFree(d_inv));
+            CUDA_OK(cudaFree(d_found));
+            buf.release();
+        }
+    }
+}
+
+namespace {
+
+// A list of tensors of mixed dtypes and sizes (empty ones, chunk edges and odd lengths
+// among them), each in its own guarded buffer.
+struct tensor_list {
+    std::vector<guarded> bufs;
+    std::vector<vram_k_tensor> t;
+    std::vector<std::vector<unsigned char>> host;
+    void make(rng &g, size_t count, bool specials, int lo, int hi) {
+        const uint64_t picks[] = {0, 1, 2, 3, 7, 768, 2304, 65535, 65536, 65537, 100000, 131073};
+        bufs.resize(count);
+        t.resize(count);
+        host.resize(count);
+        for (size_t i = 0; i < count; i++) {
+            int dtype = kDtypes[g.next() % 3];
+            uint64_t n = picks[g.next() % (sizeof picks / sizeof picks[0])];
+            size_t mis = (g.next() % 4 == 0) ? esize(dtype) : 0;
+            const bool with_specials = specials && i % 50 == 7;
+            if (with_specials && n == 0) n = 65537; // the specials must land somewhere
+            host[i] = make_data(g, dtype, n, lo, hi, with_specials);
+            bufs[i].init(n * esize(dtype), mis);
+            bufs[i].upload(host[i].data());
+            t[i] = {bufs[i].data(), n, dtype};
+        }
+    }
+    void reset() {
+        for (size_t i = 0; i < t.size(); i++) bufs[i].upload(host[i].data());
+    }
+    void release() {
+        for (guarded &b : bufs) b.release();
+    }
+};
+
+} // namespace
+
+Test(hw_kernels, unscale_many_tensors_any_launch_split) {
+    rng g = {0xfeed};
+    tensor_list L;
+    L.make(g, 300, true, 10, 10); // 300 > VRAM_K_MAX_TENSORS_PER_LAUNCH
+    const float inv = (float)(1.0 / 1024.0);
+    // the reference, tensor by tensor
+    std::vector<std::vector<unsigned char>> ref = L.host;
+    float ref_found = 0.0f;
+    for (size_t i = 0; i < L.t.size(); i++)
+        cr_assert_eq(vram_kref_unscale(ref[i].data(), L.t[i].count, (vram_dtype)L.t[i].dtype, inv, &ref_found), VRAM_OK);
+    cr_assert_eq(ref_found, 1.0f, "the list holds specials");
+    const unsigned limits[3][2] = {{0, 0}, {7, 3}, {1, 1}};
+    float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
+    for (auto &lim : limits) {
+        VK_OK(vram_k_set_launch_limits(lim[0], lim[1]));
+        L.reset();
+        CUDA_OK(cudaMemset(d_found, 0, sizeof(float)));
+        VK_OK(vram_k_unscale(L.t.data(), L.t.size(), d_inv, d_found, nullptr));
+        CUDA_OK(cudaDeviceSynchronize());
+        cr_assert_eq(read_scalar(d_found), 1.0f);
+        for (size_t i = 0; i < L.t.size(); i++) {
+            std::vector<unsigned char> back(L.host[i].size());
+            L.bufs[i].download(back.data(), "unscale list");
+            char what[64];
+            snprintf(what, sizeof what, "tensor %zu of 300, limits %u/%u", i, lim[0], lim[1]);
+            expect_equal(back.data(), ref[i].data(), L.t[i].count, L.t[i].dtype, 0.0, what);
+        }
+    }
+    VK_OK(vram_k_set_launch_limits(0, 0));
+    // without specials the flag stays down
+    rng g2 = {0xc1ea4};
+    tensor_list C;
+    C.make(g2, 150, false, 4, 4);
+    CUDA_OK(cudaMemset(d_found, 0, sizeof(float)));
+    VK_OK(vram_k_unscale(C.t.data(), C.t.size(), d_inv, d_found, nullptr));
+    cr_assert_eq(read_scalar(d_found), 0.0f);
+    CUDA_OK(cudaFree(d_inv));
+    CUDA_OK(cudaFree(d_found));
+    L.release();
+    C.release();
+}
+
+// ---- scale, norm, clipping --------------------------------------------------------------------
+
+Test(hw_kernels, scale_by_device_factors) {
+    rng g = {0x5ca1e};
+    const float inv = (float)(1.0 / 3.0), coef = 0.3f;
+    for (int dtype : kDtypes) {
+        for (uint64_t n : kSizes) {
+            for (int mode = 0; mode < 4; mode++) { // both, inv only, coef only, factors equal to 1
+                std::vector<unsigned char> host = make_data(g, dtype, n, 8, 8, n % 2 == 1);
+                std::vector<unsigned char> ref = host, back(host.size());
+                guarded buf;
+                buf.init(n * esize(dtype), (n % 3) * esize(dtype));
+                buf.upload(host.data());
+                float a = mode == 3 ? 1.0f : inv, b = mode == 3 ? 1.0f : coef;
+                float *d_a = dev_scalar(a), *d_b = dev_scalar(b);
+                vram_k_tensor t = {buf.data(), n, dtype};
+                VK_OK(vram_k_scale(&t, 1, mode == 2 ? nullptr : d_a, mode == 1 ? nullptr : d_b, nullptr));
+                cr_assert_eq(vram_kref_scale(ref.data(), n, (vram_dtype)dtype, mode == 2 ? 1.0f : a,
+                                             mode == 1 ? 1.0f : b),
+                             VRAM_OK);
+                buf.download(back.data(), "scale");
+                char what[64];
+                snprintf(what, sizeof what, "scale n=%llu mode %d", (unsigned long long)n, mode);
+                expect_equal(back.data(), ref.data(), n, dtype, 0.0, what);
+                if (mode == 3) cr_assert(memcmp(back.data(), host.data(), n * esize(dtype)) == 0, "%s", what);
+                CUDA_OK(cudaFree(d_a));
+                CUDA_OK(cudaFree(d_b));
+                buf.release();
+            }
+        }
+    }
+}
+
+namespace {
+
+double ref_norm(const tensor_list &L, float inv) {
+    double acc = 0.0;
+    for (size_t i = 0; i < L.t.size(); i++)
+        cr_assert_eq(vram_kref_sumsq_f64(L.host[i].data(), L.t[i].count, (vram_dtype)L.t[i].dtype, inv, &acc), VRAM_OK);
+    return sqrt(acc);
+}
+
+} // namespace
+
+Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
+    rng g = {0x40a3};
+    tensor_list L;
+    L.make(g, 260, false, 6, 6);
+    uint64_t ws = 0;
+    VK_OK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
+    float *partials = nullptr, *d_norm = dev_scalar(0.0f);
+    CUDA_OK(cudaMalloc(&partials, ws * sizeof(float)));
+    for (int folded = 0; folded < 2; folded++) {
+        const float inv = folded ? 0x1p-7f : 1.0f;
+        float *d_inv = dev_scalar(inv);
+        const double want = ref_norm(L, inv);
+        const unsigned limits[4][2] = {{0, 0}, {110, 5}, {3, 1}, {1, 16384}};
+        uint32_t first_bits = 0;
+        for (int k = 0; k < 4; k++) {
+            VK_OK(vram_k_set_launch_limits(limits[k][0], limits[k][1]));
+            CUDA_OK(cudaMemset(partials, 0xff, ws * sizeof(float))); // garbage the kernel must overwrite
+            VK_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
+            float got = read_scalar(d_norm);
+            double rel = fabs((double)got - want) / want;
+            cr_assert(rel <= 1e-5, "norm %.9g, fp64 reference %.12g: relative error %g", (double)got, want, rel);
+            if (k == 0) first_bits = vram_kref_f32_bits(got);
+            else cr_assert_eq(vram_kref_f32_bits(got), first_bits, "the norm changed with the launch split");
+        }
+        // the same call again: bit for bit the same
+        VK_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
+        cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), first_bits);
+        cr_log_info("l2norm over %zu tensors (folded %d): %.9g vs fp64 %.12g", L.t.size(), folded,
+                    (double)vram_kref_f32_from_bits(first_bits), want);
+        CUDA_OK(cudaFree(d_inv));
+    }
+    VK_OK(vram_k_set_launch_limits(0, 0));
+    // workspace too small: refused before anything runs
+    cr_assert_eq(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 1, d_norm, nullptr), VRAM_E_INVALID);
+    // an empty list has norm 0
+    VK_OK(vram_k_l2norm(nullptr, 0, nullptr, partials, 1, d_norm, nullptr));
+    cr_assert_eq(read_scalar(d_norm), 0.0f);
+    // inf and NaN elements give inf and NaN norms
+    const float bad[2] = {INFINITY, NAN};
+    size_t k = 0;
+    while (L.t[k].count == 0) k++;
+    for (float b : bad) {
+        vram_kref_store((vram_dtype)L.t[k].dtype, L.host[k].data(), 0, b);
+        L.reset();
+        VK_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
+        float got = read_scalar(d_norm);
+        cr_assert(isnan(b) ? isnan(got) : isinf(got), "norm %a with %a in a tensor", (double)got, (double)b);
+    }
+    CUDA_OK(cudaFree(partials));
+    CUDA_OK(cudaFree(d_norm));
+    L.release();
+}
+
+Test(hw_kernels, clip_coefficient_and_policies) {
+    const float norms[] = {2.0f, 3.0f, 0.5f, 0.0f, 1.0f, 123456.78f, 1e-30f, INFINITY, NAN};
+    const float maxes[] = {1.0f, 2.5f, 0.01f};
+    float *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
+    for (float m : maxes) {
+        for (float nrm : norms) {
+            for (int policy = 0; policy < 2; policy++) {
+                CUDA_OK(cudaMemcpy(d_norm, &nrm, sizeof nrm, cudaMemcpyHostToDevice));
+                CUDA_OK(cudaMemset(d_found, 0, sizeof(float)));
+                VK_OK(vram_k_clip_coef(d_norm, m, policy, d_coef, d_found, nullptr));
+                float want = 0.0f;
+                int nonfinite = vram_kref_clip_coef(nrm, m, &want);
+                cr_assert(same_bits(read_scalar(d_coef), want), "coef(%g, %g): gpu %a, reference %a", (double)nrm,
+                          (double)m, (double)read_scalar(d_coef), (double)want);
+                cr_assert_eq(read_scalar(d_found), nonfinite && policy == VRAM_K_NONFINITE_SKIP ? 1.0f : 0.0f);
+            }
+        }
+    }
+    // REPORT may go without a flag; SKIP may not; max_norm must be finite and > 0
+    VK_OK(vram_k_clip_coef(d_norm, 1.0f, VRAM_K_NONFINITE_REPORT, d_coef, nullptr, nullptr));
+    cr_assert_eq(vram_k_clip_coef(d_norm, 1.0f, VRAM_K_NONFINITE_SKIP, d_coef, nullptr, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_clip_coef(d_norm, 0.0f, 0, d_coef, d_found, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_clip_coef(d_norm, INFINITY, 0, d_coef, d_found, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_clip_coef(d_norm, 1.0f, 7, d_coef, d_found, nullptr), VRAM_E_INVALID);
+    CUDA_OK(cudaFree(d_norm));
+    CUDA_OK(cudaFree(d_coef));
+    CUDA_OK(cudaFree(d_found));
+}
+
+Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
+    rng g = {0xc119};
+    tensor_list L;
+    L.make(g, 120, false, 3, 3);
+    uint64_t ws = 0;
+    VK_OK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
+    float *partials = nullptr;
+    CUDA_OK(cudaMalloc(&partials, ws * sizeof(float)));
+    const float inv = 0x1p-10f, max_norm = 1.0f;
+    float *d_inv = dev_scalar(inv), *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
+    VK_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
+                                d_coef, d_found, nullptr));
+    float norm = read_scalar(d_norm), coef = read_scalar(d_coef);
+    const double want = ref_norm(L, inv);
+    cr_assert(fabs((double)norm - want) / want <= 1e-5, "norm %g, reference %g", (double)norm, want);
+    float want_coef = 0.0f;
+    cr_assert_eq(vram_kref_clip_coef(norm, max_norm, &want_coef), 0);
+    cr_assert(same_bits(coef, want_coef));
+    cr_assert(coef < 1.0f, "the test data must need clipping (norm %g)", (double)norm);
+    cr_assert_eq(read_scalar(d_found), 0.0f);
+    // every tensor is (x * inv) * coef, bit for bit
+    for (size_t i = 0; i < L.t.size(); i++) {
+        std::vector<unsigned char> ref = L.host[i], back(L.host[i].size());
+        cr_assert_eq(vram_kref_scale(ref.data(), L.t[i].count, (vram_dtype)L.t[i].dtype, inv, coef), VRAM_OK);
+        L.bufs[i].download(back.data(), "clip_grad_norm");
+        expect_equal(back.data(), ref.data(), L.t[i].count, L.t[i].dtype, 0.0, "clip_grad_norm");
+    }
+    // and their norm is now at most max_norm
+    VK_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
+    // (1e-4: each element was rounded to its dtype after scaling, bf16 by up to 2^-9)
+    cr_assert(read_scalar(d_norm) <= max_norm * (1.0f + 1e-4f), "clipped norm %g", (double)read_scalar(d_norm));
+    // a NaN gradient: SKIP raises the flag and leaves the gradients unclipped (coef 1)
+    size_t k = 0;
+    while (L.t[k].count == 0) k++;
+    vram_kref_store((vram_dtype)L.t[k].dtype, L.host[k].data(), 0, NAN);
+    L.reset();
+    VK_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
+                                d_coef, d_found, nullptr));
+    cr_assert(isnan(read_scalar(d_norm)));
+    cr_assert_eq(read_scalar(d_coef), 1.0f);
+    cr_assert_eq(read_scalar(d_found), 1.0f);
+    CUDA_OK(cudaFree(partials));
+    CUDA_OK(cudaFree(d_inv));
+    CUDA_OK(cudaFree(d_norm));
+    CUDA_OK(cudaFree(d_coef));
+    CUDA_OK(cudaFree(d_found));
+    L.release();
+}
+
+// ---- the scaler's update on the device -------------------------------------------------------
+
+Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
+    const int presets[4] = {VRAM_SCALER_PRESET_VRAMKIT, VRAM_SCALER_PRESET_PYTORCH, VRAM_SCALER_PRESET_MEGATRON,
+                            VRAM_SCALER_PRESET_DEEPSPEED_CONSECUTIVE};
+    rng g = {0x5ca1};
+    for (int p : presets) {
+        for (int advance = 0; advance < 2; advance++) {
+            vram_scaler_cfg cfg;
+            cr_assert_eq(vram_scaler_preset(p, &cfg), VRAM_OK);
+            cfg.growth_interval = 5;
+            cfg.init_scale = 1024.0f;
+            vram_scaler host;
+            cr_assert_eq(vram_scaler_init(&host, &cfg), VRAM_OK);
+            vram_scaler *d_state = dev_scalar(host);
+            float *d_flags = nullptr;
+            CUDA_OK(cudaMalloc(&d_flags, 2 * sizeof(float)));
+            vram_k_step_info *d_info = dev_scalar(vram_k_step_info{});
+            VK_OK(vram_k_scaler_publish(d_state, d_info, nullptr));
+            vram_k_step_info info = read_scalar(d_info);
+            cr_assert(info.scale == 1024.0f && same_bits(info.inv_scale, vram_scaler_inv_scale(&host)));
+            for (int step = 0; step < 400; step++) {
+                const float choices[5] = {0.0f, 0.0f, 0.0f, 1.0f, NAN};
+                float f[2] = {choices[g.next() % 5], (g.next() % 7 == 0) ? INFINITY : 0.0f};
+                CUDA_OK(cudaMemcpy(d_flags, f, sizeof f, cudaMemcpyHostToDevice));
+                vram_scaler_result r;
+                memset(&r, 0, sizeof r);
+                vram_status st = VRAM_OK;
+                uint32_t mask = 0;
+                if (advance) {
+                    VK_OK(vram_k_scaler_advance(d_state, d_flags, d_info, nullptr));
+                    st = vram_scaler_advance(&host, f[0], &r);
+                    mask = r.skipped ? 1u : 0u;
+                } else {
+                    VK_OK(vram_k_scaler_update(d_state, d_flags, 2, d_info, nullptr));
+                    for (unsigned k = 0; k < 2 && st == VRAM_OK; k++) {
+                        int skip = 0;
+                        st = vram_scaler_step(&host, k, f[k], &skip);
+                        if (st == VRAM_OK && skip) mask |= 1u << k;
+                    }
+                    if (st == VRAM_OK) st = vram_scaler_update(&host, &r);
+                }
+                info = read_scalar(d_info);
+                cr_assert_eq(info.status, (int32_t)st, "preset %d step %d", p, step);
+                cr_assert_eq(vram_kref_f32_bits(info.scale), vram_kref_f32_bits(vram_scaler_scale(&host)),
+                             "preset %d step %d: scale %a vs host %a", p, step, (double)info.scale,
+                             (double)vram_scaler_scale(&host));
+                cr_assert_eq(vram_kref_f32_bits(info.inv_scale), vram_kref_f32_bits(vram_scaler_inv_scale(&host)));
+                cr_assert_eq(info.skip_mask, mask);
+                cr_assert_eq(info.steps, host.steps);
+                cr_assert(memcmp(&info.result, &r, sizeof r) == 0, "preset %d step %d: result", p, step);
+                float back[2];
+                CUDA_OK(cudaMemcpy(back, d_flags, sizeof back, cudaMemcpyDeviceToHost));
+                cr_assert(back[0] == 0.0f && (advance || back[1] == 0.0f), "flags are consumed");
+            }
+            vram_scaler dev = read_scalar(d_state);
+            cr_assert(memcmp(&dev, &host, sizeof dev) == 0, "preset %d: final state", p);
+            cr_assert(host.skipped > 0 && host.skipped < host.steps, "the sequence exercised both paths");
+            CUDA_OK(cudaFree(d_state));
+            CUDA_OK(cudaFree(d_flags));
+            CUDA_OK(cudaFree(d_info));
+        }
+    }
+    cr_assert_eq(vram_k_scaler_update(nullptr, nullptr, 1, nullptr, nullptr), VRAM_E_INVALID);
+}
+
+// ---- int8 quantisation -----------------------------------------------------------------------
+
+Test(hw_kernels, int8_rows_bit_for_bit) {
+    rng g = {0x1178};
+    const uint64_t shapes[][2] = {{1, 1},   {3, 5},     {2, 65535}, {2, 65536}, {1, 65537}, {1000, 768},
+                                  {33, 4096}, {5, 2049}, {64, 2048}, {7, 0},    {0, 9},     {257, 3}};
+    for (int dtype : kDtypes) {
+        for (auto &sh : shapes) {
+            for (int mis = 0; mis < 2; mis++) {
+                const uint64_t rows = sh[0], cols = sh[1], n = rows * cols;
+                std::vector<unsigned char> host = make_data(g, dtype, n, 20, 10, false);
+                // special rows: all zero, one NaN, one inf, tiny
+                if (rows > 4 && cols > 0) {
+                    for (uint64_t c = 0; c < cols; c++) vram_kref_store((vram_dtype)dtype, host.data(), c, 0.0f);
+                    vram_kref_store((vram_dtype)dtype, host.data(), cols + cols / 2, NAN);
+                    vram_kref_store((vram_dtype)dtype, host.data(), 2 * cols, -INFINITY);
+                    for (uint64_t c = 0; c < cols; c++)
+                        vram_kref_store((vram_dtype)dtype, host.data(), 3 * cols + c, dtype == VRAM_DTYPE_F16 ? 0x1p-24f : 0x1p-125f);
+                }
+                guarded x, q, s, y;
+                x.init(n * esize(dtype), (size_t)mis * esize(dtype));
+                q.init(n, (size_t)mis);
+                s.init(rows * 4, (size_t)mis * 4);
+                y.init(n * esize(dtype), (size_t)mis * esize(dtype));
+                x.upload(host.data());
+                int *d_nf = dev_scalar(0);
+                VK_OK(vram_k_quant_int8_rows(x.data(), dtype, rows, cols, (int8_t *)q.data(), (float *)s.data(), d_nf, nullptr));
+                VK_OK(vram_k_dequant_int8_rows((const int8_t *)q.data(), (const float *)s.data(), rows, cols, y.data(), dtype, nullptr));
+                std::vector<int8_t> gq(n + 1), rq(n + 1);
+                std::vector<float> gs(rows + 1), rs(rows + 1);
+                std::vector<unsigned char> gy(n * esize(dtype) + 1), ry(n * esize(dtype) + 1), hx(host.size());
+                q.download(gq.data(), "int8 codes");
+                s.download(gs.data(), "int8 scales");
+                y.download(gy.data(), "dequantised");
+                x.download(hx.data(), "quantised input");
+                cr_assert(memcmp(hx.data(), host.data(), n * esize(dtype)) == 0, "the input was changed");
+                int nf = 0;
+                for (uint64_t r = 0; r < rows; r++) {
+                    cr_assert_eq(vram_kref_quant_int8_row(host.data() + r * cols * esize(dtype), cols, (vram_dtype)dtype,
+                                                          rq.data() + r * cols, &rs[r], &nf),
+                                 VRAM_OK);
+                    cr_assert_eq(vram_kref_dequant_int8_row(rq.data() + r * cols, cols, rs[r],
+                                                            ry.data() + r * cols * esize(dtype), (vram_dtype)dtype),
+                                 VRAM_OK);
+                    cr_assert(same_bits(gs[r], rs[r]), "%s %llux%llu row %llu: scale %a vs %a", dname(dtype),
+                              (unsigned long long)rows, (unsigned long long)cols, (unsigned long long)r,
+                              (double)gs[r], (double)rs[r]);
+                }
+                cr_assert(memcmp(gq.data(), rq.data(), n) == 0, "%s %llux%llu: codes differ", dname(dtype),
+                          (unsigned long long)rows, (unsigned long long)cols);
+                expect_equal(gy.data(), ry.data(), n, dtype, 0.0, "dequantise");
+                cr_assert_eq(read_scalar(d_nf), nf, "non-finite flag");
+                CUDA_OK(cudaFree(d_nf));
+                x.release();
+                q.release();
+                s.release();
+                y.release();
+            }
+        }
+    }
+}
+
+// ---- casts -------------------------------------------------------------------------------------
+
+Test(hw_kernels, casts_every_pair_bit_for_bit) {
+    rng g = {0xca57};
+    const uint64_t sizes[] = {0, 1, 3, 5, 65535, 65536, 65537, 1000003};
+    for (int sd : kDtypes) {
+        for (int dd : kDtypes) {
+            for (uint64_t n : sizes) {
+                for (int mis = 0; mis < 2; mis++) {
+                    // every bit pattern is fair: NaNs, infs, subnormals, values past fp16's range
+                    std::vector<unsigned char> host(n * esize(sd) + 1);
+                    for (size_t i = 0; i + 1 < host.size(); i++) host[i] = (unsigned char)g.next();
+                    if (sd == VRAM_DTYPE_F32 && n > 0) { // and the edges of the formats
+                        const float e[6] = {65520.0f, 0x1.ffdffep+15f, 0x1p-25f, 0x1.000002p-25f, 0x1.8p-24f, 0x1.7ffffep-24f};
+                        for (int k = 0; k < 6; k++) vram_kref_store(VRAM_DTYPE_F32, host.data(), g.next() % n, e[k]);
+                    }
+                    guarded src, dst;
+                    src.init(n * esize(sd), (size_t)mis * esize(sd));
+                    dst.init(n * esize(dd), (size_t)(1 - mis) * esize(dd));
+                    src.upload(host.data());
+                    VK_OK(vram_k_cast(src.data(), sd, dst.data(), dd, n, nullptr));
+                    std::vector<unsigned char> got(n * esize(dd) + 1), ref(n * esize(dd) + 1);
+                    dst.download(got.data(), "cast");
+                    cr_assert_eq(vram_kref_cast(host.data(), (vram_dtype)sd, ref.data(), (vram_dtype)dd, n), VRAM_OK);
+                    char what[64];
+                    snprintf(what, sizeof what, "cast %s -> %s n=%llu", dname(sd), dname(dd), (unsigned long long)n);
+                    expect_equal(got.data(), ref.data(), n, dd, 0.0, what);
+                    src.release();
+                    dst.release();
+                }
+            }
+        }
+    }
+    cr_assert_eq(vram_k_cast(nullptr, VRAM_DTYPE_F32, nullptr, VRAM_DTYPE_I8, 1, nullptr), VRAM_E_INVALID);
+}
+
+// ---- gather ----------------------------------------------------------------------------------
+
+Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) {
+    rng g = {0x6a7};
+    const uint64_t row_bytes[] = {1, 3, 4, 16, 17, 100, 3072, 65537, 1u << 20};
+    const uint64_t rows_list[] = {0, 1, 5, 1000};
+    for (uint64_t rb : row_bytes) {
+        for (uint64_t rows : rows_list) {
+            for (int mis = 0; mis < 3; mis++) { // 0: aligned; 1: dst one byte off; 2: src 4 bytes off
+                const uint64_t src_rows = rb >= 65537 ? 7 : 1500;
+                if (rb * rows > (64u << 20)) continue;
+                std::vector<unsigned char> src(src_rows * rb), ref(rows * rb + 1), got(rows * rb + 1);
+                for (auto &b : src) b = (unsigned char)g.next();
+                std::vector<uint64_t> idx(rows + 1);
+                for (uint64_t i = 0; i < rows; i++) idx[i] = g.next() % src_rows;
+                if (rows >= 5) {
+                    idx[1] = src_rows;       // just past the end
+                    idx[rows - 1] = UINT64_MAX;
+                }
+                guarded s, d, ix;
+                s.init(src.size(), mis == 2 ? 4 : 0);
+                d.init(rows * rb, mis == 1 ? 1 : 0);
+                ix.init(rows * 8, 0);
+                s.upload(src.data());
+                ix.upload(idx.data());
+                // what a bad row must keep: the destination's prior bytes (sentinels here)
+                memset(ref.data(), kSentinel, ref.size());
+                int *d_bad = dev_scalar(0);
+                VK_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, d_bad, nullptr));
+                int bad = 0;
+                cr_assert_eq(vram_kref_gather_rows(ref.data(), src.data(), src_rows, idx.data(), rows, rb, &bad), VRAM_OK);
+                d.download(got.data(), "gather");
+                cr_assert(memcmp(got.data(), ref.data(), rows * rb) == 0, "gather rb=%llu rows=%llu mis=%d",
+                          (unsigned long long)rb, (unsigned long long)rows, mis);
+                cr_assert_eq(read_scalar(d_bad), bad);
+                // without a flag the bad rows are still skipped
+                if (rows >= 5) VK_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, nullptr, nullptr));
+                CUDA_OK(cudaDeviceSynchronize());
+                CUDA_OK(cudaFree(d_bad));
+                s.release();
+                d.release();
+                ix.release();
+            }
+        }
+    }
+    cr_assert_eq(vram_k_gather_rows(nullptr, nullptr, 1, nullptr, 1, 1, nullptr, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_gather_rows(nullptr, nullptr, 1, nullptr, UINT64_MAX, 2, nullptr, nullptr), VRAM_E_OVERFLOW);
+    cr_assert_eq(vram_k_gather_rows(nullptr, nullptr, 1, nullptr, 0, 5, nullptr, nullptr), VRAM_OK);
+}
+
+// ---- arguments ----------------------------------------------------------------------------------
+
+Test(hw_kernels, bad_arguments_enqueue_nothing) {
+    float *f = dev_scalar(0.0f);
+    vram_k_tensor bad_dtype = {f, 1, VRAM_DTYPE_I32};
+    vram_k_tensor null_data = {nullptr, 4, VRAM_DTYPE_F32};
+    vram_k_tensor misaligned = {(unsigned char *)f + 1, 1, VRAM_DTYPE_F16};
+    vram_k_tensor empty = {nullptr, 0, VRAM_DTYPE_BF16};
+    cr_assert_eq(vram_k_unscale(&bad_dtype, 1, nullptr, f, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_unscale(&null_data, 1, nullptr, f, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_unscale(&misaligned, 1, nullptr, f, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_unscale(&empty, 1, nullptr, nullptr, nullptr), VRAM_E_INVALID); // no flag
+    VK_OK(vram_k_unscale(&empty, 1, nullptr, f, nullptr));
+    VK_OK(vram_k_unscale(nullptr, 0, nullptr, f, nullptr));
+    cr_assert_eq(vram_k_unscale(nullptr, 3, nullptr, f, nullptr), VRAM_E_INVALID);
+    uint64_t ws = 0;
+    vram_k_tensor huge = {f, UINT64_MAX / 2, VRAM_DTYPE_F32};
+    cr_assert_eq(vram_k_norm_workspace(&huge, 1, &ws), VRAM_E_OVERFLOW);
+    cr_assert_eq(vram_k_quant_int8_rows(f, VRAM_DTYPE_F32, UINT64_MAX, 2, nullptr, nullptr, nullptr, nullptr),
+                 VRAM_E_OVERFLOW);
+    cr_assert_eq(vram_k_quant_int8_rows(f, VRAM_DTYPE_U8, 1, 1, nullptr, nullptr, nullptr, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH + 1, 0), VRAM_E_RANGE);
+    vram_k_error e;
+    cr_assert_eq(vram_k_last_error(nullptr), VRAM_E_INVALID);
+    VK_OK(vram_k_last_error(&e));
+    cr_assert_eq(read_scalar(f), 0.0f, "nothing ran");
+    CUDA_OK(cudaFree(f));
+}
+
+VRAM_HW_MAIN()
