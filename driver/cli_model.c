@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include "builtin_models.h"
+#include "cuda_device.h"
+#include "snapshot.h"
 #include "model_read.h"
 
 /* ---- finding a model ------------------------------------------------------------- */
@@ -461,4 +463,35 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
     cli_json_key(j, "flash_attention");
     cli_json_bool(j, w->flash_attention);
     cli_json_end_object(j);
+}
+
+int cli_detect_gpus(cli_gpu *out, int max, char *why, size_t cap) {
+    vram_device_ops ops;
+    vram_device_snapshot *snap;
+    int n = 0;
+    if (cap) why[0] = '\0';
+    if (vram_cuda_ops(&ops) != VRAM_OK) {
+        snprintf(why, cap, "this vramkit was built without CUDA");
+        return 0;
+    }
+    snap = calloc(1, sizeof *snap);
+    if (snap == NULL) {
+        snprintf(why, cap, "out of memory");
+        return 0;
+    }
+    vram_status st = vram_snapshot_take(&ops, snap);
+    for (int d = 0; d < snap->device_count && n < max; d++) {
+        const vram_device_info *di = &snap->devices[d];
+        if (di->total_bytes == 0) break; /* keep indices: GPU n is cuda:n */
+        out[n].total = di->total_bytes;
+        out[n].free = di->free_bytes <= di->total_bytes ? di->free_bytes : di->total_bytes;
+        out[n].cc_major = di->cc_major;
+        out[n].cc_minor = di->cc_minor;
+        n++;
+    }
+    if (n == 0)
+        snprintf(why, cap, "%s", st == VRAM_OK ? "no GPU found" : vram_status_str(st));
+    vram_cuda_release();
+    free(snap);
+    return n;
 }

@@ -87,6 +87,13 @@ typedef struct cli_gpu {
  * wrong with it (bad size, used > total, unknown key, bad cc). */
 int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out);
 
+/* The GPUs of this machine, read through the CUDA backend (driver/cuda_device.h): total,
+ * free (what other tenants hold is already out) and compute capability of each, at most
+ * `max`; the contexts made for reading are released before it returns. Returns how many
+ * (0: none, with the reason in `why`: no NVIDIA driver, no GPU, a build without CUDA, ...).
+ * Never fails otherwise; prints nothing. */
+int cli_detect_gpus(cli_gpu *out, int max, char *why, size_t cap);
+
 /* The host's available memory (MemAvailable of /proc/meminfo), 0 when unknown. */
 uint64_t cli_host_available(void);
 

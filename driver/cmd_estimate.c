@@ -34,8 +34,10 @@ static void usage(FILE *out) {
             "  --assume-gpu SPEC      a GPU that is not here: SIZE[,used=SIZE|,free=SIZE][,cc=M.m],\n"
             "                         e.g. 8GiB,used=4.7GB,cc=8.9 (repeat for several; the\n"
             "                         recommendation is for the one with the most free memory).\n"
-            "                         Without it vramkit does not look for a GPU yet and\n"
-            "                         recommends for the CPU, and says so.\n"
+            "                         Without it vramkit reads this machine's GPUs through the\n"
+            "                         NVIDIA driver (total, free beside other tenants, compute\n"
+            "                         capability); with none it recommends for the CPU and\n"
+            "                         says why.\n"
             "  --margin SIZE          kept free on the GPU for other tenants' growth (default\n"
             "                         256MiB)\n"
             "\n"
@@ -76,7 +78,8 @@ static const char *preset_reason(const vram_recommendation *r, int p) {
 int cmd_estimate(int argc, char **argv) {
     vram_workload w;
     cli_gpu gpus[CLI_MAX_GPUS];
-    int ngpu = 0, json = 0, c, rc, best = -1;
+    int ngpu = 0, json = 0, c, rc, best = -1, detected = 0;
+    char no_gpu[128] = "";
     uint64_t margin = 256u * VRAM_MIB, budget = 0, host;
     const char *model_arg = NULL;
     cli_model *m;
@@ -157,6 +160,10 @@ int cmd_estimate(int argc, char **argv) {
         goto done;
     }
     /* the recommendation: for the GPU with the most free memory, else for the CPU */
+    if (ngpu == 0) {
+        ngpu = cli_detect_gpus(gpus, CLI_MAX_GPUS, no_gpu, sizeof no_gpu);
+        detected = ngpu > 0;
+    }
     for (int i = 0; i < ngpu; i++)
         if (best < 0 || gpus[i].free > gpus[best].free) best = i;
     if (best >= 0) budget = gpus[best].free > margin ? gpus[best].free - margin : 0u;
@@ -184,11 +191,13 @@ int cmd_estimate(int argc, char **argv) {
             snprintf(buf, sizeof buf, "gpu%d", best);
             cli_json_string(&j, buf);
             cli_json_key(&j, "assumed");
-            cli_json_bool(&j, 1);
+            cli_json_bool(&j, !detected);
             cli_json_key(&j, "free_bytes");
             cli_json_u64(&j, gpus[best].free);
         } else {
             cli_json_string(&j, "cpu");
+            cli_json_key(&j, "no_gpu_reason");
+            cli_json_string(&j, no_gpu);
             cli_json_key(&j, "host_available_bytes");
             cli_json_u64(&j, host);
         }
@@ -246,12 +255,13 @@ int cmd_estimate(int argc, char **argv) {
     cli_estimate_table(stdout, &e);
     printf("\n");
     if (best >= 0)
-        printf("recommended preset for GPU %d (assumed: %s free; %s kept as margin): %s\n", best,
+        printf("recommended preset for GPU %d (%s: %s free; %s kept as margin): %s\n", best,
+               detected ? "this machine's" : "assumed",
                cli_format_size(gpus[best].free, a, sizeof a), cli_format_size(margin, b, sizeof b),
                vram_preset_name(r->chosen));
     else
-        printf("recommended preset: cpu (no GPU given: pass --assume-gpu SPEC; vramkit does not "
-               "probe GPUs yet)\n");
+        printf("recommended preset: cpu (no GPU: %s; --assume-gpu SPEC plans for one)\n",
+               no_gpu);
     for (int p = 0; p < VRAM_PRESET_COUNT; p++) {
         char g[32], h[32];
         if (r->status[p] != VRAM_OK) {

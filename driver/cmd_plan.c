@@ -55,8 +55,9 @@ static void usage(FILE *out) {
             "machine:\n"
             "  --assume-gpu SPEC      a GPU: SIZE[,used=SIZE|,free=SIZE][,cc=M.m], e.g.\n"
             "                         8GiB,used=4.7GB,cc=8.9; repeat for several (GPU 0, 1, ...).\n"
-            "                         vramkit does not probe GPUs yet: without this option the\n"
-            "                         plan is for a machine with no GPU, and says so\n"
+            "                         Without it vramkit reads this machine's GPUs through the\n"
+            "                         NVIDIA driver (total, free beside other tenants, compute\n"
+            "                         capability); with none the plan is for the CPU, and says why\n"
             "  --host-memory SIZE     free host memory (default: MemAvailable of /proc/meminfo)\n"
             "  --margin SIZE          kept free on every device for other tenants' growth\n"
             "                         (default 256MiB; 0 for none)\n"
@@ -116,6 +117,8 @@ typedef struct plan {
     cli_gpu gpus[CLI_MAX_GPUS];
     int ngpu;
     int gpus_given;
+    int gpus_detected;  /* read from this machine (cli_detect_gpus) */
+    char no_gpu[128];   /* why there is no GPU, when there is none */
     uint64_t host;
     int host_given;
     uint64_t margin;
@@ -305,7 +308,12 @@ static void json_inputs(cli_json *j, const plan *p) {
     }
     cli_json_end_array(j);
     cli_json_key(j, "gpus_assumed");
-    cli_json_bool(j, 1);
+    cli_json_bool(j, !p->gpus_detected);
+    cli_json_key(j, "no_gpu_reason");
+    if (p->ngpu == 0)
+        cli_json_string(j, p->no_gpu);
+    else
+        cli_json_null(j);
     cli_json_key(j, "host_free_bytes");
     cli_json_u64(j, p->host);
     cli_json_key(j, "margin_bytes");
@@ -546,6 +554,13 @@ static const char *gpu_strategy_name(vram_dtype t) {
 }
 
 static int build_devices(plan *p) {
+    if (p->ngpu == 0 && !p->gpus_given && !p->loaded) {
+        p->ngpu = cli_detect_gpus(p->gpus, CLI_MAX_GPUS, p->no_gpu, sizeof p->no_gpu);
+        p->gpus_detected = p->ngpu > 0;
+    } else if (p->ngpu == 0) {
+        snprintf(p->no_gpu, sizeof p->no_gpu, "%s",
+                 p->loaded ? "none in the saved plan" : "none given");
+    }
     memset(&p->dev, 0, sizeof p->dev);
     p->dev.gpus = p->ngpu;
     for (int g = 0; g < p->ngpu; g++) {
@@ -820,11 +835,10 @@ static void write_json(cli_json *j, const plan *p, const cJSON *saved) {
 static void print_text(FILE *out, const plan *p, const cJSON *doc_now, const cJSON *saved) {
     char a[32], b[32], buf[512], wl[512];
     if (p->ngpu == 0)
-        fprintf(out, "machine: no GPU (none given with --assume-gpu; vramkit does not probe GPUs "
-                     "yet); host %s free\n",
-                p->host ? cli_format_size(p->host, a, sizeof a) : "unknown");
+        fprintf(out, "machine: no GPU (%s; --assume-gpu SPEC plans for one); host %s free\n",
+                p->no_gpu, p->host ? cli_format_size(p->host, a, sizeof a) : "unknown");
     for (int g = 0; g < p->ngpu; g++) {
-        fprintf(out, "GPU %d (assumed): %s, %s free", g,
+        fprintf(out, "GPU %d%s: %s, %s free", g, p->gpus_detected ? "" : " (assumed)",
                 cli_format_size(p->gpus[g].total, a, sizeof a),
                 cli_format_size(p->gpus[g].free, b, sizeof b));
         if (p->gpus[g].cc_major) fprintf(out, ", cc %d.%d", p->gpus[g].cc_major, p->gpus[g].cc_minor);

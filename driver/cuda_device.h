@@ -45,6 +45,12 @@ int vram_cuda_built(void);
  *     needed are VRAM_E_INVALID without any CUDA call. */
 vram_status vram_cuda_ops(vram_device_ops *ops);
 
+/* Releases the primary context of every device (cudaDeviceReset), so that a process that
+ * only looked (plan, estimate, try --model before it starts its attempts) holds no GPU
+ * memory while other processes load. Pointers, streams and events made through the table
+ * are invalid afterwards. Nothing to do without the CUDA parts, a driver, or a device. */
+void vram_cuda_release(void);
+
 /* Test hook, private: passes a raw CUDA error number through the very check every CUDA call
  * of this backend goes through (as if `call` had returned it), so the recording and the
  * sticky rule can be tested without a GPU. Returns what a slot would return. In a build

@@ -7,6 +7,8 @@
 
 int vram_cuda_built(void) { return 0; }
 
+void vram_cuda_release(void) {}
+
 vram_status vram_cuda_ops(vram_device_ops *ops) {
     if (ops == NULL) return VRAM_E_INVALID;
     return VRAM_E_UNSUPPORTED; /* *ops untouched, as promised */

@@ -508,6 +508,18 @@ static int cuda_last_error_slot(void *ctx) {
 
 int vram_cuda_built(void) { return 1; }
 
+void vram_cuda_release(void) {
+    int n = 0;
+    if (vram__cuda_enter() != VRAM_OK) return;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError(); /* no driver or no device: nothing was created */
+        return;
+    }
+    for (int d = 0; d < n; d++)
+        if (cudaSetDevice(d) == cudaSuccess) (void)cudaDeviceReset();
+    (void)cudaGetLastError();
+}
+
 static int cuda_backend_state; /* ctx: its address; the state itself is process-wide */
 
 vram_status vram_cuda_ops(vram_device_ops *ops) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_model.h"
 #include "cli_run.h"
 
 static cJSON *parse(const cli_result *r) {
@@ -371,5 +372,52 @@ Test(cli_plan, readme_main_command_is_true) {
     cli_result r = cli_run(args);
     cr_expect_eq(r.exit_code, 0, "README command failed: %s", r.err);
     cr_expect(strstr(r.out, "chosen:") != NULL, "%s", r.out);
+    cli_result_free(&r);
+}
+
+/* Without --assume-gpu the plan reads this machine's GPUs. Here (CI: no NVIDIA driver) that
+ * is "no GPU" with the reason; on a GPU machine the GPUs are listed, not marked assumed.
+ * Either way the text and the JSON agree with what cli_detect_gpus found. */
+Test(cli_plan, reads_this_machines_gpus) {
+    const char *args[] = {"plan", "--model", "gpt2", "--json", NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = parse(&r);
+    const cJSON *machine = item(item(doc, "inputs"), "machine");
+    int ngpu = cJSON_GetArraySize(item(machine, "gpus"));
+    cli_gpu found[CLI_MAX_GPUS];
+    char why[128];
+    int n = cli_detect_gpus(found, CLI_MAX_GPUS, why, sizeof why);
+    cr_expect_eq(ngpu, n, "the plan saw %d GPUs, this machine has %d", ngpu, n);
+    if (n == 0) {
+        cr_expect(cJSON_IsTrue(item(machine, "gpus_assumed")), "no GPU was read");
+        cr_assert(cJSON_IsString(item(machine, "no_gpu_reason")));
+        cr_expect_str_eq(item(machine, "no_gpu_reason")->valuestring, why);
+        cr_expect_neq(why[0], '\0', "a reason is given");
+    } else {
+        cr_expect(cJSON_IsFalse(item(machine, "gpus_assumed")));
+        cr_expect(cJSON_IsNull(item(machine, "no_gpu_reason")));
+    }
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+
+    const char *text[] = {"plan", "--model", "gpt2", NULL};
+    r = cli_run(text);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    if (n == 0) {
+        char want[200];
+        snprintf(want, sizeof want, "machine: no GPU (%s; --assume-gpu SPEC plans for one)", why);
+        cr_expect(strstr(r.out, want), "'%s' not in %s", want, r.out);
+    } else {
+        cr_expect(strstr(r.out, "GPU 0: "), "%s", r.out);
+        cr_expect_null(strstr(r.out, "(assumed)"), "%s", r.out);
+    }
+    cli_result_free(&r);
+
+    /* with --assume-gpu nothing is read: the GPU is the one given */
+    const char *assumed[] = {"plan", "--model", "gpt2", "--assume-gpu", "4GiB", NULL};
+    r = cli_run(assumed);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "GPU 0 (assumed): 4.00 GiB, 4.00 GiB free"), "%s", r.out);
     cli_result_free(&r);
 }
