@@ -1,6 +1,8 @@
 /* driver/cmd_chunks.c — `vramkit chunks`: how a dataset is cut into GPU-resident chunks.
  * Parses the options into a vram_chunks_config, asks the core (vramkit/chunks.h) for the
- * plan, and prints it as a bounded text summary or as complete JSON. */
+ * plan, and prints it as a bounded text summary or as complete JSON. The FILE form takes
+ * the sizes from the datasets of an HDF5 file, plans as `vramkit stream` will, and says
+ * which read path each dataset takes. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,9 @@
 #include <vramkit/chunks.h>
 
 #include "cli.h"
+#include "cli_model.h"
+#include "cli_stream.h"
+#include "stream.h"
 
 #define CMD "chunks"
 
@@ -24,13 +29,23 @@
 static void usage(FILE *out) {
     fprintf(out,
         "usage: vramkit chunks --samples N --sample-bytes SIZE --batch K\n"
-        "                      (--budget SIZE | --free SIZE [--fraction F] [--reserve SIZE])\n"
-        "                      [--buffers M] [--drop-last] [--world W --rank R] [--pad|--no-pad]\n"
+        "                      (--budget SIZE | --free SIZE [--fraction F] [--reserve SIZE]\n"
+        "                       | --assume-gpu SPEC) [--buffers M] [--drop-last]\n"
+        "                      [--world W --rank R] [--pad|--no-pad]\n"
         "                      [--shuffle [--seed S] [--epoch E]] [--json]\n"
+        "       vramkit chunks FILE --dataset PATH [--dataset PATH]... [--batch K]\n"
+        "                      (--budget SIZE | --assume-gpu SPEC | --free SIZE) [the options above]\n"
         "\n"
         "Plans how N samples of SIZE bytes are cut into chunks that live in GPU memory, and\n"
         "how each chunk is cut into batches: every chunk fits one device buffer and holds whole\n"
         "batches, so no batch straddles two chunks (only the final batch may be short).\n"
+        "\n"
+        "The FILE form reads N and SIZE from the datasets of an HDF5 file (they must share their\n"
+        "first dimension; SIZE is the sum of their bytes per sample), plans exactly as `vramkit\n"
+        "stream` will, and says how each dataset will be read: 'contiguous' or 'chunked' (pread\n"
+        "by several threads, straight into pinned memory), or 'hdf5' (through HDF5, with the\n"
+        "reason: a filter such as deflate, a type conversion, unwritten data). --batch defaults\n"
+        "to 128 there.\n"
         "\n"
         "required:\n"
         "  --samples N         samples in the dataset\n"
@@ -41,6 +56,12 @@ static void usage(FILE *out) {
         "  --free SIZE         free device memory; the budget is F x (free - reserve)\n"
         "  --fraction F        of free memory, in (0, 1], as 0.75 or 75%% (default 0.75)\n"
         "  --reserve SIZE      memory kept for the model, activations, workspace (default 0)\n"
+        "  --assume-gpu SPEC   a GPU that is not here: SIZE[,used=SIZE|,free=SIZE][,cc=M.m], e.g.\n"
+        "                      16GiB,used=2GiB; plans with its free memory, as --free does\n"
+        "\n"
+        "FILE form:\n"
+        "  FILE                an HDF5 file\n"
+        "  --dataset PATH      a dataset to plan for (repeat for several: /features, /targets)\n"
         "\n"
         "options:\n"
         "  --buffers M         chunk buffers on the device at once (default 2: the next chunk\n"
@@ -59,14 +80,20 @@ static void usage(FILE *out) {
         "  --epoch E           epoch (default 0)\n"
         "  --json              print the complete plan as JSON (text mode shows at most %u\n"
         "                      chunks and elides the middle batches of each)\n"
-        "  -h, --help          this text\n"
+        "  -h, --help          this text\n",
+        TEXT_CHUNKS);
+    fprintf(out,
         "\n"
         "Sizes are bytes or a number with a unit: 512MiB, 8GiB, 7.5GB (KB/MB/GB/TB are powers\n"
         "of 1000, KiB/MiB/GiB/TiB powers of 1024). drop_last applies per rank after sharding,\n"
         "so every rank has the same number of batches.\n"
         "\n"
-        "JSON (--json): one object. Settings: samples, sample_bytes, batch, buffers,\n"
-        "drop_last, world, rank, shard (\"pad\"|\"drop\"), shuffle, seed, epoch, and with\n"
+        "JSON (--json): one object. FILE form first: file, datasets: [{name, shape, type,\n"
+        "layout, filters, row_bytes, read_path (\"contiguous\"|\"chunked\"|\"hdf5\"), reason,\n"
+        "offset, chunk_rows, chunks}], extra_device_bytes (what `vramkit stream` adds on a GPU\n"
+        "when shuffling: two gather buffers of a batch and each buffer's order, 8 bytes a row).\n"
+        "Settings: samples, sample_bytes, batch, buffers, drop_last, world, rank, shard\n"
+        "(\"pad\"|\"drop\"), shuffle, seed, epoch, and with\n"
         "--free: free_bytes, reserve_bytes, fraction. Totals: total_samples (N), total_bytes,\n"
         "budget_bytes, buffer_bytes (budget per buffer), batch_bytes, needed_bytes (the least\n"
         "budget that fits), samples_per_chunk, bytes_per_chunk, chunk_count, total_batches\n"
@@ -79,15 +106,19 @@ static void usage(FILE *out) {
         "[start, end) takes order[start - chunk.start .. end - chunk.start).\n"
         "\n"
         "exit codes: 0 planned, 1 a batch does not fit the budget (the message gives the bytes\n"
-        "needed and the bytes available), 2 bad usage or input, 3 environment error (out of\n"
-        "host memory)\n",
-        TEXT_CHUNKS);
+        "needed and the bytes available), 2 bad usage or input (FILE form: a missing file or\n"
+        "dataset, not HDF5, an empty dataset, a variable-length type, datasets of different\n"
+        "lengths), 3 environment error (out of host memory, an I/O error, built without HDF5)\n"
+        "\n"
+        "examples:\n"
+        "  vramkit chunks --samples 51779 --sample-bytes 240624 --batch 128 --assume-gpu 16GiB\n"
+        "  vramkit chunks train.h5 --dataset /features --dataset /targets --assume-gpu 16GiB\n");
 }
 
 enum {
     OPT_SAMPLES = 256, OPT_SAMPLE_BYTES, OPT_BATCH, OPT_BUDGET, OPT_FREE, OPT_FRACTION,
     OPT_RESERVE, OPT_BUFFERS, OPT_DROP_LAST, OPT_WORLD, OPT_RANK, OPT_PAD, OPT_NO_PAD,
-    OPT_SHUFFLE, OPT_SEED, OPT_EPOCH, OPT_JSON
+    OPT_SHUFFLE, OPT_SEED, OPT_EPOCH, OPT_JSON, OPT_DATASET, OPT_ASSUME_GPU
 };
 
 static const struct option long_options[] = {
@@ -108,6 +139,8 @@ static const struct option long_options[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"epoch", required_argument, NULL, OPT_EPOCH},
     {"json", no_argument, NULL, OPT_JSON},
+    {"dataset", required_argument, NULL, OPT_DATASET},
+    {"assume-gpu", required_argument, NULL, OPT_ASSUME_GPU},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -116,7 +149,13 @@ typedef struct opts {
     vram_chunks_config cfg;
     uint64_t epoch;
     int have_samples, have_bytes, have_batch, have_budget, have_free, have_fraction,
-        have_reserve, have_rank, json;
+        have_reserve, have_rank, json, have_gpu;
+    const char *file;                             /* the FILE form */
+    const char *names[VRAM_STREAM_MAX_DATASETS];  /* its --dataset paths */
+    uint32_t n_names;
+    cli_gpu gpu;                                  /* --assume-gpu */
+    const vram_h5_file *h5;                       /* the FILE form's datasets */
+    uint64_t extra_device_bytes;
 } opts;
 
 /* A positive count: "--NAME: 'TEXT' is not ..." on failure. */
@@ -211,6 +250,15 @@ static int parse(int argc, char **argv, opts *o) {
             if ((rc = parse_count("epoch", a, UINT64_MAX, 1, &o->epoch))) return rc;
             break;
         case OPT_JSON: o->json = 1; break;
+        case OPT_DATASET:
+            if (o->n_names == VRAM_STREAM_MAX_DATASETS)
+                return cli_usage_error(CMD, "--dataset: at most %u datasets", VRAM_STREAM_MAX_DATASETS);
+            o->names[o->n_names++] = a;
+            break;
+        case OPT_ASSUME_GPU:
+            if ((rc = cli_parse_gpu_spec(CMD, a, &o->gpu)) != 0) return rc;
+            o->have_gpu = 1;
+            break;
         case ':':
             return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
@@ -218,17 +266,39 @@ static int parse(int argc, char **argv, opts *o) {
                                    argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        return cli_usage_error(CMD, "unexpected argument '%s' (see 'vramkit chunks --help')",
-                               argv[optind]);
-    if (!o->have_samples) return cli_usage_error(CMD, "--samples is required");
-    if (!o->have_bytes) return cli_usage_error(CMD, "--sample-bytes is required");
-    if (!o->have_batch) return cli_usage_error(CMD, "--batch is required");
+    if (optind < argc) {
+        if (o->have_samples || o->have_bytes)
+            return cli_usage_error(CMD, "unexpected argument '%s': --samples and --sample-bytes "
+                                        "plan from numbers, FILE from its datasets (see 'vramkit "
+                                        "chunks --help')",
+                                   argv[optind]);
+        if (argc - optind > 1)
+            return cli_usage_error(CMD, "unexpected argument '%s': one FILE only", argv[optind + 1]);
+        o->file = argv[optind];
+        if (o->n_names == 0)
+            return cli_usage_error(CMD, "FILE '%s' needs --dataset PATH (e.g. --dataset /features)",
+                                   o->file);
+    }
+    if (o->n_names > 0 && o->file == NULL)
+        return cli_usage_error(CMD, "--dataset needs FILE: vramkit chunks FILE --dataset PATH");
+    if (o->file == NULL) {
+        if (!o->have_samples) return cli_usage_error(CMD, "--samples is required (or FILE --dataset PATH)");
+        if (!o->have_bytes) return cli_usage_error(CMD, "--sample-bytes is required");
+        if (!o->have_batch) return cli_usage_error(CMD, "--batch is required");
+    } else if (!o->have_batch) {
+        o->cfg.batch = 128; /* stream's default */
+    }
+    if (o->have_gpu) {
+        if (o->have_free || o->have_budget)
+            return cli_usage_error(CMD, "give one of --budget, --free, --assume-gpu");
+        o->cfg.free_bytes = o->gpu.free;
+        o->have_free = 1;
+    }
     if (o->have_budget && o->have_free)
         return cli_usage_error(CMD, "give either --budget or --free, not both");
     if (!o->have_budget && !o->have_free)
-        return cli_usage_error(CMD, "a budget is required: --budget SIZE, or --free SIZE "
-                                    "(with --fraction, --reserve)");
+        return cli_usage_error(CMD, "a budget is required: --budget SIZE, --free SIZE (with "
+                                    "--fraction, --reserve), or --assume-gpu SPEC");
     if (o->have_fraction && !o->have_free)
         return cli_usage_error(CMD, "--fraction applies to --free, which is missing");
     if (o->have_reserve && !o->have_free)
@@ -345,6 +415,10 @@ static int print_json(const opts *o, const vram_chunks_plan *p, const uint64_t *
     cli_json j;
     cli_json_init(&j, stdout);
     cli_json_begin_object(&j);
+    if (o->h5) {
+        cli_h5_json(&j, o->h5);
+        json_field(&j, "extra_device_bytes", o->extra_device_bytes);
+    }
     json_field(&j, "samples", c->samples);
     json_field(&j, "sample_bytes", c->sample_bytes);
     json_field(&j, "batch", c->batch);
@@ -471,6 +545,11 @@ static int print_text(const opts *o, const vram_chunks_plan *p, const uint64_t *
            (unsigned long long)c->samples, cli_format_size(c->sample_bytes, s1, sizeof s1),
            cli_format_size(p->total_bytes, s2, sizeof s2), (unsigned long long)c->batch,
            cli_format_size(p->batch_bytes, s3, sizeof s3));
+    if (o->h5) {
+        printf("file            %s: %u dataset%s\n", o->h5->path, o->h5->datasets,
+               o->h5->datasets == 1 ? "" : "s");
+        cli_h5_text(stdout, o->h5);
+    }
     printf("budget          %s", cli_format_size(p->budget_bytes, s1, sizeof s1));
     if (o->have_free)
         printf(" (%.4g%% of %s free after a %s reserve)", c->fraction * 100.0,
@@ -502,6 +581,10 @@ static int print_text(const opts *o, const vram_chunks_plan *p, const uint64_t *
                (unsigned long long)c->seed, (unsigned long long)o->epoch);
     else
         printf("shuffle         off\n");
+    if (o->h5 && c->shuffle)
+        printf("gather          %s more device memory on a GPU: two gather buffers of a batch and "
+               "each buffer's order\n",
+               cli_format_size(o->extra_device_bytes, s1, sizeof s1));
     printf("\n");
     if (c->shuffle) printf("%7s  ", "visit");
     printf("%5s  %-24s %10s  %s\n", "chunk", "positions", "samples", "batches");
@@ -517,14 +600,43 @@ static int print_text(const opts *o, const vram_chunks_plan *p, const uint64_t *
     return 0;
 }
 
+static int chunks_report(opts *o, vram_status st, vram_chunks_plan *plan);
+
 int cmd_chunks(int argc, char **argv) {
     opts o;
     vram_chunks_plan plan;
-    uint64_t *chunk_order = NULL, *rows = NULL;
+    vram_h5_file *h5 = NULL;
     int rc = parse(argc, argv, &o);
     if (rc >= 0) return rc;
 
-    vram_status st = vram_chunks_make(&o.cfg, &plan);
+    vram_status st;
+    if (o.file) {
+        vram_stream_config sc;
+        rc = cli_h5_open(CMD, o.file, o.names, o.n_names, &h5);
+        if (rc >= 0) return rc;
+        /* the plan vramkit stream makes: sizes from the datasets */
+        vram_source src = cli_h5_source(h5);
+        memset(&sc, 0, sizeof sc);
+        sc.plan = o.cfg;
+        st = vram_stream_plan(&src, &sc, &plan);
+        o.cfg.samples = plan.config.samples;
+        o.cfg.sample_bytes = plan.config.sample_bytes;
+        o.h5 = h5;
+        o.extra_device_bytes = vram_stream_extra_device_bytes(&plan, &sc, NULL);
+        rc = chunks_report(&o, st, &plan);
+        cli_h5_close(h5);
+        return rc;
+    }
+    st = vram_chunks_make(&o.cfg, &plan);
+    return chunks_report(&o, st, &plan);
+}
+
+/* Prints the plan (or the reason there is none); returns the exit code. */
+static int chunks_report(opts *o_, vram_status st, vram_chunks_plan *plan_) {
+    opts o = *o_;
+    vram_chunks_plan plan = *plan_;
+    uint64_t *chunk_order = NULL, *rows = NULL;
+    int rc;
     if (st == VRAM_E_NOSPACE) return does_not_fit(&o, &plan);
     if (st != VRAM_OK) return plan_error(st, &o, &plan);
 

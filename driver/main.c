@@ -16,7 +16,9 @@ static const cli_command commands[] = {
     {"plan", cmd_plan, "which load strategy fits, and where each component of a service lives"},
     {"estimate", cmd_estimate, "how much memory a model needs, term by term, and the preset to use"},
     {"chunks", cmd_chunks, "plan how a dataset is cut into GPU-resident chunks and batches"},
+    {"stream", cmd_stream, "stream HDF5 datasets into device memory, chunk by chunk, and time it"},
     {"try", cmd_try, "run a load under each strategy in a child process until one works"},
+    {"doctor", cmd_doctor, "is this machine fit for CUDA work: what is wrong, and the fix"},
     {"__probe", cmd_probe_child, NULL}, /* the child of doctor --probe (driver/probe.h) */
     {"watch", cmd_watch, "device memory every interval, with warnings: near the limit, leaks"},
 };

@@ -16,6 +16,7 @@
 #include "estimate.h"
 #include "strategy.h"
 #include "place.h"
+#include "diagnose.h"
 #include "monitor.h"
 
 #endif /* VRAMKIT_VRAMKIT_H */

@@ -1,0 +1,399 @@
+/* test_stream_h5.c — the HDF5 source (driver/hdf5/h5source.h) under the streamer, on files
+ * written here with the HDF5 C API: each layout takes the read path it should (pread for
+ * unfiltered data in the file's own layout, HDF5 otherwise, with the reason), delivery is
+ * byte-exact on every path, and every bad file or dataset is one clear error. Built into an
+ * empty suite when the build has no HDF5. */
+#include <criterion/criterion.h>
+
+#ifdef VRAMKIT_HAVE_HDF5
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "h5_fixture.h"
+#include "hdf5/h5source.h"
+#include "host_device.h"
+#include "stream.h"
+#include "stream_check.h"
+
+static char dir[64];
+
+static void mkdir_tmp(void) {
+    snprintf(dir, sizeof dir, "/tmp/vk-stream-h5-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void rm_tmp(void) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+TestSuite(stream_h5, .init = mkdir_tmp, .fini = rm_tmp, .timeout = 120);
+
+static const char *write_file(const char *name, const h5fx_opts *o) {
+    static char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    cr_assert_eq(h5fx_write(path, o), 0, "writing %s", path);
+    return path;
+}
+
+static vram_h5_file *open_ok(const char *path, const char *a, const char *b) {
+    const char *names[2] = {a, b};
+    vram_h5_file *f = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    vram_status st = vram_h5_open(path, names, b ? 2u : 1u, &f, err, sizeof err);
+    cr_assert_eq(st, VRAM_OK, "open %s: %s: %s", path, vram_status_name(st), err);
+    return f;
+}
+
+/* Streams every epoch of f with cfg and checks every row against the fixture's pattern, in
+ * the planner's order. */
+static void stream_exact(vram_h5_file *f, vram_stream_config c, const char *what) {
+    vram_device_ops ops = vram_host_ops();
+    vram_source src = vram_h5_source(f);
+    vram_streamer *s = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    cr_assert_eq(vram_streamer_open(&ops, &src, &c, &s, err, sizeof err), VRAM_OK, "%s: %s", what, err);
+    sc_walk w;
+    const vram_stream_config *rc = vram_streamer_config(s);
+    cr_assert_eq(sc_walk_make(vram_streamer_plan(s), rc->epochs, rc->first_epoch, &w), 0);
+    uint64_t b = 0;
+    for (;; b++) {
+        vram_batch bt;
+        vram_status st = vram_streamer_next(s, &bt);
+        cr_assert_eq(st, VRAM_OK, "%s: %s: %s", what, vram_status_name(st), vram_streamer_error(s));
+        if (bt.done) break;
+        cr_assert_lt(b, w.batches);
+        cr_assert_eq(bt.count, w.start[b + 1] - w.start[b], "%s: batch %llu", what, (unsigned long long)b);
+        for (uint64_t k = 0; k < bt.count; k++) {
+            uint64_t smp = w.samples[w.start[b] + k];
+            cr_assert_eq(bt.samples[k], smp);
+            for (uint32_t d = 0; d < src.datasets; d++)
+                cr_assert(sc_row_ok((const uint8_t *)bt.data[d] + k * src.row_bytes[d], d, smp,
+                                    src.row_bytes[d]),
+                          "%s: batch %llu row %llu dataset %u is not sample %llu", what,
+                          (unsigned long long)b, (unsigned long long)k, d, (unsigned long long)smp);
+        }
+        cr_assert_eq(vram_streamer_release(s, &bt), VRAM_OK);
+    }
+    cr_assert_eq(b, w.batches, "%s", what);
+    sc_walk_free(&w);
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+}
+
+static vram_stream_config cfg(void) {
+    vram_stream_config c;
+    memset(&c, 0, sizeof c);
+    c.plan.batch = 32;
+    c.plan.budget_bytes = 2u * 150u * (H5FX_FEATURE_BYTES + H5FX_TARGET_BYTES); /* 128-row chunks */
+    c.epochs = 2;
+    c.readers = 3;
+    c.piece_bytes = 20000; /* several reads per chunk */
+    return c;
+}
+
+/* ---- read paths ------------------------------------------------------------------------ */
+
+Test(stream_h5, each_layout_takes_its_read_path_and_delivers_exact_bytes) {
+    struct {
+        const char *name;
+        h5fx_opts o;
+        vram_h5_path path;
+        const char *reason; /* for the HDF5 path */
+    } cases[] = {
+        {"contiguous.h5", {.n = 1001}, VRAM_H5_PATH_CONTIGUOUS, NULL},
+        {"chunked.h5", {.n = 1001, .layout = H5FX_CHUNKED, .chunk_rows = 50}, VRAM_H5_PATH_CHUNKED, NULL},
+        {"chunk1.h5", {.n = 333, .layout = H5FX_CHUNKED, .chunk_rows = 1}, VRAM_H5_PATH_CHUNKED, NULL},
+        {"deflate.h5", {.n = 1001, .layout = H5FX_DEFLATE, .chunk_rows = 70}, VRAM_H5_PATH_HDF5, "deflate filter"},
+        {"split.h5", {.n = 1001, .layout = H5FX_SPLIT, .chunk_rows = 40}, VRAM_H5_PATH_HDF5,
+         "its chunks split a sample (chunk dimension 1 is 18, not 36)"},
+        {"bigendian.h5", {.n = 1001, .big_endian = 1}, VRAM_H5_PATH_HDF5,
+         "type conversion (float32 big-endian in the file, native in memory)"},
+        {"ub_contig.h5", {.n = 1001, .userblock = 4096}, VRAM_H5_PATH_CONTIGUOUS, NULL},
+        {"ub_chunked.h5", {.n = 1001, .layout = H5FX_CHUNKED, .chunk_rows = 64, .userblock = 1024},
+         VRAM_H5_PATH_CHUNKED, NULL},
+        {"compact.h5", {.n = 50, .layout = H5FX_COMPACT}, VRAM_H5_PATH_HDF5, "compact layout"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *path = write_file(cases[i].name, &cases[i].o);
+        vram_h5_file *f = open_ok(path, "/features", "targets");
+        cr_assert_eq(f->samples, cases[i].o.n);
+        cr_assert_eq(f->ds[0].row_bytes, H5FX_FEATURE_BYTES);
+        cr_assert_eq(f->ds[1].row_bytes, H5FX_TARGET_BYTES);
+        cr_assert_eq(f->ds[0].rank, 3);
+        cr_assert_eq(f->ds[0].dims[1], 36);
+        cr_assert_eq(f->ds[1].dims[1], 3);
+        cr_assert_str_eq(f->ds[1].type, "int64");
+        cr_assert_eq(f->ds[1].path, VRAM_H5_PATH_CONTIGUOUS);
+        cr_assert_eq(f->ds[0].path, cases[i].path, "%s: path %s (%s)", cases[i].name,
+                     vram_h5_path_name(f->ds[0].path), f->ds[0].reason);
+        if (cases[i].reason)
+            cr_assert_str_eq(f->ds[0].reason, cases[i].reason, "%s", cases[i].name);
+        if (cases[i].path == VRAM_H5_PATH_CHUNKED) {
+            cr_assert_eq(f->ds[0].chunk_rows, cases[i].o.chunk_rows);
+            cr_assert_eq(f->ds[0].nchunks, (cases[i].o.n + cases[i].o.chunk_rows - 1) / cases[i].o.chunk_rows);
+        }
+        for (int shuffle = 0; shuffle < 2; shuffle++)
+            for (int staging = VRAM_STAGE_SLABS; staging <= VRAM_STAGE_DIRECT; staging++) {
+                char what[96];
+                snprintf(what, sizeof what, "%s shuffle %d staging %d", cases[i].name, shuffle, staging);
+                vram_stream_config c = cfg();
+                c.plan.shuffle = shuffle;
+                c.plan.seed = 3;
+                c.staging = (vram_stream_staging)staging;
+                c.slab_bytes = 50000;
+                stream_exact(f, c, what);
+            }
+        vram_h5_close(f);
+    }
+}
+
+Test(stream_h5, contiguous_offset_is_where_the_bytes_are) {
+    h5fx_opts o = {.n = 77};
+    const char *path = write_file("offset.h5", &o);
+    vram_h5_file *f = open_ok(path, "/features", NULL);
+    /* read the raw bytes at the reported offset, independently of the source */
+    int fd = open(path, O_RDONLY);
+    uint8_t row[H5FX_FEATURE_BYTES];
+    cr_assert_eq(pread(fd, row, sizeof row, (off_t)(f->ds[0].offset + 76u * H5FX_FEATURE_BYTES)),
+                 (ssize_t)sizeof row);
+    close(fd);
+    cr_assert(sc_row_ok(row, 0, 76, H5FX_FEATURE_BYTES));
+    vram_h5_close(f);
+}
+
+Test(stream_h5, every_combination_of_shuffle_drop_last_and_ranks) {
+    h5fx_opts o = {.n = 1003, .layout = H5FX_CHUNKED, .chunk_rows = 37, .both = 1};
+    const char *path = write_file("combos.h5", &o);
+    vram_h5_file *f = open_ok(path, "/features", "/targets");
+    cr_assert_eq(f->ds[1].path, VRAM_H5_PATH_CHUNKED);
+    for (int shuffle = 0; shuffle < 2; shuffle++)
+        for (int drop = 0; drop < 2; drop++)
+            for (uint32_t world = 1; world <= 3; world += 2)
+                for (uint32_t rank = 0; rank < world; rank++) {
+                    char what[96];
+                    snprintf(what, sizeof what, "shuffle %d drop_last %d rank %u/%u", shuffle, drop, rank, world);
+                    vram_stream_config c = cfg();
+                    c.plan.shuffle = shuffle;
+                    c.plan.drop_last = drop;
+                    c.plan.world = world;
+                    c.plan.rank = rank;
+                    c.epochs = 3;
+                    stream_exact(f, c, what);
+                }
+    vram_h5_close(f);
+}
+
+Test(stream_h5, plain_read_matches_the_pattern) {
+    h5fx_opts o = {.n = 40, .layout = H5FX_DEFLATE, .chunk_rows = 16};
+    const char *path = write_file("plain.h5", &o);
+    vram_h5_file *f = open_ok(path, "/features", "/targets");
+    uint8_t buf[5 * H5FX_FEATURE_BYTES];
+    char err[256];
+    cr_assert_eq(vram_h5_read_plain(f, 0, 14, 5, buf, err, sizeof err), VRAM_OK, "%s", err);
+    for (int k = 0; k < 5; k++) cr_assert(sc_row_ok(buf + k * H5FX_FEATURE_BYTES, 0, 14u + (uint64_t)k, H5FX_FEATURE_BYTES));
+    cr_assert_eq(vram_h5_read_plain(f, 0, 38, 5, buf, err, sizeof err), VRAM_E_RANGE);
+    cr_assert_eq(vram_h5_read_plain(f, 2, 0, 1, buf, err, sizeof err), VRAM_E_RANGE);
+    vram_h5_close(f);
+}
+
+Test(stream_h5, fixed_compounds_and_unwritten_data_take_the_hdf5_path_or_raw_bytes) {
+    h5fx_opts o = {.n = 64, .unwritten = 1};
+    const char *path = write_file("unwritten.h5", &o);
+    vram_h5_file *f = open_ok(path, "/features", "/fixed");
+    cr_assert_eq(f->ds[0].path, VRAM_H5_PATH_HDF5);
+    cr_assert_str_eq(f->ds[0].reason, "its storage was never written (HDF5 supplies the fill value)");
+    cr_assert_eq(f->ds[1].path, VRAM_H5_PATH_CONTIGUOUS, "a fixed compound is bytes: %s", f->ds[1].reason);
+    cr_assert_str_eq(f->ds[1].type, "compound (16 bytes)");
+    cr_assert_eq(f->ds[1].row_bytes, 16);
+    /* the compound's bytes as a C struct */
+    vram_source src = vram_h5_source(f);
+    uint8_t rows[3 * 16];
+    char err[256];
+    cr_assert_eq(src.read(src.ctx, 1, 10, 3, rows, err, sizeof err), VRAM_OK, "%s", err);
+    for (int k = 0; k < 3; k++) {
+        int32_t a;
+        double b;
+        memcpy(&a, rows + k * 16, 4);
+        memcpy(&b, rows + k * 16 + 8, 8);
+        cr_assert_eq(a, (10 + k) * 3);
+        cr_assert_eq(b, (10 + k) * 0.5);
+    }
+    /* unwritten features read as the fill value, zeros */
+    uint8_t frow[H5FX_FEATURE_BYTES], zero[H5FX_FEATURE_BYTES];
+    memset(zero, 0, sizeof zero);
+    cr_assert_eq(src.read(src.ctx, 0, 63, 1, frow, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_arr_eq(frow, zero, sizeof zero);
+    vram_h5_close(f);
+}
+
+Test(stream_h5, partly_written_chunked_dataset_reads_through_hdf5) {
+    h5fx_opts o = {.n = 100, .layout = H5FX_CHUNKED, .chunk_rows = 30};
+    const char *path = write_file("partial.h5", &o);
+    /* rewrite: a chunked dataset with only its first 30 rows written */
+    hid_t fh = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hsize_t dims[2] = {100, 4}, cd[2] = {30, 4}, start[2] = {0, 0}, cnt[2] = {30, 4};
+    hid_t sp = H5Screate_simple(2, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, cd);
+    hid_t ds = H5Dcreate2(fh, "/partial", H5T_NATIVE_INT32, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    int32_t v[30 * 4];
+    for (int i = 0; i < 120; i++) v[i] = i + 1;
+    hid_t ms = H5Screate_simple(2, cnt, NULL);
+    H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, cnt, NULL);
+    cr_assert_geq(H5Dwrite(ds, H5T_NATIVE_INT32, ms, sp, H5P_DEFAULT, v), 0);
+    H5Sclose(ms);
+    H5Dclose(ds);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    H5Fclose(fh);
+    vram_h5_file *f = open_ok(path, "/partial", NULL);
+    cr_assert_eq(f->ds[0].path, VRAM_H5_PATH_HDF5);
+    cr_assert_str_eq(f->ds[0].reason, "chunk 1 was never written (HDF5 supplies the fill value)");
+    vram_source src = vram_h5_source(f);
+    int32_t got[2 * 4];
+    char err[256];
+    cr_assert_eq(src.read(src.ctx, 0, 29, 2, got, err, sizeof err), VRAM_OK, "%s", err);
+    int32_t want[8] = {117, 118, 119, 120, 0, 0, 0, 0};
+    cr_assert_arr_eq(got, want, sizeof want);
+    vram_h5_close(f);
+}
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+Test(stream_h5, bad_files_and_datasets) {
+    h5fx_opts o = {.n = 20, .targets_n = 21};
+    const char *path = write_file("bad.h5", &o);
+    char text[128], sub[128];
+    snprintf(text, sizeof text, "%s/text.h5", dir);
+    FILE *t = fopen(text, "w");
+    fputs("not hdf5\n", t);
+    fclose(t);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    mkdir(sub, 0700);
+    struct {
+        const char *file;
+        const char *a, *b;
+        vram_status st;
+        const char *says;
+    } cases[] = {
+        {"missing", "/features", NULL, VRAM_E_INVALID, "missing: no such file"},
+        {"dir", "/features", NULL, VRAM_E_INVALID, "not a regular file"},
+        {"text", "/features", NULL, VRAM_E_FORMAT, "not an HDF5 file"},
+        {"bad", "/nothere", NULL, VRAM_E_INVALID, "no dataset '/nothere' in the file"},
+        {"bad", "/group/deeper", NULL, VRAM_E_INVALID, "no dataset '/group/deeper' in the file"},
+        {"bad", "/group", NULL, VRAM_E_INVALID, "'/group' is a group, not a dataset"},
+        {"bad", "/features", "/targets", VRAM_E_INVALID,
+         "'/features' has 20 samples and '/targets' has 21: datasets streamed together must share "
+         "their first dimension"},
+        {"bad", "/features", "/features", VRAM_E_INVALID, "dataset '/features' is given twice"},
+        {"bad", "/names", NULL, VRAM_E_UNSUPPORTED,
+         "'/names' holds variable-length strings (type variable-length string): only fixed-size "
+         "samples can be moved as bytes"},
+        {"bad", "/records", NULL, VRAM_E_UNSUPPORTED, "'/records' holds variable-length strings (type compound"},
+        {"bad", "/empty", NULL, VRAM_E_INVALID, "'/empty' is empty (0 samples)"},
+        {"bad", "/scalar", NULL, VRAM_E_FORMAT, "'/scalar' is a scalar: it has no sample dimension"},
+        {"bad", "", NULL, VRAM_E_INVALID, "dataset name '' is empty"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char p[160];
+        const char *names[2] = {cases[i].a, cases[i].b};
+        if (strcmp(cases[i].file, "bad") == 0)
+            snprintf(p, sizeof p, "%s", path);
+        else if (strcmp(cases[i].file, "text") == 0)
+            snprintf(p, sizeof p, "%s", text);
+        else if (strcmp(cases[i].file, "dir") == 0)
+            snprintf(p, sizeof p, "%s", sub);
+        else
+            snprintf(p, sizeof p, "%s/missing", dir);
+        vram_h5_file *f = (vram_h5_file *)p;
+        char err[VRAM_STREAM_ERR_MAX] = "";
+        vram_status st = vram_h5_open(p, names, cases[i].b ? 2u : 1u, &f, err, sizeof err);
+        cr_assert_eq(st, cases[i].st, "case %zu: %s, want %s (%s)", i, vram_status_name(st),
+                     vram_status_name(cases[i].st), err);
+        cr_assert_null(f);
+        cr_assert(strstr(err, cases[i].says), "case %zu: '%s' does not say '%s'", i, err, cases[i].says);
+        cr_assert_null(strchr(err, '\n'), "one line");
+    }
+}
+
+Test(stream_h5, a_file_truncated_under_the_reader_is_an_io_error_with_the_offset) {
+    for (int staging = VRAM_STAGE_SLABS; staging <= VRAM_STAGE_DIRECT; staging++) {
+        h5fx_opts o = {.n = 1000};
+        char name[32];
+        snprintf(name, sizeof name, "trunc%d.h5", staging);
+        const char *path = write_file(name, &o);
+        vram_h5_file *f = open_ok(path, "/features", NULL);
+        uint64_t cut = f->ds[0].offset + 600u * H5FX_FEATURE_BYTES + 100u; /* inside sample 600 */
+        cr_assert_eq(truncate(path, (off_t)cut), 0);
+        vram_device_ops ops = vram_host_ops();
+        vram_source src = vram_h5_source(f);
+        vram_stream_config c = cfg();
+        c.epochs = 1;
+        c.staging = (vram_stream_staging)staging;
+        vram_streamer *s = NULL;
+        char err[VRAM_STREAM_ERR_MAX];
+        cr_assert_eq(vram_streamer_open(&ops, &src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+        vram_batch b;
+        vram_status st = vram_streamer_next(s, &b);
+        cr_assert_eq(st, VRAM_E_IO, "no batch from a file changed since open: %s", vram_status_name(st));
+        char want[256];
+        snprintf(want, sizeof want, "%s: the file was truncated under the reader: %llu bytes at open, "
+                 "%llu now (the data from offset %llu on is gone)", path,
+                 (unsigned long long)f->file_bytes, (unsigned long long)cut, (unsigned long long)cut);
+        cr_assert_str_eq(vram_streamer_error(s), want);
+        vram_streamer_close(s);
+
+        /* a read past the cut (a truncation between the check and the read) */
+        uint8_t *rows = (uint8_t *)malloc(10u * H5FX_FEATURE_BYTES);
+        cr_assert_eq(src.read(src.ctx, 0, 595, 10, rows, err, sizeof err), VRAM_E_IO);
+        snprintf(want, sizeof want, "%s: /features: short read at offset %llu: wanted %llu more bytes, "
+                 "the file ends there (truncated or changed under the reader)", path,
+                 (unsigned long long)cut, (unsigned long long)(f->ds[0].offset + 605u * H5FX_FEATURE_BYTES - cut));
+        cr_assert_str_eq(err, want);
+        for (int k = 0; k < 5; k++)
+            cr_assert(sc_row_ok(rows + k * H5FX_FEATURE_BYTES, 0, 595u + (uint64_t)k, H5FX_FEATURE_BYTES));
+        free(rows);
+        vram_h5_close(f);
+    }
+}
+
+Test(stream_h5, a_file_changed_under_the_reader_is_refused) {
+    h5fx_opts o = {.n = 300};
+    const char *path = write_file("changed.h5", &o);
+    vram_h5_file *f = open_ok(path, "/features", "/targets");
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+    vram_device_ops ops = vram_host_ops();
+    vram_source src = vram_h5_source(f);
+    vram_stream_config c = cfg();
+    vram_streamer *s = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    cr_assert_eq(vram_streamer_open(&ops, &src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    vram_batch b;
+    cr_assert_eq(vram_streamer_next(s, &b), VRAM_E_IO);
+    cr_assert(strstr(vram_streamer_error(s), "the file changed under the reader"), "%s", vram_streamer_error(s));
+    vram_streamer_close(s);
+    vram_h5_close(f);
+}
+
+Test(stream_h5, a_batch_larger_than_the_budget) {
+    h5fx_opts o = {.n = 100};
+    const char *path = write_file("budget.h5", &o);
+    vram_h5_file *f = open_ok(path, "/features", "/targets");
+    vram_device_ops ops = vram_host_ops();
+    vram_source src = vram_h5_source(f);
+    vram_stream_config c = cfg();
+    c.plan.budget_bytes = 2u * 32u * 1032u - 1u;
+    vram_streamer *s = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    cr_assert_eq(vram_streamer_open(&ops, &src, &c, &s, err, sizeof err), VRAM_E_NOSPACE);
+    cr_assert(strstr(err, "does not fit one buffer"), "%s", err);
+    vram_h5_close(f);
+}
+
+#endif /* VRAMKIT_HAVE_HDF5 */
