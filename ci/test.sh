@@ -1,12 +1,12 @@
 #!/bin/bash
 # The test command: configure, build (warnings are errors), run unit + fuzz + proof tests,
 # then a time-boxed libFuzzer pass with clang, then print coverage of include/.
-# Environment: BUILD_DIR (default build-ci), FUZZ_SECONDS (default 20 per harness; 0 skips
-# the libFuzzer pass, the corpus replay under ASan+UBSan still runs).
+# Environment: BUILD_DIR (default build-ci), FUZZ_SECONDS (default 10 per harness, two
+# harnesses at a time; 0 skips the libFuzzer pass, the corpus replay still runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build-ci}
-fuzz_seconds=${FUZZ_SECONDS:-20}
+fuzz_seconds=${FUZZ_SECONDS:-10}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== configure + build ($build)"
@@ -22,7 +22,7 @@ if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
   cmake -S "$root" -B "$build-fuzz" -DCMAKE_C_COMPILER=clang -DVRAMKIT_FUZZ=ON -DVRAMKIT_CUDA=OFF \
         -DVRAMKIT_HDF5=OFF -DVRAMKIT_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
   cmake --build "$build-fuzz" -j"$jobs" --target vramkit_fuzzers
-  ctest --test-dir "$build-fuzz" -L fuzz -R '^fuzz_' -E '^fuzz_replay_' --output-on-failure
+  ctest --test-dir "$build-fuzz" -L fuzz -R '^fuzz_' -E '^fuzz_replay_' --output-on-failure -j"$jobs"
 fi
 
 echo "== coverage of include/ by the unit tests (lines, then branches)"
