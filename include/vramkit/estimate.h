@@ -133,10 +133,20 @@ typedef struct vram_estimate {
     uint64_t params;              /* parameters of the model */
     uint64_t trainable;           /* parameters trained (0 for inference; adapters for LoRA) */
     uint64_t blocks;              /* blocks of all stacks (0 when unknown) */
-    uint64_t block_bytes;         /* expected bytes one block adds on its device: weights,
-                                     training state and KV cache (for splits by layer) */
+    uint64_t block_bytes;         /* expected bytes one block adds on its device (for splits
+                                     by layer): its share of the weights and training state
+                                     (by parameter count), and the average over all blocks
+                                     of the KV cache and of the activations kept for the
+                                     backward pass (training: each block's input with
+                                     checkpointing, its full set without). An average, as
+                                     blocks differ (an encoder block holds no KV cache, a
+                                     decoder block of an encoder-decoder more activations):
+                                     blocks x block_bytes never exceeds the block-related
+                                     terms, so nothing is counted twice */
     uint64_t base_bytes;          /* expected bytes that stay with the first device whatever
-                                     the split: everything but the blocks' share */
+                                     the split: expected - blocks x block_bytes (embeddings,
+                                     head, the inference working set, checkpointing's one
+                                     recomputed block, logits, fixed costs, allocator) */
     vram_dtype format;            /* resolved storage format of the block matrices */
     vram_dtype compute;           /* resolved compute format */
     uint64_t seq, batch;          /* resolved */
@@ -264,9 +274,11 @@ VRAM_DEF uint64_t vram__bytes(vram__acc *acc, vram_dtype t, uint64_t n, uint64_t
     return r;
 }
 
-/* Bytes of one element of a plain format (f32 4, f16 2, ...); 0 for block formats. */
+/* Bytes of one element of a plain format (f32 4, f16 2, ...); 0 for block formats. The
+ * bound the prover gets is the field's type (dtype.h promises none smaller): every product
+ * with it below goes through vram__m, or is a small multiple that fits 64 bits. */
 /*@ assigns \nothing;
-    ensures \result <= 292; */
+    ensures \result <= 4294967295; */
 VRAM_DEF uint64_t vram__elem_bytes(vram_dtype t) {
     vram_dtype_layout l;
     if (vram_dtype_get(t, &l) != VRAM_OK || l.block != 1 || l.group != 0 || l.row_bytes != 0)
@@ -299,7 +311,7 @@ typedef struct vram__act {
     uint64_t low, expected;
 } vram__act;
 
-/*@ requires \valid(acc) && c <= 292;
+/*@ requires \valid(acc) && c <= 4294967295;
     assigns acc->overflow; */
 VRAM_DEF vram__act vram__block_act(vram__acc *acc, uint64_t s, uint64_t b, uint64_t h,
                                    uint64_t a, uint64_t i, uint64_t c, vram_mlp mlp,
@@ -334,7 +346,7 @@ VRAM_DEF vram__act vram__block_act(vram__acc *acc, uint64_t s, uint64_t b, uint6
 
 /* Cross-attention of a decoder block: t target and src source tokens. Queries and the
  * projection input over t, keys and values over src, scores t x src. */
-/*@ requires \valid(acc) && c <= 292;
+/*@ requires \valid(acc) && c <= 4294967295;
     assigns acc->overflow; */
 VRAM_DEF vram__act vram__cross_act(vram__acc *acc, uint64_t t, uint64_t src, uint64_t b,
                                    uint64_t h, uint64_t a, uint64_t c, int flash) {
@@ -357,35 +369,36 @@ VRAM_DEF vram__act vram__cross_act(vram__acc *acc, uint64_t t, uint64_t src, uin
 }
 
 /* LoRA adapter parameters: rank x (inputs + outputs) per adapted matrix, per block. */
-/*@ requires \valid(acc) && \valid_read(a) && \separated(acc, a);
+/*@ requires \valid(acc);
     requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
     assigns acc->overflow; */
-VRAM_DEF uint64_t vram__lora_params(vram__acc *acc, const vram_arch *a, uint64_t rank,
+VRAM_DEF uint64_t vram__lora_params(vram__acc *acc, vram_arch a, uint64_t rank,
                                     uint32_t targets, uint64_t q, uint64_t kv) {
-    uint64_t h = a->hidden, per_attn = 0, per_mlp = 0, enc, dec, dec_i, total;
-    uint32_t t = targets != 0 ? targets : (VRAM_LORA_Q | VRAM_LORA_V);
+    const uint64_t h = a.hidden, inter = a.intermediate;
+    const uint64_t dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : inter;
+    const uint64_t mats = a.mlp == VRAM_MLP_GATED ? 3u : 2u; /* MLP matrices */
+    const uint32_t t = targets != 0 ? targets : (VRAM_LORA_Q | VRAM_LORA_V);
+    uint64_t per_attn = 0, per_mlp = 0, enc, dec, total;
     if (t & VRAM_LORA_Q) per_attn += h + q;
     if (t & VRAM_LORA_K) per_attn += h + kv;
     if (t & VRAM_LORA_V) per_attn += h + kv;
     if (t & VRAM_LORA_O) per_attn += q + h;
-    dec_i = a->decoder_intermediate != 0 ? a->decoder_intermediate : a->intermediate;
-    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
-        enc = a->encoder_layers;
-        dec = a->decoder_layers;
-    } else if (a->family == VRAM_FAMILY_ENCODER) {
-        enc = a->layers;
+    if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
+        enc = a.encoder_layers;
+        dec = a.decoder_layers;
+    } else if (a.family == VRAM_FAMILY_ENCODER) {
+        enc = a.layers;
         dec = 0;
     } else {
         enc = 0;
-        dec = a->layers;
+        dec = a.layers;
     }
-    if (t & VRAM_LORA_MLP) per_mlp = (a->mlp == VRAM_MLP_GATED ? 3u : 2u) * (h + a->intermediate);
+    if (t & VRAM_LORA_MLP) per_mlp = mats * (h + inter);
     /* encoder blocks: self-attention + MLP; decoder blocks of an encoder-decoder: two
        attentions + MLP; decoder-only blocks: one attention + MLP */
     total = vram__m(acc, enc, per_attn + per_mlp);
-    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
-        uint64_t per_dec_mlp =
-            (t & VRAM_LORA_MLP) ? (a->mlp == VRAM_MLP_GATED ? 3u : 2u) * (h + dec_i) : 0u;
+    if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
+        uint64_t per_dec_mlp = (t & VRAM_LORA_MLP) ? mats * (h + dec_i) : 0u;
         total = vram__a(acc, total, vram__m(acc, dec, 2u * per_attn + per_dec_mlp));
     } else {
         total = vram__a(acc, total, vram__m(acc, dec, per_attn + per_mlp));
@@ -393,22 +406,25 @@ VRAM_DEF uint64_t vram__lora_params(vram__acc *acc, const vram_arch *a, uint64_t
     return vram__m(acc, total, rank);
 }
 
-/*@ requires \valid(t);
-    assigns *t; */
-VRAM_DEF void vram__term_set(vram__acc *acc, vram_term *t, uint64_t low, uint64_t expected,
-                             uint64_t high, vram_cause cause) {
-    (void)acc;
-    t->low = low;
-    t->expected = vram__max_u64(low, expected);
-    t->high = vram__max_u64(t->expected, high);
-    t->cause = cause;
+/* A term: low, expected raised to low at least, high to expected at least. */
+/*@ assigns \nothing;
+    ensures \result.low == low && \result.low <= \result.expected <= \result.high; */
+VRAM_DEF vram_term vram__term(uint64_t low, uint64_t expected, uint64_t high, vram_cause cause) {
+    vram_term t;
+    t.low = low;
+    t.expected = vram__max_u64(low, expected);
+    t.high = vram__max_u64(t.expected, high);
+    t.cause = cause;
+    return t;
 }
 
 /* ---- vram_estimate_model's steps ----------------------------------------------------
  * vram_estimate_model runs the steps below in order; they are apart so that the prover
  * (test/proof/proof_estimate.c) handles one at a time, each step's contract stating what the
- * next relies on. Every byte count goes through the saturating vram__m / vram__a, which flag
- * overflow in the accumulator. */
+ * next relies on. They take and return values (the model's and workload's fields as read
+ * once by vram_estimate_model), so that the prover reasons about numbers, not memory. Every
+ * byte count goes through the saturating vram__m / vram__a, which flag overflow in the
+ * accumulator. */
 
 /* The workload values checked first: mode, optimizer, LoRA targets, the storage format (a
  * known format that is not an integer one) and the compute format (f32, f16 or bf16). */
@@ -447,33 +463,26 @@ typedef struct vram__est_in {
 /* The numbers of the terms, as the steps fill them (vram_estimate_model). */
 typedef struct vram__est_terms {
     uint64_t weights, w_hi, grads, master, optim, trainable;
-    uint64_t act_lo, act, act_hi, kv_bytes, block_kv, log_lo, log, log_hi;
+    uint64_t act_lo, act, act_hi, kv_bytes, log_lo, log, log_hi;
+    uint64_t block_act; /* training: the part of act that belongs to the blocks, all blocks */
     vram_cause w_cause, act_cause, log_cause;
 } vram__est_terms;
 
-/* Defaults resolved (formats, batch, lengths) and the sizes of the model, from its tensor
- * list when there is one, else from the arch's parameter count pc. */
-/*@ requires \valid_read(m) && \valid_read(w);
-    requires have_arch ==> vram_arch_ok(&m->arch);
-    assigns \nothing;
-    ensures \result.c <= 292;
-    ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
-VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload *w,
-                                        vram_param_count pc, int have_arch, int have_stats) {
-    vram__est_in in;
-    uint64_t s;
-    vram_dtype published, format, compute;
-    uint32_t notes = 0;
-    published = m->dtype;
-    if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
+/* vram__est_resolve's steps. The formats: published (unknown: f16, and said), storage
+ * (the workload's, else as published), compute (the workload's, else f32 for 32/64-bit
+ * weights or the CPU, bf16 for bf16 weights or models, else f16) and its element size. */
+/*@ assigns \nothing;
+    ensures \result.c <= 4294967295; */
+VRAM_DEF vram__est_in vram__est_formats(vram__est_in in, vram_dtype published,
+                                        vram_dtype wformat, vram_dtype wcompute, int cpu) {
+    vram_dtype format, compute = wcompute;
     if (published == VRAM_DTYPE_NONE) {
         published = VRAM_DTYPE_F16;
-        notes |= VRAM_NOTE_DTYPE_ASSUMED;
+        in.notes |= VRAM_NOTE_DTYPE_ASSUMED;
     }
-    format = w->format != VRAM_DTYPE_NONE ? w->format : published;
-    compute = w->compute;
+    format = wformat != VRAM_DTYPE_NONE ? wformat : published;
     if (compute == VRAM_DTYPE_NONE) {
-        if (format == VRAM_DTYPE_F32 || format == VRAM_DTYPE_F64 || w->cpu)
+        if (format == VRAM_DTYPE_F32 || format == VRAM_DTYPE_F64 || cpu)
             compute = VRAM_DTYPE_F32;
         else if (format == VRAM_DTYPE_BF16 || published == VRAM_DTYPE_BF16)
             compute = VRAM_DTYPE_BF16;
@@ -484,88 +493,128 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
     in.format = format;
     in.compute = compute;
     in.c = vram__elem_bytes(compute);
-    in.b = w->batch != 0 ? w->batch : 1u;
-    s = w->seq;
-    if (s == 0) {
-        uint64_t ctx = have_arch ? m->arch.context : 0u;
-        s = ctx != 0 ? vram__min_u64(ctx, 2048u) : 512u;
-    }
-    in.s = s;
-    in.src = w->src_len != 0 ? w->src_len : s;
-    in.tgt = w->tgt_len != 0 ? w->tgt_len : s;
-
-    /* sizes of the model */
-    if (have_stats) {
-        in.P = m->stats.params;
-        in.Q = m->stats.matrix_params;
-        in.R = m->stats.matrix_rows;
-        in.M = m->stats.matrices;
-        in.OQ = m->stats.outer_params;
-        in.OR = m->stats.outer_rows;
-        in.OM = m->stats.outer_matrices;
-    } else {
-        in.P = pc.total;
-        in.Q = pc.matrix_params;
-        in.R = pc.matrix_rows;
-        in.M = pc.matrices;
-        in.OQ = pc.outer_params;
-        in.OR = pc.outer_rows;
-        in.OM = pc.outer_matrices;
-    }
-    if (in.Q > in.P) in.Q = in.P;
-    if (in.OQ > in.P - in.Q) in.OQ = in.P - in.Q;
-    in.N = in.P - in.Q - in.OQ; /* vectors: norms, biases (and extra parameters) */
-    in.blocks = have_arch ? pc.block_count : m->blocks;
-    in.q = in.kv = in.h = in.heads = in.enc = in.dec = in.dec_i = 0;
-    if (have_arch) {
-        uint64_t q, kv;
-        vram_arch_widths(&m->arch, &q, &kv);
-        in.q = q;
-        in.kv = kv;
-        in.h = m->arch.hidden;
-        in.heads = m->arch.heads;
-        in.dec_i = m->arch.decoder_intermediate != 0 ? m->arch.decoder_intermediate
-                                                     : m->arch.intermediate;
-        if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER) {
-            in.enc = m->arch.encoder_layers;
-            in.dec = m->arch.decoder_layers;
-        } else if (m->arch.family == VRAM_FAMILY_ENCODER) {
-            in.enc = m->arch.layers;
-        } else {
-            in.dec = m->arch.layers;
-        }
-        if (kv < q) notes |= VRAM_NOTE_GQA_KV;
-    } else {
-        notes |= VRAM_NOTE_NO_ARCH;
-    }
-    in.notes = notes;
     return in;
 }
 
-/* Weights: as stored, or converted to the target format. */
-/*@ requires \valid(acc) && \valid_read(m) && \valid(t);
-    requires \separated(acc, t) && \separated(acc, m) && \separated(t, m);
-    assigns acc->overflow, t->weights, t->w_hi, t->w_cause; */
-VRAM_DEF void vram__est_weights(vram__acc *acc, const vram_model *m, vram__est_in in,
-                                int have_stats, vram__est_terms *t) {
+/* Batch and lengths: batch 0 = 1; seq 0 = the context ctx (0: unknown), at most 2048, or
+ * 512 without one; source and target 0 = seq. */
+/*@ assigns \nothing;
+    ensures \result.c == in.c; */
+VRAM_DEF vram__est_in vram__est_lengths(vram__est_in in, uint64_t batch, uint64_t seq,
+                                        uint64_t src_len, uint64_t tgt_len, uint64_t ctx) {
+    uint64_t s = seq;
+    if (s == 0) s = ctx != 0 ? vram__min_u64(ctx, 2048u) : 512u;
+    in.b = batch != 0 ? batch : 1u;
+    in.s = s;
+    in.src = src_len != 0 ? src_len : s;
+    in.tgt = tgt_len != 0 ? tgt_len : s;
+    return in;
+}
+
+/* The sizes of the model: P parameters, Q/R/M block matrices, OQ/OR/OM outer matrices (as
+ * counted, clamped so that Q + OQ <= P), N the vectors that remain. */
+/*@ assigns \nothing;
+    ensures \result.c == in.c; */
+VRAM_DEF vram__est_in vram__est_sizes(vram__est_in in, uint64_t P, uint64_t Q, uint64_t R,
+                                      uint64_t M, uint64_t OQ, uint64_t OR, uint64_t OM) {
+    if (Q > P) Q = P;
+    if (OQ > P - Q) OQ = P - Q;
+    in.P = P;
+    in.Q = Q;
+    in.R = R;
+    in.M = M;
+    in.OQ = OQ;
+    in.OR = OR;
+    in.OM = OM;
+    in.N = P - Q - OQ; /* vectors: norms, biases (and extra parameters) */
+    return in;
+}
+
+/* The architecture's widths, heads and blocks per stack (all 0 and NO_ARCH noted
+ * without one). */
+/*@ requires have_arch ==> vram_arch_ok(a);
+    assigns \nothing;
+    ensures \result.c == in.c;
+    ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
+VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch) {
+    in.q = in.kv = in.h = in.heads = in.enc = in.dec = in.dec_i = 0;
+    if (have_arch) {
+        vram__widths wd = vram__arch_widths(a);
+        in.q = wd.q;
+        in.kv = wd.kv;
+        in.h = a.hidden;
+        in.heads = a.heads;
+        in.dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : a.intermediate;
+        if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
+            in.enc = a.encoder_layers;
+            in.dec = a.decoder_layers;
+        } else if (a.family == VRAM_FAMILY_ENCODER) {
+            in.enc = a.layers;
+        } else {
+            in.dec = a.layers;
+        }
+        if (wd.kv < wd.q) in.notes |= VRAM_NOTE_GQA_KV;
+    } else {
+        in.notes |= VRAM_NOTE_NO_ARCH;
+    }
+    return in;
+}
+
+/* Defaults resolved (formats, batch, lengths) and the sizes of the model, from its tensor
+ * list when there is one, else from the arch's parameter count pc. */
+/*@ requires \valid_read(m) && \valid_read(w);
+    requires have_arch ==> vram_arch_ok(m->arch);
+    assigns \nothing;
+    ensures \result.c <= 4294967295;
+    ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
+VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload *w,
+                                        vram_param_count pc, int have_arch, int have_stats) {
+    const vram_workload wv = *w;
+    vram__est_in in = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0, 0, 0,
+                       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    vram_dtype published = m->dtype;
+    if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
+    in = vram__est_formats(in, published, wv.format, wv.compute, wv.cpu);
+    in = vram__est_lengths(in, wv.batch, wv.seq, wv.src_len, wv.tgt_len,
+                           have_arch ? m->arch.context : 0u);
+    if (have_stats) {
+        const vram_tensor_stats st = m->stats;
+        in = vram__est_sizes(in, st.params, st.matrix_params, st.matrix_rows, st.matrices,
+                             st.outer_params, st.outer_rows, st.outer_matrices);
+    } else {
+        in = vram__est_sizes(in, pc.total, pc.matrix_params, pc.matrix_rows, pc.matrices,
+                             pc.outer_params, pc.outer_rows, pc.outer_matrices);
+    }
+    in.blocks = have_arch ? pc.block_count : m->blocks;
+    return vram__est_dims(in, m->arch, have_arch);
+}
+
+/* Weights: as stored (`stored` bytes of the tensor list), or converted to the target
+ * format. Fills weights, w_hi, w_cause of t. */
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result.act == t.act && \result.act_hi == t.act_hi;
+    ensures \result.log == t.log && \result.log_hi == t.log_hi; */
+VRAM_DEF vram__est_terms vram__est_weights(vram__acc *acc, vram__est_in in, uint64_t stored,
+                                           int have_stats, vram__est_terms t) {
     uint64_t weights, w_hi = 0;
     vram_cause w_cause = VRAM_CAUSE_EXACT;
     if (in.format == in.published && have_stats) {
-        weights = m->stats.bytes; /* what the file holds, byte for byte */
+        weights = stored; /* what the file holds, byte for byte */
     } else if (vram__matrix_only(in.format)) {
         /* the quantiser converts the 2-D weights; vectors stay in the compute format.
            expected: the embeddings and the head are converted too (llama.cpp, CTranslate2);
            high: they stay in the compute format (bitsandbytes leaves them alone) */
         vram_dtype_layout l;
         uint64_t mat = vram__bytes(acc, in.format, in.Q, in.R), outer, outer_kept, consts = 0;
+        uint64_t vectors;
         if (vram_dtype_get(in.format, &l) == VRAM_OK && vram__a(acc, in.M, in.OM) > 1u)
             consts = vram__m(acc, vram__a(acc, in.M, in.OM) - 1u, l.tensor_bytes);
         outer = vram__bytes(acc, in.format, in.OQ, in.OR);
         outer_kept = vram__bytes(acc, in.compute, in.OQ, 0);
-        weights = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer), consts),
-                          vram__bytes(acc, in.compute, in.N, 0));
-        w_hi = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer_kept), consts),
-                       vram__bytes(acc, in.compute, in.N, 0));
+        vectors = vram__bytes(acc, in.compute, in.N, 0);
+        weights = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer), consts), vectors);
+        w_hi = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer_kept), consts), vectors);
         w_cause = VRAM_CAUSE_QUANT_OUTER;
     } else {
         weights = vram__bytes(acc, in.format, in.P, 0);
@@ -575,36 +624,38 @@ VRAM_DEF void vram__est_weights(vram__acc *acc, const vram_model *m, vram__est_i
         w_hi = vram__a(acc, w_hi, weights / 200u);
         if (w_cause == VRAM_CAUSE_EXACT) w_cause = VRAM_CAUSE_ARCH_ONLY;
     }
-    t->weights = weights;
-    t->w_hi = w_hi;
-    t->w_cause = w_cause;
+    t.weights = weights;
+    t.w_hi = w_hi;
+    t.w_cause = w_cause;
+    return t;
 }
 
-/* Training state: gradients, optimizer state, master weights (LoRA: of the adapters, whose
- * fp32 weights join the weights). */
-/*@ requires \valid(acc) && \valid_read(m) && \valid_read(w) && \valid(t);
-    requires \separated(acc, t) && \separated(acc, m) && \separated(acc, w);
-    requires \separated(t, m) && \separated(t, w);
+/* Training state: gradients, optimizer state, master weights (LoRA of rank `rank` on
+ * `targets`: of the adapters, whose fp32 weights join the weights). */
+/*@ requires \valid(acc);
     requires in.q <= VRAM_ARCH_MAX_WIDTH && in.kv <= in.q;
-    requires w->lora_rank != 0 ==> vram_arch_ok(&m->arch);
-    assigns acc->overflow, t->weights, t->w_hi, t->grads, t->master, t->optim, t->trainable; */
-VRAM_DEF void vram__est_train(vram__acc *acc, const vram_model *m, const vram_workload *w,
-                              vram__est_in in, vram__est_terms *t) {
+    requires rank != 0 ==> vram_arch_ok(a);
+    assigns acc->overflow;
+    ensures \result.act == t.act && \result.act_hi == t.act_hi;
+    ensures \result.log == t.log && \result.log_hi == t.log_hi; */
+VRAM_DEF vram__est_terms vram__est_train(vram__acc *acc, vram_arch a, uint64_t rank,
+                                         uint32_t targets, vram_optimizer opt,
+                                         vram__est_in in, vram__est_terms t) {
     uint64_t T, g, st;
-    if (w->lora_rank != 0) {
+    if (rank != 0) {
         /* adapters: fp32 weights (PEFT's default), fp32 gradients, no master copy */
-        T = vram__lora_params(acc, &m->arch, w->lora_rank, w->lora_targets, in.q, in.kv);
-        t->weights = vram__a(acc, t->weights, vram__m(acc, 4u, T));
-        t->w_hi = vram__a(acc, t->w_hi, vram__m(acc, 4u, T));
+        T = vram__lora_params(acc, a, rank, targets, in.q, in.kv);
+        t.weights = vram__a(acc, t.weights, vram__m(acc, 4u, T));
+        t.w_hi = vram__a(acc, t.w_hi, vram__m(acc, 4u, T));
         g = 4u;
-        t->master = 0;
+        t.master = 0;
     } else {
         T = in.P;
         g = in.c; /* gradients in the weights' (compute) format */
-        t->master = in.c < 4u ? vram__m(acc, 4u, T) : 0u; /* fp32 master copy when mixed */
+        t.master = in.c < 4u ? vram__m(acc, 4u, T) : 0u; /* fp32 master copy when mixed */
     }
-    t->grads = vram__m(acc, g, T);
-    switch (w->optimizer) {
+    t.grads = vram__m(acc, g, T);
+    switch (opt) {
     case VRAM_OPT_SGD_MOMENTUM:
         st = vram__m(acc, 4u, T);
         break;
@@ -618,146 +669,214 @@ VRAM_DEF void vram__est_train(vram__acc *acc, const vram_model *m, const vram_wo
         st = vram__m(acc, 8u, T);
         break;
     }
-    t->optim = st;
-    t->trainable = T;
+    t.optim = st;
+    t.trainable = T;
+    return t;
 }
 
-/* Training with an arch: activations kept for the backward pass, and the logits. */
-/*@ requires \valid(acc) && \valid_read(m) && \valid_read(w) && \valid(t);
-    requires \separated(acc, t) && \separated(acc, m) && \separated(acc, w);
-    requires \separated(t, m) && \separated(t, w);
-    requires in.c <= 292;
-    assigns acc->overflow, t->act_lo, t->act, t->act_hi, t->act_cause,
-            t->log_lo, t->log, t->log_hi, t->log_cause;
-    ensures t->act <= t->act_hi && t->log <= t->log_hi; */
-VRAM_DEF void vram__est_act_train(vram__acc *acc, const vram_model *m, const vram_workload *w,
-                                  vram__est_in in, vram__est_terms *t) {
-    uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
-    uint64_t heads = in.heads, enc = in.enc, dec = in.dec;
-    uint64_t V = m->arch.vocab;
-    int head = (m->arch.flags & VRAM_ARCH_NO_HEAD) == 0;
-    uint64_t lt = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s; /* logit rows */
+/* Training logits: in the compute format, and their fp32 upcast for the loss; high: the
+ * fp32 gradient of the logits alive at the same time (none without a vocabulary head). */
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result.act == t.act && \result.act_hi == t.act_hi;
+    ensures \result.log <= \result.log_hi; */
+VRAM_DEF vram__est_terms vram__est_logits_train(vram__acc *acc, vram_arch a, vram__est_in in,
+                                                vram__est_terms t) {
+    const uint64_t lt = a.family == VRAM_FAMILY_ENCODER_DECODER ? in.tgt : in.s; /* rows */
+    t.log_lo = t.log = t.log_hi = 0;
+    t.log_cause = VRAM_CAUSE_EXACT;
+    if ((a.flags & VRAM_ARCH_NO_HEAD) == 0) {
+        uint64_t bsv = vram__m(acc, vram__m(acc, in.b, lt), a.vocab);
+        uint64_t log_lo = vram__m(acc, in.c, bsv);
+        uint64_t log = vram__a(acc, log_lo, vram__m(acc, 4u, bsv));
+        t.log_lo = log_lo;
+        t.log = log;
+        t.log_hi = vram__a(acc, log, vram__m(acc, 4u, bsv));
+        t.log_cause = VRAM_CAUSE_LOSS_FP32;
+    }
+    return t;
+}
+
+/* Training with an arch: activations kept for the backward pass (each block's with
+ * checkpointing `ckpt`, or all of them), and the logits. */
+/*@ requires \valid(acc) && in.c <= 4294967295;
+    assigns acc->overflow;
+    ensures \result.act <= \result.act_hi && \result.log <= \result.log_hi; */
+VRAM_DEF vram__est_terms vram__est_act_train(vram__acc *acc, vram_arch a, int flash, int ckpt,
+                                             vram__est_in in, vram__est_terms t) {
+    const uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
+    const uint64_t heads = in.heads, enc = in.enc, dec = in.dec;
+    const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
+    const uint64_t es = encdec ? src : s, ds = encdec ? tgt : s;
     vram__act ea = {0, 0}, da = {0, 0}, ca = {0, 0};
-    uint64_t es = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? src : s;
-    uint64_t ds = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s;
-    uint64_t one_lo, one, keep, act_lo, act, act_hi;
-    if (enc) ea = vram__block_act(acc, es, b, h, heads, m->arch.intermediate, c,
-                                  m->arch.mlp, w->flash_attention);
-    if (dec) da = vram__block_act(acc, ds, b, h, heads, in.dec_i, c, m->arch.mlp,
-                                  w->flash_attention);
-    if (enc && dec) ca = vram__cross_act(acc, tgt, src, b, h, heads, c, w->flash_attention);
+    uint64_t act_lo, act, act_hi;
+    if (enc) ea = vram__block_act(acc, es, b, h, heads, a.intermediate, c, a.mlp, flash);
+    if (dec) da = vram__block_act(acc, ds, b, h, heads, in.dec_i, c, a.mlp, flash);
+    if (enc && dec) ca = vram__cross_act(acc, tgt, src, b, h, heads, c, flash);
     da.low = vram__a(acc, da.low, ca.low);
     da.expected = vram__a(acc, da.expected, ca.expected);
-    if (w->checkpointing) {
+    if (ckpt) {
         /* each block keeps its input; one block's full set lives while recomputed */
-        keep = vram__a(acc, vram__m(acc, enc, vram__m(acc, c, vram__m(acc, es, vram__m(acc, b, h)))),
-                       vram__m(acc, dec, vram__m(acc, c, vram__m(acc, ds, vram__m(acc, b, h)))));
-        one_lo = vram__max_u64(ea.low, da.low);
-        one = vram__max_u64(ea.expected, da.expected);
-        act_lo = vram__a(acc, keep, one_lo);
-        act = vram__a(acc, keep, one);
+        uint64_t keep =
+            vram__a(acc, vram__m(acc, enc, vram__m(acc, c, vram__m(acc, es, vram__m(acc, b, h)))),
+                    vram__m(acc, dec, vram__m(acc, c, vram__m(acc, ds, vram__m(acc, b, h)))));
+        act_lo = vram__a(acc, keep, vram__max_u64(ea.low, da.low));
+        act = vram__a(acc, keep, vram__max_u64(ea.expected, da.expected));
+        t.block_act = keep; /* the recomputed block is one at a time: not per block */
     } else {
         act_lo = vram__a(acc, vram__m(acc, enc, ea.low), vram__m(acc, dec, da.low));
         act = vram__a(acc, vram__m(acc, enc, ea.expected), vram__m(acc, dec, da.expected));
+        t.block_act = act; /* every block's full set */
     }
     /* high: softmax's fp32 copy of one block's scores (none with fused attention) */
     act_hi = act;
-    if (!w->flash_attention) {
+    if (!flash) {
+        uint64_t longest = vram__max_u64(es, ds);
         uint64_t sc = vram__m(acc, vram__m(acc, vram__m(acc, 4u, heads), b),
-                              vram__m(acc, vram__max_u64(es, ds), vram__max_u64(es, ds)));
+                              vram__m(acc, longest, longest));
         act_hi = vram__a(acc, act, sc);
     }
-    t->act_lo = act_lo;
-    t->act = act;
-    t->act_hi = act_hi;
-    t->act_cause = VRAM_CAUSE_DROPOUT;
-    t->log_lo = t->log = t->log_hi = 0;
-    t->log_cause = VRAM_CAUSE_EXACT;
-    if (head) {
-        /* logits in the compute format, their fp32 upcast for the loss; high: the
-           fp32 gradient of the logits alive at the same time */
-        uint64_t bsv = vram__m(acc, vram__m(acc, b, lt), V);
-        uint64_t log_lo = vram__m(acc, c, bsv);
-        uint64_t log = vram__a(acc, log_lo, vram__m(acc, 4u, bsv));
-        t->log_lo = log_lo;
-        t->log = log;
-        t->log_hi = vram__a(acc, log, vram__m(acc, 4u, bsv));
-        t->log_cause = VRAM_CAUSE_LOSS_FP32;
-    }
+    t.act_lo = act_lo;
+    t.act = act;
+    t.act_hi = act_hi;
+    t.act_cause = VRAM_CAUSE_DROPOUT;
+    t = vram__est_logits_train(acc, a, in, t);
+    return t;
 }
 
 /* Inference with an arch: the working set of one block at the first (longest) pass: its
  * input and output, plus the larger of the attention scores and the MLP's inner
- * activations; the KV cache; the logits of a generating decoder. */
-/*@ requires \valid(acc) && \valid_read(m) && \valid_read(w) && \valid(t);
-    requires \separated(acc, t) && \separated(acc, m) && \separated(acc, w);
-    requires \separated(t, m) && \separated(t, w);
-    assigns acc->overflow, t->act_lo, t->act, t->act_hi, t->act_cause, t->kv_bytes,
-            t->block_kv, t->log_lo, t->log, t->log_hi, t->log_cause;
-    ensures t->act <= t->act_hi && t->log <= t->log_hi; */
-VRAM_DEF void vram__est_act_infer(vram__acc *acc, const vram_model *m, const vram_workload *w,
-                                  vram__est_in in, vram__est_terms *t) {
-    uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
-    uint64_t heads = in.heads, enc = in.enc, dec = in.dec, kv = in.kv;
-    uint64_t V = m->arch.vocab;
-    int head = (m->arch.flags & VRAM_ARCH_NO_HEAD) == 0;
-    uint64_t lt = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? tgt : s; /* logit rows */
+ * activations; and the KV cache. */
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result.act <= \result.act_hi && \result.log == t.log && \result.log_hi == t.log_hi; */
+VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int flash,
+                                             vram__est_in in, vram__est_terms t) {
+    const uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
+    const uint64_t heads = in.heads, enc = in.enc, dec = in.dec, kv = in.kv;
+    const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
+    const uint64_t inner = vram__max_u64(a.intermediate, in.dec_i);
     uint64_t longest = vram__max_u64(s, vram__max_u64(enc ? src : 0u, dec ? tgt : 0u));
-    uint64_t inner = vram__max_u64(m->arch.intermediate, in.dec_i);
     uint64_t bsh, scores, mlp_ws, act;
-    if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER) longest = vram__max_u64(src, tgt);
+    if (encdec) longest = vram__max_u64(src, tgt);
     bsh = vram__m(acc, vram__m(acc, b, longest), h);
-    scores = w->flash_attention ? 0u
-                                : vram__m(acc, vram__m(acc, b, heads),
-                                          vram__m(acc, longest, longest));
+    scores = flash ? 0u : vram__m(acc, vram__m(acc, b, heads), vram__m(acc, longest, longest));
     mlp_ws = vram__m(acc, vram__m(acc, b, longest),
-                     vram__m(acc, inner, m->arch.mlp == VRAM_MLP_GATED ? 2u : 1u));
-    t->act_lo = vram__m(acc, c, vram__a(acc, vram__m(acc, 2u, bsh), mlp_ws));
+                     vram__m(acc, inner, a.mlp == VRAM_MLP_GATED ? 2u : 1u));
+    t.act_lo = vram__m(acc, c, vram__a(acc, vram__m(acc, 2u, bsh), mlp_ws));
     act = vram__m(acc, c, vram__a(acc, vram__m(acc, 2u, bsh), vram__max_u64(scores, mlp_ws)));
-    t->act = act;
-    t->act_hi = vram__a(acc, act, vram__m(acc, 4u, scores));
-    t->act_cause = VRAM_CAUSE_SOFTMAX_FP32;
+    t.act = act;
+    t.act_hi = vram__a(acc, act, vram__m(acc, 4u, scores));
+    t.act_cause = VRAM_CAUSE_SOFTMAX_FP32;
     /* KV cache: self-attention k and v per decoder block over the whole sequence;
        an encoder-decoder's decoder also keeps cross-attention k, v over the source */
-    t->kv_bytes = t->block_kv = 0;
+    t.kv_bytes = 0;
     if (dec) {
-        uint64_t toks = m->arch.family == VRAM_FAMILY_ENCODER_DECODER ? vram__a(acc, tgt, src)
-                                                                       : s;
+        uint64_t toks = encdec ? vram__a(acc, tgt, src) : s;
         uint64_t block_kv =
             vram__m(acc, vram__m(acc, 2u, kv), vram__m(acc, vram__m(acc, toks, b), c));
-        t->block_kv = block_kv;
-        t->kv_bytes = vram__m(acc, dec, block_kv);
+        t.kv_bytes = vram__m(acc, dec, block_kv);
     }
-    t->log_lo = t->log = t->log_hi = 0;
-    t->log_cause = VRAM_CAUSE_EXACT;
-    if (head && dec) {
-        /* generating: fp32 logits of the last position; high: of every position */
-        uint64_t log = vram__m(acc, vram__m(acc, b, V), 4u);
-        t->log_lo = log;
-        t->log = log;
-        t->log_hi = vram__max_u64(log, vram__m(acc, vram__m(acc, vram__m(acc, b, lt), V), c));
-        t->log_cause = VRAM_CAUSE_LOGITS;
+    return t;
+}
+
+/* Inference logits: a generating decoder's fp32 logits of the last position; high: of
+ * every position in the compute format (none for an encoder or without a head). */
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result.act == t.act && \result.act_hi == t.act_hi;
+    ensures \result.log <= \result.log_hi; */
+VRAM_DEF vram__est_terms vram__est_logits_infer(vram__acc *acc, vram_arch a, vram__est_in in,
+                                                vram__est_terms t) {
+    const uint64_t lt = a.family == VRAM_FAMILY_ENCODER_DECODER ? in.tgt : in.s; /* rows */
+    t.log_lo = t.log = t.log_hi = 0;
+    t.log_cause = VRAM_CAUSE_EXACT;
+    if ((a.flags & VRAM_ARCH_NO_HEAD) == 0 && in.dec) {
+        uint64_t log = vram__m(acc, vram__m(acc, in.b, a.vocab), 4u);
+        t.log_lo = log;
+        t.log = log;
+        t.log_hi = vram__max_u64(
+            log, vram__m(acc, vram__m(acc, vram__m(acc, in.b, lt), a.vocab), in.c));
+        t.log_cause = VRAM_CAUSE_LOGITS;
     }
+    return t;
 }
 
 /* The caching allocator's margin (on a GPU). expected: one 20 MiB large-allocation segment
- * partly unused and 512-byte rounding of every tensor; high: every matrix rounded up to a
- * whole 2 MiB segment, plus one freed block as large as the largest transient. */
-/*@ requires \valid(acc) && \valid_read(m) && \valid_read(t) && \valid(term);
-    requires \separated(acc, term) && \separated(acc, m) && \separated(acc, t);
-    requires \separated(term, m) && \separated(term, t);
-    requires t->act <= t->act_hi && t->log <= t->log_hi;
-    assigns acc->overflow, *term; */
-VRAM_DEF void vram__est_allocator(vram__acc *acc, const vram_model *m, vram__est_in in,
-                                  int have_stats, const vram__est_terms *t, vram_term *term) {
-    uint64_t tensors = have_stats ? m->stats.tensors
-                                  : vram__a(acc, vram__a(acc, in.M, in.OM),
-                                            vram__a(acc, vram__m(acc, 4u, in.blocks), 4u));
-    uint64_t frag = vram__a(acc, VRAM_LARGE_SEGMENT, vram__m(acc, tensors, 512u));
+ * partly unused and 512-byte rounding of every tensor (`tensors` of the tensor list, else
+ * counted from the arch); high: every matrix rounded up to a whole 2 MiB segment, plus one
+ * freed block as large as the largest transient. */
+/*@ requires \valid(acc);
+    requires t.act <= t.act_hi && t.log <= t.log_hi;
+    assigns acc->overflow; */
+VRAM_DEF vram_term vram__est_allocator(vram__acc *acc, vram__est_in in, int have_stats,
+                                       uint64_t tensors, vram__est_terms t) {
+    uint64_t n = have_stats ? tensors
+                            : vram__a(acc, vram__a(acc, in.M, in.OM),
+                                      vram__a(acc, vram__m(acc, 4u, in.blocks), 4u));
+    uint64_t frag = vram__a(acc, VRAM_LARGE_SEGMENT, vram__m(acc, n, 512u));
     uint64_t round = vram__m(acc, vram__a(acc, in.M, in.OM), VRAM_SEGMENT);
-    uint64_t transient = vram__max_u64(t->act_hi - t->act, t->log_hi - t->log);
-    vram__term_set(acc, term, 0, frag, vram__a(acc, vram__a(acc, frag, round), transient),
-                   VRAM_CAUSE_FRAGMENTATION);
+    uint64_t transient = vram__max_u64(t.act_hi - t.act, t.log_hi - t.log);
+    return vram__term(0, frag, vram__a(acc, vram__a(acc, frag, round), transient),
+                      VRAM_CAUSE_FRAGMENTATION);
+}
+
+/* The terms of the estimate from the steps' numbers, and their sums (cpu: no CUDA context,
+ * workspace or allocator margin). */
+/*@ requires \valid(acc) && \valid(e) && \separated(acc, e);
+    requires t.act <= t.act_hi && t.log <= t.log_hi;
+    assigns acc->overflow, e->term[0 .. VRAM_TERM_COUNT - 1], e->low, e->expected, e->high; */
+VRAM_DEF void vram__est_assemble(vram__acc *acc, vram__est_in in, vram__est_terms t, int cpu,
+                                 int have_stats, uint64_t tensors, vram_estimate *e) {
+    int i;
+    e->term[VRAM_TERM_WEIGHTS] = vram__term(t.weights, t.weights, t.w_hi, t.w_cause);
+    e->term[VRAM_TERM_GRADIENTS] = vram__term(t.grads, t.grads, t.grads, VRAM_CAUSE_EXACT);
+    e->term[VRAM_TERM_OPTIMIZER] = vram__term(t.optim, t.optim, t.optim, VRAM_CAUSE_EXACT);
+    e->term[VRAM_TERM_MASTER] = vram__term(t.master, t.master, t.master, VRAM_CAUSE_EXACT);
+    e->term[VRAM_TERM_ACTIVATIONS] = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
+    e->term[VRAM_TERM_KV_CACHE] =
+        vram__term(t.kv_bytes, t.kv_bytes, t.kv_bytes, VRAM_CAUSE_EXACT);
+    e->term[VRAM_TERM_LOGITS] = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
+    if (cpu) {
+        e->term[VRAM_TERM_CUDA_CONTEXT] = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
+        e->term[VRAM_TERM_WORKSPACE] = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
+        e->term[VRAM_TERM_ALLOCATOR] = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
+    } else {
+        e->term[VRAM_TERM_CUDA_CONTEXT] = vram__term(VRAM_CONTEXT_LOW, VRAM_CONTEXT_EXPECTED,
+                                                     VRAM_CONTEXT_HIGH, VRAM_CAUSE_CONTEXT);
+        e->term[VRAM_TERM_WORKSPACE] = vram__term(VRAM_WORKSPACE_LOW, VRAM_WORKSPACE_EXPECTED,
+                                                  VRAM_WORKSPACE_HIGH, VRAM_CAUSE_WORKSPACE);
+        e->term[VRAM_TERM_ALLOCATOR] = vram__est_allocator(acc, in, have_stats, tensors, t);
+    }
+    e->low = e->expected = e->high = 0;
+    /*@ loop invariant 0 <= i <= VRAM_TERM_COUNT;
+        loop assigns i, e->low, e->expected, e->high, acc->overflow;
+        loop variant VRAM_TERM_COUNT - i; */
+    for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
+        e->low = vram__a(acc, e->low, e->term[i].low);
+        e->expected = vram__a(acc, e->expected, e->term[i].expected);
+        e->high = vram__a(acc, e->high, e->term[i].high);
+    }
+}
+
+/* What one block adds on its device (splits by layer; see vram_estimate.block_bytes): the
+ * blocks' share of the weights and of the training state when the state is per parameter
+ * (`state_per_param`: full training, not LoRA), by parameter count (bp of the P parameters
+ * are in blocks); the KV cache and the kept activations averaged over all blocks. */
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF uint64_t vram__est_block_bytes(vram__acc *acc, vram__est_in in, vram__est_terms t,
+                                        uint64_t bp, int state_per_param) {
+    uint64_t block_w = 0, block_state = 0;
+    if (in.blocks == 0) return 0;
+    if (in.P != 0) {
+        uint64_t per = bp / in.blocks;
+        uint64_t state = vram__a(acc, vram__a(acc, t.grads, t.master), t.optim);
+        block_w = vram__muldiv(acc, t.weights, per, in.P);
+        if (state_per_param) block_state = vram__muldiv(acc, state, per, in.P);
+    }
+    return vram__a(acc, vram__a(acc, block_w, block_state),
+                   vram__a(acc, t.kv_bytes / in.blocks, t.block_act / in.blocks));
 }
 
 /* The estimate of a model under a workload. Requires: m, w, out valid. Guarantees:
@@ -780,10 +899,11 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     vram__est_in in;
     vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                          VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT};
-    int have_arch = m->arch.family != VRAM_FAMILY_NONE;
-    int have_stats = m->stats.tensors != 0;
-    int train = w->mode == VRAM_MODE_TRAIN;
-    int i;
+    const vram_arch arch = m->arch;
+    const vram_workload wv = *w;
+    const int have_arch = arch.family != VRAM_FAMILY_NONE;
+    const int have_stats = m->stats.tensors != 0;
+    const int train = wv.mode == VRAM_MODE_TRAIN;
 
     /* ---- check the inputs */
     if (vram__est_check(w) != VRAM_OK) return VRAM_E_INVALID;
@@ -792,73 +912,32 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     } else if (!have_stats) {
         return VRAM_E_INVALID;
     }
-    if (w->lora_rank != 0 && (!train || !have_arch)) return VRAM_E_INVALID;
+    if (wv.lora_rank != 0 && (!train || !have_arch)) return VRAM_E_INVALID;
 
     /* ---- resolve defaults, the sizes of the model */
     in = vram__est_resolve(m, w, pc, have_arch, have_stats);
-    if (train && vram__matrix_only(in.format) && w->lora_rank == 0) return VRAM_E_INVALID;
+    if (train && vram__matrix_only(in.format) && wv.lora_rank == 0) return VRAM_E_INVALID;
 
     /* ---- the terms: weights, training state, then activations, KV cache, logits (they
        need the architecture) */
-    vram__est_weights(&acc, m, in, have_stats, &t);
-    if (train) vram__est_train(&acc, m, w, in, &t);
+    t = vram__est_weights(&acc, in, m->stats.bytes, have_stats, t);
+    if (train) t = vram__est_train(&acc, arch, wv.lora_rank, wv.lora_targets, wv.optimizer, in, t);
     if (have_arch) {
-        if (train)
-            vram__est_act_train(&acc, m, w, in, &t);
-        else
-            vram__est_act_infer(&acc, m, w, in, &t);
+        if (train) {
+            t = vram__est_act_train(&acc, arch, wv.flash_attention, wv.checkpointing, in, t);
+        } else {
+            t = vram__est_act_infer(&acc, arch, wv.flash_attention, in, t);
+            t = vram__est_logits_infer(&acc, arch, in, t);
+        }
     }
 
     /* ---- assemble */
+    vram__est_assemble(&acc, in, t, wv.cpu, have_stats, m->stats.tensors, &e);
     e.notes = in.notes;
     e.trainable = t.trainable;
-    vram__term_set(&acc, &e.term[VRAM_TERM_WEIGHTS], t.weights, t.weights, t.w_hi, t.w_cause);
-    vram__term_set(&acc, &e.term[VRAM_TERM_GRADIENTS], t.grads, t.grads, t.grads,
-                   VRAM_CAUSE_EXACT);
-    vram__term_set(&acc, &e.term[VRAM_TERM_OPTIMIZER], t.optim, t.optim, t.optim,
-                   VRAM_CAUSE_EXACT);
-    vram__term_set(&acc, &e.term[VRAM_TERM_MASTER], t.master, t.master, t.master,
-                   VRAM_CAUSE_EXACT);
-    vram__term_set(&acc, &e.term[VRAM_TERM_ACTIVATIONS], t.act_lo, t.act, t.act_hi,
-                   t.act_cause);
-    vram__term_set(&acc, &e.term[VRAM_TERM_KV_CACHE], t.kv_bytes, t.kv_bytes, t.kv_bytes,
-                   VRAM_CAUSE_EXACT);
-    vram__term_set(&acc, &e.term[VRAM_TERM_LOGITS], t.log_lo, t.log, t.log_hi, t.log_cause);
-    if (w->cpu) {
-        vram__term_set(&acc, &e.term[VRAM_TERM_CUDA_CONTEXT], 0, 0, 0, VRAM_CAUSE_EXACT);
-        vram__term_set(&acc, &e.term[VRAM_TERM_WORKSPACE], 0, 0, 0, VRAM_CAUSE_EXACT);
-        vram__term_set(&acc, &e.term[VRAM_TERM_ALLOCATOR], 0, 0, 0, VRAM_CAUSE_EXACT);
-    } else {
-        vram__term_set(&acc, &e.term[VRAM_TERM_CUDA_CONTEXT], VRAM_CONTEXT_LOW,
-                       VRAM_CONTEXT_EXPECTED, VRAM_CONTEXT_HIGH, VRAM_CAUSE_CONTEXT);
-        vram__term_set(&acc, &e.term[VRAM_TERM_WORKSPACE], VRAM_WORKSPACE_LOW,
-                       VRAM_WORKSPACE_EXPECTED, VRAM_WORKSPACE_HIGH, VRAM_CAUSE_WORKSPACE);
-        vram__est_allocator(&acc, m, in, have_stats, &t, &e.term[VRAM_TERM_ALLOCATOR]);
-    }
-    e.low = e.expected = e.high = 0;
-    /*@ loop invariant 0 <= i <= VRAM_TERM_COUNT;
-        loop assigns i, e.low, e.expected, e.high, acc.overflow;
-        loop variant VRAM_TERM_COUNT - i; */
-    for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
-        e.low = vram__a(&acc, e.low, e.term[i].low);
-        e.expected = vram__a(&acc, e.expected, e.term[i].expected);
-        e.high = vram__a(&acc, e.high, e.term[i].high);
-    }
-
-    /* ---- what one block adds on its device (splits by layer) */
     e.blocks = in.blocks;
-    if (in.blocks != 0 && in.P != 0) {
-        /* the blocks' share of the weights and training state, by parameter count */
-        uint64_t bp = have_stats ? m->stats.block_params : pc.blocks;
-        uint64_t per = bp / in.blocks;
-        uint64_t state = vram__a(&acc, vram__a(&acc, t.grads, t.master), t.optim);
-        uint64_t block_w = vram__muldiv(&acc, t.weights, per, in.P);
-        uint64_t block_state =
-            train && w->lora_rank == 0 ? vram__muldiv(&acc, state, per, in.P) : 0u;
-        e.block_bytes = vram__a(&acc, vram__a(&acc, block_w, block_state), t.block_kv);
-    } else {
-        e.block_bytes = 0;
-    }
+    e.block_bytes = vram__est_block_bytes(&acc, in, t, have_stats ? m->stats.block_params : pc.blocks,
+                                          train && wv.lora_rank == 0);
     {
         uint64_t all_blocks = vram__m(&acc, in.blocks, e.block_bytes);
         e.base_bytes = e.expected > all_blocks ? e.expected - all_blocks : 0u;
@@ -945,7 +1024,8 @@ typedef struct vram_recommendation {
 /* Estimate every preset for the workload and pick the highest-precision one whose
  * expected GPU bytes fit `budget` (free GPU memory minus whatever margin the caller keeps;
  * 0 = no GPU, so cpu). int4_offload fits when its non-block part and at least one block
- * fit; it keeps the most blocks that fit. cpu always "fits" (host memory is the caller's
+ * fit; it keeps the most blocks that fit (all of them when a block adds no bytes, as
+ * strategy.h's gpu_cpu). cpu always "fits" (host memory is the caller's
  * check). Requires: m, w, out valid. Guarantees: VRAM_OK with *out filled; VRAM_E_OVERFLOW
  * or VRAM_E_INVALID when even the cpu preset cannot be estimated. */
 /*@ requires \valid_read(m) && \valid_read(w) && \valid(out);
@@ -998,8 +1078,11 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
                its share */
             vram__acc acc = {0};
             uint64_t k = 0;
-            if (e->blocks != 0 && e->block_bytes != 0 && e->base_bytes < budget)
-                k = vram__min_u64((budget - e->base_bytes) / e->block_bytes, e->blocks);
+            /* as strategy.h's gpu_cpu: a block that adds nothing lets every block fit */
+            if (e->blocks != 0 && budget != 0 && e->base_bytes <= budget)
+                k = e->block_bytes == 0 ? e->blocks
+                                        : vram__min_u64((budget - e->base_bytes) / e->block_bytes,
+                                                        e->blocks);
             /* with k == 0: what the smallest split (one block) would need */
             r.gpu_bytes[p] = vram__a(&acc, e->base_bytes,
                                      vram__m(&acc, k != 0 ? k : 1u, e->block_bytes));

@@ -268,34 +268,43 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_stats_add(vram_tensor_stats *s,
                                                           uint64_t n, uint64_t bytes,
                                                           vram_dtype t) {
     vram_tensor_stats x = *s;
-    if (vram__add_u64(x.tensors, 1u, &x.tensors) != VRAM_OK ||
-        vram__add_u64(x.params, n, &x.params) != VRAM_OK ||
-        vram__add_u64(x.bytes, bytes, &x.bytes) != VRAM_OK)
+    const int in_block = c->in_block, matrix = c->matrix, outer = c->outer_matrix;
+    const uint64_t rows = c->rows;
+    /* the format's slot, NONE's for a format outside the table (indexed by an int that is
+       checked, not by the enum, so the bound is plain for the prover) */
+    int ti = (int)t;
+    if (ti <= (int)VRAM_DTYPE_NONE || ti >= (int)VRAM_DTYPE_COUNT) ti = (int)VRAM_DTYPE_NONE;
+    /* every sum checked before any is made (a + b wraps iff b > UINT64_MAX - a), so that
+       *s is written whole or not at all */
+    if (x.tensors == UINT64_MAX || n > UINT64_MAX - x.params || bytes > UINT64_MAX - x.bytes)
         return VRAM_E_OVERFLOW;
-    if (c->in_block) {
-        if (vram__add_u64(x.block_params, n, &x.block_params) != VRAM_OK ||
-            vram__add_u64(x.block_bytes, bytes, &x.block_bytes) != VRAM_OK)
-            return VRAM_E_OVERFLOW;
+    if (in_block && (n > UINT64_MAX - x.block_params || bytes > UINT64_MAX - x.block_bytes))
+        return VRAM_E_OVERFLOW;
+    if (matrix && (n > UINT64_MAX - x.matrix_params || rows > UINT64_MAX - x.matrix_rows ||
+                   x.matrices == UINT64_MAX))
+        return VRAM_E_OVERFLOW;
+    if (!matrix && outer &&
+        (n > UINT64_MAX - x.outer_params || rows > UINT64_MAX - x.outer_rows ||
+         x.outer_matrices == UINT64_MAX))
+        return VRAM_E_OVERFLOW;
+    if (bytes > UINT64_MAX - x.dtype_bytes[ti]) return VRAM_E_OVERFLOW;
+    x.tensors += 1u;
+    x.params += n;
+    x.bytes += bytes;
+    if (in_block) {
+        x.block_params += n;
+        x.block_bytes += bytes;
     }
-    if (c->matrix) {
-        if (vram__add_u64(x.matrix_params, n, &x.matrix_params) != VRAM_OK ||
-            vram__add_u64(x.matrix_rows, c->rows, &x.matrix_rows) != VRAM_OK ||
-            vram__add_u64(x.matrices, 1u, &x.matrices) != VRAM_OK)
-            return VRAM_E_OVERFLOW;
-    } else if (c->outer_matrix) {
-        if (vram__add_u64(x.outer_params, n, &x.outer_params) != VRAM_OK ||
-            vram__add_u64(x.outer_rows, c->rows, &x.outer_rows) != VRAM_OK ||
-            vram__add_u64(x.outer_matrices, 1u, &x.outer_matrices) != VRAM_OK)
-            return VRAM_E_OVERFLOW;
+    if (matrix) {
+        x.matrix_params += n;
+        x.matrix_rows += rows;
+        x.matrices += 1u;
+    } else if (outer) {
+        x.outer_params += n;
+        x.outer_rows += rows;
+        x.outer_matrices += 1u;
     }
-    {
-        /* the format's slot, NONE's for a format outside the table (indexed by an int that
-           is checked, not by the enum, so the bound is plain for the prover) */
-        int ti = (int)t;
-        if (ti <= (int)VRAM_DTYPE_NONE || ti >= (int)VRAM_DTYPE_COUNT) ti = (int)VRAM_DTYPE_NONE;
-        if (vram__add_u64(x.dtype_bytes[ti], bytes, &x.dtype_bytes[ti]) != VRAM_OK)
-            return VRAM_E_OVERFLOW;
-    }
+    x.dtype_bytes[ti] += bytes;
     if (bytes > x.largest_bytes) x.largest_bytes = bytes;
     *s = x;
     return VRAM_OK;
@@ -340,21 +349,84 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
   void vram__lemma_mul_le(uint64_t x, uint64_t xmax, uint64_t y, uint64_t ymax) { }
 */
 
-/* What vram_arch_check guarantees, for the prover: every number within its limit. */
-/*@ predicate vram_arch_ok(vram_arch *a) =
-      a->heads >= 1 && a->heads <= VRAM_ARCH_MAX_HEADS &&
-      a->kv_heads <= a->heads && a->head_dim <= VRAM_ARCH_MAX_WIDTH / a->heads &&
-      1 <= a->hidden <= VRAM_ARCH_MAX_WIDTH &&
-      1 <= a->intermediate <= VRAM_ARCH_MAX_WIDTH &&
-      a->decoder_intermediate <= VRAM_ARCH_MAX_WIDTH &&
-      1 <= a->vocab <= VRAM_ARCH_MAX_VOCAB && a->positions <= VRAM_ARCH_MAX_VOCAB &&
-      a->type_vocab <= VRAM_ARCH_MAX_VOCAB && a->context <= VRAM_ARCH_MAX_VOCAB &&
-      a->layers <= VRAM_ARCH_MAX_LAYERS && a->encoder_layers <= VRAM_ARCH_MAX_LAYERS &&
-      a->decoder_layers <= VRAM_ARCH_MAX_LAYERS && a->extra_params <= VRAM_ARCH_MAX_EXTRA &&
-      (a->mlp == VRAM_MLP_PLAIN || a->mlp == VRAM_MLP_GATED) &&
-      (a->norm == VRAM_NORM_LAYER || a->norm == VRAM_NORM_RMS) &&
-      (a->family == VRAM_FAMILY_DECODER || a->family == VRAM_FAMILY_ENCODER ||
-       a->family == VRAM_FAMILY_ENCODER_DECODER); */
+/* What vram_arch_check guarantees, for the prover: every number within its limit (in three
+ * parts, one per step of the check). */
+/*@ predicate vram_arch_shape_ok(vram_arch a) =
+      (a.family == VRAM_FAMILY_DECODER || a.family == VRAM_FAMILY_ENCODER ||
+       a.family == VRAM_FAMILY_ENCODER_DECODER) &&
+      (a.mlp == VRAM_MLP_PLAIN || a.mlp == VRAM_MLP_GATED) &&
+      (a.norm == VRAM_NORM_LAYER || a.norm == VRAM_NORM_RMS) &&
+      a.layers <= VRAM_ARCH_MAX_LAYERS && a.encoder_layers <= VRAM_ARCH_MAX_LAYERS &&
+      a.decoder_layers <= VRAM_ARCH_MAX_LAYERS;
+    predicate vram_arch_heads_ok(vram_arch a) =
+      a.heads >= 1 && a.heads <= VRAM_ARCH_MAX_HEADS &&
+      a.kv_heads <= a.heads && a.head_dim <= VRAM_ARCH_MAX_WIDTH / a.heads &&
+      1 <= a.hidden <= VRAM_ARCH_MAX_WIDTH;
+    predicate vram_arch_sizes_ok(vram_arch a) =
+      1 <= a.intermediate <= VRAM_ARCH_MAX_WIDTH &&
+      a.decoder_intermediate <= VRAM_ARCH_MAX_WIDTH &&
+      1 <= a.vocab <= VRAM_ARCH_MAX_VOCAB && a.positions <= VRAM_ARCH_MAX_VOCAB &&
+      a.type_vocab <= VRAM_ARCH_MAX_VOCAB && a.context <= VRAM_ARCH_MAX_VOCAB &&
+      a.extra_params <= VRAM_ARCH_MAX_EXTRA;
+    predicate vram_arch_ok(vram_arch a) =
+      vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a); */
+
+/* vram_arch_check's three steps (apart so that the prover takes one at a time; each returns
+ * 1 when its part of the arch is well formed, else 0). The family, MLP, norm, flags and the
+ * block counts the family needs: */
+/*@ requires \valid_read(a);
+    assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 ==> vram_arch_shape_ok(*a); */
+VRAM_DEF int vram__arch_check_shape(const vram_arch *a) {
+    const vram_family family = a->family;
+    const uint64_t enc = a->encoder_layers, dec = a->decoder_layers, lay = a->layers;
+    const uint64_t layers = family == VRAM_FAMILY_ENCODER_DECODER ? enc : lay;
+    if (family != VRAM_FAMILY_DECODER && family != VRAM_FAMILY_ENCODER &&
+        family != VRAM_FAMILY_ENCODER_DECODER)
+        return 0;
+    if (a->mlp != VRAM_MLP_PLAIN && a->mlp != VRAM_MLP_GATED) return 0;
+    if (a->norm != VRAM_NORM_LAYER && a->norm != VRAM_NORM_RMS) return 0;
+    if ((a->flags & ~VRAM_ARCH_FLAGS_ALL) != 0) return 0;
+    if (layers == 0 || lay > VRAM_ARCH_MAX_LAYERS || enc > VRAM_ARCH_MAX_LAYERS ||
+        dec > VRAM_ARCH_MAX_LAYERS)
+        return 0;
+    if (family == VRAM_FAMILY_ENCODER_DECODER && dec == 0) return 0;
+    return 1;
+}
+
+/* The width and the heads: kv_heads divides heads, head_dim given or hidden / heads whole. */
+/*@ requires \valid_read(a);
+    assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 ==> vram_arch_heads_ok(*a); */
+VRAM_DEF int vram__arch_check_heads(const vram_arch *a) {
+    const uint64_t heads = a->heads, hidden = a->hidden, head_dim = a->head_dim;
+    const uint64_t kv = a->kv_heads != 0 ? a->kv_heads : heads;
+    if (hidden == 0 || hidden > VRAM_ARCH_MAX_WIDTH) return 0;
+    if (heads == 0 || heads > VRAM_ARCH_MAX_HEADS) return 0;
+    if (kv > heads || heads % kv != 0) return 0;
+    if (head_dim == 0 && hidden % heads != 0) return 0;
+    if (head_dim > VRAM_ARCH_MAX_WIDTH / heads) return 0;
+    return 1;
+}
+
+/* The MLP widths, the vocabulary and position tables, the context, the extra parameters. */
+/*@ requires \valid_read(a);
+    assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 ==> vram_arch_sizes_ok(*a); */
+VRAM_DEF int vram__arch_check_sizes(const vram_arch *a) {
+    const uint64_t inter = a->intermediate, dec_inter = a->decoder_intermediate;
+    const uint64_t vocab = a->vocab, pos = a->positions, types = a->type_vocab;
+    if (inter == 0 || inter > VRAM_ARCH_MAX_WIDTH) return 0;
+    if (dec_inter > VRAM_ARCH_MAX_WIDTH) return 0;
+    if (vocab == 0 || vocab > VRAM_ARCH_MAX_VOCAB) return 0;
+    if (pos > VRAM_ARCH_MAX_VOCAB || types > VRAM_ARCH_MAX_VOCAB) return 0;
+    if (a->context > VRAM_ARCH_MAX_VOCAB) return 0;
+    if (a->extra_params > VRAM_ARCH_MAX_EXTRA) return 0;
+    return 1;
+}
 
 /* Is a well-formed architecture? Guarantees: VRAM_OK when the family is known, every
  * number the family needs is present and within the limits above, kv_heads divides heads
@@ -363,39 +435,37 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
 /*@ requires \valid_read(a);
     assigns \nothing;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
-    ensures \result == VRAM_OK ==> vram_arch_ok(a); */
+    ensures \result == VRAM_OK ==> vram_arch_ok(*a); */
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_check(const vram_arch *a) {
-    uint64_t kv = a->kv_heads != 0 ? a->kv_heads : a->heads;
-    uint64_t layers = a->family == VRAM_FAMILY_ENCODER_DECODER ? a->encoder_layers : a->layers;
-    if (a->family != VRAM_FAMILY_DECODER && a->family != VRAM_FAMILY_ENCODER &&
-        a->family != VRAM_FAMILY_ENCODER_DECODER)
+    if (!vram__arch_check_shape(a) || !vram__arch_check_heads(a) || !vram__arch_check_sizes(a))
         return VRAM_E_INVALID;
-    if (a->mlp != VRAM_MLP_PLAIN && a->mlp != VRAM_MLP_GATED) return VRAM_E_INVALID;
-    if (a->norm != VRAM_NORM_LAYER && a->norm != VRAM_NORM_RMS) return VRAM_E_INVALID;
-    if ((a->flags & ~VRAM_ARCH_FLAGS_ALL) != 0) return VRAM_E_INVALID;
-    if (layers == 0 || a->layers > VRAM_ARCH_MAX_LAYERS ||
-        a->encoder_layers > VRAM_ARCH_MAX_LAYERS || a->decoder_layers > VRAM_ARCH_MAX_LAYERS)
-        return VRAM_E_INVALID;
-    if (a->family == VRAM_FAMILY_ENCODER_DECODER &&
-        (a->decoder_layers == 0 || a->decoder_layers > VRAM_ARCH_MAX_LAYERS))
-        return VRAM_E_INVALID;
-    if (a->hidden == 0 || a->hidden > VRAM_ARCH_MAX_WIDTH) return VRAM_E_INVALID;
-    if (a->heads == 0 || a->heads > VRAM_ARCH_MAX_HEADS) return VRAM_E_INVALID;
-    if (kv > a->heads || a->heads % kv != 0) return VRAM_E_INVALID;
-    if (a->head_dim == 0 && a->hidden % a->heads != 0) return VRAM_E_INVALID;
-    if (a->head_dim > VRAM_ARCH_MAX_WIDTH / a->heads) return VRAM_E_INVALID;
-    if (a->intermediate == 0 || a->intermediate > VRAM_ARCH_MAX_WIDTH) return VRAM_E_INVALID;
-    if (a->decoder_intermediate > VRAM_ARCH_MAX_WIDTH) return VRAM_E_INVALID;
-    if (a->vocab == 0 || a->vocab > VRAM_ARCH_MAX_VOCAB) return VRAM_E_INVALID;
-    if (a->positions > VRAM_ARCH_MAX_VOCAB || a->type_vocab > VRAM_ARCH_MAX_VOCAB)
-        return VRAM_E_INVALID;
-    if (a->context > VRAM_ARCH_MAX_VOCAB) return VRAM_E_INVALID;
-    if (a->extra_params > VRAM_ARCH_MAX_EXTRA) return VRAM_E_INVALID;
     return VRAM_OK;
 }
 
 /* Resolved widths of an arch that passed vram_arch_check: attention width (heads x
- * head_dim), key/value width (kv_heads x head_dim). */
+ * head_dim), key/value width (kv_heads x head_dim). (The value form, for the steps below.) */
+typedef struct vram__widths {
+    uint64_t q, kv;
+} vram__widths;
+
+/*@ requires a.heads >= 1 && a.heads <= VRAM_ARCH_MAX_HEADS;
+    requires a.kv_heads <= a.heads;
+    requires a.head_dim <= VRAM_ARCH_MAX_WIDTH / a.heads;
+    requires a.hidden <= VRAM_ARCH_MAX_WIDTH;
+    assigns \nothing;
+    ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
+VRAM_DEF vram__widths vram__arch_widths(vram_arch a) {
+    vram__widths r;
+    const uint64_t heads = a.heads;
+    const uint64_t hd = a.head_dim != 0 ? a.head_dim : a.hidden / heads;
+    const uint64_t kvh = a.kv_heads != 0 ? a.kv_heads : heads;
+    /*@ assert hd * heads <= VRAM_ARCH_MAX_WIDTH; */
+    r.q = heads * hd;
+    r.kv = kvh * hd;
+    return r;
+}
+
+/* The same through pointers. Requires: the bounds vram_arch_check guarantees. */
 /*@ requires \valid_read(a) && \valid(q) && \valid(kv) && \separated(q, kv);
     requires a->heads >= 1 && a->heads <= VRAM_ARCH_MAX_HEADS;
     requires a->kv_heads <= a->heads;
@@ -404,143 +474,160 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_arch_check(const vram_arch *a) {
     assigns *q, *kv;
     ensures *q <= VRAM_ARCH_MAX_WIDTH && *kv <= *q; */
 VRAM_DEF void vram_arch_widths(const vram_arch *a, uint64_t *q, uint64_t *kv) {
-    uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
-    uint64_t kvh = a->kv_heads != 0 ? a->kv_heads : a->heads;
-    /*@ assert hd * a->heads <= VRAM_ARCH_MAX_WIDTH; */
-    *q = a->heads * hd;
-    *kv = kvh * hd;
+    vram__widths r = vram__arch_widths(*a);
+    *q = r.q;
+    *kv = r.kv;
 }
 
-/* One attention (self or cross) of width h: q, k, v, o matrices and their biases. Adds
- * matrix elements, rows and count to *mp, *mr, *mc. Bounded: every width <= 10^6. */
+/* One part of a block (an attention, an MLP, a whole block): its parameters, and its
+ * matrices' elements, output rows and count. Values, not pointers, so that the prover
+ * reasons about numbers only. */
+typedef struct vram__part {
+    uint64_t params, mp, mr, mc;
+} vram__part;
+
+/* One attention (self or cross) of width h: q, k, v, o matrices and their biases. Bounded:
+ * every width <= 10^6. */
 /*@ requires h <= VRAM_ARCH_MAX_WIDTH && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
-    requires \valid(mp) && \valid(mr) && \valid(mc) && \separated(mp, mr, mc);
-    requires *mp <= 100000000000000 && *mr <= 100000000 && *mc <= 100;
-    assigns *mp, *mr, *mc;
-    ensures \result <= 4000000000000 + 4000000;
-    ensures *mp <= \old(*mp) + 4000000000000 && *mr <= \old(*mr) + 4000000;
-    ensures *mc == \old(*mc) + 4; */
-VRAM_DEF uint64_t vram__attn_params(uint64_t h, uint64_t q, uint64_t kv, uint32_t flags,
-                                    uint64_t *mp, uint64_t *mr, uint64_t *mc) {
-    uint64_t m = h * q + h * kv + h * kv + q * h; /* q, k, v, o */
+    assigns \nothing;
+    ensures \result.params <= 4000000000000 + 4000000;
+    ensures \result.mp <= 4000000000000 && \result.mr <= 4000000 && \result.mc == 4; */
+VRAM_DEF vram__part vram__attn_params(uint64_t h, uint64_t q, uint64_t kv, uint32_t flags) {
+    vram__part p;
     uint64_t b = 0;
+    p.mp = h * q + h * kv + h * kv + q * h; /* q, k, v, o */
     if (flags & VRAM_ARCH_QKV_BIAS) b += q + kv + kv;
     if (flags & VRAM_ARCH_OUT_BIAS) b += h;
-    *mp += m;
-    *mr += q + kv + kv + h;
-    *mc += 4;
-    return m + b;
+    p.mr = q + kv + kv + h;
+    p.mc = 4;
+    p.params = p.mp + b;
+    return p;
 }
 
-/* One MLP of width h and inner width i, with its matrices added to *mp, *mr, *mc. */
+/* One MLP of width h and inner width i. */
 /*@ requires h <= VRAM_ARCH_MAX_WIDTH && i <= VRAM_ARCH_MAX_WIDTH;
     requires mlp == VRAM_MLP_PLAIN || mlp == VRAM_MLP_GATED;
-    requires \valid(mp) && \valid(mr) && \valid(mc) && \separated(mp, mr, mc);
-    requires *mp <= 100000000000000 && *mr <= 100000000 && *mc <= 100;
-    assigns *mp, *mr, *mc;
-    ensures \result <= 3000000000000 + 3000000;
-    ensures *mp <= \old(*mp) + 3000000000000 && *mr <= \old(*mr) + 3000000;
-    ensures *mc <= \old(*mc) + 3; */
-VRAM_DEF uint64_t vram__mlp_params(uint64_t h, uint64_t i, vram_mlp mlp, uint32_t flags,
-                                   uint64_t *mp, uint64_t *mr, uint64_t *mc) {
+    assigns \nothing;
+    ensures \result.params <= 3000000000000 + 3000000;
+    ensures \result.mp <= 3000000000000 && \result.mr <= 3000000 && \result.mc <= 3; */
+VRAM_DEF vram__part vram__mlp_params(uint64_t h, uint64_t i, vram_mlp mlp, uint32_t flags) {
+    vram__part p;
     uint64_t up = mlp == VRAM_MLP_GATED ? 2u : 1u; /* gate and up, or up alone */
-    uint64_t m = up * h * i + i * h;
-    uint64_t b = (flags & VRAM_ARCH_MLP_BIAS) ? up * i + h : 0u;
-    *mp += m;
-    *mr += up * i + h;
-    *mc += up + 1u;
-    return m + b;
+    p.mp = up * h * i + i * h;
+    p.params = p.mp + ((flags & VRAM_ARCH_MLP_BIAS) ? up * i + h : 0u);
+    p.mr = up * i + h;
+    p.mc = up + 1u;
+    return p;
 }
 
-/* vram_arch_params' two steps (split so that the prover handles one at a time). The blocks:
- * every block's parameters and matrices, times the blocks of each stack. */
-/*@ requires \valid_read(a) && \valid(c) && \separated(a, c);
-    requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
-    assigns c->encoder_block, c->decoder_block, c->blocks, c->matrix_params, c->matrix_rows,
-            c->matrices, c->block_count;
-    ensures c->blocks <= 240000000000000000; */
-VRAM_DEF void vram__arch_blocks(const vram_arch *a, uint64_t q, uint64_t kv, vram_param_count *c) {
-    uint64_t h = a->hidden, norm, enc_layers, dec_layers, dec_i, eb, db;
-    uint64_t emp = 0, emr = 0, emc = 0, dmp = 0, dmr = 0, dmc = 0; /* per-block matrices */
-    norm = a->norm == VRAM_NORM_LAYER ? 2u * h : h;
-    dec_i = a->decoder_intermediate != 0 ? a->decoder_intermediate : a->intermediate;
-    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
-        enc_layers = a->encoder_layers;
-        dec_layers = a->decoder_layers;
-    } else if (a->family == VRAM_FAMILY_ENCODER) {
-        enc_layers = a->layers;
+/* One block: self-attention, MLP of inner width i, two norms of `norm` parameters; with
+ * cross (a decoder block of an encoder-decoder) a second attention and a third norm. */
+/*@ requires h <= VRAM_ARCH_MAX_WIDTH && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
+    requires i <= VRAM_ARCH_MAX_WIDTH && norm <= 2 * VRAM_ARCH_MAX_WIDTH;
+    requires mlp == VRAM_MLP_PLAIN || mlp == VRAM_MLP_GATED;
+    assigns \nothing;
+    ensures \result.params <= 12000000000000 && \result.mp <= 12000000000000;
+    ensures \result.mr <= 12000000 && \result.mc <= 12; */
+VRAM_DEF vram__part vram__block_params(uint64_t h, uint64_t q, uint64_t kv, uint64_t i,
+                                       vram_mlp mlp, uint64_t norm, uint32_t flags, int cross) {
+    vram__part at = vram__attn_params(h, q, kv, flags), m = vram__mlp_params(h, i, mlp, flags);
+    vram__part r;
+    r.params = at.params + m.params + 2u * norm;
+    r.mp = at.mp + m.mp;
+    r.mr = at.mr + m.mr;
+    r.mc = at.mc + m.mc;
+    if (cross) {
+        vram__part x = vram__attn_params(h, q, kv, flags);
+        r.params += x.params + norm;
+        r.mp += x.mp;
+        r.mr += x.mr;
+        r.mc += x.mc;
+    }
+    return r;
+}
+
+/* vram_arch_params' two steps (split so that the prover handles one at a time; values in,
+ * values out). The blocks: every block's parameters and matrices, times the blocks of each
+ * stack (the other fields of the result 0). */
+/*@ requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
+    assigns \nothing;
+    ensures \result.blocks <= 240000000000000000; */
+VRAM_DEF vram_param_count vram__arch_blocks(vram_arch a, uint64_t q, uint64_t kv) {
+    vram_param_count c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const vram_family family = a.family;
+    const uint64_t h = a.hidden, inter = a.intermediate;
+    const uint64_t norm = a.norm == VRAM_NORM_LAYER ? 2u * h : h;
+    const uint64_t dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : inter;
+    const vram__part zero = {0, 0, 0, 0};
+    uint64_t enc_layers, dec_layers;
+    vram__part eb, db;
+    if (family == VRAM_FAMILY_ENCODER_DECODER) {
+        enc_layers = a.encoder_layers;
+        dec_layers = a.decoder_layers;
+    } else if (family == VRAM_FAMILY_ENCODER) {
+        enc_layers = a.layers;
         dec_layers = 0;
     } else {
         enc_layers = 0;
-        dec_layers = a->layers;
+        dec_layers = a.layers;
     }
-    /*@ assert h <= VRAM_ARCH_MAX_WIDTH && norm <= 2 * VRAM_ARCH_MAX_WIDTH &&
-               dec_i <= VRAM_ARCH_MAX_WIDTH && enc_layers <= VRAM_ARCH_MAX_LAYERS &&
-               dec_layers <= VRAM_ARCH_MAX_LAYERS; */
     /* an encoder block (and a decoder-only block): self-attention, MLP, two norms */
-    eb = vram__attn_params(h, q, kv, a->flags, &emp, &emr, &emc) +
-         vram__mlp_params(h, a->intermediate, a->mlp, a->flags, &emp, &emr, &emc) + 2u * norm;
-    if (a->family == VRAM_FAMILY_ENCODER_DECODER) {
-        db = vram__attn_params(h, q, kv, a->flags, &dmp, &dmr, &dmc) +
-             vram__attn_params(h, q, kv, a->flags, &dmp, &dmr, &dmc) +
-             vram__mlp_params(h, dec_i, a->mlp, a->flags, &dmp, &dmr, &dmc) + 3u * norm;
-    } else if (a->family == VRAM_FAMILY_DECODER) {
+    eb = vram__block_params(h, q, kv, inter, a.mlp, norm, a.flags, 0);
+    if (family == VRAM_FAMILY_ENCODER_DECODER) {
+        db = vram__block_params(h, q, kv, dec_i, a.mlp, norm, a.flags, 1);
+    } else if (family == VRAM_FAMILY_DECODER) {
         db = eb;
-        eb = 0;
-        dmp = emp;
-        dmr = emr;
-        dmc = emc;
-        emp = emr = emc = 0;
+        eb = zero;
     } else {
-        db = 0;
+        db = zero;
     }
     /* a block <= 1.2 * 10^13 parameters and 2 * 10^4 blocks: far below 2^64 */
-    /*@ assert eb <= 12000000000000 && db <= 12000000000000 &&
-               emp <= 12000000000000 && dmp <= 12000000000000 &&
-               emr <= 12000000 && dmr <= 12000000 && emc <= 12 && dmc <= 12; */
-    /*@ ghost vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb, 12000000000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db, 12000000000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, emp, 12000000000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, dmp, 12000000000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, emr, 12000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, dmr, 12000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, emc, 12);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, dmc, 12); */
-    c->encoder_block = eb;
-    c->decoder_block = db;
-    c->blocks = enc_layers * eb + dec_layers * db;
-    c->matrix_params = enc_layers * emp + dec_layers * dmp;
-    c->matrix_rows = enc_layers * emr + dec_layers * dmr;
-    c->matrices = enc_layers * emc + dec_layers * dmc;
-    c->block_count = enc_layers + dec_layers;
+    /*@ ghost vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.params, 12000000000000);
+              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.params, 12000000000000);
+              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mp, 12000000000000);
+              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mp, 12000000000000);
+              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mr, 12000000);
+              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mr, 12000000);
+              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mc, 12);
+              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mc, 12); */
+    c.encoder_block = eb.params;
+    c.decoder_block = db.params;
+    c.blocks = enc_layers * eb.params + dec_layers * db.params;
+    c.matrix_params = enc_layers * eb.mp + dec_layers * db.mp;
+    c.matrix_rows = enc_layers * eb.mr + dec_layers * db.mr;
+    c.matrices = enc_layers * eb.mc + dec_layers * db.mc;
+    c.block_count = enc_layers + dec_layers;
+    return c;
 }
 
 /* The rest: embeddings (and their norm), final norms, the head, extra parameters, and the
- * total of all parts (c->blocks from vram__arch_blocks). */
-/*@ requires \valid_read(a) && \valid(c) && \separated(a, c);
-    requires vram_arch_ok(a) && c->blocks <= 240000000000000000;
-    assigns c->embedding, c->final_norms, c->head, c->outer_params, c->outer_rows,
-            c->outer_matrices, c->extra, c->total; */
-VRAM_DEF void vram__arch_outer(const vram_arch *a, vram_param_count *c) {
-    uint64_t h = a->hidden, norm, rows, head, emb, fin;
-    norm = a->norm == VRAM_NORM_LAYER ? 2u * h : h;
+ * total of all parts (c.blocks from vram__arch_blocks); c with those fields filled. */
+/*@ requires vram_arch_ok(a) && c.blocks <= 240000000000000000;
+    assigns \nothing; */
+VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
+    const uint32_t flags = a.flags;
+    const uint64_t h = a.hidden, vocab = a.vocab, positions = a.positions;
+    const uint64_t types = a.type_vocab, extra = a.extra_params;
+    const uint64_t norm = a.norm == VRAM_NORM_LAYER ? 2u * h : h;
     /* embedding rows <= 3 * 10^8 of width <= 10^6; the head 10^8 x 10^6 */
-    rows = a->vocab + a->positions + a->type_vocab;
+    const uint64_t rows = vocab + positions + types;
+    uint64_t head, emb, fin;
     /*@ ghost vram__lemma_mul_le(rows, 3 * VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH);
-              vram__lemma_mul_le(a->vocab, VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH); */
-    emb = rows * h + ((a->flags & VRAM_ARCH_EMB_NORM) ? norm : 0u);
-    fin = (a->flags & VRAM_ARCH_FINAL_NORM)
-              ? (a->family == VRAM_FAMILY_ENCODER_DECODER ? 2u * norm : norm)
+              vram__lemma_mul_le(vocab, VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH); */
+    emb = rows * h + ((flags & VRAM_ARCH_EMB_NORM) ? norm : 0u);
+    fin = (flags & VRAM_ARCH_FINAL_NORM)
+              ? (a.family == VRAM_FAMILY_ENCODER_DECODER ? 2u * norm : norm)
               : 0u;
-    head = (a->flags & (VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD)) ? 0u : a->vocab * h;
-    c->embedding = emb;
-    c->final_norms = fin;
-    c->head = head;
-    c->outer_params = rows * h + head;
-    c->outer_rows = rows + (head != 0 ? a->vocab : 0u);
-    c->outer_matrices = 1u + (a->positions != 0) + (a->type_vocab != 0) + (head != 0);
-    c->extra = a->extra_params;
-    c->total = emb + c->blocks + fin + head + a->extra_params;
+    head = (flags & (VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD)) ? 0u : vocab * h;
+    c.embedding = emb;
+    c.final_norms = fin;
+    c.head = head;
+    c.outer_params = rows * h + head;
+    c.outer_rows = rows + (head != 0 ? vocab : 0u);
+    c.outer_matrices = 1u + (positions != 0) + (types != 0) + (head != 0);
+    c.extra = extra;
+    c.total = emb + c.blocks + fin + head + extra;
+    return c;
 }
 
 /* Parameters of an architecture, part by part: the weights a checkpoint of it holds.
@@ -554,15 +641,14 @@ VRAM_DEF void vram__arch_outer(const vram_arch *a, vram_param_count *c) {
 /*@ requires \valid_read(a) && \valid(out) && \separated(a, out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
-    ensures \result == VRAM_OK ==> vram_arch_ok(a); */
+    ensures \result == VRAM_OK ==> vram_arch_ok(\old(*a)); */
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_params(const vram_arch *a, vram_param_count *out) {
-    uint64_t q, kv;
-    vram_param_count c;
+    vram_arch x;
+    vram__widths wd;
     if (vram_arch_check(a) != VRAM_OK) return VRAM_E_INVALID;
-    vram_arch_widths(a, &q, &kv);
-    vram__arch_blocks(a, q, kv, &c);
-    vram__arch_outer(a, &c);
-    *out = c;
+    x = *a;
+    wd = vram__arch_widths(x);
+    *out = vram__arch_outer(x, vram__arch_blocks(x, wd.q, wd.kv));
     return VRAM_OK;
 }
 

@@ -279,6 +279,96 @@ Test(estimate, bad_workloads_are_rejected) {
     cr_expect_eq(memcmp(&e, &before, sizeof e), 0, "out untouched on error");
 }
 
+/* The tiny model's training split: 2 blocks, f16 weights, mixed precision with AdamW.
+   Weights 2 x 1760 = 3520, state (2 + 4 + 8) x 1760 = 24640; a block holds 800 of the 1760
+   parameters: 1600 of weights, 11200 of state. The fixed costs: context, workspace, and
+   the allocator's 20 MiB segment + 512 B x 26 tensors. */
+#define TINY_FIXED (430 * MIB + 32 * MIB + 20 * MIB + 26 * 512)
+
+Test(estimate, training_split_puts_each_blocks_activations_on_its_block) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_workload w = {0};
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 4;
+    w.format = VRAM_DTYPE_F16;
+    vram_estimate e = est(&m, w);
+    /* without checkpointing a block keeps its full set, 1248 (Korthikanti, above) */
+    cr_expect_eq(e.blocks, 2);
+    cr_expect_eq(e.block_bytes, 1600 + 11200 + 1248);
+    /* the rest: embedding and head weights (160 x 2), their state (160 x 14), the logits
+       (240) and the fixed costs; no activation stays there */
+    cr_expect_eq(e.base_bytes, 320 + 2240 + 240 + TINY_FIXED);
+    cr_expect_eq(e.base_bytes + 2 * e.block_bytes, e.expected);
+    /* with checkpointing a block keeps its 16-bit input, 2 x 32; the one block being
+       recomputed (1248) is not per block and stays with the base */
+    w.checkpointing = 1;
+    e = est(&m, w);
+    cr_expect_eq(e.block_bytes, 1600 + 11200 + 64);
+    cr_expect_eq(e.base_bytes, 320 + 2240 + 1248 + 240 + TINY_FIXED);
+    cr_expect_eq(e.base_bytes + 2 * e.block_bytes, e.expected);
+}
+
+/* 3 encoder blocks and 1 decoder block of the tiny model's widths (untied head, LayerNorm,
+   no biases). Parameters by hand: encoder block 800 (as tiny's), decoder block 2 x 256
+   (self and cross attention) + 512 (MLP) + 3 x 16 (norms) = 1072; embedding 80, head 80:
+   3 x 800 + 1072 + 160 = 3632. */
+static vram_model tiny_encdec(void) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    m.arch.family = VRAM_FAMILY_ENCODER_DECODER;
+    m.arch.layers = 0;
+    m.arch.encoder_layers = 3;
+    m.arch.decoder_layers = 1;
+    return m;
+}
+
+Test(estimate, encoder_decoder_block_bytes_average_the_kv_cache) {
+    vram_model m = tiny_encdec();
+    vram_workload w = {0};
+    w.seq = 4;
+    vram_estimate e = est(&m, w);
+    cr_expect_eq(e.params, 3632);
+    cr_expect_eq(e.blocks, 4);
+    /* KV: the decoder block's self (4 target tokens) and cross (4 source tokens) k and v:
+       2 x 8 x 8 tokens x 4 bytes = 512, held by 1 block of 4 */
+    cr_expect_eq(T(e, KV_CACHE).expected, 512);
+    /* weights: 3632 x 4 = 14528; the blocks hold 3 x 800 + 1072 = 3472, 868 per block on
+       average, 868 x 4 bytes; the KV cache averaged over the 4 blocks, 128 (not 512 on
+       each, which would count it 4 times) */
+    cr_expect_eq(e.block_bytes, 3472 + 128);
+    /* so the blocks together hold exactly their weights (13888) and the cache (512) */
+    cr_expect_eq(4 * e.block_bytes, 13888 + 512);
+    cr_expect_eq(e.base_bytes, e.expected - 4 * e.block_bytes);
+}
+
+/* The block-related terms of an estimate, what blocks x block_bytes may not exceed: weights,
+   training state, KV cache, and in training the activations (in inference they are one
+   block's working set, which no block owns). */
+static uint64_t block_terms(const vram_estimate *e, int train) {
+    return T(*e, WEIGHTS).expected + T(*e, GRADIENTS).expected + T(*e, OPTIMIZER).expected +
+           T(*e, MASTER).expected + (train ? T(*e, ACTIVATIONS).expected : 0) +
+           T(*e, KV_CACHE).expected;
+}
+
+static vram_model nllb(void);
+
+Test(estimate, block_bytes_never_count_a_term_twice) {
+    vram_model models[2] = {nllb(), tiny_encdec()};
+    for (int i = 0; i < 2; i++) {
+        for (int mode = 0; mode < 4; mode++) {
+            vram_workload w = {0};
+            w.seq = 64;
+            w.mode = mode == 0 ? VRAM_MODE_INFER : VRAM_MODE_TRAIN;
+            w.format = mode == 0 ? VRAM_DTYPE_NONE : VRAM_DTYPE_F16;
+            w.checkpointing = mode == 2;
+            w.flash_attention = mode == 3;
+            vram_estimate e = est(&models[i], w);
+            cr_expect(e.blocks * e.block_bytes <= block_terms(&e, mode != 0), "model %d mode %d", i,
+                      mode);
+            cr_expect_eq(e.base_bytes + e.blocks * e.block_bytes, e.expected);
+        }
+    }
+}
+
 /* NLLB-200-distilled-600M (config.json of facebook/nllb-200-distilled-600M) */
 static vram_model nllb(void) {
     vram_model m;
@@ -419,4 +509,35 @@ Test(estimate, recommendation_picks_the_best_that_fits) {
     cr_expect_eq(r.status[VRAM_PRESET_INT4], VRAM_E_INVALID);
     cr_expect_eq(r.chosen, VRAM_PRESET_CPU);
     cr_expect_eq(r.next_better, VRAM_PRESET_FP16);
+}
+
+Test(estimate, offload_with_blocks_that_add_nothing_keeps_them_all_on_the_gpu) {
+    /* a tensor list whose 2 blocks (counted from names) hold no parameters: a block adds no
+       bytes, so every block fits wherever the rest does (strategy.h's gpu_cpu rule) */
+    vram_model m;
+    memset(&m, 0, sizeof m);
+    m.stats.tensors = 1;
+    m.stats.params = 1000;
+    m.stats.bytes = 2000;
+    m.stats.dtype_bytes[VRAM_DTYPE_F16] = 2000;
+    m.blocks = 2;
+    vram_workload w = {0};
+    vram_recommendation r;
+    cr_assert_eq(vram_estimate_recommend(&m, &w, (uint64_t)1 << 30, &r), VRAM_OK);
+    const vram_estimate *o = &r.est[VRAM_PRESET_INT4_OFFLOAD];
+    cr_expect_eq(o->blocks, 2);
+    cr_expect_eq(o->block_bytes, 0);
+    cr_expect_eq(o->base_bytes, o->expected);
+    cr_expect_eq(r.fits[VRAM_PRESET_INT4_OFFLOAD], 1);
+    cr_expect_eq(r.gpu_blocks, 2);
+    cr_expect_eq(r.gpu_bytes[VRAM_PRESET_INT4_OFFLOAD], o->base_bytes);
+    cr_expect_eq(r.cpu_bytes[VRAM_PRESET_INT4_OFFLOAD], 0);
+    /* the rest itself must still fit: one byte short, and offload does not fit */
+    cr_assert_eq(vram_estimate_recommend(&m, &w, o->base_bytes - 1, &r), VRAM_OK);
+    cr_expect_eq(r.fits[VRAM_PRESET_INT4_OFFLOAD], 0);
+    cr_expect_eq(r.gpu_blocks, 0);
+    /* no GPU: nothing fits there, whatever a block adds */
+    cr_assert_eq(vram_estimate_recommend(&m, &w, 0, &r), VRAM_OK);
+    cr_expect_eq(r.fits[VRAM_PRESET_INT4_OFFLOAD], 0);
+    cr_expect_eq(r.chosen, VRAM_PRESET_CPU);
 }
