@@ -807,7 +807,6 @@ VRAM_DEF vram__est_terms vram__est_logits_infer(vram__acc *acc, vram_arch a, vra
  * counted from the arch); high: every matrix rounded up to a whole 2 MiB segment, plus one
  * freed block as large as the largest transient. */
 /*@ requires \valid(acc);
-    requires t.act <= t.act_hi && t.log <= t.log_hi;
     assigns acc->overflow; */
 VRAM_DEF vram_term vram__est_allocator(vram__acc *acc, vram__est_in in, int have_stats,
                                        uint64_t tensors, vram__est_terms t) {
@@ -816,47 +815,67 @@ VRAM_DEF vram_term vram__est_allocator(vram__acc *acc, vram__est_in in, int have
                                       vram__a(acc, vram__m(acc, 4u, in.blocks), 4u));
     uint64_t frag = vram__a(acc, VRAM_LARGE_SEGMENT, vram__m(acc, n, 512u));
     uint64_t round = vram__m(acc, vram__a(acc, in.M, in.OM), VRAM_SEGMENT);
-    uint64_t transient = vram__max_u64(t.act_hi - t.act, t.log_hi - t.log);
+    /* (the steps keep act <= act_hi and log <= log_hi; the guards spare the prover) */
+    uint64_t transient = vram__max_u64(t.act_hi > t.act ? t.act_hi - t.act : 0u,
+                                       t.log_hi > t.log ? t.log_hi - t.log : 0u);
     return vram__term(0, frag, vram__a(acc, vram__a(acc, frag, round), transient),
                       VRAM_CAUSE_FRAGMENTATION);
 }
 
-/* The terms of the estimate from the steps' numbers, and their sums (cpu: no CUDA context,
- * workspace or allocator margin). */
-/*@ requires \valid(acc) && \valid(e) && \separated(acc, e);
-    requires t.act <= t.act_hi && t.log <= t.log_hi;
-    assigns acc->overflow, e->term[0 .. VRAM_TERM_COUNT - 1], e->low, e->expected, e->high; */
-VRAM_DEF void vram__est_assemble(vram__acc *acc, vram__est_in in, vram__est_terms t, int cpu,
-                                 int have_stats, uint64_t tensors, vram_estimate *e) {
-    int i;
-    e->term[VRAM_TERM_WEIGHTS] = vram__term(t.weights, t.weights, t.w_hi, t.w_cause);
-    e->term[VRAM_TERM_GRADIENTS] = vram__term(t.grads, t.grads, t.grads, VRAM_CAUSE_EXACT);
-    e->term[VRAM_TERM_OPTIMIZER] = vram__term(t.optim, t.optim, t.optim, VRAM_CAUSE_EXACT);
-    e->term[VRAM_TERM_MASTER] = vram__term(t.master, t.master, t.master, VRAM_CAUSE_EXACT);
-    e->term[VRAM_TERM_ACTIVATIONS] = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
-    e->term[VRAM_TERM_KV_CACHE] =
-        vram__term(t.kv_bytes, t.kv_bytes, t.kv_bytes, VRAM_CAUSE_EXACT);
-    e->term[VRAM_TERM_LOGITS] = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
+/* The terms of the estimate from the steps' numbers (cpu: no CUDA context, workspace or
+ * allocator margin), returned by value (vram_estimate_model stores them in its term[]). */
+typedef struct vram__term_values {
+    vram_term weights, grads, optim, master, act, kv, logits, context, workspace, allocator;
+} vram__term_values;
+
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram__est_terms t,
+                                          int cpu, int have_stats, uint64_t tensors) {
+    const vram_term none = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
+    vram__term_values v;
+    v.weights = vram__term(t.weights, t.weights, t.w_hi, t.w_cause);
+    v.grads = vram__term(t.grads, t.grads, t.grads, VRAM_CAUSE_EXACT);
+    v.optim = vram__term(t.optim, t.optim, t.optim, VRAM_CAUSE_EXACT);
+    v.master = vram__term(t.master, t.master, t.master, VRAM_CAUSE_EXACT);
+    v.act = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
+    v.kv = vram__term(t.kv_bytes, t.kv_bytes, t.kv_bytes, VRAM_CAUSE_EXACT);
+    v.logits = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
     if (cpu) {
-        e->term[VRAM_TERM_CUDA_CONTEXT] = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
-        e->term[VRAM_TERM_WORKSPACE] = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
-        e->term[VRAM_TERM_ALLOCATOR] = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
+        v.context = none;
+        v.workspace = none;
+        v.allocator = none;
     } else {
-        e->term[VRAM_TERM_CUDA_CONTEXT] = vram__term(VRAM_CONTEXT_LOW, VRAM_CONTEXT_EXPECTED,
-                                                     VRAM_CONTEXT_HIGH, VRAM_CAUSE_CONTEXT);
-        e->term[VRAM_TERM_WORKSPACE] = vram__term(VRAM_WORKSPACE_LOW, VRAM_WORKSPACE_EXPECTED,
-                                                  VRAM_WORKSPACE_HIGH, VRAM_CAUSE_WORKSPACE);
-        e->term[VRAM_TERM_ALLOCATOR] = vram__est_allocator(acc, in, have_stats, tensors, t);
+        v.context = vram__term(VRAM_CONTEXT_LOW, VRAM_CONTEXT_EXPECTED, VRAM_CONTEXT_HIGH,
+                               VRAM_CAUSE_CONTEXT);
+        v.workspace = vram__term(VRAM_WORKSPACE_LOW, VRAM_WORKSPACE_EXPECTED,
+                                 VRAM_WORKSPACE_HIGH, VRAM_CAUSE_WORKSPACE);
+        v.allocator = vram__est_allocator(acc, in, have_stats, tensors, t);
     }
-    e->low = e->expected = e->high = 0;
+    return v;
+}
+
+/* The totals: low, expected and high summed over the terms. */
+typedef struct vram__totals {
+    uint64_t low, expected, high;
+} vram__totals;
+
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF vram__totals vram__est_sum(vram__acc *acc, vram__term_values v) {
+    const vram_term x[VRAM_TERM_COUNT] = {v.weights, v.grads, v.optim, v.master, v.act,
+                                          v.kv, v.logits, v.context, v.workspace, v.allocator};
+    vram__totals s = {0, 0, 0};
+    int i;
     /*@ loop invariant 0 <= i <= VRAM_TERM_COUNT;
-        loop assigns i, e->low, e->expected, e->high, acc->overflow;
+        loop assigns i, s, acc->overflow;
         loop variant VRAM_TERM_COUNT - i; */
     for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
-        e->low = vram__a(acc, e->low, e->term[i].low);
-        e->expected = vram__a(acc, e->expected, e->term[i].expected);
-        e->high = vram__a(acc, e->high, e->term[i].high);
+        s.low = vram__a(acc, s.low, x[i].low);
+        s.expected = vram__a(acc, s.expected, x[i].expected);
+        s.high = vram__a(acc, s.high, x[i].high);
     }
+    return s;
 }
 
 /* What one block adds on its device (splits by layer; see vram_estimate.block_bytes): the
@@ -879,6 +898,114 @@ VRAM_DEF uint64_t vram__est_block_bytes(vram__acc *acc, vram__est_in in, vram__e
                    vram__a(acc, t.kv_bytes / in.blocks, t.block_act / in.blocks));
 }
 
+/* vram_estimate_model's checks, then its defaults and the model's sizes: status VRAM_OK
+ * with pc (the arch's parameter count, zeros without an arch) and in filled, else
+ * VRAM_E_INVALID (see vram_estimate_model). Returned by value, for the prover. */
+typedef struct vram__est_prep {
+    vram_status status;
+    vram_param_count pc;
+    vram__est_in in;
+} vram__est_prep;
+
+/*@ requires \valid_read(m) && \valid_read(w);
+    assigns \nothing;
+    ensures \result.status == VRAM_OK || \result.status == VRAM_E_INVALID;
+    ensures \result.status == VRAM_OK ==>
+            \result.in.q <= VRAM_ARCH_MAX_WIDTH && \result.in.kv <= \result.in.q &&
+            \result.in.c <= 4294967295;
+    ensures \result.status == VRAM_OK && m->arch.family != VRAM_FAMILY_NONE ==>
+            vram_arch_ok(m->arch); */
+VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, const vram_workload *w) {
+    const int have_arch = m->arch.family != VRAM_FAMILY_NONE;
+    const int have_stats = m->stats.tensors != 0;
+    const int train = w->mode == VRAM_MODE_TRAIN;
+    const uint64_t rank = w->lora_rank;
+    const vram__est_in none = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0,
+                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    vram__est_prep r;
+    vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    r.status = VRAM_E_INVALID;
+    r.pc = pc;
+    r.in = none;
+    if (vram__est_check(w) != VRAM_OK) return r;
+    if (have_arch) {
+        if (vram_arch_params(&m->arch, &pc) != VRAM_OK) return r;
+    } else if (!have_stats) {
+        return r;
+    }
+    if (rank != 0 && (!train || !have_arch)) return r;
+    r.pc = pc;
+    r.in = vram__est_resolve(m, w, pc, have_arch, have_stats);
+    if (train && vram__matrix_only(r.in.format) && rank == 0) return r;
+    r.status = VRAM_OK;
+    return r;
+}
+
+/* The steps' numbers: weights, training state, then activations, KV cache and logits
+ * (they need the architecture). */
+/*@ requires \valid(acc);
+    requires in.q <= VRAM_ARCH_MAX_WIDTH && in.kv <= in.q && in.c <= 4294967295;
+    requires have_arch ==> vram_arch_ok(a);
+    assigns acc->overflow; */
+VRAM_DEF vram__est_terms vram__est_steps(vram__acc *acc, vram_arch a, vram_workload wv,
+                                         vram__est_in in, uint64_t stored, int have_arch,
+                                         int have_stats) {
+    vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT};
+    const int train = wv.mode == VRAM_MODE_TRAIN;
+    /* LoRA without an arch was rejected (vram__est_prepare); the guard says so to the prover */
+    const uint64_t rank = have_arch ? wv.lora_rank : 0u;
+    t = vram__est_weights(acc, in, stored, have_stats, t);
+    if (train) t = vram__est_train(acc, a, rank, wv.lora_targets, wv.optimizer, in, t);
+    if (have_arch) {
+        if (train) {
+            t = vram__est_act_train(acc, a, wv.flash_attention, wv.checkpointing, in, t);
+        } else {
+            t = vram__est_act_infer(acc, a, wv.flash_attention, in, t);
+            t = vram__est_logits_infer(acc, a, in, t);
+        }
+    }
+    return t;
+}
+
+/* The estimate from the steps' numbers: the terms, their sums, the split by blocks (bp:
+ * parameters in blocks; state_per_param: full training). */
+/*@ requires \valid(acc) && \valid(e) && \separated(acc, e);
+    assigns acc->overflow, *e; */
+VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms t, int cpu,
+                               int have_stats, uint64_t tensors, uint64_t bp,
+                               int state_per_param, vram_estimate *e) {
+    const vram__term_values v = vram__est_fill(acc, in, t, cpu, have_stats, tensors);
+    const vram__totals tot = vram__est_sum(acc, v);
+    const uint64_t block_bytes = vram__est_block_bytes(acc, in, t, bp, state_per_param);
+    const uint64_t all_blocks = vram__m(acc, in.blocks, block_bytes);
+    vram_estimate r;
+    r.term[VRAM_TERM_WEIGHTS] = v.weights;
+    r.term[VRAM_TERM_GRADIENTS] = v.grads;
+    r.term[VRAM_TERM_OPTIMIZER] = v.optim;
+    r.term[VRAM_TERM_MASTER] = v.master;
+    r.term[VRAM_TERM_ACTIVATIONS] = v.act;
+    r.term[VRAM_TERM_KV_CACHE] = v.kv;
+    r.term[VRAM_TERM_LOGITS] = v.logits;
+    r.term[VRAM_TERM_CUDA_CONTEXT] = v.context;
+    r.term[VRAM_TERM_WORKSPACE] = v.workspace;
+    r.term[VRAM_TERM_ALLOCATOR] = v.allocator;
+    r.low = tot.low;
+    r.expected = tot.expected;
+    r.high = tot.high;
+    r.notes = in.notes;
+    r.params = in.P;
+    r.trainable = t.trainable;
+    r.blocks = in.blocks;
+    r.block_bytes = block_bytes;
+    r.base_bytes = tot.expected > all_blocks ? tot.expected - all_blocks : 0u;
+    r.format = in.format;
+    r.compute = in.compute;
+    r.seq = in.s;
+    r.batch = in.b;
+    *e = r;
+}
+
 /* The estimate of a model under a workload. Requires: m, w, out valid. Guarantees:
  * VRAM_OK with every term filled, low <= expected <= high for each term and for the
  * totals, and the totals the sums of the terms; VRAM_E_INVALID for a model with neither
@@ -895,58 +1022,21 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
                                                         vram_estimate *out) {
     vram__acc acc = {0};
     vram_estimate e;
-    vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    vram__est_in in;
-    vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT};
+    vram__est_prep p;
+    vram__est_terms t;
     const vram_arch arch = m->arch;
     const vram_workload wv = *w;
+    const uint64_t tensors = m->stats.tensors, stored = m->stats.bytes;
+    const uint64_t stats_block_params = m->stats.block_params;
     const int have_arch = arch.family != VRAM_FAMILY_NONE;
-    const int have_stats = m->stats.tensors != 0;
+    const int have_stats = tensors != 0;
     const int train = wv.mode == VRAM_MODE_TRAIN;
-
-    /* ---- check the inputs */
-    if (vram__est_check(w) != VRAM_OK) return VRAM_E_INVALID;
-    if (have_arch) {
-        if (vram_arch_params(&m->arch, &pc) != VRAM_OK) return VRAM_E_INVALID;
-    } else if (!have_stats) {
-        return VRAM_E_INVALID;
-    }
-    if (wv.lora_rank != 0 && (!train || !have_arch)) return VRAM_E_INVALID;
-
-    /* ---- resolve defaults, the sizes of the model */
-    in = vram__est_resolve(m, w, pc, have_arch, have_stats);
-    if (train && vram__matrix_only(in.format) && wv.lora_rank == 0) return VRAM_E_INVALID;
-
-    /* ---- the terms: weights, training state, then activations, KV cache, logits (they
-       need the architecture) */
-    t = vram__est_weights(&acc, in, m->stats.bytes, have_stats, t);
-    if (train) t = vram__est_train(&acc, arch, wv.lora_rank, wv.lora_targets, wv.optimizer, in, t);
-    if (have_arch) {
-        if (train) {
-            t = vram__est_act_train(&acc, arch, wv.flash_attention, wv.checkpointing, in, t);
-        } else {
-            t = vram__est_act_infer(&acc, arch, wv.flash_attention, in, t);
-            t = vram__est_logits_infer(&acc, arch, in, t);
-        }
-    }
-
-    /* ---- assemble */
-    vram__est_assemble(&acc, in, t, wv.cpu, have_stats, m->stats.tensors, &e);
-    e.notes = in.notes;
-    e.trainable = t.trainable;
-    e.blocks = in.blocks;
-    e.block_bytes = vram__est_block_bytes(&acc, in, t, have_stats ? m->stats.block_params : pc.blocks,
-                                          train && wv.lora_rank == 0);
-    {
-        uint64_t all_blocks = vram__m(&acc, in.blocks, e.block_bytes);
-        e.base_bytes = e.expected > all_blocks ? e.expected - all_blocks : 0u;
-    }
-    e.params = in.P;
-    e.format = in.format;
-    e.compute = in.compute;
-    e.seq = in.s;
-    e.batch = in.b;
+    p = vram__est_prepare(m, w);
+    if (p.status != VRAM_OK) return VRAM_E_INVALID;
+    t = vram__est_steps(&acc, arch, wv, p.in, stored, have_arch, have_stats);
+    vram__est_finish(&acc, p.in, t, wv.cpu, have_stats, tensors,
+                     have_stats ? stats_block_params : p.pc.blocks,
+                     train && wv.lora_rank == 0, &e);
     if (acc.overflow) return VRAM_E_OVERFLOW;
     *out = e;
     return VRAM_OK;
@@ -1060,14 +1150,15 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
         loop variant VRAM_PRESET_COUNT - p; */
     for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) {
         vram_workload pw = *w;
-        vram_estimate *e = &r.est[p];
+        vram_estimate est; /* a local, stored into r at the end of the round */
+        const vram_estimate *e = &est;
         pw.format = formats[p];
         pw.cpu = on_cpu[p];
         if (pw.cpu) pw.compute = VRAM_DTYPE_NONE; /* f32 on the CPU */
         r.fits[p] = 0;
         r.gpu_bytes[p] = 0;
         r.cpu_bytes[p] = 0;
-        r.status[p] = vram_estimate_model(m, &pw, e);
+        r.status[p] = vram_estimate_model(m, &pw, &est);
         if (r.status[p] != VRAM_OK) continue;
         if (on_cpu[p]) {
             r.cpu_bytes[p] = e->expected;
@@ -1094,6 +1185,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
             r.fits[p] = budget != 0 && e->expected <= budget;
         }
         if (r.fits[p] && chosen < 0) chosen = p;
+        r.est[p] = est;
     }
     if (chosen < 0 || r.status[VRAM_PRESET_CPU] != VRAM_OK)
         return r.status[VRAM_PRESET_CPU] != VRAM_OK ? r.status[VRAM_PRESET_CPU] : VRAM_E_INVALID;
