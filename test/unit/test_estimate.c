@@ -541,3 +541,69 @@ Test(estimate, offload_with_blocks_that_add_nothing_keeps_them_all_on_the_gpu) {
     cr_expect_eq(r.fits[VRAM_PRESET_INT4_OFFLOAD], 0);
     cr_expect_eq(r.chosen, VRAM_PRESET_CPU);
 }
+
+/* LoRA on the other families, by hand (tiny widths: h = q = kv = 8, MLP 32). Default
+   targets q and v: (8 + 8) x 2 = 32 per attention. */
+Test(estimate, lora_counts_adapters_of_encoders_and_encoder_decoders) {
+    vram_workload w = {0};
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 4;
+    w.format = VRAM_DTYPE_NF4;
+    w.lora_rank = 2;
+    /* encoder-decoder: 3 encoder blocks x 32, 1 decoder block x 2 attentions x 32 */
+    vram_model m = tiny_encdec();
+    cr_expect_eq(est(&m, w).trainable, 2 * (3 * 32 + 2 * 32));
+    /* all targets: q, k, v, o (16 each) = 64 per attention, MLP 2 x (8 + 32) = 80; the
+       decoder's MLP has its own width when given (16: 2 x (8 + 16) = 48) */
+    w.lora_targets = VRAM_LORA_ALL;
+    cr_expect_eq(est(&m, w).trainable, 2 * (3 * (64 + 80) + (2 * 64 + 80)));
+    m.arch.decoder_intermediate = 16;
+    cr_expect_eq(est(&m, w).trainable, 2 * (3 * (64 + 80) + (2 * 64 + 48)));
+    /* encoder-only: 2 blocks of one attention and the MLP */
+    m = tiny(VRAM_DTYPE_F32);
+    m.arch.family = VRAM_FAMILY_ENCODER;
+    cr_expect_eq(est(&m, w).trainable, 2 * 2 * (64 + 80));
+    w.lora_targets = 0;
+    cr_expect_eq(est(&m, w).trainable, 2 * 2 * 32);
+}
+
+/* A block's share of the weights is weights x (block params) / params, floored. For a 70B
+   model in int4 the remainder's product passes 2^64, so the share goes through double:
+   it must still match the exact 128-bit quotient to a part in 10^12. */
+__extension__ typedef unsigned __int128 u128; /* gcc and clang; the reference only */
+
+Test(estimate, block_share_of_a_70b_model_is_exact_beyond_64_bits) {
+    vram_model m;
+    memset(&m, 0, sizeof m);
+    m.arch.family = VRAM_FAMILY_DECODER;
+    m.arch.layers = 80;
+    m.arch.hidden = 8192;
+    m.arch.heads = 64;
+    m.arch.kv_heads = 8;
+    m.arch.intermediate = 28672;
+    m.arch.vocab = 128256;
+    m.arch.context = 8192;
+    m.arch.mlp = VRAM_MLP_GATED;
+    m.arch.norm = VRAM_NORM_RMS;
+    m.arch.flags = VRAM_ARCH_FINAL_NORM;
+    m.dtype = VRAM_DTYPE_BF16;
+    vram_param_count pc;
+    cr_assert_eq(vram_arch_params(&m.arch, &pc), VRAM_OK);
+    vram_workload w = {0};
+    w.seq = 1024;
+    w.format = VRAM_DTYPE_NF4;
+    vram_estimate e = est(&m, w);
+    const uint64_t W = T(e, WEIGHTS).expected, P = e.params, per = pc.blocks / 80;
+    cr_assert_eq(e.blocks, 80);
+    cr_assert_eq(P, pc.total);
+    /* the case under test: (W mod P) x per does not fit in 64 bits */
+    cr_assert((u128)(W % P) * per > UINT64_MAX, "W %llu P %llu per %llu",
+              (unsigned long long)W, (unsigned long long)P, (unsigned long long)per);
+    const uint64_t exact = (uint64_t)((u128)W * per / P);
+    /* inference: a block holds its weights and its share of the KV cache */
+    const uint64_t share = e.block_bytes - T(e, KV_CACHE).expected / 80;
+    const uint64_t diff = share > exact ? share - exact : exact - share;
+    cr_expect(diff <= 1 + exact / 1000000000000ull, "share %llu exact %llu",
+              (unsigned long long)share, (unsigned long long)exact);
+    check_ranges(&e);
+}
