@@ -254,3 +254,27 @@ Test(model, the_largest_allowed_model_does_not_overflow) {
     cr_expect(c.blocks / VRAM_ARCH_MAX_LAYERS == c.encoder_block + c.decoder_block);
     cr_expect(c.total > 100000000000000000ull);
 }
+
+/* Each running sum at its limit on its own (statistics a caller filled by hand need not be
+   consistent): the next tensor that adds to it is refused and nothing changes. */
+Test(model, stats_add_refuses_each_sum_that_would_wrap) {
+    vram_tensor_class blockm = {1, 0, 0, 1, 0, 64}, outer = {0, 0, 0, 0, 1, 10};
+    enum { TENSORS, PARAMS, BYTES, BLOCK_PARAMS, BLOCK_BYTES, MATRIX_PARAMS, MATRIX_ROWS,
+           MATRICES, OUTER_PARAMS, OUTER_ROWS, OUTER_MATRICES, DTYPE_BYTES, FIELDS };
+    for (int f = 0; f < FIELDS; f++) {
+        vram_tensor_stats s;
+        memset(&s, 0, sizeof s);
+        uint64_t *field[FIELDS] = {&s.tensors, &s.params, &s.bytes, &s.block_params,
+                                   &s.block_bytes, &s.matrix_params, &s.matrix_rows,
+                                   &s.matrices, &s.outer_params, &s.outer_rows,
+                                   &s.outer_matrices, &s.dtype_bytes[VRAM_DTYPE_F16]};
+        /* one less than the limit for the counters that grow by one, else the limit */
+        *field[f] = f == TENSORS || f == MATRICES || f == OUTER_MATRICES ? UINT64_MAX
+                                                                         : UINT64_MAX - 1;
+        const vram_tensor_class *c = f >= OUTER_PARAMS && f <= OUTER_MATRICES ? &outer : &blockm;
+        vram_tensor_stats before = s;
+        cr_expect_eq(vram_tensor_stats_add(&s, c, 2, 2, VRAM_DTYPE_F16), VRAM_E_OVERFLOW,
+                     "field %d", f);
+        cr_expect_eq(memcmp(&s, &before, sizeof s), 0, "field %d: unchanged", f);
+    }
+}
