@@ -1,7 +1,8 @@
 /* Fuzz estimate.h, model.h and dtype.h over random architectures, tensor statistics and
  * workloads. Invariants: every status is one the contract allows; on VRAM_OK each term
  * and the totals satisfy low <= expected <= high and the totals equal the sums of the
- * terms computed again in 128 bits (nothing wrapped silently); the parameter count equals
+ * terms computed again in 128 bits (nothing wrapped silently); blocks x block_bytes within
+ * the block-related terms and base + blocks = expected; the parameter count equals
  * its parts in 128 bits; dtype byte counts agree with a 128-bit recomputation or report
  * overflow exactly when it is needed. Input bytes, in order (missing bytes read as 0):
  * family, layers(2), encoder(2), decoder(2), hidden(3), heads(2), kv_heads(1), head_dim(2),
@@ -123,6 +124,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(e.batch >= 1 && e.seq >= 1);
         FUZZ_CHECK((u128)e.blocks * e.block_bytes + e.base_bytes >= e.expected ||
                    e.base_bytes == 0);
+        {
+            /* the blocks hold no more than the block-related terms (a byte per block of
+               rounding aside: the share of a 64-bit overflow goes through double), so the
+               split counts nothing twice, and base + blocks is the expected total */
+            const int train = w.mode == VRAM_MODE_TRAIN;
+            u128 per_block = (u128)e.term[VRAM_TERM_WEIGHTS].expected +
+                             e.term[VRAM_TERM_GRADIENTS].expected +
+                             e.term[VRAM_TERM_OPTIMIZER].expected +
+                             e.term[VRAM_TERM_MASTER].expected +
+                             e.term[VRAM_TERM_KV_CACHE].expected +
+                             (train ? e.term[VRAM_TERM_ACTIVATIONS].expected : 0u);
+            u128 all_blocks = (u128)e.blocks * e.block_bytes;
+            if (e.blocks == 0) FUZZ_CHECK(e.block_bytes == 0 && e.base_bytes == e.expected);
+            FUZZ_CHECK(all_blocks <= per_block + e.blocks);
+            if (all_blocks <= e.expected) FUZZ_CHECK(e.base_bytes + all_blocks == e.expected);
+        }
         if (w.cpu) FUZZ_CHECK(e.term[VRAM_TERM_CUDA_CONTEXT].high == 0);
         if (w.mode != VRAM_MODE_TRAIN) FUZZ_CHECK(e.term[VRAM_TERM_GRADIENTS].high == 0);
 
