@@ -45,7 +45,10 @@ static void usage(FILE *out) {
         "Runs COMMAND once per strategy, in order, each time in a fresh child process (spawned,\n"
         "never forked, in a process group of its own, stdin from /dev/null), until one attempt\n"
         "succeeds. A crash, an out-of-memory error or a sticky CUDA error ends that attempt\n"
-        "only; the next strategy runs in a new process.\n"
+        "only; the next strategy runs in a new process. When an attempt ends, whatever it\n"
+        "left running is ended too: its process group, and processes that left the group\n"
+        "(setsid, daemons), which vramkit adopts as a subreaper (Linux), so none keeps GPU\n"
+        "memory from the next attempt.\n"
         "\n"
         "options:\n"
         "  --strategies LIST   comma-separated strategies to try in order, e.g. fp16,int8,cpu\n"
@@ -102,6 +105,8 @@ static void usage(FILE *out) {
         "source, cuda_code, exit_code, signal, signal_name (null when not applicable),\n"
         "seconds, timed_out, start_error, stderr_tail, stderr_bytes, stdout_tail, stdout_bytes\n"
         "(tails are the last 64 KiB; NULs and bytes that are not UTF-8 appear as '?'),\n"
+        "escaped (processes it left outside its process group, which vramkit ended; null\n"
+        "when they could not be listed),\n"
         "result (the VRAMKIT_RESULT object, or null), result_error (or null)}.\n"
         "\n"
         "exit codes: 0 an attempt succeeded, 1 every attempt failed (or the plan has no\n"
@@ -548,7 +553,14 @@ static int run_attempt(const opts *o, int k, attempt *a) {
     io.timeout_s = o->timeout_s;
     io.grace_s = o->grace_s;
     io.cancel = &interrupted;
+    /* processes the attempt leaves outside its group (daemons, setsid) would keep GPU memory
+       from the next attempt: adopt and end them (this command has no other children) */
+    io.reap_descendants = 1;
     vram_status st = vram_isolate_run(&io, &a->res);
+    if (st == VRAM_E_UNSUPPORTED) { /* no subreaper on this system: the group kill only */
+        io.reap_descendants = 0;
+        st = vram_isolate_run(&io, &a->res);
+    }
     if (st != VRAM_OK)
         return cli_error(VRAM_EXIT_ENV, CMD, "cannot run '%s': %s", a->argv[0], vram_status_str(st));
     vram_attempt_end end = vram_isolate_end(&a->res);
@@ -617,6 +629,9 @@ static int print_attempt_line(const opts *o, int k, const attempt *a) {
             free(t);
         }
     }
+    if (a->res.escaped > 0)
+        printf(" | ended %d process%s it left outside its process group", a->res.escaped,
+               a->res.escaped == 1 ? "" : "es");
     if (a->result) {
         char *j = cJSON_PrintUnformatted(a->result);
         char *t = j ? clean_text(j, strlen(j), TEXT_LINE_MAX, 0) : NULL;
@@ -729,6 +744,7 @@ static void json_attempt(cli_json *j, const attempt *a) {
     json_text(j, r->out.data ? r->out.data : "", r->out.len);
     cli_json_key(j, "stdout_bytes");
     cli_json_u64(j, r->out.total);
+    json_int_or_null(j, "escaped", r->escaped >= 0, r->escaped);
     cli_json_key(j, "result");
     if (a->result)
         json_value(j, a->result);

@@ -21,6 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
 #include <cjson/cJSON.h>
 
 extern char **environ;
@@ -423,6 +428,71 @@ static int poll_ms(double now, double until) {
     return (int)ms;
 }
 
+/* ---- descendants that left the child's process group (reap_descendants) ---------------- */
+
+/* At most this many rounds of killing (each kill reparents the victim's children here) and
+ * this many children looked at per round. */
+#define ISO_REAP_ROUNDS 64
+#define ISO_REAP_MAX 1024
+
+/* The pids of this process's children, from /proc/self/task/TID/children (one file per
+ * thread: an orphan goes to whichever thread adopts it). Returns how many (at most max),
+ * or -1 when the kernel offers no such file. */
+static int list_children(pid_t *pids, int max) {
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *de;
+    int n = 0, found_file = 0;
+    if (dir == NULL) return -1;
+    while ((de = readdir(dir)) != NULL && n < max) {
+        char path[64];
+        FILE *f;
+        long v;
+        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/children", de->d_name);
+        if ((f = fopen(path, "re")) == NULL) continue;
+        found_file = 1;
+        while (n < max && fscanf(f, "%ld", &v) == 1)
+            if (v > 0) pids[n++] = (pid_t)v;
+        fclose(f);
+    }
+    closedir(dir);
+    return found_file ? n : -1;
+}
+
+/* Kills and reaps every child this process has (after the attempt's own child was reaped,
+ * those are processes it left behind outside its group, reparented here by the subreaper
+ * flag), round after round until none is left. Returns how many were found, -1 when they
+ * cannot be listed. */
+static int reap_escaped(void) {
+    pid_t pids[ISO_REAP_MAX];
+    int found = 0;
+    for (int round = 0; round < ISO_REAP_ROUNDS; round++) {
+        int n = list_children(pids, ISO_REAP_MAX);
+        if (n < 0) return round == 0 ? -1 : found;
+        if (n == 0) break;
+        for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
+        for (int i = 0; i < n; i++) {
+            pid_t w;
+            do {
+                w = waitpid(pids[i], NULL, 0);
+            } while (w < 0 && errno == EINTR);
+            if (w == pids[i]) found++;
+        }
+    }
+    return found;
+}
+
+/* Makes this process a child subreaper (once; it stays for the life of the process). */
+static int become_subreaper(void) {
+#ifdef PR_SET_CHILD_SUBREAPER
+    static int done;
+    if (!done && prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) == 0) done = 1;
+    return done ? 0 : -1;
+#else
+    return -1;
+#endif
+}
+
 vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *res) {
     if (o == NULL || res == NULL) return VRAM_E_INVALID;
     memset(res, 0, sizeof *res);
@@ -436,6 +506,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
 #if !(defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29)))
     if (o->cwd) return VRAM_E_UNSUPPORTED;
 #endif
+    if (o->reap_descendants && become_subreaper() != 0) return VRAM_E_UNSUPPORTED;
     const char *prog = o->argv[0];
     double grace = o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S;
     double drain = o->drain_s > 0 ? o->drain_s : VRAM_ISOLATE_DEFAULT_DRAIN_S;
@@ -627,6 +698,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
             res->exit_code = -1;
         }
         if (res->sent_term) res->how = VRAM_ATTEMPT_TIMED_OUT;
+        if (o->reap_descendants) res->escaped = reap_escaped();
     }
 
 done:

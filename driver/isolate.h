@@ -46,6 +46,15 @@ typedef struct vram_isolate_opts {
      * stopped as on a timeout (SIGTERM, grace, SIGKILL) and the result says `cancelled`.
      * It is looked at at least every 100 ms. */
     const volatile sig_atomic_t *cancel;
+    /* 1: also end what the child leaves outside its process group (a grandchild that called
+     * setsid() or setpgid(), as daemons do, which the group kill misses and which may hold
+     * GPU memory). This process becomes a child subreaper (Linux prctl
+     * PR_SET_CHILD_SUBREAPER; process-wide, and it stays set), so such descendants are
+     * reparented here when their parent ends; once the child has been reaped, every child
+     * this process has is killed (SIGKILL) and reaped, round after round, and counted in
+     * `escaped`. Only for a process that has no other children while an attempt runs (the
+     * `vramkit try` command); VRAM_E_UNSUPPORTED where the flag cannot be set. */
+    int reap_descendants;
 } vram_isolate_opts;
 
 /* The last bytes a child wrote to one stream. */
@@ -71,6 +80,9 @@ typedef struct vram_isolate_result {
     int cancelled;           /* stopped because *opts->cancel was set (how == TIMED_OUT) */
     int leftovers;           /* the pipes were still held open after the child ended (by
                                 processes it left behind), so its group was killed early */
+    int escaped;             /* reap_descendants: processes it left outside its group, killed
+                                and reaped after it ended (-1: they could not be listed: no
+                                /proc/self/task/TID/children) */
     vram_isolate_stream out, err;
     /* The last `VRAMKIT_RESULT` line of stdout: its payload after the prefix and one blank,
      * without the line end; NUL-terminated; NULL when there was none. */

@@ -559,3 +559,42 @@ Test(cli_try, malformed_plans) {
         cli_result_free(&r);
     }
 }
+
+/* 1 while pid runs (a zombie does not count). */
+static int pid_alive(int pid) {
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* An attempt that leaves a process outside its group (setsid, and that one's child): try
+   ends both before the next attempt, says so, and counts them in JSON. */
+Test(cli_try, processes_that_left_the_group_are_ended) {
+    const char *args[] = {"try", "--strategies", "fp16", "--", VRAMKIT_CHILD, "escape", "2", NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "[1/1] fp16: success (exit 0)"), "%s", r.out);
+    cr_expect(strstr(r.out, " | ended 2 processes it left outside its process group"), "%s", r.out);
+    cli_result_free(&r);
+
+    const char *jargs[] = {"try", "--json", "--strategies", "fp16", "--", VRAMKIT_CHILD,
+                           "escape", NULL};
+    r = cli_run(jargs);
+    cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
+    cJSON *doc = parse_doc(&r);
+    const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
+    cr_assert_not_null(a);
+    cr_expect_eq(num_at(a, "escaped"), 1.0);
+    int g = 0;
+    const char *tail = str_at(a, "stdout_tail");
+    cr_assert(tail && sscanf(tail, "escaped %d", &g) == 1, "%s", tail ? tail : "(null)");
+    cr_expect(!pid_alive(g), "the escaped process %d still runs", g);
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+}

@@ -543,3 +543,47 @@ Test(isolate, parse_limits) {
     /* no room for the reason is allowed */
     cr_expect_eq(vram_isolate_parse_result("[", 1, &v, NULL, 0), VRAM_E_FORMAT);
 }
+
+/* A grandchild that leaves the process group (setsid) escapes the group kill. With
+   reap_descendants the runner adopts it and ends it (and what it started in turn); without,
+   it is left running, as documented. */
+static vram_isolate_result run_escape(const char *arg, int reap) {
+    const char *argv[] = {VRAMKIT_CHILD, "escape", arg, NULL};
+    vram_isolate_opts o;
+    memset(&o, 0, sizeof o);
+    o.argv = argv;
+    o.timeout_s = 10;
+    o.reap_descendants = reap;
+    vram_isolate_result r;
+    cr_assert_eq(vram_isolate_run(&o, &r), VRAM_OK);
+    cr_assert_eq(r.how, VRAM_ATTEMPT_EXITED);
+    cr_assert_eq(r.exit_code, 0);
+    cr_assert_not_null(r.out.data);
+    return r;
+}
+
+Test(isolate, reap_descendants_ends_what_left_the_group) {
+    int g = 0, gg = 0;
+    vram_isolate_result r = run_escape(NULL, 1);
+    cr_assert(sscanf(r.out.data, "escaped %d", &g) == 1, "%s", r.out.data);
+    cr_expect_eq(r.escaped, 1);
+    cr_expect(!alive(g), "the escaped grandchild %d still runs", g);
+    vram_isolate_result_free(&r);
+    /* the escaped grandchild's own child is reparented here when it dies: the next round */
+    r = run_escape("2", 1);
+    cr_assert(sscanf(r.out.data, "escaped %d %d", &g, &gg) == 2, "%s", r.out.data);
+    cr_expect_eq(r.escaped, 2);
+    cr_expect(!alive(g) && !alive(gg), "left running: %d %d", g, gg);
+    vram_isolate_result_free(&r);
+    assert_no_children();
+}
+
+Test(isolate, without_reap_descendants_an_escaped_grandchild_survives) {
+    int g = 0;
+    vram_isolate_result r = run_escape(NULL, 0);
+    cr_assert(sscanf(r.out.data, "escaped %d", &g) == 1, "%s", r.out.data);
+    cr_expect_eq(r.escaped, 0);
+    cr_expect(alive(g), "the group kill does not reach a process in another session");
+    kill(g, SIGKILL);
+    vram_isolate_result_free(&r);
+}

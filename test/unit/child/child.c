@@ -17,6 +17,10 @@
  *   grandchild          forks a grandchild that keeps stdout/stderr open and sleeps 60 s,
  *                       prints "grandchild PID" on stdout, and exits 0 at once
  *   grandchild-closed   same, but the grandchild closes its stdout/stderr first
+ *   escape [2]          forks a grandchild that leaves the process group (setsid), with "2"
+ *                       forks a great-grandchild from there too; the grandchild prints
+ *                       "escaped PID [PID2]" on stdout, both close stdout/stderr and sleep
+ *                       60 s; the child exits 0 at once
  *   flood [MB]          writes MB (default 100) MiB to stderr, ends with "flood done\n", exits 0
  *   flood-out [MB]      the same to stdout
  *   close-stdout        closes stdout and stderr at once, sleeps 0.2 s, exits 0
@@ -105,6 +109,28 @@ static void grandchild(int close_them) {
     say(1, buf);
 }
 
+static void escape(int twice) {
+    if (fork() != 0) return; /* the child: done */
+    setsid();
+    pid_t gg = -1;
+    if (twice && (gg = fork()) == 0) {
+        close(1);
+        close(2);
+        nap(60);
+        _exit(0);
+    }
+    char buf[64];
+    if (twice)
+        snprintf(buf, sizeof buf, "escaped %d %d\n", (int)getpid(), (int)gg);
+    else
+        snprintf(buf, sizeof buf, "escaped %d\n", (int)getpid());
+    say(1, buf);
+    close(1);
+    close(2);
+    nap(60);
+    _exit(0);
+}
+
 static void on_term(int sig) {
     (void)sig;
     say(1, "got SIGTERM\n");
@@ -167,6 +193,9 @@ int main(int argc, char **argv) {
         return 0;
     } else if (strcmp(mode, "grandchild") == 0 || strcmp(mode, "grandchild-closed") == 0) {
         grandchild(strcmp(mode, "grandchild-closed") == 0);
+        return 0;
+    } else if (strcmp(mode, "escape") == 0) {
+        escape(arg != NULL && strcmp(arg, "2") == 0);
         return 0;
     } else if (strcmp(mode, "flood") == 0) {
         flood(2, arg ? atof(arg) : 100);
