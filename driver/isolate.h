@@ -95,7 +95,8 @@ typedef struct vram_isolate_result {
  * Guarantees: VRAM_OK with *res filled whenever the command was tried, including when it
  * could not be started (how == NOT_STARTED, with errno and its text); VRAM_E_INVALID for
  * bad options (no argv[0], a negative or non-finite time, an env entry without NAME=);
- * VRAM_E_UNSUPPORTED for `cwd` where the C library cannot change directory in posix_spawn.
+ * VRAM_E_UNSUPPORTED for `cwd` where the C library cannot change directory in posix_spawn,
+ * and for reap_descendants where this process cannot become a child subreaper.
  * The child runs in its own process group; when it ends, anything left in that group is
  * killed. No descriptor opened here stays open, and the child is always reaped. Requires
  * SIGCHLD not to be ignored (else the kernel reaps the child and its status is lost). Free
