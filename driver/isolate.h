@@ -80,9 +80,9 @@ typedef struct vram_isolate_result {
     int cancelled;           /* stopped because *opts->cancel was set (how == TIMED_OUT) */
     int leftovers;           /* the pipes were still held open after the child ended (by
                                 processes it left behind), so its group was killed early */
-    int escaped;             /* reap_descendants: processes it left outside its group, killed
-                                and reaped after it ended (-1: they could not be listed: no
-                                /proc/self/task/TID/children) */
+    int escaped;             /* reap_descendants: processes it left outside its group, found
+                                after it ended, killed if still running, and reaped (-1: they
+                                could not be listed: no /proc/self/task/TID/children) */
     vram_isolate_stream out, err;
     /* The last `VRAMKIT_RESULT` line of stdout: its payload after the prefix and one blank,
      * without the line end; NUL-terminated; NULL when there was none. */
