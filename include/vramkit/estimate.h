@@ -418,6 +418,29 @@ VRAM_DEF vram_term vram__term(uint64_t low, uint64_t expected, uint64_t high, vr
     return t;
 }
 
+/* Why vram_estimate_model refuses a model and workload (its VRAM_E_INVALID), as an id the
+ * caller puts in its own words: X(id, name). When several apply, the first in this order. */
+#define VRAM_REFUSAL_LIST(X)                                                                   \
+    X(VRAM_REFUSAL_NONE, "none")                     /* accepted */                            \
+    X(VRAM_REFUSAL_WORKLOAD, "workload")             /* a workload value out of range: mode,   \
+                                                        optimizer, LoRA targets, an unknown or \
+                                                        integer weight format, a compute       \
+                                                        format other than f32, f16, bf16 */    \
+    X(VRAM_REFUSAL_LORA_NEEDS_ARCH, "lora_needs_arch") /* LoRA without architecture numbers */ \
+    X(VRAM_REFUSAL_NO_MODEL, "no_model")             /* neither architecture numbers nor a     \
+                                                        tensor list */                         \
+    X(VRAM_REFUSAL_ARCH, "arch")                     /* architecture numbers out of range */   \
+    X(VRAM_REFUSAL_LORA_NOT_TRAINING, "lora_not_training") /* LoRA for inference */           \
+    X(VRAM_REFUSAL_QUANTISED_TRAINING, "quantised_training") /* training quantised weights     \
+                                                                without LoRA */
+
+typedef enum vram_refusal {
+#define VRAM__REFUSAL_ENUM(id, name) id,
+    VRAM_REFUSAL_LIST(VRAM__REFUSAL_ENUM)
+#undef VRAM__REFUSAL_ENUM
+    VRAM_REFUSAL_COUNT
+} vram_refusal;
+
 /* ---- vram_estimate_model's steps ----------------------------------------------------
  * vram_estimate_model runs the steps below in order; they are apart so that the prover
  * (test/proof/proof_estimate.c) handles one at a time, each step's contract stating what the
@@ -900,9 +923,11 @@ VRAM_DEF uint64_t vram__est_block_bytes(vram__acc *acc, vram__est_in in, vram__e
 
 /* vram_estimate_model's checks, then its defaults and the model's sizes: status VRAM_OK
  * with pc (the arch's parameter count, zeros without an arch) and in filled, else
- * VRAM_E_INVALID (see vram_estimate_model). Returned by value, for the prover. */
+ * VRAM_E_INVALID with the first refusal that applies (VRAM_REFUSAL_LIST's order).
+ * Returned by value, for the prover. */
 typedef struct vram__est_prep {
     vram_status status;
+    vram_refusal refusal;
     vram_param_count pc;
     vram__est_in in;
 } vram__est_prep;
@@ -910,6 +935,8 @@ typedef struct vram__est_prep {
 /*@ requires \valid_read(m) && \valid_read(w);
     assigns \nothing;
     ensures \result.status == VRAM_OK || \result.status == VRAM_E_INVALID;
+    ensures \result.status == VRAM_OK <==> \result.refusal == VRAM_REFUSAL_NONE;
+    ensures VRAM_REFUSAL_NONE <= \result.refusal < VRAM_REFUSAL_COUNT;
     ensures \result.status == VRAM_OK ==>
             \result.in.q <= VRAM_ARCH_MAX_WIDTH && \result.in.kv <= \result.in.q &&
             \result.in.c <= 4294967295;
@@ -925,18 +952,23 @@ VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, const vram_worklo
     vram__est_prep r;
     vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     r.status = VRAM_E_INVALID;
+    r.refusal = VRAM_REFUSAL_WORKLOAD;
     r.pc = pc;
     r.in = none;
     if (vram__est_check(w) != VRAM_OK) return r;
-    if (have_arch) {
-        if (vram_arch_params(&m->arch, &pc) != VRAM_OK) return r;
-    } else if (!have_stats) {
-        return r;
-    }
-    if (rank != 0 && (!train || !have_arch)) return r;
+    r.refusal = VRAM_REFUSAL_LORA_NEEDS_ARCH;
+    if (rank != 0 && !have_arch) return r;
+    r.refusal = VRAM_REFUSAL_NO_MODEL;
+    if (!have_arch && !have_stats) return r;
+    r.refusal = VRAM_REFUSAL_ARCH;
+    if (have_arch && vram_arch_params(&m->arch, &pc) != VRAM_OK) return r;
+    r.refusal = VRAM_REFUSAL_LORA_NOT_TRAINING;
+    if (rank != 0 && !train) return r;
     r.pc = pc;
     r.in = vram__est_resolve(m, w, pc, have_arch, have_stats);
+    r.refusal = VRAM_REFUSAL_QUANTISED_TRAINING;
     if (train && vram__matrix_only(r.in.format) && rank == 0) return r;
+    r.refusal = VRAM_REFUSAL_NONE;
     r.status = VRAM_OK;
     return r;
 }
@@ -1040,6 +1072,30 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     if (acc.overflow) return VRAM_E_OVERFLOW;
     *out = e;
     return VRAM_OK;
+}
+
+/* Why vram_estimate_model refuses m under w: VRAM_REFUSAL_NONE when it accepts them (it may
+ * still answer VRAM_E_OVERFLOW), else the first refusal of VRAM_REFUSAL_LIST that applies,
+ * so the caller can say which input to change instead of guessing from VRAM_E_INVALID. */
+/*@ requires \valid_read(m) && \valid_read(w);
+    assigns \nothing;
+    ensures VRAM_REFUSAL_NONE <= \result < VRAM_REFUSAL_COUNT; */
+VRAM_DEF vram_refusal vram_estimate_refusal(const vram_model *m, const vram_workload *w) {
+    return vram__est_prepare(m, w).refusal;
+}
+
+/* Name of a refusal ("lora_not_training"); NULL when out of range. */
+/*@ assigns \nothing; */
+VRAM_DEF const char *vram_refusal_name(vram_refusal r) {
+    switch (r) {
+#define VRAM__REFUSAL_NAME(id, name) \
+    case id:                         \
+        return name;
+        VRAM_REFUSAL_LIST(VRAM__REFUSAL_NAME)
+#undef VRAM__REFUSAL_NAME
+    default:
+        return NULL;
+    }
 }
 
 /* ---- presets and the recommendation (user-report 002) ---------------------------- */

@@ -256,6 +256,40 @@ VRAM_DEF vram_device_setting vram_setting_resolve(vram_device_setting component,
     return r;
 }
 
+/* The 16-bit format of a component that may land on any GPU of d: bf16 when d has a GPU and
+ * every GPU computes in bf16 (compute capability >= 8.0), else fp16. (A single model's chain
+ * looks at its best GPU only: strategy.h.) */
+/*@ requires \valid_read(d) && 0 <= d->gpus <= VRAM_PLAN_MAX_GPUS;
+    assigns \nothing;
+    ensures \result == VRAM_DTYPE_BF16 || \result == VRAM_DTYPE_F16; */
+VRAM_DEF vram_dtype vram_place_format16(const vram_devices *d) {
+    int i;
+    if (d->gpus == 0) return VRAM_DTYPE_F16;
+    for (i = 0; i < d->gpus; i++)
+        if (!vram_devices_bf16(d, i)) return VRAM_DTYPE_F16;
+    return VRAM_DTYPE_BF16;
+}
+
+/* The two workloads a component is estimated under, from the service's workload w: on a GPU
+ * (w's weight format, or vram_place_format16(d) when w leaves it at NONE; cpu = 0) and on the
+ * host (fp32 weights, the estimator's default compute, cpu = 1). Feed the two estimates to
+ * vram_component_from_estimates. Requires: w, d, gpu, cpu valid. */
+/*@ requires \valid_read(w) && \valid_read(d) && 0 <= d->gpus <= VRAM_PLAN_MAX_GPUS;
+    requires \valid(gpu) && \valid(cpu) && \separated(gpu, cpu);
+    assigns *gpu, *cpu;
+    ensures gpu->format != VRAM_DTYPE_NONE && gpu->cpu == 0;
+    ensures cpu->format == VRAM_DTYPE_F32 && cpu->compute == VRAM_DTYPE_NONE && cpu->cpu == 1; */
+VRAM_DEF void vram_component_workloads(const vram_workload *w, const vram_devices *d,
+                                       vram_workload *gpu, vram_workload *cpu) {
+    *gpu = *w;
+    *cpu = *w;
+    if (gpu->format == VRAM_DTYPE_NONE) gpu->format = vram_place_format16(d);
+    gpu->cpu = 0;
+    cpu->format = VRAM_DTYPE_F32;
+    cpu->compute = VRAM_DTYPE_NONE;
+    cpu->cpu = 1;
+}
+
 /* A component's bytes from two estimates of its model: on a GPU (gpu_bytes = expected less
  * the cuda_context and workspace terms, which the placement pays once per GPU) and on the
  * host (cpu_bytes = expected of an estimate with vram_workload.cpu set). The setting is

@@ -16,6 +16,7 @@
 #include "estimate.h"
 #include "strategy.h"
 #include "place.h"
+#include "plan.h"
 #include "diagnose.h"
 #include "monitor.h"
 

@@ -607,3 +607,89 @@ Test(estimate, block_share_of_a_70b_model_is_exact_beyond_64_bits) {
               (unsigned long long)share, (unsigned long long)exact);
     check_ranges(&e);
 }
+
+/* ---- why the estimator refuses: one case per refusal, and the order when several apply */
+
+Test(estimate, refusal_names_the_first_rule_that_applies) {
+    vram_model m = tiny(VRAM_DTYPE_F16), none, stats;
+    vram_workload w = {0};
+    vram_estimate e;
+    memset(&none, 0, sizeof none);
+    stats = none;
+    stats.stats.tensors = 3;
+    stats.stats.params = 100;
+    stats.stats.bytes = 200;
+    stats.dtype = VRAM_DTYPE_F16;
+
+    cr_expect_eq(vram_estimate_refusal(&m, &w), VRAM_REFUSAL_NONE);
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
+
+    w.mode = (vram_mode)7;
+    cr_expect_eq(vram_estimate_refusal(&m, &w), VRAM_REFUSAL_WORKLOAD);
+    w.mode = VRAM_MODE_INFER;
+    w.compute = VRAM_DTYPE_INT8;
+    cr_expect_eq(vram_estimate_refusal(&m, &w), VRAM_REFUSAL_WORKLOAD);
+    w.compute = VRAM_DTYPE_NONE;
+
+    /* LoRA on a tensor list without architecture numbers: the arch is what is missing,
+       even for inference (both rules apply; the first in the list wins) */
+    w.lora_rank = 8;
+    cr_expect_eq(vram_estimate_refusal(&stats, &w), VRAM_REFUSAL_LORA_NEEDS_ARCH);
+    cr_expect_eq(vram_estimate_refusal(&none, &w), VRAM_REFUSAL_LORA_NEEDS_ARCH);
+    cr_expect_eq(vram_estimate_refusal(&m, &w), VRAM_REFUSAL_LORA_NOT_TRAINING);
+    w.lora_rank = 0;
+
+    cr_expect_eq(vram_estimate_refusal(&none, &w), VRAM_REFUSAL_NO_MODEL);
+    cr_expect_eq(vram_estimate_refusal(&stats, &w), VRAM_REFUSAL_NONE);
+
+    vram_model bad = m;
+    bad.arch.heads = 3; /* 8 is not a multiple of 3 */
+    cr_expect_eq(vram_estimate_refusal(&bad, &w), VRAM_REFUSAL_ARCH);
+
+    w.mode = VRAM_MODE_TRAIN;
+    w.format = VRAM_DTYPE_NF4;
+    cr_expect_eq(vram_estimate_refusal(&m, &w), VRAM_REFUSAL_QUANTISED_TRAINING);
+    w.lora_rank = 16;
+    cr_expect_eq(vram_estimate_refusal(&m, &w), VRAM_REFUSAL_NONE);
+}
+
+/* The refusal and the estimator agree on every combination of the inputs that decide it. */
+Test(estimate, refusal_is_none_exactly_when_the_estimate_is_accepted) {
+    vram_model models[3];
+    const vram_dtype formats[] = {VRAM_DTYPE_NONE, VRAM_DTYPE_F16, VRAM_DTYPE_INT8,
+                                  VRAM_DTYPE_NF4, VRAM_DTYPE_I32};
+    models[0] = tiny(VRAM_DTYPE_BF16);
+    memset(&models[1], 0, sizeof models[1]);
+    models[2] = models[1];
+    models[2].stats.tensors = 2;
+    models[2].stats.params = 10;
+    models[2].stats.bytes = 20;
+    int refused = 0, accepted = 0;
+    for (int mi = 0; mi < 3; mi++)
+        for (int mode = 0; mode < 3; mode++)
+            for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+                for (int rank = 0; rank < 2; rank++) {
+                    vram_workload w = {0};
+                    vram_estimate e;
+                    w.mode = (vram_mode)mode;
+                    w.format = formats[f];
+                    w.lora_rank = rank ? 4u : 0u;
+                    vram_status st = vram_estimate_model(&models[mi], &w, &e);
+                    vram_refusal r = vram_estimate_refusal(&models[mi], &w);
+                    cr_expect_eq(st == VRAM_OK, r == VRAM_REFUSAL_NONE,
+                                 "model %d mode %d format %zu rank %d: %s but %s", mi, mode, f,
+                                 rank, vram_status_str(st), vram_refusal_name(r));
+                    if (st == VRAM_E_INVALID) refused++;
+                    if (st == VRAM_OK) accepted++;
+                }
+    cr_expect_gt(refused, 0);
+    cr_expect_gt(accepted, 0);
+}
+
+Test(estimate, refusal_names) {
+    for (int r = 0; r < VRAM_REFUSAL_COUNT; r++)
+        cr_expect_not_null(vram_refusal_name((vram_refusal)r), "refusal %d", r);
+    cr_expect_str_eq(vram_refusal_name(VRAM_REFUSAL_LORA_NOT_TRAINING), "lora_not_training");
+    cr_expect_null(vram_refusal_name(VRAM_REFUSAL_COUNT));
+    cr_expect_null(vram_refusal_name((vram_refusal)-1));
+}

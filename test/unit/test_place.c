@@ -617,3 +617,46 @@ Test(place, component_from_estimates) {
     cr_assert_eq(vram_component_from_estimates(&eg, NULL, &c), VRAM_E_INVALID);
     cr_assert_eq(vram_component_from_estimates(&eg, &ec, NULL), VRAM_E_INVALID);
 }
+
+/* ---- the workloads a component is estimated under --------------------------------- */
+
+Test(place, format16_is_bf16_only_when_every_gpu_has_it) {
+    vram_devices d;
+    memset(&d, 0, sizeof d);
+    cr_expect_eq(vram_place_format16(&d), VRAM_DTYPE_F16, "no GPU");
+    d.gpus = 2;
+    d.gpu[0].cc_major = 8;
+    d.gpu[1].cc_major = 9;
+    cr_expect_eq(vram_place_format16(&d), VRAM_DTYPE_BF16);
+    d.gpu[1].cc_major = 7;
+    d.gpu[1].cc_minor = 5;
+    cr_expect_eq(vram_place_format16(&d), VRAM_DTYPE_F16, "a Turing card among Ampere ones");
+    d.gpu[1].cc_major = 0; /* unknown counts as < 8.0 */
+    cr_expect_eq(vram_place_format16(&d), VRAM_DTYPE_F16);
+}
+
+Test(place, component_workloads_on_a_gpu_and_on_the_host) {
+    vram_devices d;
+    vram_workload w = {0}, g, c;
+    memset(&d, 0, sizeof d);
+    d.gpus = 1;
+    d.gpu[0].cc_major = 9;
+    w.mode = VRAM_MODE_TRAIN;
+    w.batch = 4;
+    w.compute = VRAM_DTYPE_F16;
+    w.cpu = 1; /* ignored: each side sets its own */
+    vram_component_workloads(&w, &d, &g, &c);
+    cr_expect_eq(g.format, VRAM_DTYPE_BF16);
+    cr_expect_eq(g.compute, VRAM_DTYPE_F16, "a compute format given stays");
+    cr_expect_eq(g.cpu, 0);
+    cr_expect_eq(g.batch, 4);
+    cr_expect_eq(g.mode, VRAM_MODE_TRAIN);
+    cr_expect_eq(c.format, VRAM_DTYPE_F32);
+    cr_expect_eq(c.compute, VRAM_DTYPE_NONE);
+    cr_expect_eq(c.cpu, 1);
+    cr_expect_eq(c.batch, 4);
+    w.format = VRAM_DTYPE_INT8;
+    vram_component_workloads(&w, &d, &g, &c);
+    cr_expect_eq(g.format, VRAM_DTYPE_INT8, "a weight format given stays on the GPU");
+    cr_expect_eq(c.format, VRAM_DTYPE_F32, "and the host is fp32 whatever was given");
+}
