@@ -70,13 +70,6 @@ int cmd_try(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
-/* The plan of one model as `vramkit plan --model MODEL --save` writes it (driver/cmd_plan.c):
- * on `gpus` (ngpu of them; 0: none), the default workload. Returns 0 with *doc owned by the
- * caller, or an exit code after printing the error. */
-struct cJSON;
-struct cli_gpu;
-int cli_plan_model_doc(const char *model, const struct cli_gpu *gpus, int ngpu,
-                       struct cJSON **doc);
 int cmd_doctor(int argc, char **argv);
 int cmd_probe_child(int argc, char **argv); /* hidden `__probe`: driver/probe.h */
 int cmd_watch(int argc, char **argv);

@@ -8,50 +8,16 @@
 #include <sys/stat.h>
 
 #include "builtin_models.h"
-#include "cuda_device.h"
-#include "snapshot.h"
-#include "model_read.h"
+#include "plan/workload.h"
 
 /* ---- finding a model ------------------------------------------------------------- */
 
 int cli_model_resolve(const char *cmd, const char *arg, cli_model *out) {
-    const vram_builtin_model *b;
-    struct stat st;
-    char err[1024];
-    vram_status s;
-    memset(out, 0, sizeof *out);
-    if (arg == NULL || arg[0] == '\0') return cli_usage_error(cmd, "MODEL: empty name");
-    snprintf(out->label, sizeof out->label, "%s", arg);
-    b = vram_builtin_find(arg);
-    if (b != NULL) {
-        vram_builtin_to_model(b, &out->model);
-        snprintf(out->label, sizeof out->label, "%s", b->name);
-        snprintf(out->source, sizeof out->source, "built-in");
-        snprintf(out->hf_id, sizeof out->hf_id, "%s", b->hf_id);
-        return 0;
-    }
-    if (stat(arg, &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return cli_usage_error(cmd,
-                                   "%s: not a built-in model and no such file or directory "
-                                   "(built-ins: vramkit estimate --list-models)",
-                                   arg);
-        return cli_error(VRAM_EXIT_ENV, cmd, "%s: %s", arg, strerror(errno));
-    }
-    err[0] = '\0';
-    s = vram_read_path(arg, &out->model, err, sizeof err);
-    if (s != VRAM_OK) {
-        int code = s == VRAM_E_IO || s == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE;
-        return cli_error(code, cmd, "%s", err[0] ? err : vram_status_str(s));
-    }
-    snprintf(out->note, sizeof out->note, "%s", err);
-    if (S_ISDIR(st.st_mode))
-        snprintf(out->source, sizeof out->source, "directory");
-    else if (out->model.stats.tensors == 0)
-        snprintf(out->source, sizeof out->source, "config.json");
-    else
-        snprintf(out->source, sizeof out->source, "file");
-    return 0;
+    char err[1200];
+    vram_status st = vram_model_find(arg, out, err, sizeof err);
+    if (st == VRAM_OK) return 0;
+    return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, cmd,
+                     "%s", err);
 }
 
 void cli_model_list(FILE *out) {
@@ -89,121 +55,15 @@ const char cli_workload_help[] =
     "                         quantised) weights\n"
     "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n";
 
-static int parse_u64_opt(const char *cmd, const char *name, const char *text, uint64_t max,
-                         uint64_t *out) {
-    if (cli_parse_u64(text, max, out) != 0 || *out == 0)
-        return cli_usage_error(cmd, "--%s: '%s' is not a whole number from 1 to %llu", name,
-                               text, (unsigned long long)max);
-    return 0;
-}
-
 int cli_parse_format(const char *text, vram_dtype *out) {
-    static const struct {
-        const char *alias;
-        vram_dtype t;
-    } aliases[] = {{"fp32", VRAM_DTYPE_F32},       {"float32", VRAM_DTYPE_F32},
-                   {"fp16", VRAM_DTYPE_F16},       {"float16", VRAM_DTYPE_F16},
-                   {"half", VRAM_DTYPE_F16},       {"bfloat16", VRAM_DTYPE_BF16},
-                   {"int4", VRAM_DTYPE_NF4},       {"int4_double", VRAM_DTYPE_NF4_DQ},
-                   {"fp8", VRAM_DTYPE_F8_E4M3}};
-    if (text == NULL || text[0] == '\0') return -1;
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
-        if (strcasecmp(text, aliases[i].alias) == 0) {
-            *out = aliases[i].t;
-            return 0;
-        }
-    }
-    return vram_dtype_from_name(text, strlen(text), out) == VRAM_OK ? 0 : -1;
+    return vram_wl_format(text, out) == VRAM_OK ? 0 : -1;
 }
 
 int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w) {
-    vram_dtype t;
-    switch (code) {
-    case CLI_WL_MODE:
-        if (strcmp(arg, "infer") == 0 || strcmp(arg, "inference") == 0)
-            w->mode = VRAM_MODE_INFER;
-        else if (strcmp(arg, "train") == 0 || strcmp(arg, "training") == 0)
-            w->mode = VRAM_MODE_TRAIN;
-        else
-            return cli_usage_error(cmd, "--mode: '%s' is not infer or train", arg);
-        return 0;
-    case CLI_WL_FORMAT: {
-        vram_dtype_layout l;
-        if (cli_parse_format(arg, &t) != 0 || vram_dtype_get(t, &l) != VRAM_OK ||
-            l.kind == VRAM_DTYPE_INT)
-            return cli_usage_error(cmd,
-                                   "--format: '%s' is not a weight format (fp32, fp16, bf16, "
-                                   "int8, int4, int4_double, fp4, q4_k, ...)",
-                                   arg);
-        w->format = t;
-        return 0;
-    }
-    case CLI_WL_COMPUTE:
-        if (cli_parse_format(arg, &t) != 0 ||
-            (t != VRAM_DTYPE_F32 && t != VRAM_DTYPE_F16 && t != VRAM_DTYPE_BF16))
-            return cli_usage_error(cmd, "--compute: '%s' is not f32, f16 or bf16", arg);
-        w->compute = t;
-        return 0;
-    case CLI_WL_BATCH:
-        return parse_u64_opt(cmd, "batch", arg, 1000000000u, &w->batch);
-    case CLI_WL_SEQ:
-        return parse_u64_opt(cmd, "seq", arg, 1000000000u, &w->seq);
-    case CLI_WL_SRC:
-        return parse_u64_opt(cmd, "src-len", arg, 1000000000u, &w->src_len);
-    case CLI_WL_TGT:
-        return parse_u64_opt(cmd, "tgt-len", arg, 1000000000u, &w->tgt_len);
-    case CLI_WL_OPTIMIZER:
-        if (strcmp(arg, "adamw") == 0 || strcmp(arg, "adam") == 0)
-            w->optimizer = VRAM_OPT_ADAMW;
-        else if (strcmp(arg, "sgd-momentum") == 0 || strcmp(arg, "sgd_momentum") == 0)
-            w->optimizer = VRAM_OPT_SGD_MOMENTUM;
-        else if (strcmp(arg, "sgd") == 0)
-            w->optimizer = VRAM_OPT_SGD;
-        else if (strcmp(arg, "adam8bit") == 0 || strcmp(arg, "adam-8bit") == 0)
-            w->optimizer = VRAM_OPT_ADAM_8BIT;
-        else
-            return cli_usage_error(cmd,
-                                   "--optimizer: '%s' is not adamw, adam, sgd-momentum, sgd "
-                                   "or adam8bit",
-                                   arg);
-        return 0;
-    case CLI_WL_CHECKPOINTING:
-        w->checkpointing = 1;
-        return 0;
-    case CLI_WL_FLASH:
-        w->flash_attention = 1;
-        return 0;
-    case CLI_WL_GRAD_ACCUM:
-        return parse_u64_opt(cmd, "grad-accum", arg, 1000000u, &w->grad_accum);
-    case CLI_WL_LORA_RANK:
-        return parse_u64_opt(cmd, "lora-rank", arg, 65536u, &w->lora_rank);
-    case CLI_WL_LORA_TARGETS: {
-        char buf[128];
-        uint32_t t2 = 0;
-        if (strlen(arg) >= sizeof buf || arg[0] == '\0')
-            return cli_usage_error(cmd, "--lora-targets: '%s' is not a list of q,k,v,o,mlp",
-                                   arg);
-        snprintf(buf, sizeof buf, "%s", arg);
-        for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-             tok = strtok_r(NULL, ",", &save)) {
-            if (strcmp(tok, "q") == 0) t2 |= VRAM_LORA_Q;
-            else if (strcmp(tok, "k") == 0) t2 |= VRAM_LORA_K;
-            else if (strcmp(tok, "v") == 0) t2 |= VRAM_LORA_V;
-            else if (strcmp(tok, "o") == 0) t2 |= VRAM_LORA_O;
-            else if (strcmp(tok, "mlp") == 0) t2 |= VRAM_LORA_MLP;
-            else if (strcmp(tok, "all") == 0) t2 |= VRAM_LORA_ALL;
-            else
-                return cli_usage_error(cmd, "--lora-targets: '%s' is not one of q, k, v, o, "
-                                            "mlp, all", tok);
-        }
-        if (t2 == 0 || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,") || arg[0] == ',')
-            return cli_usage_error(cmd, "--lora-targets: '%s' has an empty item", arg);
-        w->lora_targets = t2;
-        return 0;
-    }
-    default:
-        return cli_usage_error(cmd, "internal: unknown workload option %d", code);
-    }
+    char err[512];
+    if (vram_wl_apply(w, (vram_wl_option)code, arg, err, sizeof err) != VRAM_OK)
+        return cli_usage_error(cmd, "%s", err);
+    return 0;
 }
 
 /* ---- --assume-gpu -------------------------------------------------------------------- */
@@ -267,18 +127,6 @@ int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out) {
         return cli_usage_error(cmd, "--assume-gpu: '%s': free is more than the GPU's size", text);
     out->free = have_free ? freeb : out->total - used;
     return 0;
-}
-
-uint64_t cli_host_available(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    if (f == NULL) return 0;
-    while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
-    }
-    fclose(f);
-    return (uint64_t)kb * 1024u;
 }
 
 /* ---- printing ------------------------------------------------------------------------ */
@@ -465,33 +313,3 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
     cli_json_end_object(j);
 }
 
-int cli_detect_gpus(cli_gpu *out, int max, char *why, size_t cap) {
-    vram_device_ops ops;
-    vram_device_snapshot *snap;
-    int n = 0;
-    if (cap) why[0] = '\0';
-    if (vram_cuda_ops(&ops) != VRAM_OK) {
-        snprintf(why, cap, "this vramkit was built without CUDA");
-        return 0;
-    }
-    snap = calloc(1, sizeof *snap);
-    if (snap == NULL) {
-        snprintf(why, cap, "out of memory");
-        return 0;
-    }
-    vram_status st = vram_snapshot_take(&ops, snap);
-    for (int d = 0; d < snap->device_count && n < max; d++) {
-        const vram_device_info *di = &snap->devices[d];
-        if (di->total_bytes == 0) break; /* keep indices: GPU n is cuda:n */
-        out[n].total = di->total_bytes;
-        out[n].free = di->free_bytes <= di->total_bytes ? di->free_bytes : di->total_bytes;
-        out[n].cc_major = di->cc_major;
-        out[n].cc_minor = di->cc_minor;
-        n++;
-    }
-    if (n == 0)
-        snprintf(why, cap, "%s", st == VRAM_OK ? "no GPU found" : vram_status_str(st));
-    vram_cuda_release();
-    free(snap);
-    return n;
-}

@@ -9,17 +9,13 @@
 #include <stdio.h>
 
 #include <vramkit/estimate.h>
+#include <vramkit/strategy.h>
 
 #include "cli.h"
+#include "models/model_find.h"
 
-/* A model found by cli_model_resolve. */
-typedef struct cli_model {
-    vram_model model;
-    char label[512];   /* what the user named: the preset's name or the path */
-    char source[64];   /* "built-in", "safetensors", "gguf", "config.json", "directory" */
-    char hf_id[128];   /* built-ins: the Hugging Face id; else "" */
-    char note[1024];   /* a reader's note (e.g. an architecture it does not model), or "" */
-} cli_model;
+/* A model found by cli_model_resolve (driver/models/model_find.h). */
+typedef vram_model_ref cli_model;
 
 /* Find MODEL: a built-in name or Hugging Face id (see `vramkit plan --list-models`), else
  * a path (file or directory) read without loading weights. Returns 0, or an exit code
@@ -77,25 +73,12 @@ int cli_parse_format(const char *text, vram_dtype *out);
 
 /* A GPU described on the command line: `--assume-gpu SIZE[,used=SIZE|,free=SIZE][,cc=M.m]`
  * e.g. "8GiB,used=4.7GB,cc=8.9". */
-typedef struct cli_gpu {
-    uint64_t total, free;
-    int cc_major, cc_minor; /* 0.0 when not given */
-} cli_gpu;
-#define CLI_MAX_GPUS 16
+typedef vram_gpu_budget cli_gpu;
+#define CLI_MAX_GPUS VRAM_PLAN_MAX_GPUS
 
 /* Parse one spec. Returns 0, or 2 after printing an error line naming the spec and what is
  * wrong with it (bad size, used > total, unknown key, bad cc). */
 int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out);
-
-/* The GPUs of this machine, read through the CUDA backend (driver/cuda_device.h): total,
- * free (what other tenants hold is already out) and compute capability of each, at most
- * `max`; the contexts made for reading are released before it returns. Returns how many
- * (0: none, with the reason in `why`: no NVIDIA driver, no GPU, a build without CUDA, ...).
- * Never fails otherwise; prints nothing. */
-int cli_detect_gpus(cli_gpu *out, int max, char *why, size_t cap);
-
-/* The host's available memory (MemAvailable of /proc/meminfo), 0 when unknown. */
-uint64_t cli_host_available(void);
 
 /* Human text of a workload ("inference, batch 1, sequence 512, weights f16, compute f16"). */
 void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_estimate *e,

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "cli_model.h"
+#include "snapshot.h"
 
 #define CMD "estimate"
 
@@ -80,7 +81,9 @@ int cmd_estimate(int argc, char **argv) {
     cli_gpu gpus[CLI_MAX_GPUS];
     int ngpu = 0, json = 0, c, rc, best = -1, detected = 0;
     char no_gpu[128] = "";
-    uint64_t margin = 256u * VRAM_MIB, budget = 0, host;
+    uint64_t margin = VRAM_PLAN_DEFAULT_MARGIN, budget = 0, host;
+    int margin_given = 0;
+    vram_devices dev;
     const char *model_arg = NULL;
     cli_model *m;
     vram_estimate e;
@@ -105,6 +108,7 @@ int cmd_estimate(int argc, char **argv) {
         case OPT_MARGIN:
             if (cli_parse_size(optarg, &margin) != 0)
                 return cli_usage_error(CMD, "--margin: '%s' is not a size", optarg);
+            margin_given = 1;
             break;
         case OPT_ASSUME_GPU:
             if (ngpu == CLI_MAX_GPUS)
@@ -140,40 +144,50 @@ int cmd_estimate(int argc, char **argv) {
     if ((rc = cli_model_resolve(CMD, model_arg, m))) goto done;
     st = vram_estimate_model(&m->model, &w, &e);
     if (st != VRAM_OK) {
-        if (st == VRAM_E_INVALID && w.lora_rank && m->model.arch.family == VRAM_FAMILY_NONE)
+        switch (vram_estimate_refusal(&m->model, &w)) {
+        case VRAM_REFUSAL_LORA_NEEDS_ARCH:
             rc = cli_usage_error(CMD, "%s: LoRA needs the architecture numbers (add config.json)",
                                  m->label);
-        else if (st == VRAM_E_INVALID && w.mode == VRAM_MODE_TRAIN && !w.lora_rank &&
-                 w.format != VRAM_DTYPE_NONE)
+            break;
+        case VRAM_REFUSAL_QUANTISED_TRAINING:
             rc = cli_usage_error(CMD,
                                  "--format %s: quantised weights cannot be trained; add "
                                  "--lora-rank R to train adapters on them",
                                  vram_dtype_name(w.format));
-        else if (st == VRAM_E_INVALID && w.lora_rank && w.mode != VRAM_MODE_TRAIN)
+            break;
+        case VRAM_REFUSAL_LORA_NOT_TRAINING:
             rc = cli_usage_error(CMD, "--lora-rank: LoRA is for training (--mode train)");
-        else if (m->model.arch.family == VRAM_FAMILY_NONE && m->model.stats.tensors == 0)
+            break;
+        case VRAM_REFUSAL_NO_MODEL:
             rc = cli_usage_error(CMD, "%s: nothing to estimate from: %s", m->label,
                                  m->note[0] ? m->note
                                             : "no architecture numbers and no tensor list");
-        else
+            break;
+        default:
             rc = cli_usage_error(CMD, "%s: cannot estimate: %s", m->label, vram_status_str(st));
+        }
         goto done;
     }
-    /* the recommendation: for the GPU with the most free memory, else for the CPU */
+    /* the recommendation: for the GPU with the largest budget (vram_devices_best_gpu), else
+       for the CPU; the margin as given (0: none, the core's one byte), else the default */
     if (ngpu == 0) {
-        ngpu = cli_detect_gpus(gpus, CLI_MAX_GPUS, no_gpu, sizeof no_gpu);
+        ngpu = vram_machine_gpus(gpus, CLI_MAX_GPUS, no_gpu, sizeof no_gpu);
         detected = ngpu > 0;
     }
-    for (int i = 0; i < ngpu; i++)
-        if (best < 0 || gpus[i].free > gpus[best].free) best = i;
-    if (best >= 0) budget = gpus[best].free > margin ? gpus[best].free - margin : 0u;
+    memset(&dev, 0, sizeof dev);
+    dev.gpus = ngpu;
+    for (int i = 0; i < ngpu; i++) dev.gpu[i] = gpus[i];
+    dev.margin = margin_given ? (margin == 0 ? 1u : margin) : 0u;
+    best = vram_devices_best_gpu(&dev);
+    if (best == VRAM_PLAN_NONE) best = -1;
+    else budget = vram_devices_budget(&dev, best);
     st = vram_estimate_recommend(&m->model, &w, budget, r);
     if (st != VRAM_OK) {
         rc = cli_usage_error(CMD, "%s: cannot recommend a preset: %s", m->label,
                              vram_status_str(st));
         goto done;
     }
-    host = cli_host_available();
+    host = vram_machine_host_available();
 
     if (json) {
         cli_json j;

@@ -14,12 +14,12 @@
 #include "cli.h"
 #include "cli_model.h"
 #include "isolate.h"
+#include "plan/plan_doc.h"
+#include "plan/planner.h"
 
 #define CMD "try"
 #define MAX_STRATEGIES 64
 #define MAX_STRATEGY_LEN 64
-/* Longest plan file read by --plan (plans are a few KiB). */
-#define MAX_PLAN_BYTES (16u * 1024u * 1024u)
 #define MAX_SECONDS 1000000.0
 /* Longest "last stderr line" and VRAMKIT_RESULT summary in text mode, in bytes. */
 #define TEXT_LINE_MAX 160
@@ -136,11 +136,11 @@ typedef struct opts {
     const char *strategies[MAX_STRATEGIES];
     int n_strategies;
     /* From a plan (--plan, --model): each strategy's device and dtype (NULL: by name), the
-     * ones skipped and why; strings point into plan_doc or the buffers here. */
+     * ones skipped and why; strings point into rows or the buffers here. */
     const char *plan_file, *model;
-    cli_gpu gpus[CLI_MAX_GPUS];
+    vram_gpu_budget gpus[VRAM_PLAN_MAX_GPUS];
     int ngpu;
-    cJSON *plan_doc;
+    vram_plan_rows *rows;
     const char *device_of[MAX_STRATEGIES], *dtype_of[MAX_STRATEGIES];
     char device_buf[MAX_STRATEGIES][24];
     const char *skipped[MAX_STRATEGIES], *skipped_why[MAX_STRATEGIES];
@@ -210,96 +210,67 @@ static int parse_strategies(const char *text, opts *o) {
 }
 
 /* The dtype a plan's format stands for; NULL for a format not listed. */
-static const char *format_dtype(const char *f) {
-    static const char *const map[][2] = {{"f32", "float32"}, {"f16", "float16"},
-                                         {"bf16", "bfloat16"}, {"int8", "int8"},
-                                         {"nf4", "nf4"}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(f, map[i][0]) == 0) return map[i][1];
-    return NULL;
+static const char *format_dtype(vram_dtype f) {
+    switch (f) {
+    case VRAM_DTYPE_F32: return "float32";
+    case VRAM_DTYPE_F16: return "float16";
+    case VRAM_DTYPE_BF16: return "bfloat16";
+    case VRAM_DTYPE_INT8: return "int8";
+    case VRAM_DTYPE_NF4: return "nf4";
+    default: return NULL;
+    }
 }
 
-/* Is `s` a usable strategy name: 1 to MAX_STRATEGY_LEN bytes, no blank or control byte? */
-static int name_ok(const char *s) {
-    size_t n = strlen(s);
-    if (n == 0 || n > MAX_STRATEGY_LEN) return 0;
-    for (; *s; s++)
-        if ((unsigned char)*s <= ' ' || *s == 0x7f) return 0;
-    return 1;
-}
-
-/* The strategies of a plan document (`vramkit plan --save`): those that fit, in the plan's
- * order, with the plan's device and format; the others in skipped[]. `what` names the plan
- * in errors. Returns 0, or the exit code after printing the error. */
-static int strategies_from_plan(const cJSON *doc, const char *what, opts *o) {
-    const cJSON *version = cJSON_GetObjectItemCaseSensitive(doc, "version");
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "strategies");
-    const cJSON *it;
-    int i = 0;
-    if (!cJSON_IsObject(doc) || !cJSON_IsNumber(version) || version->valuedouble != 1.0)
-        return cli_usage_error(CMD, "%s: not a vramkit plan of version 1 (save one with "
-                                    "'vramkit plan --model MODEL --save FILE')", what);
-    if (!cJSON_IsArray(list))
-        return cli_usage_error(CMD, "%s: the plan has no \"strategies\" list", what);
-    if (cJSON_GetArraySize(list) == 0)
-        return cli_usage_error(CMD, "%s: a plan of components has no strategy chain (save one "
-                                    "with 'vramkit plan --model MODEL --save FILE')", what);
-    cJSON_ArrayForEach(it, list) {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
-        const cJSON *fits = cJSON_GetObjectItemCaseSensitive(it, "fits");
-        const cJSON *devs = cJSON_GetObjectItemCaseSensitive(it, "devices");
-        const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(it, "format");
-        const cJSON *why = cJSON_GetObjectItemCaseSensitive(it, "reason_text");
-        const cJSON *d;
-        int k = o->n_strategies, ndev = 0;
-        i++;
-        if (!cJSON_IsString(name) || !name_ok(name->valuestring))
-            return cli_usage_error(CMD, "%s: strategy %d has no valid \"name\" (1 to %d "
-                                        "characters, no blanks)", what, i, MAX_STRATEGY_LEN);
-        if (!cJSON_IsBool(fits))
-            return cli_usage_error(CMD, "%s: strategy %d (%s) has no \"fits\": true or false",
-                                   what, i, name->valuestring);
-        if (cJSON_IsFalse(fits)) {
-            if (o->n_skipped == MAX_STRATEGIES)
-                return cli_usage_error(CMD, "%s: more than %d strategies", what, MAX_STRATEGIES);
-            o->skipped[o->n_skipped] = name->valuestring;
-            o->skipped_why[o->n_skipped++] =
-                cJSON_IsString(why) ? why->valuestring : "it does not fit";
+/* The strategies of a plan (driver/plan/plan_doc.h): those that fit, in the plan's order,
+ * with the plan's device and format; the others in skipped[]. `what` names the plan in
+ * errors. Returns 0, or the exit code after printing the error. */
+static int strategies_from_rows(const vram_plan_rows *rows, const char *what, opts *o) {
+    for (int i = 0; i < rows->n; i++) {
+        const vram_plan_row *r = &rows->row[i];
+        int k = o->n_strategies;
+        if (!r->fits) {
+            o->skipped[o->n_skipped] = r->name;
+            o->skipped_why[o->n_skipped++] = r->why[0] ? r->why : "it does not fit";
             continue;
         }
-        if (k == MAX_STRATEGIES)
-            return cli_usage_error(CMD, "%s: more than %d strategies", what, MAX_STRATEGIES);
-        if (!cJSON_IsArray(devs))
-            return cli_usage_error(CMD, "%s: strategy %d (%s) has no \"devices\" list", what, i,
-                                   name->valuestring);
-        cJSON_ArrayForEach(d, devs) {
-            const char *t = cJSON_IsString(d) ? d->valuestring : NULL;
-            unsigned g = 0;
-            int used = 0;
-            if (t && strcmp(t, "cpu") == 0) {
-                snprintf(o->device_buf[k], sizeof o->device_buf[k], "cpu");
-            } else if (t && sscanf(t, "gpu%3u%n", &g, &used) == 1 && t[used] == '\0' &&
-                       t[3] >= '0' && t[3] <= '9' && g < CLI_MAX_GPUS) {
-                snprintf(o->device_buf[k], sizeof o->device_buf[k], "cuda:%u", g);
-            } else {
-                return cli_usage_error(CMD, "%s: strategy %d (%s) names a device that is not "
-                                            "cpu or gpu0..gpu%d", what, i, name->valuestring,
-                                       CLI_MAX_GPUS - 1);
-            }
-            ndev++;
-        }
-        if (ndev == 0)
-            return cli_usage_error(CMD, "%s: strategy %d (%s) fits but lists no device", what,
-                                   i, name->valuestring);
-        o->strategies[k] = name->valuestring;
-        o->device_of[k] = ndev == 1 ? o->device_buf[k] : "auto";
-        o->dtype_of[k] = cJSON_IsString(fmt) ? format_dtype(fmt->valuestring) : NULL;
+        if (r->device == VRAM_PLAN_CPU)
+            o->device_of[k] = "cpu";
+        else if (r->device >= 0)
+            o->device_of[k] = (snprintf(o->device_buf[k], sizeof o->device_buf[k], "cuda:%d",
+                                        r->device),
+                               o->device_buf[k]);
+        else
+            o->device_of[k] = "auto";
+        o->strategies[k] = r->name;
+        o->dtype_of[k] = format_dtype(r->format);
         o->n_strategies++;
     }
     if (o->n_strategies == 0)
         return cli_error(VRAM_EXIT_NO, CMD, "%s: none of the plan's %d strategies fits: nothing "
-                                            "to try (see 'vramkit plan')", what, i);
+                                            "to try (see 'vramkit plan')", what, rows->n);
     return 0;
+}
+
+/* The plan of --model now (default workload), on the --assume-gpu GPUs or this machine's. */
+static int plan_model(opts *o) {
+    vram_plan *p = calloc(1, sizeof *p);
+    char err[1200];
+    vram_status st;
+    int rc = 0;
+    if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    if ((st = vram_plan_set_model(p, o->model, err, sizeof err)) == VRAM_OK) {
+        for (int g = 0; g < o->ngpu; g++) p->gpus[g] = o->gpus[g];
+        p->ngpu = o->ngpu;
+        p->gpus_given = o->ngpu > 0;
+        st = vram_plan_make(p, err, sizeof err);
+    }
+    if (st != VRAM_OK)
+        rc = cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, CMD,
+                       "%s", err);
+    else
+        vram_plan_rows_from_chain(p, o->rows);
+    free(p);
+    return rc;
 }
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
@@ -337,8 +308,8 @@ static int parse(int argc, char **argv, opts *o) {
             o->model = optarg;
             break;
         case OPT_GPU:
-            if (o->ngpu == CLI_MAX_GPUS)
-                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", CLI_MAX_GPUS);
+            if (o->ngpu == VRAM_PLAN_MAX_GPUS)
+                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", VRAM_PLAN_MAX_GPUS);
             if ((rc = cli_parse_gpu_spec(CMD, optarg, &o->gpus[o->ngpu]))) return rc;
             o->ngpu++;
             break;
@@ -367,17 +338,23 @@ static int parse(int argc, char **argv, opts *o) {
     o->n_command = argc - dd - 1;
     if (o->n_command == 0) return cli_usage_error(CMD, "no command after '--'");
     if (o->command[0][0] == '\0') return cli_usage_error(CMD, "the command after '--' is empty ('')");
-    if (o->plan_file) {
+    if (o->plan_file || o->model) {
         char what[4200];
-        if ((rc = cli_read_json_file(CMD, "--plan", o->plan_file, MAX_PLAN_BYTES, &o->plan_doc)))
-            return rc;
-        snprintf(what, sizeof what, "--plan %s", o->plan_file);
-        if ((rc = strategies_from_plan(o->plan_doc, what, o))) return rc;
-    } else if (o->model) {
-        char what[4200];
-        if ((rc = cli_plan_model_doc(o->model, o->gpus, o->ngpu, &o->plan_doc))) return rc;
-        snprintf(what, sizeof what, "the plan of %s", o->model);
-        if ((rc = strategies_from_plan(o->plan_doc, what, o))) return rc;
+        o->rows = calloc(1, sizeof *o->rows);
+        if (o->rows == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+        if (o->plan_file) {
+            char err[4400];
+            vram_status st;
+            snprintf(what, sizeof what, "--plan %s", o->plan_file);
+            st = vram_plan_doc_strategies(o->plan_file, what, o->rows, err, sizeof err);
+            if (st != VRAM_OK)
+                return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE,
+                                 CMD, "%s", err);
+        } else {
+            snprintf(what, sizeof what, "the plan of %s", o->model);
+            if ((rc = plan_model(o))) return rc;
+        }
+        if ((rc = strategies_from_rows(o->rows, what, o))) return rc;
     }
     return -1;
 }
@@ -813,9 +790,9 @@ static int print_json(const opts *o, const attempt *as, int n, int chosen) {
 
 static void opts_free(opts *o) {
     free(o->strategy_text);
-    cJSON_Delete(o->plan_doc);
+    free(o->rows);
     o->strategy_text = NULL;
-    o->plan_doc = NULL;
+    o->rows = NULL;
 }
 
 int cmd_try(int argc, char **argv) {

@@ -11,6 +11,7 @@
 
 #include "cli_model.h"
 #include "cli_run.h"
+#include "snapshot.h"
 
 static cJSON *parse(const cli_result *r) {
     cJSON *doc = cJSON_Parse(r->out);
@@ -377,7 +378,7 @@ Test(cli_plan, readme_main_command_is_true) {
 
 /* Without --assume-gpu the plan reads this machine's GPUs. Here (CI: no NVIDIA driver) that
  * is "no GPU" with the reason; on a GPU machine the GPUs are listed, not marked assumed.
- * Either way the text and the JSON agree with what cli_detect_gpus found. */
+ * Either way the text and the JSON agree with what vram_machine_gpus found. */
 Test(cli_plan, reads_this_machines_gpus) {
     const char *args[] = {"plan", "--model", "gpt2", "--json", NULL};
     cli_result r = cli_run(args);
@@ -385,9 +386,9 @@ Test(cli_plan, reads_this_machines_gpus) {
     cJSON *doc = parse(&r);
     const cJSON *machine = item(item(doc, "inputs"), "machine");
     int ngpu = cJSON_GetArraySize(item(machine, "gpus"));
-    cli_gpu found[CLI_MAX_GPUS];
+    vram_gpu_budget found[VRAM_PLAN_MAX_GPUS];
     char why[128];
-    int n = cli_detect_gpus(found, CLI_MAX_GPUS, why, sizeof why);
+    int n = vram_machine_gpus(found, VRAM_PLAN_MAX_GPUS, why, sizeof why);
     cr_expect_eq(ngpu, n, "the plan saw %d GPUs, this machine has %d", ngpu, n);
     if (n == 0) {
         cr_expect(cJSON_IsTrue(item(machine, "gpus_assumed")), "no GPU was read");

@@ -1,0 +1,25 @@
+/* driver/util/text.h — text that every part of the driver writes the same way: a byte count
+ * as a size ("1.50 GiB") and a template whose {name} placeholders are filled by the caller
+ * (reasons of plans and placements, doctor's remedies, watch's warnings, try's commands). */
+#ifndef VRAMKIT_DRIVER_UTIL_TEXT_H
+#define VRAMKIT_DRIVER_UTIL_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* `bytes` as "512 B" below 1 KiB, else with two decimals and the largest binary unit that
+ * keeps the number at least 1 ("1.50 GiB"), into buf (cut to cap - 1 bytes). Returns buf. */
+const char *vram_fmt_size(uint64_t bytes, char *buf, size_t cap);
+
+/* Looks up placeholder `key` (klen bytes, not NUL-terminated): writes its value into
+ * val[0 .. vcap) NUL-terminated and returns 1, or returns 0 when `key` is not one. */
+typedef int (*vram_expand_fn)(void *ctx, const char *key, size_t klen, char *val, size_t vcap);
+
+/* `tpl` with every {key} that `lookup` knows replaced by its value (at most 255 bytes each);
+ * any other brace is copied as written and scanning goes on after it, so "{a{key}" keeps
+ * "{a" and fills {key}. Writes at most cap - 1 bytes and a NUL into out (nothing when cap
+ * is 0; out may then be NULL). Returns the length of the whole result, as snprintf does:
+ * a result >= cap was cut. */
+size_t vram_expand(const char *tpl, vram_expand_fn lookup, void *ctx, char *out, size_t cap);
+
+#endif /* VRAMKIT_DRIVER_UTIL_TEXT_H */
