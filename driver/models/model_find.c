@@ -8,6 +8,7 @@
 
 #include "builtin_models.h"
 #include "model_read.h"
+#include "util/text.h"
 
 vram_status vram_model_find(const char *arg, vram_model_ref *out, char *err, size_t cap) {
     const vram_builtin_model *b;
@@ -16,10 +17,8 @@ vram_status vram_model_find(const char *arg, vram_model_ref *out, char *err, siz
     vram_status s;
     memset(out, 0, sizeof *out);
     if (cap) err[0] = '\0';
-    if (arg == NULL || arg[0] == '\0') {
-        snprintf(err, cap, "MODEL: empty name");
-        return VRAM_E_INVALID;
-    }
+    if (arg == NULL || arg[0] == '\0')
+        return vram_errorf(err, cap, VRAM_E_INVALID, "MODEL: empty name");
     snprintf(out->label, sizeof out->label, "%s", arg);
     b = vram_builtin_find(arg);
     if (b != NULL) {
@@ -37,8 +36,7 @@ vram_status vram_model_find(const char *arg, vram_model_ref *out, char *err, siz
                      arg);
             return VRAM_E_INVALID;
         }
-        snprintf(err, cap, "%s: %s", arg, strerror(errno));
-        return VRAM_E_IO;
+        return vram_errorf(err, cap, VRAM_E_IO, "%s: %s", arg, strerror(errno));
     }
     rerr[0] = '\0';
     s = vram_read_path(arg, &out->model, rerr, sizeof rerr);
@@ -47,11 +45,9 @@ vram_status vram_model_find(const char *arg, vram_model_ref *out, char *err, siz
         return s == VRAM_E_IO || s == VRAM_E_OOM ? s : VRAM_E_INVALID;
     }
     snprintf(out->note, sizeof out->note, "%s", rerr);
-    if (S_ISDIR(st.st_mode))
-        snprintf(out->source, sizeof out->source, "directory");
+    if (S_ISDIR(st.st_mode)) snprintf(out->source, sizeof out->source, "directory");
     else if (out->model.stats.tensors == 0)
         snprintf(out->source, sizeof out->source, "config.json");
-    else
-        snprintf(out->source, sizeof out->source, "file");
+    else snprintf(out->source, sizeof out->source, "file");
     return VRAM_OK;
 }

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/text.h"
 #include "workload.h"
 
 /* ---- writing -------------------------------------------------------------------------- */
@@ -199,8 +200,7 @@ static cJSON *component_json(doc_build *b, const vram_plan *p, int i) {
     return o;
 }
 
-const char *vram_plan_change_text(const vram_plan *p, const vram_change *c, char *buf,
-                                  size_t cap) {
+const char *vram_plan_change_text(const vram_plan *p, const vram_change *c, char *buf, size_t cap) {
     char a[16], b[16];
     const char *then, *now;
     if (c->component < 0) {
@@ -226,14 +226,14 @@ char *vram_plan_doc_json(const vram_plan *p, const vram_change *changes, size_t 
     add_u64(&b, doc, "version", VRAM_PLAN_VERSION);
     add(&b, doc, "inputs", inputs_json(&b, p));
     if (p->single)
-        for (int i = 0; i < p->chain.count; i++) add(&b, strategies, NULL, strategy_json(&b, &p->chain.cand[i]));
+        for (int i = 0; i < p->chain.count; i++)
+            add(&b, strategies, NULL, strategy_json(&b, &p->chain.cand[i]));
     add(&b, doc, "strategies", strategies);
     if (p->single)
-        add_str(&b, doc, "chosen", p->chain.chosen >= 0 ? p->chain.cand[p->chain.chosen].name : NULL);
-    else
-        add_bool(&b, doc, "chosen", p->sum.all_fit);
-    if (p->single)
-        chosen_placement(&b, placement, p);
+        add_str(&b, doc, "chosen",
+                p->chain.chosen >= 0 ? p->chain.cand[p->chain.chosen].name : NULL);
+    else add_bool(&b, doc, "chosen", p->sum.all_fit);
+    if (p->single) chosen_placement(&b, placement, p);
     else
         for (int i = 0; i < p->ncomp; i++) add(&b, placement, NULL, component_json(&b, p, i));
     add(&b, doc, "placement", placement);
@@ -263,35 +263,31 @@ vram_status vram_plan_doc_save(const char *path, const char *text, char *err, si
     char tmp[4096];
     FILE *f;
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        snprintf(err, cap, "--save %s: path too long", path);
-        return VRAM_E_INVALID;
+        return vram_errorf(err, cap, VRAM_E_INVALID, "--save %s: path too long", path);
     }
     f = fopen(tmp, "wb");
     if (f == NULL) {
-        snprintf(err, cap, "--save %s: %s", path, strerror(errno));
-        return VRAM_E_IO;
+        return vram_errorf(err, cap, VRAM_E_IO, "--save %s: %s", path, strerror(errno));
     }
     if (fputs(text, f) == EOF || fclose(f) != 0) {
         unlink(tmp);
-        snprintf(err, cap, "--save %s: write failed", path);
-        return VRAM_E_IO;
+        return vram_errorf(err, cap, VRAM_E_IO, "--save %s: write failed", path);
     }
     if (rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        snprintf(err, cap, "--save %s: %s", path, strerror(e));
-        return VRAM_E_IO;
+        return vram_errorf(err, cap, VRAM_E_IO, "--save %s: %s", path, strerror(e));
     }
     return VRAM_OK;
 }
 
 /* ---- reading -------------------------------------------------------------------------- */
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(err, cap, __VA_ARGS__); \
-        st = VRAM_E_INVALID;             \
-        goto out;                        \
+/* In a reader that owns something to free at `out`. */
+#define FAIL(...)                                                \
+    do {                                                         \
+        st = vram_errorf(err, cap, VRAM_E_INVALID, __VA_ARGS__); \
+        goto out;                                                \
     } while (0)
 
 /* The file's JSON (the caller deletes it). */
@@ -303,28 +299,24 @@ static vram_status read_json(const char *path, const char *what, cJSON **doc, ch
     *doc = NULL;
     if (f == NULL) {
         if (errno == ENOENT) {
-            snprintf(err, cap, "%s: no such file", what);
-            return VRAM_E_INVALID;
+            return vram_errorf(err, cap, VRAM_E_INVALID, "%s: no such file", what);
         }
-        snprintf(err, cap, "%s: %s", what, strerror(errno));
-        return VRAM_E_IO;
+        return vram_errorf(err, cap, VRAM_E_IO, "%s: %s", what, strerror(errno));
     }
     if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
-        snprintf(err, cap, "%s: cannot read it (not a regular file?)", what);
-        return VRAM_E_IO;
+        return vram_errorf(err, cap, VRAM_E_IO, "%s: cannot read it (not a regular file?)", what);
     }
     if ((unsigned long)len > VRAM_PLAN_FILE_MAX) {
         fclose(f);
-        snprintf(err, cap, "%s: %ld bytes, over the limit of %zu", what, len, VRAM_PLAN_FILE_MAX);
-        return VRAM_E_INVALID;
+        return vram_errorf(err, cap, VRAM_E_INVALID, "%s: %ld bytes, over the limit of %zu", what,
+                           len, VRAM_PLAN_FILE_MAX);
     }
     text = malloc((size_t)len + 1);
     if (text == NULL || fread(text, 1, (size_t)len, f) != (size_t)len) {
         free(text);
         fclose(f);
-        snprintf(err, cap, "%s: cannot read it", what);
-        return VRAM_E_IO;
+        return vram_errorf(err, cap, VRAM_E_IO, "%s: cannot read it", what);
     }
     fclose(f);
     text[len] = '\0';
@@ -388,11 +380,16 @@ static vram_status load_workload(const cJSON *x, const char *what, vram_workload
     static const struct {
         const char *key;
         vram_wl_option opt;
-    } keys[] = {{"mode", VRAM_WL_MODE},           {"format", VRAM_WL_FORMAT},
-                {"compute", VRAM_WL_COMPUTE},     {"batch", VRAM_WL_BATCH},
-                {"seq", VRAM_WL_SEQ},             {"src_len", VRAM_WL_SRC},
-                {"tgt_len", VRAM_WL_TGT},         {"optimizer", VRAM_WL_OPTIMIZER},
-                {"grad_accum", VRAM_WL_GRAD_ACCUM}, {"lora_rank", VRAM_WL_LORA_RANK}};
+    } keys[] = {{"mode", VRAM_WL_MODE},
+                {"format", VRAM_WL_FORMAT},
+                {"compute", VRAM_WL_COMPUTE},
+                {"batch", VRAM_WL_BATCH},
+                {"seq", VRAM_WL_SEQ},
+                {"src_len", VRAM_WL_SRC},
+                {"tgt_len", VRAM_WL_TGT},
+                {"optimizer", VRAM_WL_OPTIMIZER},
+                {"grad_accum", VRAM_WL_GRAD_ACCUM},
+                {"lora_rank", VRAM_WL_LORA_RANK}};
     const cJSON *lt;
     vram_status st = VRAM_OK;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
@@ -433,9 +430,11 @@ static vram_status load_machine(const cJSON *x, const char *what, vram_plan *p, 
     vram_status st = VRAM_OK;
     if (!p->gpus_given && cJSON_IsArray(gs)) {
         cJSON_ArrayForEach(g, gs) {
-            const cJSON *t = item(g, "total_bytes"), *fr = item(g, "free_bytes"), *cc = item(g, "cc");
+            const cJSON *t = item(g, "total_bytes"), *fr = item(g, "free_bytes"),
+                        *cc = item(g, "cc");
             vram_gpu_budget *o;
-            if (p->ngpu == VRAM_PLAN_MAX_GPUS) FAIL("%s: more than %d GPUs", what, VRAM_PLAN_MAX_GPUS);
+            if (p->ngpu == VRAM_PLAN_MAX_GPUS)
+                FAIL("%s: more than %d GPUs", what, VRAM_PLAN_MAX_GPUS);
             if (!cJSON_IsNumber(t) || !cJSON_IsNumber(fr) || t->valuedouble <= 0 ||
                 fr->valuedouble < 0 || fr->valuedouble > t->valuedouble || t->valuedouble > 1.8e19)
                 FAIL("%s: a GPU lacks sane total_bytes / free_bytes", what);
@@ -446,7 +445,8 @@ static vram_status load_machine(const cJSON *x, const char *what, vram_plan *p, 
             if (cJSON_IsString(cc)) {
                 unsigned a = 0, b = 0;
                 int nn = 0;
-                if (sscanf(cc->valuestring, "%2u.%1u%n", &a, &b, &nn) != 2 || cc->valuestring[nn] != '\0')
+                if (sscanf(cc->valuestring, "%2u.%1u%n", &a, &b, &nn) != 2 ||
+                    cc->valuestring[nn] != '\0')
                     FAIL("%s: a GPU's cc '%s' is not M.m", what, cc->valuestring);
                 o->cc_major = (int)a;
                 o->cc_minor = (int)b;
@@ -457,7 +457,8 @@ static vram_status load_machine(const cJSON *x, const char *what, vram_plan *p, 
         p->host = (uint64_t)hf->valuedouble;
         p->host_given = 1;
     }
-    if (!p->margin_given && cJSON_IsNumber(mg) && mg->valuedouble >= 0 && mg->valuedouble < 1.8e19) {
+    if (!p->margin_given && cJSON_IsNumber(mg) && mg->valuedouble >= 0 &&
+        mg->valuedouble < 1.8e19) {
         p->margin = (uint64_t)mg->valuedouble;
         p->margin_given = 1;
     }
@@ -542,7 +543,8 @@ vram_status vram_plan_doc_strategies(const char *path, const char *what, vram_pl
     memset(rows, 0, sizeof *rows);
     version = item(doc, "version");
     list = item(doc, "strategies");
-    if (!cJSON_IsObject(doc) || !cJSON_IsNumber(version) || version->valuedouble != VRAM_PLAN_VERSION)
+    if (!cJSON_IsObject(doc) || !cJSON_IsNumber(version) ||
+        version->valuedouble != VRAM_PLAN_VERSION)
         FAIL("%s: not a vramkit plan of version %d (save one with 'vramkit plan --model MODEL "
              "--save FILE')",
              what, VRAM_PLAN_VERSION);
@@ -562,13 +564,14 @@ vram_status vram_plan_doc_strategies(const char *path, const char *what, vram_pl
                  VRAM_PLAN_NAME_MAX);
         if (!cJSON_IsBool(fits))
             FAIL("%s: strategy %d (%s) has no \"fits\": true or false", what, i, name->valuestring);
-        if (rows->n == VRAM_PLAN_MAX_ROWS) FAIL("%s: more than %d strategies", what, VRAM_PLAN_MAX_ROWS);
+        if (rows->n == VRAM_PLAN_MAX_ROWS)
+            FAIL("%s: more than %d strategies", what, VRAM_PLAN_MAX_ROWS);
         r = &rows->row[rows->n];
         snprintf(r->name, sizeof r->name, "%s", name->valuestring);
         r->fits = cJSON_IsTrue(fits);
         r->device = VRAM_PLAN_NONE;
-        if (!cJSON_IsString(fmt) || vram_dtype_from_name(fmt->valuestring, strlen(fmt->valuestring),
-                                                         &r->format) != VRAM_OK)
+        if (!cJSON_IsString(fmt) ||
+            vram_dtype_from_name(fmt->valuestring, strlen(fmt->valuestring), &r->format) != VRAM_OK)
             r->format = VRAM_DTYPE_NONE;
         if (cJSON_IsString(why)) snprintf(r->why, sizeof r->why, "%s", why->valuestring);
         if (r->fits) {

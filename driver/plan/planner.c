@@ -13,18 +13,11 @@
 
 vram_status vram_plan_set_model(vram_plan *p, const char *model, char *err, size_t cap) {
     vram_plan_component *c = &p->comps[0];
-    if (p->single) {
-        snprintf(err, cap, "--model: one model only");
-        return VRAM_E_INVALID;
-    }
-    if (p->ncomp > 0) {
-        snprintf(err, cap, "--model and --component do not mix");
-        return VRAM_E_INVALID;
-    }
-    if (model[0] == '\0' || strlen(model) >= sizeof c->model_arg) {
-        snprintf(err, cap, "--model: '%s' is empty or too long", model);
-        return VRAM_E_INVALID;
-    }
+    if (p->single) return vram_errorf(err, cap, VRAM_E_INVALID, "--model: one model only");
+    if (p->ncomp > 0)
+        return vram_errorf(err, cap, VRAM_E_INVALID, "--model and --component do not mix");
+    if (model[0] == '\0' || strlen(model) >= sizeof c->model_arg)
+        return vram_errorf(err, cap, VRAM_E_INVALID, "--model: '%s' is empty or too long", model);
     memset(c, 0, sizeof *c);
     p->single = 1;
     p->ncomp = 1;
@@ -33,11 +26,7 @@ vram_status vram_plan_set_model(vram_plan *p, const char *model, char *err, size
     return VRAM_OK;
 }
 
-#define FAIL(...)                            \
-    do {                                     \
-        snprintf(err, cap, __VA_ARGS__);     \
-        return VRAM_E_INVALID;               \
-    } while (0)
+#define FAIL(...) return vram_errorf(err, cap, VRAM_E_INVALID, __VA_ARGS__)
 
 vram_status vram_plan_add_component(vram_plan *p, const char *spec, char *err, size_t cap) {
     const char *eq = strchr(spec, '='), *at;
@@ -57,7 +46,8 @@ vram_status vram_plan_add_component(vram_plan *p, const char *spec, char *err, s
                  spec);
     memcpy(c->name, spec, nlen);
     for (int k = 0; k < p->ncomp; k++)
-        if (strcmp(p->comps[k].name, c->name) == 0) FAIL("--component: '%s' is given twice", c->name);
+        if (strcmp(p->comps[k].name, c->name) == 0)
+            FAIL("--component: '%s' is given twice", c->name);
     at = strrchr(eq + 1, '@');
     if (at != NULL) {
         if ((size_t)(at - eq - 1) >= sizeof c->model_arg || at == eq + 1)
@@ -143,35 +133,30 @@ static vram_status build_devices(vram_plan *p, char *err, size_t cap) {
     p->dev.host_free = p->host;
     /* the core's margin field: 0 is its default, one byte stands for "none" */
     p->dev.margin = p->margin_given ? (p->margin == 0 ? 1u : p->margin) : 0u;
-    if (vram_devices_check(&p->dev) != VRAM_OK) {
-        snprintf(err, cap, "the machine described is not valid");
-        return VRAM_E_INVALID;
-    }
+    if (vram_devices_check(&p->dev) != VRAM_OK)
+        return vram_errorf(err, cap, VRAM_E_INVALID, "the machine described is not valid");
     return VRAM_OK;
 }
 
 /* A component on a GPU and on the host (vram_component_workloads). */
-static vram_status estimate_component(vram_plan *p, vram_plan_component *c, char *err,
-                                      size_t cap) {
+static vram_status estimate_component(vram_plan *p, vram_plan_component *c, char *err, size_t cap) {
     vram_workload gw, cw;
     vram_status st;
     vram_component_workloads(&p->w, &p->dev, &gw, &cw);
     c->gpu_format = gw.format;
     st = vram_estimate_model(&c->m.model, &gw, &c->gpu_est);
-    if (st != VRAM_OK) {
-        snprintf(err, cap, "component %s (%s): cannot estimate with %s weights: %s", c->name,
-                 c->m.label, vram_dtype_name(gw.format),
-                 vram_estimate_refusal(&c->m.model, &gw) == VRAM_REFUSAL_QUANTISED_TRAINING
-                     ? "quantised weights need --lora-rank to train"
-                     : vram_status_str(st));
-        return VRAM_E_INVALID;
-    }
+    if (st != VRAM_OK)
+        return vram_errorf(
+            err, cap, VRAM_E_INVALID, "component %s (%s): cannot estimate with %s weights: %s",
+            c->name, c->m.label, vram_dtype_name(gw.format),
+            vram_estimate_refusal(&c->m.model, &gw) == VRAM_REFUSAL_QUANTISED_TRAINING
+                ? "quantised weights need --lora-rank to train"
+                : vram_status_str(st));
     st = vram_estimate_model(&c->m.model, &cw, &c->cpu_est);
-    if (st != VRAM_OK) {
-        snprintf(err, cap, "component %s (%s): cannot estimate on the CPU: %s", c->name, c->m.label,
-                 vram_status_str(st));
-        return VRAM_E_INVALID;
-    }
+    if (st != VRAM_OK)
+        return vram_errorf(err, cap, VRAM_E_INVALID,
+                           "component %s (%s): cannot estimate on the CPU: %s", c->name, c->m.label,
+                           vram_status_str(st));
     return VRAM_OK;
 }
 
@@ -187,29 +172,25 @@ vram_status vram_plan_make(vram_plan *p, char *err, size_t cap) {
     if (p->single) {
         vram_plan_component *c = &p->comps[0];
         st = vram_strategy_chain(&c->m.model, &p->w, &p->dev, &p->chain);
-        if (st != VRAM_OK) {
-            snprintf(err, cap, "%s: cannot plan: %s%s", c->m.label, vram_status_str(st),
-                     vram_estimate_refusal(&c->m.model, &p->w) == VRAM_REFUSAL_LORA_NOT_TRAINING
-                         ? " (LoRA is for training: --mode train)"
-                         : "");
-            return VRAM_E_INVALID;
-        }
+        if (st != VRAM_OK)
+            return vram_errorf(
+                err, cap, VRAM_E_INVALID, "%s: cannot plan: %s%s", c->m.label, vram_status_str(st),
+                vram_estimate_refusal(&c->m.model, &p->w) == VRAM_REFUSAL_LORA_NOT_TRAINING
+                    ? " (LoRA is for training: --mode train)"
+                    : "");
         return VRAM_OK;
     }
     for (int i = 0; i < p->ncomp; i++) {
         vram_plan_component *c = &p->comps[i];
         if ((st = estimate_component(p, c, err, cap)) != VRAM_OK) return st;
-        if (vram_component_from_estimates(&c->gpu_est, &c->cpu_est, &vc[i]) != VRAM_OK) {
-            snprintf(err, cap, "component %s: bad estimate", c->name);
-            return VRAM_E_INVALID;
-        }
+        if (vram_component_from_estimates(&c->gpu_est, &c->cpu_est, &vc[i]) != VRAM_OK)
+            return vram_errorf(err, cap, VRAM_E_INVALID, "component %s: bad estimate", c->name);
         vc[i].setting = c->setting;
     }
     st = vram_place(&p->dev, p->global, 0, vc, (size_t)p->ncomp, p->placed, &p->sum);
-    if (st != VRAM_OK) {
-        snprintf(err, cap, "cannot place the components: %s", vram_status_str(st));
-        return VRAM_E_INVALID;
-    }
+    if (st != VRAM_OK)
+        return vram_errorf(err, cap, VRAM_E_INVALID, "cannot place the components: %s",
+                           vram_status_str(st));
     return VRAM_OK;
 }
 
@@ -290,16 +271,16 @@ static int reason_value(void *ctx, const char *k, size_t n, char *val, size_t vc
 }
 
 const char *vram_plan_candidate_text(const vram_candidate *c, char *buf, size_t cap) {
-    reason_values v = {c->needed, c->available, 0, 0, 0, c->reason_device, VRAM_PLAN_NONE,
-                       c->status};
+    reason_values v = {c->needed,        c->available,   0,        0, 0,
+                       c->reason_device, VRAM_PLAN_NONE, c->status};
     const char *tpl = vram_reason_text(c->reason);
     vram_expand(tpl ? tpl : "", reason_value, &v, buf, cap);
     return buf;
 }
 
 const char *vram_plan_placement_text(const vram_placement *pl, char *buf, size_t cap) {
-    reason_values v = {pl->needed, 0, pl->bytes, pl->short_by, pl->host_short_by, pl->device,
-                       pl->short_device, VRAM_OK};
+    reason_values v = {pl->needed,        0,          pl->bytes,        pl->short_by,
+                       pl->host_short_by, pl->device, pl->short_device, VRAM_OK};
     const char *tpl = vram_place_reason_text(pl->reason);
     vram_expand(tpl ? tpl : "", reason_value, &v, buf, cap);
     return buf;

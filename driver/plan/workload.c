@@ -5,11 +5,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/text.h"
+
 const char *vram_wl_option_name(vram_wl_option opt) {
-    static const char *const names[] = {"mode",      "format",  "compute",       "batch",
-                                        "seq",       "src-len", "tgt-len",       "optimizer",
-                                        "checkpointing", "flash-attention", "grad-accum",
-                                        "lora-rank", "lora-targets"};
+    static const char *const names[] = {
+        "mode",       "format",    "compute",     "batch",         "seq",
+        "src-len",    "tgt-len",   "optimizer",   "checkpointing", "flash-attention",
+        "grad-accum", "lora-rank", "lora-targets"};
     if (opt < VRAM_WL_BASE || opt >= VRAM_WL_END) return NULL;
     return names[opt - VRAM_WL_BASE];
 }
@@ -18,10 +20,10 @@ vram_status vram_wl_format(const char *text, vram_dtype *out) {
     static const struct {
         const char *alias;
         vram_dtype t;
-    } aliases[] = {{"fp32", VRAM_DTYPE_F32},       {"float32", VRAM_DTYPE_F32},
-                   {"fp16", VRAM_DTYPE_F16},       {"float16", VRAM_DTYPE_F16},
-                   {"half", VRAM_DTYPE_F16},       {"bfloat16", VRAM_DTYPE_BF16},
-                   {"int4", VRAM_DTYPE_NF4},       {"int4_double", VRAM_DTYPE_NF4_DQ},
+    } aliases[] = {{"fp32", VRAM_DTYPE_F32},   {"float32", VRAM_DTYPE_F32},
+                   {"fp16", VRAM_DTYPE_F16},   {"float16", VRAM_DTYPE_F16},
+                   {"half", VRAM_DTYPE_F16},   {"bfloat16", VRAM_DTYPE_BF16},
+                   {"int4", VRAM_DTYPE_NF4},   {"int4_double", VRAM_DTYPE_NF4_DQ},
                    {"fp8", VRAM_DTYPE_F8_E4M3}};
     if (text == NULL || text[0] == '\0') return VRAM_E_INVALID;
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
@@ -43,20 +45,15 @@ static vram_status count(vram_wl_option opt, const char *text, uint64_t max, uin
         if (v > (max - d) / 10u) break;
         v = v * 10u + d;
     }
-    if (p == text || *p != '\0' || v == 0) {
-        snprintf(err, cap, "--%s: '%s' is not a whole number from 1 to %llu",
-                 vram_wl_option_name(opt), text, (unsigned long long)max);
-        return VRAM_E_INVALID;
-    }
+    if (p == text || *p != '\0' || v == 0)
+        return vram_errorf(err, cap, VRAM_E_INVALID,
+                           "--%s: '%s' is not a whole number from 1 to %llu",
+                           vram_wl_option_name(opt), text, (unsigned long long)max);
     *out = v;
     return VRAM_OK;
 }
 
-#define FAIL(...)                        \
-    do {                                 \
-        snprintf(err, cap, __VA_ARGS__); \
-        return VRAM_E_INVALID;           \
-    } while (0)
+#define FAIL(...) return vram_errorf(err, cap, VRAM_E_INVALID, __VA_ARGS__)
 
 static vram_status lora_targets(const char *arg, uint32_t *out, char *err, size_t cap) {
     char buf[128];
@@ -87,7 +84,8 @@ vram_status vram_wl_apply(vram_workload *w, vram_wl_option opt, const char *arg,
     switch (opt) {
     case VRAM_WL_MODE:
         if (strcmp(arg, "infer") == 0 || strcmp(arg, "inference") == 0) w->mode = VRAM_MODE_INFER;
-        else if (strcmp(arg, "train") == 0 || strcmp(arg, "training") == 0) w->mode = VRAM_MODE_TRAIN;
+        else if (strcmp(arg, "train") == 0 || strcmp(arg, "training") == 0)
+            w->mode = VRAM_MODE_TRAIN;
         else FAIL("--mode: '%s' is not infer or train", arg);
         return VRAM_OK;
     case VRAM_WL_FORMAT:
@@ -109,16 +107,13 @@ vram_status vram_wl_apply(vram_workload *w, vram_wl_option opt, const char *arg,
     case VRAM_WL_SRC: return count(opt, arg, 1000000000u, &w->src_len, err, cap);
     case VRAM_WL_TGT: return count(opt, arg, 1000000000u, &w->tgt_len, err, cap);
     case VRAM_WL_OPTIMIZER:
-        if (strcmp(arg, "adamw") == 0 || strcmp(arg, "adam") == 0)
-            w->optimizer = VRAM_OPT_ADAMW;
+        if (strcmp(arg, "adamw") == 0 || strcmp(arg, "adam") == 0) w->optimizer = VRAM_OPT_ADAMW;
         else if (strcmp(arg, "sgd-momentum") == 0 || strcmp(arg, "sgd_momentum") == 0)
             w->optimizer = VRAM_OPT_SGD_MOMENTUM;
-        else if (strcmp(arg, "sgd") == 0)
-            w->optimizer = VRAM_OPT_SGD;
+        else if (strcmp(arg, "sgd") == 0) w->optimizer = VRAM_OPT_SGD;
         else if (strcmp(arg, "adam8bit") == 0 || strcmp(arg, "adam-8bit") == 0)
             w->optimizer = VRAM_OPT_ADAM_8BIT;
-        else
-            FAIL("--optimizer: '%s' is not adamw, adam, sgd-momentum, sgd or adam8bit", arg);
+        else FAIL("--optimizer: '%s' is not adamw, adam, sgd-momentum, sgd or adam8bit", arg);
         return VRAM_OK;
     case VRAM_WL_CHECKPOINTING: w->checkpointing = 1; return VRAM_OK;
     case VRAM_WL_FLASH: w->flash_attention = 1; return VRAM_OK;

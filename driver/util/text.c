@@ -1,6 +1,7 @@
 /* driver/util/text.c — see text.h. */
 #include "text.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,4 +47,13 @@ size_t vram_expand(const char *tpl, vram_expand_fn lookup, void *ctx, char *out,
     }
     if (cap != 0) out[n < cap ? n : cap - 1] = '\0';
     return n;
+}
+
+vram_status vram_errorf(char *err, size_t cap, vram_status st, const char *fmt, ...) {
+    va_list ap;
+    if (cap == 0) return st;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+    return st;
 }

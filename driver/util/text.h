@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vramkit/base.h>
+
 /* `bytes` as "512 B" below 1 KiB, else with two decimals and the largest binary unit that
  * keeps the number at least 1 ("1.50 GiB"), into buf (cut to cap - 1 bytes). Returns buf. */
 const char *vram_fmt_size(uint64_t bytes, char *buf, size_t cap);
@@ -21,5 +23,10 @@ typedef int (*vram_expand_fn)(void *ctx, const char *key, size_t klen, char *val
  * is 0; out may then be NULL). Returns the length of the whole result, as snprintf does:
  * a result >= cap was cut. */
 size_t vram_expand(const char *tpl, vram_expand_fn lookup, void *ctx, char *out, size_t cap);
+
+/* One line into err[0 .. cap) (cut there; nothing when cap is 0), and `st` back, so a
+ * failure reads `return vram_errorf(err, cap, VRAM_E_INVALID, "--x: '%s' ...", text);`. */
+vram_status vram_errorf(char *err, size_t cap, vram_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif /* VRAMKIT_DRIVER_UTIL_TEXT_H */

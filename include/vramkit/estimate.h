@@ -1074,30 +1074,6 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     return VRAM_OK;
 }
 
-/* Why vram_estimate_model refuses m under w: VRAM_REFUSAL_NONE when it accepts them (it may
- * still answer VRAM_E_OVERFLOW), else the first refusal of VRAM_REFUSAL_LIST that applies,
- * so the caller can say which input to change instead of guessing from VRAM_E_INVALID. */
-/*@ requires \valid_read(m) && \valid_read(w);
-    assigns \nothing;
-    ensures VRAM_REFUSAL_NONE <= \result < VRAM_REFUSAL_COUNT; */
-VRAM_DEF vram_refusal vram_estimate_refusal(const vram_model *m, const vram_workload *w) {
-    return vram__est_prepare(m, w).refusal;
-}
-
-/* Name of a refusal ("lora_not_training"); NULL when out of range. */
-/*@ assigns \nothing; */
-VRAM_DEF const char *vram_refusal_name(vram_refusal r) {
-    switch (r) {
-#define VRAM__REFUSAL_NAME(id, name) \
-    case id:                         \
-        return name;
-        VRAM_REFUSAL_LIST(VRAM__REFUSAL_NAME)
-#undef VRAM__REFUSAL_NAME
-    default:
-        return NULL;
-    }
-}
-
 /* ---- presets and the recommendation (user-report 002) ---------------------------- */
 
 /* Load presets, highest precision first: X(id, name, format, offload, cpu). int4_double
@@ -1260,6 +1236,34 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
     }
     *out = r;
     return VRAM_OK;
+}
+
+/* ---- why an estimate is refused ---------------------------------------------------
+ * (after the recommendation: placed before it, these two make the prover time out on
+ * vram_estimate_recommend's loop invariant, though they share nothing with it) */
+
+/* Why vram_estimate_model refuses m under w: VRAM_REFUSAL_NONE when it accepts them (it may
+ * still answer VRAM_E_OVERFLOW), else the first refusal of VRAM_REFUSAL_LIST that applies,
+ * so the caller can say which input to change instead of guessing from VRAM_E_INVALID. */
+/*@ requires \valid_read(m) && \valid_read(w);
+    assigns \nothing;
+    ensures VRAM_REFUSAL_NONE <= \result < VRAM_REFUSAL_COUNT; */
+VRAM_DEF vram_refusal vram_estimate_refusal(const vram_model *m, const vram_workload *w) {
+    return vram__est_prepare(m, w).refusal;
+}
+
+/* Name of a refusal ("lora_not_training"); NULL when out of range. */
+/*@ assigns \nothing; */
+VRAM_DEF const char *vram_refusal_name(vram_refusal r) {
+    switch (r) {
+#define VRAM__REFUSAL_NAME(id, name) \
+    case id:                         \
+        return name;
+        VRAM_REFUSAL_LIST(VRAM__REFUSAL_NAME)
+#undef VRAM__REFUSAL_NAME
+    default:
+        return NULL;
+    }
 }
 
 #endif /* VRAMKIT_ESTIMATE_H */
