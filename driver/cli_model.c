@@ -89,14 +89,6 @@ const char cli_workload_help[] =
     "                         quantised) weights\n"
     "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n";
 
-static int parse_u64_opt(const char *cmd, const char *name, const char *text, uint64_t max,
-                         uint64_t *out) {
-    if (cli_parse_u64(text, max, out) != 0 || *out == 0)
-        return cli_usage_error(cmd, "--%s: '%s' is not a whole number from 1 to %llu", name,
-                               text, (unsigned long long)max);
-    return 0;
-}
-
 int cli_parse_format(const char *text, vram_dtype *out) {
     static const struct {
         const char *alias;
@@ -145,13 +137,13 @@ int cli_workload_option(const char *cmd, int code, const char *arg, vram_workloa
         w->compute = t;
         return 0;
     case CLI_WL_BATCH:
-        return parse_u64_opt(cmd, "batch", arg, 1000000000u, &w->batch);
+        return cli_opt_count(cmd, "batch", arg, 1, 1000000000u, 0, &w->batch);
     case CLI_WL_SEQ:
-        return parse_u64_opt(cmd, "seq", arg, 1000000000u, &w->seq);
+        return cli_opt_count(cmd, "seq", arg, 1, 1000000000u, 0, &w->seq);
     case CLI_WL_SRC:
-        return parse_u64_opt(cmd, "src-len", arg, 1000000000u, &w->src_len);
+        return cli_opt_count(cmd, "src-len", arg, 1, 1000000000u, 0, &w->src_len);
     case CLI_WL_TGT:
-        return parse_u64_opt(cmd, "tgt-len", arg, 1000000000u, &w->tgt_len);
+        return cli_opt_count(cmd, "tgt-len", arg, 1, 1000000000u, 0, &w->tgt_len);
     case CLI_WL_OPTIMIZER:
         if (strcmp(arg, "adamw") == 0 || strcmp(arg, "adam") == 0)
             w->optimizer = VRAM_OPT_ADAMW;
@@ -174,9 +166,9 @@ int cli_workload_option(const char *cmd, int code, const char *arg, vram_workloa
         w->flash_attention = 1;
         return 0;
     case CLI_WL_GRAD_ACCUM:
-        return parse_u64_opt(cmd, "grad-accum", arg, 1000000u, &w->grad_accum);
+        return cli_opt_count(cmd, "grad-accum", arg, 1, 1000000u, 0, &w->grad_accum);
     case CLI_WL_LORA_RANK:
-        return parse_u64_opt(cmd, "lora-rank", arg, 65536u, &w->lora_rank);
+        return cli_opt_count(cmd, "lora-rank", arg, 1, 65536u, 0, &w->lora_rank);
     case CLI_WL_LORA_TARGETS: {
         char buf[128];
         uint32_t t2 = 0;
