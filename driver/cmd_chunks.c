@@ -175,23 +175,19 @@ static int parse(int argc, char **argv, opts *o) {
             usage(stdout);
             return VRAM_EXIT_OK;
         case OPT_SAMPLES:
-            if ((rc = cli_opt_count(CMD, "samples", a, 1, UINT64_MAX, OPT_WORDS, &o->cfg.samples)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "samples", a, 1, UINT64_MAX, OPT_WORDS, &o->cfg.samples))) return rc;
             o->have_samples = 1;
             break;
         case OPT_SAMPLE_BYTES:
-            if ((rc = cli_opt_size(CMD, "sample-bytes", a, 0, OPT_WORDS, &o->cfg.sample_bytes)))
-                return rc;
+            if ((rc = cli_opt_size(CMD, "sample-bytes", a, 0, OPT_WORDS, &o->cfg.sample_bytes))) return rc;
             o->have_bytes = 1;
             break;
         case OPT_BATCH:
-            if ((rc = cli_opt_count(CMD, "batch", a, 1, UINT64_MAX, OPT_WORDS, &o->cfg.batch)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "batch", a, 1, UINT64_MAX, OPT_WORDS, &o->cfg.batch))) return rc;
             o->have_batch = 1;
             break;
         case OPT_BUDGET:
-            if ((rc = cli_opt_size(CMD, "budget", a, 0, OPT_WORDS, &o->cfg.budget_bytes)))
-                return rc;
+            if ((rc = cli_opt_size(CMD, "budget", a, 0, OPT_WORDS, &o->cfg.budget_bytes))) return rc;
             o->have_budget = 1;
             break;
         case OPT_FREE:
@@ -199,8 +195,7 @@ static int parse(int argc, char **argv, opts *o) {
             o->have_free = 1;
             break;
         case OPT_RESERVE:
-            if ((rc = cli_opt_size(CMD, "reserve", a, 1, OPT_WORDS, &o->cfg.reserve_bytes)))
-                return rc;
+            if ((rc = cli_opt_size(CMD, "reserve", a, 1, OPT_WORDS, &o->cfg.reserve_bytes))) return rc;
             o->have_reserve = 1;
             break;
         case OPT_FRACTION:
@@ -225,12 +220,10 @@ static int parse(int argc, char **argv, opts *o) {
         case OPT_NO_PAD: o->cfg.shard = VRAM_SHARD_DROP; break;
         case OPT_SHUFFLE: o->cfg.shuffle = 1; break;
         case OPT_SEED:
-            if ((rc = cli_opt_count(CMD, "seed", a, 0, UINT64_MAX, OPT_WORDS, &o->cfg.seed)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "seed", a, 0, UINT64_MAX, OPT_WORDS, &o->cfg.seed))) return rc;
             break;
         case OPT_EPOCH:
-            if ((rc = cli_opt_count(CMD, "epoch", a, 0, UINT64_MAX, OPT_WORDS, &o->epoch)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "epoch", a, 0, UINT64_MAX, OPT_WORDS, &o->epoch))) return rc;
             break;
         case OPT_JSON: o->json = 1; break;
         case OPT_DATASET:

@@ -186,17 +186,14 @@ static int parse(int argc, char **argv, opts *o) {
             o->names[o->n_names++] = a;
             break;
         case OPT_BATCH:
-            if ((rc = cli_opt_count(CMD, "batch", a, 1, UINT64_MAX, COUNT_WORDS, &o->cfg.plan.batch)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "batch", a, 1, UINT64_MAX, COUNT_WORDS, &o->cfg.plan.batch))) return rc;
             break;
         case OPT_EPOCHS:
-            if ((rc = cli_opt_count(CMD, "epochs", a, 1, VRAM_STREAM_MAX_EPOCHS, COUNT_WORDS, &o->cfg.epochs)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "epochs", a, 1, VRAM_STREAM_MAX_EPOCHS, COUNT_WORDS, &o->cfg.epochs))) return rc;
             break;
         case OPT_SHUFFLE: o->cfg.plan.shuffle = 1; break;
         case OPT_SEED:
-            if ((rc = cli_opt_count(CMD, "seed", a, 0, UINT64_MAX, COUNT_WORDS, &o->cfg.plan.seed)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "seed", a, 0, UINT64_MAX, COUNT_WORDS, &o->cfg.plan.seed))) return rc;
             o->have_seed = 1;
             break;
         case OPT_DROP_LAST: o->cfg.plan.drop_last = 1; break;
@@ -205,14 +202,12 @@ static int parse(int argc, char **argv, opts *o) {
             o->cfg.plan.world = (uint32_t)v;
             break;
         case OPT_RANK:
-            if ((rc = cli_opt_count(CMD, "rank", a, 0, UINT32_MAX - 1u, COUNT_WORDS, &v)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "rank", a, 0, UINT32_MAX - 1u, COUNT_WORDS, &v))) return rc;
             o->cfg.plan.rank = (uint32_t)v;
             break;
         case OPT_NO_PAD: o->cfg.plan.shard = VRAM_SHARD_DROP; break;
         case OPT_BUDGET:
-            if ((rc = cli_opt_size(CMD, "budget", a, 0, SIZE_WORDS, &o->cfg.plan.budget_bytes)))
-                return rc;
+            if ((rc = cli_opt_size(CMD, "budget", a, 0, SIZE_WORDS, &o->cfg.plan.budget_bytes))) return rc;
             o->have_budget = 1;
             break;
         case OPT_FRACTION:
@@ -220,8 +215,7 @@ static int parse(int argc, char **argv, opts *o) {
             o->have_fraction = 1;
             break;
         case OPT_RESERVE:
-            if ((rc = cli_opt_size(CMD, "reserve", a, 1, SIZE_WORDS, &o->cfg.plan.reserve_bytes)))
-                return rc;
+            if ((rc = cli_opt_size(CMD, "reserve", a, 1, SIZE_WORDS, &o->cfg.plan.reserve_bytes))) return rc;
             o->have_reserve = 1;
             break;
         case OPT_BUFFERS:
@@ -232,8 +226,7 @@ static int parse(int argc, char **argv, opts *o) {
             if ((rc = parse_device(a, o)) >= 0) return rc;
             break;
         case OPT_READERS:
-            if ((rc = cli_opt_count(CMD, "readers", a, 1, VRAM_STREAM_MAX_READERS, COUNT_WORDS, &v)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "readers", a, 1, VRAM_STREAM_MAX_READERS, COUNT_WORDS, &v))) return rc;
             o->cfg.readers = (uint32_t)v;
             break;
         case OPT_SLAB:

@@ -130,20 +130,16 @@ static int parse(int argc, char **argv, opts *o) {
             usage(stdout);
             return VRAM_EXIT_OK;
         case OPT_INTERVAL:
-            if ((rc = cli_opt_count(CMD, "interval", a, 1, MAX_INTERVAL_MS, COUNT_WORDS, &o->interval_ms)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "interval", a, 1, MAX_INTERVAL_MS, COUNT_WORDS, &o->interval_ms))) return rc;
             break;
         case OPT_COUNT:
-            if ((rc = cli_opt_count(CMD, "count", a, 1, UINT64_MAX, COUNT_WORDS, &o->count)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "count", a, 1, UINT64_MAX, COUNT_WORDS, &o->count))) return rc;
             break;
         case OPT_EPOCH_EVERY:
-            if ((rc = cli_opt_count(CMD, "epoch-every", a, 1, UINT32_MAX, COUNT_WORDS, &o->epoch_every)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "epoch-every", a, 1, UINT32_MAX, COUNT_WORDS, &o->epoch_every))) return rc;
             break;
         case OPT_DEVICE:
-            if ((rc = cli_opt_count(CMD, "device", a, 0, VRAM_MONITOR_MAX_DEVICES - 1, COUNT_WORDS, &v)))
-                return rc;
+            if ((rc = cli_opt_count(CMD, "device", a, 0, VRAM_MONITOR_MAX_DEVICES - 1, COUNT_WORDS, &v))) return rc;
             o->device = (int)v;
             break;
         case OPT_CSV: o->have_csv = 1; o->format = FMT_CSV; break;
@@ -154,8 +150,7 @@ static int parse(int argc, char **argv, opts *o) {
             o->mon.limit = pct / 100.0;
             break;
         case OPT_LEAK:
-            if ((rc = cli_opt_size(CMD, "leak-threshold", a, 0, SIZE_WORDS, &o->mon.leak_bytes)))
-                return rc;
+            if ((rc = cli_opt_size(CMD, "leak-threshold", a, 0, SIZE_WORDS, &o->mon.leak_bytes))) return rc;
             break;
         case ':':
             return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
