@@ -31,6 +31,43 @@ int cli_parse_fraction(const char *text, double *out);
 /* Parse an unsigned decimal integer (no sign, no junk, no overflow) <= max. */
 int cli_parse_u64(const char *text, uint64_t max, uint64_t *out);
 
+/* Parse a percentage in (0, 100], e.g. "90", "92.5" or "90%" (the '%' changes nothing).
+ * 0 on success, -1 otherwise. */
+int cli_parse_percent(const char *text, double *out);
+
+/* ---- option values: parse, or say what is wrong ------------------------------------------
+ * Each parses the value TEXT of option --NAME of command CMD; returns 0 with *out set, or
+ * prints one line ("vramkit: CMD: --NAME: ...") and returns VRAM_EXIT_USAGE. The commands
+ * word some defects differently, and those lines are part of what the CLI does (the golden
+ * test pins them), so the flags keep each command's words: */
+enum {
+    /* a value starting with '-' is "'TEXT' is negative" (else the malformed line) */
+    CLI_OPT_NEGATIVE = 1u << 0,
+    /* a value below the minimum has its own line: counts "must be at least MIN", sizes
+     * "must be more than 0 bytes" (else the malformed line) */
+    CLI_OPT_AT_LEAST = 1u << 1,
+    /* sizes: the malformed line is short, "'TEXT' is not a size" (" above 0" when 0 is not
+     * allowed), instead of listing the units */
+    CLI_OPT_BRIEF = 1u << 2
+};
+/* A whole number in [min, max]; malformed: "'TEXT' is not a whole number from MIN to MAX". */
+int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
+                  unsigned flags, uint64_t *out);
+/* A size (cli_parse_size), 0 only when allow_zero; malformed: "'TEXT' is not a size (bytes,
+ * or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)". */
+int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
+                 unsigned flags, uint64_t *out);
+/* A fraction in (0, 1] (cli_parse_fraction). */
+int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out);
+/* A percentage in (0, 100] (cli_parse_percent); *out is the percentage (90 for "90%"). */
+int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out);
+
+/* Before a command's getopt_long loop: a full GNU reset (optind = 0, which also clears
+ * getopt's state inside a half-scanned argv), so a command parses correctly however often
+ * one process runs it (the in-process tests run many), and no getopt message of its own
+ * (opterr = 0: the command words its errors). */
+void cli_getopt_reset(void);
+
 /* Human-readable size ("1.50 GiB") into buf; returns buf. */
 const char *cli_format_size(uint64_t bytes, char *buf, size_t cap);
 

@@ -131,15 +131,6 @@ int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out) {
 
 /* ---- printing ------------------------------------------------------------------------ */
 
-static const char *optimizer_name(vram_optimizer o) {
-    switch (o) {
-    case VRAM_OPT_SGD_MOMENTUM: return "sgd-momentum";
-    case VRAM_OPT_SGD: return "sgd";
-    case VRAM_OPT_ADAM_8BIT: return "adam8bit";
-    default: return "adamw";
-    }
-}
-
 void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_estimate *e,
                        char *buf, size_t cap) {
     int n;
@@ -157,7 +148,7 @@ void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_e
     n += snprintf(buf + n, cap - (size_t)n, ", weights %s, compute %s",
                   vram_dtype_name(e->format), vram_dtype_name(e->compute));
     if (w->mode == VRAM_MODE_TRAIN && (size_t)n < cap) {
-        n += snprintf(buf + n, cap - (size_t)n, ", %s%s%s", optimizer_name(w->optimizer),
+        n += snprintf(buf + n, cap - (size_t)n, ", %s%s%s", vram_optimizer_name(w->optimizer),
                       w->checkpointing ? ", checkpointing" : "",
                       w->lora_rank ? ", LoRA" : "");
         if (w->lora_rank && (size_t)n < cap)
@@ -235,15 +226,6 @@ void cli_estimate_json(cli_json *j, const vram_estimate *e) {
     cli_json_end_array(j);
 }
 
-static const char *family_name(vram_family f) {
-    switch (f) {
-    case VRAM_FAMILY_DECODER: return "decoder";
-    case VRAM_FAMILY_ENCODER: return "encoder";
-    case VRAM_FAMILY_ENCODER_DECODER: return "encoder-decoder";
-    default: return "unknown";
-    }
-}
-
 void cli_model_json(cli_json *j, const cli_model *m, const vram_estimate *e) {
     cli_json_begin_object(j);
     cli_json_key(j, "name");
@@ -255,7 +237,7 @@ void cli_model_json(cli_json *j, const cli_model *m, const vram_estimate *e) {
         cli_json_string(j, m->hf_id);
     }
     cli_json_key(j, "family");
-    cli_json_string(j, family_name(m->model.arch.family));
+    cli_json_string(j, vram_family_name(m->model.arch.family));
     cli_json_key(j, "params");
     cli_json_u64(j, e->params);
     cli_json_key(j, "blocks");
@@ -298,7 +280,7 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
     }
     if (w->mode == VRAM_MODE_TRAIN) {
         cli_json_key(j, "optimizer");
-        cli_json_string(j, optimizer_name(w->optimizer));
+        cli_json_string(j, vram_optimizer_name(w->optimizer));
         cli_json_key(j, "checkpointing");
         cli_json_bool(j, w->checkpointing);
         cli_json_key(j, "grad_accum");

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -133,21 +134,91 @@ int cli_parse_size(const char *text, uint64_t *out) {
     return 0;
 }
 
-int cli_parse_fraction(const char *text, double *out) {
-    if (text == NULL || *text == '\0') return -1;
-    if (!(isdigit((unsigned char)text[0]) || text[0] == '.')) return -1;
+/* A number in (0, max] with an optional '%' after it (which divides by `percent`: 100 for
+ * a fraction, 1 for a percentage). The callers decide what may start the text. */
+static int cli_parse_share(const char *text, double percent, double max, double *out) {
     errno = 0;
     char *end = NULL;
     double v = strtod(text, &end);
     if (errno != 0 || end == text) return -1;
     if (*end == '%') {
-        v /= 100.0;
+        v /= percent;
         end++;
     }
     if (*end != '\0') return -1;
-    if (!isfinite(v) || !(v > 0.0) || v > 1.0) return -1;
+    if (!isfinite(v) || !(v > 0.0) || v > max) return -1;
     *out = v;
     return 0;
+}
+
+int cli_parse_fraction(const char *text, double *out) {
+    if (text == NULL || *text == '\0') return -1;
+    if (!(isdigit((unsigned char)text[0]) || text[0] == '.')) return -1;
+    return cli_parse_share(text, 100.0, 1.0, out);
+}
+
+int cli_parse_percent(const char *text, double *out) {
+    if (text == NULL || text[0] == '\0' || text[0] == '-' || text[0] == '+' || text[0] == ' ')
+        return -1;
+    return cli_parse_share(text, 1.0, 100.0, out);
+}
+
+/* ---- option values -------------------------------------------------------------------- */
+
+int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
+                  unsigned flags, uint64_t *out) {
+    uint64_t v = 0;
+    int parsed = cli_parse_u64(text, max, &v) == 0;
+    if (text == NULL) text = "";
+    if (parsed && v < min && (flags & CLI_OPT_AT_LEAST))
+        return cli_usage_error(cmd, "--%s: must be at least %llu", name, (unsigned long long)min);
+    if (!parsed || v < min) {
+        if ((flags & CLI_OPT_NEGATIVE) && text[0] == '-')
+            return cli_usage_error(cmd, "--%s: '%s' is negative", name, text);
+        return cli_usage_error(cmd, "--%s: '%s' is not a whole number from %llu to %llu", name,
+                               text, (unsigned long long)min, (unsigned long long)max);
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
+                 unsigned flags, uint64_t *out) {
+    uint64_t v = 0;
+    int parsed = cli_parse_size(text, &v) == 0;
+    if (text == NULL) text = "";
+    if (parsed && v == 0 && !allow_zero && (flags & CLI_OPT_AT_LEAST))
+        return cli_usage_error(cmd, "--%s: must be more than 0 bytes", name);
+    if (!parsed || (v == 0 && !allow_zero)) {
+        if ((flags & CLI_OPT_NEGATIVE) && text[0] == '-')
+            return cli_usage_error(cmd, "--%s: '%s' is negative", name, text);
+        if (flags & CLI_OPT_BRIEF)
+            return cli_usage_error(cmd, "--%s: '%s' is not a size%s", name, text,
+                                   allow_zero ? "" : " above 0");
+        return cli_usage_error(cmd,
+                               "--%s: '%s' is not a size (bytes, or a number with B, KB, MB, "
+                               "GB, TB, KiB, MiB, GiB, TiB)",
+                               name, text);
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out) {
+    if (cli_parse_fraction(text, out) == 0) return 0;
+    return cli_usage_error(cmd, "--%s: '%s' is not a fraction in (0, 1] (like 0.75 or 75%%)",
+                           name, text ? text : "");
+}
+
+int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out) {
+    if (cli_parse_percent(text, out) == 0) return 0;
+    return cli_usage_error(cmd, "--%s: '%s' is not a percentage in (0, 100] (like 90 or 92.5%%)",
+                           name, text ? text : "");
+}
+
+void cli_getopt_reset(void) {
+    optind = 0;
+    opterr = 0;
 }
 
 const char *cli_format_size(uint64_t bytes, char *buf, size_t cap) {

@@ -158,38 +158,16 @@ typedef struct opts {
     uint64_t extra_device_bytes;
 } opts;
 
-/* A positive count: "--NAME: 'TEXT' is not ..." on failure. */
-static int parse_count(const char *name, const char *text, uint64_t max, int allow_zero,
-                       uint64_t *out) {
-    if (cli_parse_u64(text, max, out) != 0) {
-        if (text[0] == '-') return cli_usage_error(CMD, "--%s: '%s' is negative", name, text);
-        return cli_usage_error(CMD, "--%s: '%s' is not a whole number from %d to %llu", name,
-                               text, allow_zero ? 0 : 1, (unsigned long long)max);
-    }
-    if (!allow_zero && *out == 0) return cli_usage_error(CMD, "--%s: must be at least 1", name);
-    return 0;
-}
-
-static int parse_bytes(const char *name, const char *text, int allow_zero, uint64_t *out) {
-    if (cli_parse_size(text, out) != 0) {
-        if (text[0] == '-') return cli_usage_error(CMD, "--%s: '%s' is negative", name, text);
-        return cli_usage_error(CMD,
-                               "--%s: '%s' is not a size (bytes, or a number with B, KB, MB, "
-                               "GB, TB, KiB, MiB, GiB, TiB)",
-                               name, text);
-    }
-    if (!allow_zero && *out == 0)
-        return cli_usage_error(CMD, "--%s: must be more than 0 bytes", name);
-    return 0;
-}
+/* Counts and sizes: a value starting with '-' is called negative, one below the minimum
+ * has its own line (cli.h). */
+#define OPT_WORDS (CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST)
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
 static int parse(int argc, char **argv, opts *o) {
     uint64_t v = 0;
     int rc, c;
     memset(o, 0, sizeof *o);
-    optind = 0; /* full reset (GNU), so the parser also works when called twice */
-    opterr = 0;
+    cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         const char *a = optarg;
         switch (c) {
@@ -197,46 +175,44 @@ static int parse(int argc, char **argv, opts *o) {
             usage(stdout);
             return VRAM_EXIT_OK;
         case OPT_SAMPLES:
-            if ((rc = parse_count("samples", a, UINT64_MAX, 0, &o->cfg.samples))) return rc;
+            if ((rc = cli_opt_count(CMD, "samples", a, 1, UINT64_MAX, OPT_WORDS, &o->cfg.samples))) return rc;
             o->have_samples = 1;
             break;
         case OPT_SAMPLE_BYTES:
-            if ((rc = parse_bytes("sample-bytes", a, 0, &o->cfg.sample_bytes))) return rc;
+            if ((rc = cli_opt_size(CMD, "sample-bytes", a, 0, OPT_WORDS, &o->cfg.sample_bytes))) return rc;
             o->have_bytes = 1;
             break;
         case OPT_BATCH:
-            if ((rc = parse_count("batch", a, UINT64_MAX, 0, &o->cfg.batch))) return rc;
+            if ((rc = cli_opt_count(CMD, "batch", a, 1, UINT64_MAX, OPT_WORDS, &o->cfg.batch))) return rc;
             o->have_batch = 1;
             break;
         case OPT_BUDGET:
-            if ((rc = parse_bytes("budget", a, 0, &o->cfg.budget_bytes))) return rc;
+            if ((rc = cli_opt_size(CMD, "budget", a, 0, OPT_WORDS, &o->cfg.budget_bytes))) return rc;
             o->have_budget = 1;
             break;
         case OPT_FREE:
-            if ((rc = parse_bytes("free", a, 0, &o->cfg.free_bytes))) return rc;
+            if ((rc = cli_opt_size(CMD, "free", a, 0, OPT_WORDS, &o->cfg.free_bytes))) return rc;
             o->have_free = 1;
             break;
         case OPT_RESERVE:
-            if ((rc = parse_bytes("reserve", a, 1, &o->cfg.reserve_bytes))) return rc;
+            if ((rc = cli_opt_size(CMD, "reserve", a, 1, OPT_WORDS, &o->cfg.reserve_bytes))) return rc;
             o->have_reserve = 1;
             break;
         case OPT_FRACTION:
-            if (cli_parse_fraction(a, &o->cfg.fraction) != 0)
-                return cli_usage_error(CMD, "--fraction: '%s' is not a fraction in (0, 1] "
-                                            "(like 0.75 or 75%%)", a);
+            if ((rc = cli_opt_fraction(CMD, "fraction", a, &o->cfg.fraction))) return rc;
             o->have_fraction = 1;
             break;
         case OPT_BUFFERS:
-            if ((rc = parse_count("buffers", a, UINT32_MAX, 0, &v))) return rc;
+            if ((rc = cli_opt_count(CMD, "buffers", a, 1, UINT32_MAX, OPT_WORDS, &v))) return rc;
             o->cfg.buffers = (uint32_t)v;
             break;
         case OPT_DROP_LAST: o->cfg.drop_last = 1; break;
         case OPT_WORLD:
-            if ((rc = parse_count("world", a, UINT32_MAX, 0, &v))) return rc;
+            if ((rc = cli_opt_count(CMD, "world", a, 1, UINT32_MAX, OPT_WORDS, &v))) return rc;
             o->cfg.world = (uint32_t)v;
             break;
         case OPT_RANK:
-            if ((rc = parse_count("rank", a, UINT32_MAX - 1u, 1, &v))) return rc;
+            if ((rc = cli_opt_count(CMD, "rank", a, 0, UINT32_MAX - 1u, OPT_WORDS, &v))) return rc;
             o->cfg.rank = (uint32_t)v;
             o->have_rank = 1;
             break;
@@ -244,10 +220,10 @@ static int parse(int argc, char **argv, opts *o) {
         case OPT_NO_PAD: o->cfg.shard = VRAM_SHARD_DROP; break;
         case OPT_SHUFFLE: o->cfg.shuffle = 1; break;
         case OPT_SEED:
-            if ((rc = parse_count("seed", a, UINT64_MAX, 1, &o->cfg.seed))) return rc;
+            if ((rc = cli_opt_count(CMD, "seed", a, 0, UINT64_MAX, OPT_WORDS, &o->cfg.seed))) return rc;
             break;
         case OPT_EPOCH:
-            if ((rc = parse_count("epoch", a, UINT64_MAX, 1, &o->epoch))) return rc;
+            if ((rc = cli_opt_count(CMD, "epoch", a, 0, UINT64_MAX, OPT_WORDS, &o->epoch))) return rc;
             break;
         case OPT_JSON: o->json = 1; break;
         case OPT_DATASET:

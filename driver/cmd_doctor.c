@@ -594,8 +594,7 @@ int vram_doctor_cli(int argc, char **argv, const vram_doctor_config *base, FILE 
     memset(&w, 0, sizeof w);
     memset(&m, 0, sizeof m);
     m.rec_device = -1;
-    optind = 0; /* a full reset: the in-process tests parse many command lines */
-    opterr = 0;
+    cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         switch (c) {
         case 'h':
@@ -614,8 +613,7 @@ int vram_doctor_cli(int argc, char **argv, const vram_doctor_config *base, FILE 
             model_arg = optarg;
             break;
         case OPT_NEED:
-            if (cli_parse_size(optarg, &need) != 0 || need == 0)
-                return cli_usage_error(CMD, "--need: '%s' is not a size above 0", optarg);
+            if ((rc = cli_opt_size(CMD, "need", optarg, 0, CLI_OPT_BRIEF, &need))) return rc;
             need_given = 1;
             break;
         case OPT_ARCH: {

@@ -92,8 +92,7 @@ int cmd_estimate(int argc, char **argv) {
     char buf[512], a[32], b[32];
 
     memset(&w, 0, sizeof w);
-    optind = 1;
-    opterr = 0;
+    cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         switch (c) {
         case 'h':

@@ -183,8 +183,7 @@ static int parse(int argc, char **argv, vram_plan *p, const char **save, const c
                  int *json) {
     char err[1024];
     int c;
-    optind = 1;
-    opterr = 0;
+    cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         switch (c) {
         case 'h':

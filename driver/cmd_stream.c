@@ -143,26 +143,10 @@ typedef struct opts {
     int verify, json;
 } opts;
 
-static int parse_count(const char *name, const char *text, uint64_t min, uint64_t max, uint64_t *out) {
-    if (cli_parse_u64(text, max, out) != 0) {
-        if (text[0] == '-') return cli_usage_error(CMD, "--%s: '%s' is negative", name, text);
-        return cli_usage_error(CMD, "--%s: '%s' is not a whole number from %llu to %llu", name, text,
-                               (unsigned long long)min, (unsigned long long)max);
-    }
-    if (*out < min)
-        return cli_usage_error(CMD, "--%s: must be at least %llu", name, (unsigned long long)min);
-    return 0;
-}
-
-static int parse_bytes(const char *name, const char *text, int allow_zero, uint64_t *out) {
-    if (cli_parse_size(text, out) != 0)
-        return cli_usage_error(CMD,
-                               "--%s: '%s' is not a size (bytes, or a number with B, KB, MB, GB, "
-                               "TB, KiB, MiB, GiB, TiB)",
-                               name, text);
-    if (!allow_zero && *out == 0) return cli_usage_error(CMD, "--%s: must be more than 0 bytes", name);
-    return 0;
-}
+/* Counts: a value starting with '-' is called negative, one below the minimum has its own
+ * line; sizes: only zero has its own line (cli.h). */
+#define COUNT_WORDS (CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST)
+#define SIZE_WORDS CLI_OPT_AT_LEAST
 
 /* -1 when it is a device, else the exit code. */
 static int parse_device(const char *text, opts *o) {
@@ -191,8 +175,7 @@ static int parse(int argc, char **argv, opts *o) {
     int rc, c;
     memset(o, 0, sizeof *o);
     o->cfg.plan.batch = DEFAULT_BATCH;
-    optind = 0;
-    opterr = 0;
+    cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         const char *a = optarg;
         switch (c) {
@@ -203,53 +186,51 @@ static int parse(int argc, char **argv, opts *o) {
             o->names[o->n_names++] = a;
             break;
         case OPT_BATCH:
-            if ((rc = parse_count("batch", a, 1, UINT64_MAX, &o->cfg.plan.batch))) return rc;
+            if ((rc = cli_opt_count(CMD, "batch", a, 1, UINT64_MAX, COUNT_WORDS, &o->cfg.plan.batch))) return rc;
             break;
         case OPT_EPOCHS:
-            if ((rc = parse_count("epochs", a, 1, VRAM_STREAM_MAX_EPOCHS, &o->cfg.epochs))) return rc;
+            if ((rc = cli_opt_count(CMD, "epochs", a, 1, VRAM_STREAM_MAX_EPOCHS, COUNT_WORDS, &o->cfg.epochs))) return rc;
             break;
         case OPT_SHUFFLE: o->cfg.plan.shuffle = 1; break;
         case OPT_SEED:
-            if ((rc = parse_count("seed", a, 0, UINT64_MAX, &o->cfg.plan.seed))) return rc;
+            if ((rc = cli_opt_count(CMD, "seed", a, 0, UINT64_MAX, COUNT_WORDS, &o->cfg.plan.seed))) return rc;
             o->have_seed = 1;
             break;
         case OPT_DROP_LAST: o->cfg.plan.drop_last = 1; break;
         case OPT_WORLD:
-            if ((rc = parse_count("world", a, 1, UINT32_MAX, &v))) return rc;
+            if ((rc = cli_opt_count(CMD, "world", a, 1, UINT32_MAX, COUNT_WORDS, &v))) return rc;
             o->cfg.plan.world = (uint32_t)v;
             break;
         case OPT_RANK:
-            if ((rc = parse_count("rank", a, 0, UINT32_MAX - 1u, &v))) return rc;
+            if ((rc = cli_opt_count(CMD, "rank", a, 0, UINT32_MAX - 1u, COUNT_WORDS, &v))) return rc;
             o->cfg.plan.rank = (uint32_t)v;
             break;
         case OPT_NO_PAD: o->cfg.plan.shard = VRAM_SHARD_DROP; break;
         case OPT_BUDGET:
-            if ((rc = parse_bytes("budget", a, 0, &o->cfg.plan.budget_bytes))) return rc;
+            if ((rc = cli_opt_size(CMD, "budget", a, 0, SIZE_WORDS, &o->cfg.plan.budget_bytes))) return rc;
             o->have_budget = 1;
             break;
         case OPT_FRACTION:
-            if (cli_parse_fraction(a, &o->cfg.plan.fraction) != 0)
-                return cli_usage_error(CMD, "--fraction: '%s' is not a fraction in (0, 1] (like 0.75 "
-                                            "or 75%%)", a);
+            if ((rc = cli_opt_fraction(CMD, "fraction", a, &o->cfg.plan.fraction))) return rc;
             o->have_fraction = 1;
             break;
         case OPT_RESERVE:
-            if ((rc = parse_bytes("reserve", a, 1, &o->cfg.plan.reserve_bytes))) return rc;
+            if ((rc = cli_opt_size(CMD, "reserve", a, 1, SIZE_WORDS, &o->cfg.plan.reserve_bytes))) return rc;
             o->have_reserve = 1;
             break;
         case OPT_BUFFERS:
-            if ((rc = parse_count("buffers", a, 1, 64, &v))) return rc;
+            if ((rc = cli_opt_count(CMD, "buffers", a, 1, 64, COUNT_WORDS, &v))) return rc;
             o->cfg.plan.buffers = (uint32_t)v;
             break;
         case OPT_DEVICE:
             if ((rc = parse_device(a, o)) >= 0) return rc;
             break;
         case OPT_READERS:
-            if ((rc = parse_count("readers", a, 1, VRAM_STREAM_MAX_READERS, &v))) return rc;
+            if ((rc = cli_opt_count(CMD, "readers", a, 1, VRAM_STREAM_MAX_READERS, COUNT_WORDS, &v))) return rc;
             o->cfg.readers = (uint32_t)v;
             break;
         case OPT_SLAB:
-            if ((rc = parse_bytes("slab", a, 0, &o->cfg.slab_bytes))) return rc;
+            if ((rc = cli_opt_size(CMD, "slab", a, 0, SIZE_WORDS, &o->cfg.slab_bytes))) return rc;
             break;
         case OPT_VERIFY: o->verify = 1; break;
         case OPT_JSON: o->json = 1; break;

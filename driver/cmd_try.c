@@ -282,8 +282,7 @@ static int parse(int argc, char **argv, opts *o) {
             dd = i;
             break;
         }
-    optind = 0;
-    opterr = 0;
+    cli_getopt_reset();
     while ((c = getopt_long(dd, argv, ":h", long_options, NULL)) != -1) {
         switch (c) {
         case 'h':

@@ -4,7 +4,6 @@
  * and is flushed at once, so `vramkit watch ... > log` can be read while it runs. */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,29 +109,10 @@ typedef struct opts {
     vram_monitor_config mon;
 } opts;
 
-static int parse_count(const char *name, const char *text, uint64_t min, uint64_t max,
-                       uint64_t *out) {
-    if (cli_parse_u64(text, max, out) != 0 || *out < min) {
-        if (text[0] == '-') return cli_usage_error(CMD, "--%s: '%s' is negative", name, text);
-        return cli_usage_error(CMD, "--%s: '%s' is not a whole number from %llu to %llu", name,
-                               text, (unsigned long long)min, (unsigned long long)max);
-    }
-    return 0;
-}
-
-/* "90", "92.5", "90%": a percentage in (0, 100]. */
-static int parse_percent(const char *text, double *out) {
-    char *end = NULL;
-    double v;
-    if (text[0] == '\0' || text[0] == '-' || text[0] == '+' || text[0] == ' ') return -1;
-    errno = 0;
-    v = strtod(text, &end);
-    if (errno != 0 || end == text) return -1;
-    if (*end == '%') end++;
-    if (*end != '\0' || !isfinite(v) || !(v > 0.0) || v > 100.0) return -1;
-    *out = v;
-    return 0;
-}
+/* Counts and sizes: a value starting with '-' is called negative; a count below the
+ * minimum is out of range like any other, a size of 0 has its own line (cli.h). */
+#define COUNT_WORDS CLI_OPT_NEGATIVE
+#define SIZE_WORDS (CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST)
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
 static int parse(int argc, char **argv, opts *o) {
@@ -142,8 +122,7 @@ static int parse(int argc, char **argv, opts *o) {
     memset(o, 0, sizeof *o);
     o->interval_ms = DEFAULT_INTERVAL_MS;
     o->device = -1;
-    optind = 0; /* full reset (GNU), so the parser also works when called twice */
-    opterr = 0;
+    cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         const char *a = optarg;
         switch (c) {
@@ -151,35 +130,27 @@ static int parse(int argc, char **argv, opts *o) {
             usage(stdout);
             return VRAM_EXIT_OK;
         case OPT_INTERVAL:
-            if ((rc = parse_count("interval", a, 1, MAX_INTERVAL_MS, &o->interval_ms))) return rc;
+            if ((rc = cli_opt_count(CMD, "interval", a, 1, MAX_INTERVAL_MS, COUNT_WORDS, &o->interval_ms))) return rc;
             break;
         case OPT_COUNT:
-            if ((rc = parse_count("count", a, 1, UINT64_MAX, &o->count))) return rc;
+            if ((rc = cli_opt_count(CMD, "count", a, 1, UINT64_MAX, COUNT_WORDS, &o->count))) return rc;
             break;
         case OPT_EPOCH_EVERY:
-            if ((rc = parse_count("epoch-every", a, 1, UINT32_MAX, &o->epoch_every))) return rc;
+            if ((rc = cli_opt_count(CMD, "epoch-every", a, 1, UINT32_MAX, COUNT_WORDS, &o->epoch_every))) return rc;
             break;
         case OPT_DEVICE:
-            if ((rc = parse_count("device", a, 0, VRAM_MONITOR_MAX_DEVICES - 1, &v))) return rc;
+            if ((rc = cli_opt_count(CMD, "device", a, 0, VRAM_MONITOR_MAX_DEVICES - 1, COUNT_WORDS, &v))) return rc;
             o->device = (int)v;
             break;
         case OPT_CSV: o->have_csv = 1; o->format = FMT_CSV; break;
         case OPT_JSON: o->have_json = 1; o->format = FMT_JSON; break;
         case OPT_HOST: o->host = 1; break;
         case OPT_LIMIT:
-            if (parse_percent(a, &pct) != 0)
-                return cli_usage_error(CMD, "--limit: '%s' is not a percentage in (0, 100] "
-                                            "(like 90 or 92.5%%)", a);
+            if ((rc = cli_opt_percent(CMD, "limit", a, &pct))) return rc;
             o->mon.limit = pct / 100.0;
             break;
         case OPT_LEAK:
-            if (cli_parse_size(a, &v) != 0) {
-                if (a[0] == '-') return cli_usage_error(CMD, "--leak-threshold: '%s' is negative", a);
-                return cli_usage_error(CMD, "--leak-threshold: '%s' is not a size (bytes, or a "
-                                            "number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)", a);
-            }
-            if (v == 0) return cli_usage_error(CMD, "--leak-threshold: must be more than 0 bytes");
-            o->mon.leak_bytes = v;
+            if ((rc = cli_opt_size(CMD, "leak-threshold", a, 0, SIZE_WORDS, &o->mon.leak_bytes))) return rc;
             break;
         case ':':
             return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);

@@ -381,7 +381,7 @@ int vram_gpustats_format_warning(const char *label, const vram_monitor_warning *
     if (label == NULL || w == NULL) return -1;
     sev = vram_monitor_severity_name(w->severity);
     name = vram_monitor_warning_name(w->id);
-    sb_add(&b, "%s%d %s %s: ", label, w->device, sev ? sev : "warning", name ? name : "unknown");
+    sb_add(&b, "%s%d %s %s: ", label, w->device, sev, name);
     sb_summary(&b, w);
     rec = vram_monitor_warning_recommendation(w->id);
     if (recommendation && rec) sb_add(&b, "; recommendation: %s", rec);

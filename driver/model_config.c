@@ -91,7 +91,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "model_read.h"
+#include "model_config.h"
 
 typedef struct cfg {
     const cJSON *doc;
@@ -99,15 +99,6 @@ typedef struct cfg {
     char *err;
     size_t errcap;
 } cfg;
-
-static const char *cfg_type(const cJSON *j) {
-    if (cJSON_IsObject(j)) return "an object";
-    if (cJSON_IsArray(j)) return "an array";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNumber(j)) return "a number";
-    return "null";
-}
 
 static const cJSON *cfg_get(const cfg *c, const char *key) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(c->doc, key);
@@ -127,7 +118,7 @@ static vram_status cfg_num(const cfg *c, const char *key, uint64_t def, uint64_t
     }
     if (!cJSON_IsNumber(j))
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not a number", key,
-                          cfg_type(j));
+                          vram__json_type(j));
     double v = j->valuedouble;
     uint64_t u;
     if (v < 0)
@@ -156,7 +147,7 @@ static vram_status cfg_bool(const cfg *c, const char *key, int def, int *out) {
     }
     if (!cJSON_IsBool(j))
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not true or false",
-                          key, cfg_type(j));
+                          key, vram__json_type(j));
     *out = cJSON_IsTrue(j);
     return VRAM_OK;
 }
@@ -436,7 +427,7 @@ static vram_status cfg_t5(const cfg *c, int mt5, vram_arch *a) {
     const char *proj = mt5 ? "gated-gelu" : "relu";
     if (ff != NULL && !cJSON_IsString(ff))
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "feed_forward_proj is %s, not a string", cfg_type(ff));
+                          "feed_forward_proj is %s, not a string", vram__json_type(ff));
     if (ff != NULL) proj = ff->valuestring;
     a->family = VRAM_FAMILY_ENCODER_DECODER;
     a->mlp = strncmp(proj, "gated-", 6) == 0 ? VRAM_MLP_GATED : VRAM_MLP_PLAIN;
@@ -461,7 +452,7 @@ static vram_status cfg_dtype(const cfg *c, vram_dtype *out) {
     if (j == NULL) return VRAM_OK;
     if (!cJSON_IsString(j))
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "torch_dtype is %s, not a string", cfg_type(j));
+                          "torch_dtype is %s, not a string", vram__json_type(j));
     const char *s = j->valuestring;
     if (strncmp(s, "torch.", 6) == 0) s += 6;
     static const struct {
@@ -485,7 +476,7 @@ static vram_status cfg_arch(const cfg *c, vram_arch *a, char *note, size_t notec
     const char *type = cJSON_IsString(jt) ? jt->valuestring : NULL;
     if (jt != NULL && type == NULL)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "model_type is %s, not a string", cfg_type(jt));
+                          "model_type is %s, not a string", vram__json_type(jt));
     memset(a, 0, sizeof *a);
     if (type != NULL) {
         for (size_t i = 0; i < sizeof moe_types / sizeof moe_types[0]; i++)
@@ -580,7 +571,7 @@ vram_status vram_config_parse(const char *json, size_t len, const char *label, v
         }
     if (st == VRAM_OK && !cJSON_IsObject(doc))
         st = vram__fail(err, errcap, VRAM_E_FORMAT, label, "is %s, not a JSON object",
-                        cfg_type(doc));
+                        vram__json_type(doc));
     vram_model out;
     memset(&out, 0, sizeof out);
     cfg c = {doc, label, err, errcap};
@@ -592,4 +583,14 @@ vram_status vram_config_parse(const char *json, size_t len, const char *label, v
     *m = out;
     if (err != NULL && errcap > 0) snprintf(err, errcap, "%s", note);
     return VRAM_OK;
+}
+
+vram_status vram_config_read(const char *path, vram_model *m, char *err, size_t errcap) {
+    char *text;
+    size_t len;
+    vram_status st = vram__read_small_file(path, VRAM_JSON_FILE_MAX, &text, &len, err, errcap);
+    if (st != VRAM_OK) return st;
+    st = vram_config_parse(text, len, path, m, err, errcap);
+    free(text);
+    return st;
 }

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model_read.h"
+#include "model_gguf.h"
 
 #define GG_WINDOW 65536u
 

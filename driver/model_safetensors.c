@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "model_read.h"
+#include "model_safetensors.h"
 
 typedef struct st_span {
     uint64_t begin, end;
@@ -27,16 +27,6 @@ static int span_cmp(const void *a, const void *b) {
     return 0;
 }
 
-static const char *json_type(const cJSON *j) {
-    if (cJSON_IsObject(j)) return "an object";
-    if (cJSON_IsArray(j)) return "an array";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsNumber(j)) return "a number";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNull(j)) return "null";
-    return "an invalid value";
-}
-
 /* One exact non-negative integer of an array, for shape and data_offsets. */
 static vram_status st_u64(const cJSON *j, const char *tensor, const char *field, int index,
                           uint64_t *out, const char *label, char *err, size_t errcap) {
@@ -44,7 +34,7 @@ static vram_status st_u64(const cJSON *j, const char *tensor, const char *field,
     if (!cJSON_IsNumber(j))
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "tensor %s: %s[%d] is %s, not an integer",
-                          vram__quote(tensor, strlen(tensor), q), field, index, json_type(j));
+                          vram__quote(tensor, strlen(tensor), q), field, index, vram__json_type(j));
     if (!vram__json_exact_u64(j->valuedouble, out))
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "tensor %s: %s[%d] is %s, not an exact non-negative integer (below 2^53)",
@@ -57,12 +47,12 @@ static vram_status st_metadata(const cJSON *meta, const char *label, char *err, 
     char q[VRAM__QUOTE_CAP];
     if (!cJSON_IsObject(meta))
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                          "__metadata__ is %s, not an object of strings", json_type(meta));
+                          "__metadata__ is %s, not an object of strings", vram__json_type(meta));
     for (const cJSON *e = meta->child; e != NULL; e = e->next)
         if (!cJSON_IsString(e))
             return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                               "__metadata__ entry %s is %s, not a string",
-                              vram__quote(e->string, strlen(e->string), q), json_type(e));
+                              vram__quote(e->string, strlen(e->string), q), vram__json_type(e));
     return VRAM_OK;
 }
 
@@ -76,7 +66,7 @@ static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *n
     vram_status st;
     if (!cJSON_IsObject(t))
         return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s is %s, not an object",
-                          vram__quote(name, nlen, q), json_type(t));
+                          vram__quote(name, nlen, q), vram__json_type(t));
 
     /* dtype */
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(t, "dtype");
@@ -85,7 +75,7 @@ static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *n
                           vram__quote(name, nlen, q));
     if (!cJSON_IsString(jd))
         return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s: dtype is %s, not a string",
-                          vram__quote(name, nlen, q), json_type(jd));
+                          vram__quote(name, nlen, q), vram__json_type(jd));
     vram_dtype dt;
     if (vram_dtype_from_safetensors(jd->valuestring, strlen(jd->valuestring), &dt) != VRAM_OK)
         return vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
@@ -100,7 +90,7 @@ static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *n
                           vram__quote(name, nlen, q));
     if (!cJSON_IsArray(js))
         return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s: shape is %s, not an array",
-                          vram__quote(name, nlen, q), json_type(js));
+                          vram__quote(name, nlen, q), vram__json_type(js));
     uint64_t dims[VRAM_SAFETENSORS_MAX_DIMS], numel = 1;
     uint32_t nd = 0;
     for (const cJSON *d = js->child; d != NULL; d = d->next) {
@@ -270,7 +260,7 @@ vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t 
     }
     if (!cJSON_IsObject(doc)) {
         vram_status st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                                    "header is %s, not a JSON object", json_type(doc));
+                                    "header is %s, not a JSON object", vram__json_type(doc));
         cJSON_Delete(doc);
         return st;
     }
@@ -440,12 +430,12 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
         cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "weight_map") : NULL;
     if (!cJSON_IsObject(doc)) {
         st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "is %s, not a JSON object",
-                        json_type(doc));
+                        vram__json_type(doc));
     } else if (wm == NULL) {
         st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "has no weight_map");
     } else if (!cJSON_IsObject(wm)) {
         st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "weight_map is %s, not an object",
-                        json_type(wm));
+                        vram__json_type(wm));
     } else if (wm->child == NULL) {
         st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "weight_map is empty");
     }
@@ -465,7 +455,7 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
         if (!cJSON_IsString(e)) {
             st = vram__fail(err, errcap, VRAM_E_FORMAT, path,
                             "weight_map entry %s is %s, not a file name",
-                            vram__quote(e->string, strlen(e->string), q), json_type(e));
+                            vram__quote(e->string, strlen(e->string), q), vram__json_type(e));
             break;
         }
         const char *file = e->valuestring;

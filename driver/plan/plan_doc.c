@@ -58,15 +58,6 @@ static void add_bool(doc_build *b, cJSON *to, const char *key, int v) {
     add(b, to, key, cJSON_CreateBool(v));
 }
 
-static const char *optimizer_key(vram_optimizer o) {
-    switch (o) {
-    case VRAM_OPT_SGD_MOMENTUM: return "sgd-momentum";
-    case VRAM_OPT_SGD: return "sgd";
-    case VRAM_OPT_ADAM_8BIT: return "adam8bit";
-    default: return "adamw";
-    }
-}
-
 static cJSON *inputs_json(doc_build *b, const vram_plan *p) {
     const vram_workload *w = &p->w;
     cJSON *in = checked(b, cJSON_CreateObject()), *wl, *mc, *gs;
@@ -92,7 +83,7 @@ static cJSON *inputs_json(doc_build *b, const vram_plan *p) {
     add_u64(b, wl, "seq", w->seq);
     add_u64(b, wl, "src_len", w->src_len);
     add_u64(b, wl, "tgt_len", w->tgt_len);
-    add_str(b, wl, "optimizer", optimizer_key(w->optimizer));
+    add_str(b, wl, "optimizer", vram_optimizer_name(w->optimizer));
     add_bool(b, wl, "checkpointing", w->checkpointing);
     add_bool(b, wl, "flash_attention", w->flash_attention);
     add_u64(b, wl, "grad_accum", w->grad_accum);

@@ -107,13 +107,8 @@ vram_status vram_wl_apply(vram_workload *w, vram_wl_option opt, const char *arg,
     case VRAM_WL_SRC: return count(opt, arg, 1000000000u, &w->src_len, err, cap);
     case VRAM_WL_TGT: return count(opt, arg, 1000000000u, &w->tgt_len, err, cap);
     case VRAM_WL_OPTIMIZER:
-        if (strcmp(arg, "adamw") == 0 || strcmp(arg, "adam") == 0) w->optimizer = VRAM_OPT_ADAMW;
-        else if (strcmp(arg, "sgd-momentum") == 0 || strcmp(arg, "sgd_momentum") == 0)
-            w->optimizer = VRAM_OPT_SGD_MOMENTUM;
-        else if (strcmp(arg, "sgd") == 0) w->optimizer = VRAM_OPT_SGD;
-        else if (strcmp(arg, "adam8bit") == 0 || strcmp(arg, "adam-8bit") == 0)
-            w->optimizer = VRAM_OPT_ADAM_8BIT;
-        else FAIL("--optimizer: '%s' is not adamw, adam, sgd-momentum, sgd or adam8bit", arg);
+        if (vram_optimizer_from_name(arg, strlen(arg), &w->optimizer) != VRAM_OK)
+            FAIL("--optimizer: '%s' is not adamw, adam, sgd-momentum, sgd or adam8bit", arg);
         return VRAM_OK;
     case VRAM_WL_CHECKPOINTING: w->checkpointing = 1; return VRAM_OK;
     case VRAM_WL_FLASH: w->flash_attention = 1; return VRAM_OK;

@@ -422,7 +422,7 @@ typedef struct vram_visible {
 
 /* ---- the table ---------------------------------------------------------------------- */
 
-/* Stable name of a finding ("no_driver"); NULL out of range. */
+/* Stable name of a finding ("no_driver"); "unknown" out of range, never NULL. */
 VRAM_DEF const char *vram_finding_name(vram_finding_id id) {
     switch (id) {
 #define VRAM__FINDING_NAME(id_, name, sev, sum, rem, e0, e1, e2, e3) \
@@ -431,7 +431,7 @@ VRAM_DEF const char *vram_finding_name(vram_finding_id id) {
         VRAM_FINDING_LIST(VRAM__FINDING_NAME)
 #undef VRAM__FINDING_NAME
     default:
-        return NULL;
+        return "unknown";
     }
 }
 
@@ -492,18 +492,18 @@ VRAM_DEF vram_evidence_spec vram_finding_evidence(vram_finding_id id, int k) {
     }
 }
 
-/* "error", "warning", "info"; "none" for VRAM_SEV_NONE and anything else. */
+/* "error", "warning", "info", "none" (VRAM_SEV_NONE); "unknown" out of range, never NULL. */
 VRAM_DEF const char *vram_severity_name(vram_severity s) {
     switch (s) {
     case VRAM_SEV_ERROR: return "error";
     case VRAM_SEV_WARNING: return "warning";
     case VRAM_SEV_INFO: return "info";
-    case VRAM_SEV_NONE: break;
+    case VRAM_SEV_NONE: return "none";
     }
-    return "none";
+    return "unknown";
 }
 
-/* "vmm", "pinned", "pool", "kernel", "alloc90"; NULL out of range. */
+/* "vmm", "pinned", "pool", "kernel", "alloc90"; "unknown" out of range, never NULL. */
 VRAM_DEF const char *vram_diag_probe_name(vram_diag_probe_kind k) {
     switch (k) {
     case VRAM_DIAG_PROBE_VMM: return "vmm";
@@ -513,18 +513,18 @@ VRAM_DEF const char *vram_diag_probe_name(vram_diag_probe_kind k) {
     case VRAM_DIAG_PROBE_ALLOC90: return "alloc90";
     case VRAM_DIAG_PROBE_COUNT: break;
     }
-    return NULL;
+    return "unknown";
 }
 
-/* "invalid", "nonexistent", "repeated", "complete". */
+/* "invalid", "nonexistent", "repeated", "complete"; "unknown" out of range, never NULL. */
 VRAM_DEF const char *vram_visible_stop_name(vram_visible_stop s) {
     switch (s) {
     case VRAM_VISIBLE_INVALID: return "invalid";
     case VRAM_VISIBLE_NONEXISTENT: return "nonexistent";
     case VRAM_VISIBLE_REPEATED: return "repeated";
-    case VRAM_VISIBLE_COMPLETE: break;
+    case VRAM_VISIBLE_COMPLETE: return "complete";
     }
-    return "complete";
+    return "unknown";
 }
 
 /* ---- version tables ------------------------------------------------------------------ */

@@ -23,6 +23,14 @@ typedef enum vram_optimizer {
     VRAM_OPT_ADAM_8BIT = 3     /* two 8-bit moments, 2 bytes, plus an fp32 absmax per 2048 */
 } vram_optimizer;
 
+/* The optimizers' names, as the CLI takes them (--optimizer) and plan documents write
+ * them, and the one other spelling the CLI also takes for each. X(id, name, alias) */
+#define VRAM_OPTIMIZER_LIST(X)                               \
+    X(VRAM_OPT_ADAMW, "adamw", "adam")                       \
+    X(VRAM_OPT_SGD_MOMENTUM, "sgd-momentum", "sgd_momentum") \
+    X(VRAM_OPT_SGD, "sgd", "sgd")                            \
+    X(VRAM_OPT_ADAM_8BIT, "adam8bit", "adam-8bit")
+
 /* LoRA targets (vram_workload.lora_targets); 0 = q and v, PEFT's default for these models */
 #define VRAM_LORA_Q 0x1u
 #define VRAM_LORA_K 0x2u
@@ -155,9 +163,45 @@ typedef struct vram_estimate {
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
-/* Name of a term ("kv_cache"), a cause ("dropout") and a cause's explanation; NULL when out
- * of range. */
-/*@ assigns \nothing; */
+/* An optimizer's name ("sgd-momentum"), NUL-padded to 16 bytes (VRAM__PAD16); "unknown"
+ * outside the enum, so never NULL. */
+/*@ assigns \nothing;
+    ensures \valid_read(\result + (0 .. 15)); */
+VRAM_DEF const char *vram_optimizer_name(vram_optimizer o) {
+    switch (o) {
+#define VRAM__OPTIMIZER_NAME(id, name, alias) \
+    case id:                                  \
+        return VRAM__PAD16(name);
+        VRAM_OPTIMIZER_LIST(VRAM__OPTIMIZER_NAME)
+#undef VRAM__OPTIMIZER_NAME
+    }
+    return VRAM__PAD16("unknown");
+}
+
+/* An optimizer from its name or its alias (exact, lower case: "adamw" or "adam"; text need
+ * not be NUL-terminated, len bytes are read). Guarantees: VRAM_OK with *out an optimizer
+ * of the enum, or VRAM_E_UNSUPPORTED with *out untouched. */
+/*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
+    assigns *out;
+    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED;
+    ensures \result == VRAM_OK ==> VRAM_OPT_ADAMW <= *out <= VRAM_OPT_ADAM_8BIT; */
+VRAM_DEF VRAM_NODISCARD vram_status vram_optimizer_from_name(const char *text, size_t len,
+                                                             vram_optimizer *out) {
+#define VRAM__OPTIMIZER_MATCH(id, name, alias)                     \
+    if (vram__dtype_name_eq(text, len, VRAM__PAD16(name), 0) ||    \
+        vram__dtype_name_eq(text, len, VRAM__PAD16(alias), 0)) {   \
+        *out = id;                                                 \
+        return VRAM_OK;                                            \
+    }
+    VRAM_OPTIMIZER_LIST(VRAM__OPTIMIZER_MATCH)
+#undef VRAM__OPTIMIZER_MATCH
+    return VRAM_E_UNSUPPORTED;
+}
+
+/* Name of a term ("kv_cache") and of a cause ("dropout"); "unknown" out of range, never
+ * NULL. */
+/*@ assigns \nothing;
+    ensures \result != \null; */
 VRAM_DEF const char *vram_term_name(vram_term_id t) {
     switch (t) {
 #define VRAM__TERM_NAME(id, name) \
@@ -166,10 +210,11 @@ VRAM_DEF const char *vram_term_name(vram_term_id t) {
         VRAM_TERM_LIST(VRAM__TERM_NAME)
 #undef VRAM__TERM_NAME
     default:
-        return NULL;
+        return "unknown";
     }
 }
-/*@ assigns \nothing; */
+/*@ assigns \nothing;
+    ensures \result != \null; */
 VRAM_DEF const char *vram_cause_name(vram_cause c) {
     switch (c) {
 #define VRAM__CAUSE_NAME(id, name, text) \
@@ -178,9 +223,10 @@ VRAM_DEF const char *vram_cause_name(vram_cause c) {
         VRAM_CAUSE_LIST(VRAM__CAUSE_NAME)
 #undef VRAM__CAUSE_NAME
     default:
-        return NULL;
+        return "unknown";
     }
 }
+/* A cause's explanation; NULL out of range (a text, not a name: callers word their own). */
 /*@ assigns \nothing; */
 VRAM_DEF const char *vram_cause_text(vram_cause c) {
     switch (c) {
@@ -1094,8 +1140,10 @@ typedef enum vram_preset {
     VRAM_PRESET_COUNT
 } vram_preset;
 
+/* A preset's name ("int4_offload"), NUL-padded to 16 bytes; "unknown" out of range, never
+ * NULL. */
 /*@ assigns \nothing;
-    ensures \result == \null || \valid_read(\result + (0 .. 15)); */
+    ensures \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_preset_name(vram_preset p) {
     switch (p) {
 #define VRAM__PRESET_NAME(id, name, fmt, off, cpu) \
@@ -1104,7 +1152,7 @@ VRAM_DEF const char *vram_preset_name(vram_preset p) {
         VRAM_PRESET_LIST(VRAM__PRESET_NAME)
 #undef VRAM__PRESET_NAME
     default:
-        return NULL;
+        return VRAM__PAD16("unknown");
     }
 }
 
@@ -1119,8 +1167,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_preset_from_name(const char *text, size
         loop assigns p;
         loop variant VRAM_PRESET_COUNT - p; */
     for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) {
-        const char *nm = vram_preset_name((vram_preset)p);
-        if (nm != NULL && vram__dtype_name_eq(text, len, nm, 0)) {
+        if (vram__dtype_name_eq(text, len, vram_preset_name((vram_preset)p), 0)) {
             *out = (vram_preset)p;
             return VRAM_OK;
         }
@@ -1252,8 +1299,9 @@ VRAM_DEF vram_refusal vram_estimate_refusal(const vram_model *m, const vram_work
     return vram__est_prepare(m, w).refusal;
 }
 
-/* Name of a refusal ("lora_not_training"); NULL when out of range. */
-/*@ assigns \nothing; */
+/* Name of a refusal ("lora_not_training"); "unknown" out of range, never NULL. */
+/*@ assigns \nothing;
+    ensures \result != \null; */
 VRAM_DEF const char *vram_refusal_name(vram_refusal r) {
     switch (r) {
 #define VRAM__REFUSAL_NAME(id, name) \
@@ -1262,7 +1310,7 @@ VRAM_DEF const char *vram_refusal_name(vram_refusal r) {
         VRAM_REFUSAL_LIST(VRAM__REFUSAL_NAME)
 #undef VRAM__REFUSAL_NAME
     default:
-        return NULL;
+        return "unknown";
     }
 }
 

@@ -19,6 +19,12 @@ typedef enum vram_family {
     VRAM_FAMILY_ENCODER_DECODER = 3 /* M2M100 / NLLB, BART, T5 */
 } vram_family;
 
+/* The families' names, as vramkit writes them (a model's "family" in JSON). X(id, name) */
+#define VRAM_FAMILY_LIST(X)                 \
+    X(VRAM_FAMILY_DECODER, "decoder")       \
+    X(VRAM_FAMILY_ENCODER, "encoder")       \
+    X(VRAM_FAMILY_ENCODER_DECODER, "encoder-decoder")
+
 typedef enum vram_mlp {
     VRAM_MLP_PLAIN = 0, /* up, activation, down: 2 matrices (GPT-2, BERT, M2M100) */
     VRAM_MLP_GATED = 1  /* gate, up, activation, down: 3 matrices (Llama, Mistral, Qwen) */
@@ -126,6 +132,41 @@ typedef struct vram_tensor_class {
 } vram_tensor_class;
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
+
+/* A family's name ("encoder-decoder"), NUL-padded to 16 bytes (VRAM__PAD16); "unknown" for
+ * NONE and outside the enum, so never NULL. */
+/*@ assigns \nothing;
+    ensures \valid_read(\result + (0 .. 15)); */
+VRAM_DEF const char *vram_family_name(vram_family f) {
+    switch (f) {
+#define VRAM__FAMILY_NAME(id, name) \
+    case id:                        \
+        return VRAM__PAD16(name);
+        VRAM_FAMILY_LIST(VRAM__FAMILY_NAME)
+#undef VRAM__FAMILY_NAME
+    case VRAM_FAMILY_NONE: break;
+    }
+    return VRAM__PAD16("unknown");
+}
+
+/* A family from its name (exact, lower case; text need not be NUL-terminated, len bytes are
+ * read). Guarantees: VRAM_OK with *out a family other than NONE, or VRAM_E_UNSUPPORTED
+ * ("unknown" included) with *out untouched. */
+/*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
+    assigns *out;
+    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED;
+    ensures \result == VRAM_OK ==> VRAM_FAMILY_DECODER <= *out <= VRAM_FAMILY_ENCODER_DECODER; */
+VRAM_DEF VRAM_NODISCARD vram_status vram_family_from_name(const char *text, size_t len,
+                                                          vram_family *out) {
+#define VRAM__FAMILY_MATCH(id, name)                               \
+    if (vram__dtype_name_eq(text, len, VRAM__PAD16(name), 0)) {    \
+        *out = id;                                                 \
+        return VRAM_OK;                                            \
+    }
+    VRAM_FAMILY_LIST(VRAM__FAMILY_MATCH)
+#undef VRAM__FAMILY_MATCH
+    return VRAM_E_UNSUPPORTED;
+}
 
 /* Is c an ASCII digit? */
 /*@ assigns \nothing; ensures \result <==> '0' <= c <= '9'; */

@@ -158,7 +158,9 @@ typedef struct vram_monitor {
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
 /* Name ("near_limit"), summary template, recommendation and severity of a warning id.
- * Guarantees: static strings; NULL (0 for the severity) when id is out of range. */
+ * Guarantees: static strings; when id is out of range, the name is "unknown" (never NULL),
+ * the template and recommendation NULL (texts, not names: callers word their own) and the
+ * severity 0. */
 VRAM_DEF const char *vram_monitor_warning_name(vram_monitor_warning_id id) {
     switch (id) {
 #define VRAM__MONITOR_NAME(i, name, sev, text, rec) \
@@ -167,7 +169,7 @@ VRAM_DEF const char *vram_monitor_warning_name(vram_monitor_warning_id id) {
         VRAM_MONITOR_WARNING_LIST(VRAM__MONITOR_NAME)
 #undef VRAM__MONITOR_NAME
     default:
-        return NULL;
+        return "unknown";
     }
 }
 VRAM_DEF const char *vram_monitor_warning_text(vram_monitor_warning_id id) {
@@ -204,12 +206,12 @@ VRAM_DEF vram_monitor_severity vram_monitor_warning_severity(vram_monitor_warnin
     }
 }
 
-/* "notice" / "warning"; NULL for anything else. */
+/* "notice" / "warning"; "unknown" for anything else, never NULL. */
 VRAM_DEF const char *vram_monitor_severity_name(vram_monitor_severity s) {
     switch (s) {
     case VRAM_MONITOR_NOTICE: return "notice";
     case VRAM_MONITOR_WARNING: return "warning";
-    default: return NULL;
+    default: return "unknown";
     }
 }
 

@@ -132,8 +132,10 @@ typedef struct vram_place_summary {
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
-/* Name of a placement reason ("fell_back") and its template; NULL when out of range. */
-/*@ assigns \nothing; */
+/* Name of a placement reason ("fell_back"): "unknown" out of range, never NULL; and its
+ * template: NULL out of range (a text, not a name: callers word their own). */
+/*@ assigns \nothing;
+    ensures \result != \null; */
 VRAM_DEF const char *vram_place_reason_name(vram_place_reason r) {
     switch (r) {
 #define VRAM__PLACE_REASON_NAME(id, name, text) \
@@ -142,7 +144,7 @@ VRAM_DEF const char *vram_place_reason_name(vram_place_reason r) {
         VRAM_PLACE_REASON_LIST(VRAM__PLACE_REASON_NAME)
 #undef VRAM__PLACE_REASON_NAME
     default:
-        return NULL;
+        return "unknown";
     }
 }
 /*@ assigns \nothing; */

@@ -198,9 +198,11 @@ typedef struct vram_split {
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
-/* Names: a kind ("multi_gpu"), a reason ("too_big") and a reason's template; NULL when out
- * of range. */
-/*@ assigns \nothing; */
+/* Names: a kind ("multi_gpu") and a reason ("too_big"), "unknown" out of range, never
+ * NULL; a reason's template, NULL out of range (a text, not a name: callers word their
+ * own). */
+/*@ assigns \nothing;
+    ensures \result != \null; */
 VRAM_DEF const char *vram_strategy_name(vram_strategy k) {
     switch (k) {
 #define VRAM__STRATEGY_NAME(id, name, format) \
@@ -209,10 +211,11 @@ VRAM_DEF const char *vram_strategy_name(vram_strategy k) {
         VRAM_STRATEGY_LIST(VRAM__STRATEGY_NAME)
 #undef VRAM__STRATEGY_NAME
     default:
-        return NULL;
+        return "unknown";
     }
 }
-/*@ assigns \nothing; */
+/*@ assigns \nothing;
+    ensures \result != \null; */
 VRAM_DEF const char *vram_reason_name(vram_reason r) {
     switch (r) {
 #define VRAM__REASON_NAME(id, name, text) \
@@ -221,7 +224,7 @@ VRAM_DEF const char *vram_reason_name(vram_reason r) {
         VRAM_REASON_LIST(VRAM__REASON_NAME)
 #undef VRAM__REASON_NAME
     default:
-        return NULL;
+        return "unknown";
     }
 }
 /*@ assigns \nothing; */

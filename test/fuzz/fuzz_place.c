@@ -174,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         vram_device_setting eff = vram_setting_resolve(comp[i].setting, global);
         FUZZ_CHECK(o->setting.kind == eff.kind);
         FUZZ_CHECK(o->setting.kind != VRAM_SETTING_INHERIT);
-        FUZZ_CHECK(vram_place_reason_name(o->reason) != NULL);
+        FUZZ_CHECK(strcmp(vram_place_reason_name(o->reason), "unknown") != 0);
         if (o->fell_back) FUZZ_CHECK(eff.kind == VRAM_SETTING_AUTO);
         if (!o->fits) {
             not_placed++;

@@ -38,7 +38,7 @@ static int popcount(uint32_t m) {
 static void check_devices(const vram_devices *d, const vram_candidate *c) {
     uint64_t gblocks = 0;
     FUZZ_CHECK(c->reason >= 0 && c->reason < VRAM_REASON_COUNT);
-    FUZZ_CHECK(vram_reason_name(c->reason) != NULL);
+    FUZZ_CHECK(strcmp(vram_reason_name(c->reason), "unknown") != 0);
     for (int i = 0; i < VRAM_PLAN_MAX_GPUS; i++) {
         int used = (c->gpu_mask >> i) & 1u;
         if (i >= d->gpus) FUZZ_CHECK(!used);

@@ -9,189 +9,7 @@
 #include <string.h>
 
 #include "cli_run.h"
-
-/* ---- a small JSON reader: enough to validate a document and look at it ------------ */
-
-enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-
-typedef struct jv {
-    int type;
-    uint64_t num; /* J_NUM: the value when is_u64 */
-    int is_u64;   /* a non-negative integer that fits 64 bits */
-    int boolean;
-    char *str;
-    struct jv *items; /* J_ARR, J_OBJ values */
-    char **keys;      /* J_OBJ */
-    size_t n;
-} jv;
-
-typedef struct jp {
-    const char *p;
-    int depth;
-} jp;
-
-static void jv_free(jv *v) {
-    if (!v) return;
-    for (size_t i = 0; i < v->n; i++) {
-        jv_free(&v->items[i]);
-        if (v->keys) free(v->keys[i]);
-    }
-    free(v->items);
-    free(v->keys);
-    free(v->str);
-}
-
-static void j_ws(jp *s) {
-    while (*s->p == ' ' || *s->p == '\n' || *s->p == '\t' || *s->p == '\r') s->p++;
-}
-
-static char *j_string(jp *s) {
-    if (*s->p != '"') return NULL;
-    s->p++;
-    size_t cap = 16, n = 0;
-    char *out = malloc(cap);
-    while (*s->p && *s->p != '"') {
-        char c = *s->p++;
-        if ((unsigned char)c < 0x20) { free(out); return NULL; }
-        if (c == '\\') {
-            char e = *s->p++;
-            if (e == 'u') {
-                for (int i = 0; i < 4; i++)
-                    if (!strchr("0123456789abcdefABCDEF", *s->p++)) { free(out); return NULL; }
-                c = '?';
-            } else if (strchr("\"\\/bfnrt", e) && e) {
-                c = e == 'n' ? '\n' : e == 't' ? '\t' : e;
-            } else {
-                free(out);
-                return NULL;
-            }
-        }
-        if (n + 2 > cap) out = realloc(out, cap *= 2);
-        out[n++] = c;
-    }
-    if (*s->p != '"') { free(out); return NULL; }
-    s->p++;
-    out[n] = '\0';
-    return out;
-}
-
-static int j_value(jp *s, jv *v);
-
-static int j_push(jv *v, jv *item, char *key) {
-    v->items = realloc(v->items, (v->n + 1) * sizeof *v->items);
-    if (v->type == J_OBJ) v->keys = realloc(v->keys, (v->n + 1) * sizeof *v->keys);
-    v->items[v->n] = *item;
-    if (v->type == J_OBJ) v->keys[v->n] = key;
-    v->n++;
-    return 0;
-}
-
-static int j_value(jp *s, jv *v) {
-    memset(v, 0, sizeof *v);
-    j_ws(s);
-    if (++s->depth > 64) return -1;
-    int rc = 0;
-    if (*s->p == '{' || *s->p == '[') {
-        char close = *s->p == '{' ? '}' : ']';
-        v->type = *s->p == '{' ? J_OBJ : J_ARR;
-        s->p++;
-        j_ws(s);
-        if (*s->p == close) {
-            s->p++;
-        } else {
-            for (;;) {
-                char *key = NULL;
-                jv item;
-                j_ws(s);
-                if (v->type == J_OBJ) {
-                    if (!(key = j_string(s))) { rc = -1; break; }
-                    j_ws(s);
-                    if (*s->p++ != ':') { free(key); rc = -1; break; }
-                }
-                if (j_value(s, &item) != 0) { free(key); jv_free(&item); rc = -1; break; }
-                j_push(v, &item, key);
-                j_ws(s);
-                if (*s->p == ',') { s->p++; continue; }
-                if (*s->p == close) { s->p++; break; }
-                rc = -1;
-                break;
-            }
-        }
-    } else if (*s->p == '"') {
-        v->type = J_STR;
-        if (!(v->str = j_string(s))) rc = -1;
-    } else if (strncmp(s->p, "true", 4) == 0 || strncmp(s->p, "false", 5) == 0) {
-        v->type = J_BOOL;
-        v->boolean = *s->p == 't';
-        s->p += v->boolean ? 4 : 5;
-    } else if (strncmp(s->p, "null", 4) == 0) {
-        v->type = J_NULL;
-        s->p += 4;
-    } else if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) {
-        const char *start = s->p;
-        int neg = *s->p == '-', frac = 0;
-        if (neg) s->p++;
-        if (!(*s->p >= '0' && *s->p <= '9')) return -1;
-        if (*s->p == '0' && s->p[1] >= '0' && s->p[1] <= '9') return -1; /* no leading zeros */
-        while (*s->p >= '0' && *s->p <= '9') s->p++;
-        if (*s->p == '.') {
-            frac = 1;
-            s->p++;
-            if (!(*s->p >= '0' && *s->p <= '9')) return -1;
-            while (*s->p >= '0' && *s->p <= '9') s->p++;
-        }
-        if (*s->p == 'e' || *s->p == 'E') {
-            frac = 1;
-            s->p++;
-            if (*s->p == '+' || *s->p == '-') s->p++;
-            if (!(*s->p >= '0' && *s->p <= '9')) return -1;
-            while (*s->p >= '0' && *s->p <= '9') s->p++;
-        }
-        v->type = J_NUM;
-        if (!neg && !frac) {
-            uint64_t x = 0;
-            int ok = 1;
-            for (const char *q = start; q < s->p; q++) {
-                unsigned d = (unsigned)(*q - '0');
-                if (x > (UINT64_MAX - d) / 10) ok = 0;
-                x = x * 10 + d;
-            }
-            v->is_u64 = ok;
-            v->num = x;
-        }
-    } else {
-        rc = -1;
-    }
-    s->depth--;
-    return rc;
-}
-
-/* Parses a whole document; 0 when it is valid JSON with nothing after it. */
-static int json_parse(const char *text, jv *out) {
-    jp s = {text, 0};
-    if (j_value(&s, out) != 0) return -1;
-    j_ws(&s);
-    return *s.p == '\0' ? 0 : -1;
-}
-
-static const jv *jget(const jv *obj, const char *key) {
-    if (!obj || obj->type != J_OBJ) return NULL;
-    for (size_t i = 0; i < obj->n; i++)
-        if (strcmp(obj->keys[i], key) == 0) return &obj->items[i];
-    return NULL;
-}
-
-static uint64_t jnum(const jv *obj, const char *key) {
-    const jv *v = jget(obj, key);
-    cr_assert(v && v->type == J_NUM && v->is_u64, "JSON key '%s' missing or not a count", key);
-    return v->num;
-}
-
-static const jv *jarr(const jv *obj, const char *key) {
-    const jv *v = jget(obj, key);
-    cr_assert(v && v->type == J_ARR, "JSON key '%s' missing or not an array", key);
-    return v;
-}
+#include "json_check.h"
 
 /* ---- running the binary -------------------------------------------------------------- */
 
@@ -238,48 +56,44 @@ Test(cli_chunks, text_plan_of_report_004) {
 Test(cli_chunks, json_plan_of_report_004) {
     const char *args[] = {"chunks", ARGS_004, "--json", NULL};
     cli_result r = cli_run(args);
-    jv doc;
     expect_clean_success(&r);
-    cr_assert_eq(json_parse(r.out, &doc), 0, "not JSON:\n%s", r.out);
+    cJSON *doc = jparse(r.out);
     cr_assert_eq(cli_count_lines(r.out), 1);
-    cr_assert_eq(jnum(&doc, "samples_per_chunk"), 26752);
-    cr_assert_eq(jnum(&doc, "chunk_count"), 2);
-    cr_assert_eq(jnum(&doc, "total_samples"), 51779);
-    cr_assert_eq(jnum(&doc, "total_batches"), 405);
-    cr_assert_eq(jnum(&doc, "budget_bytes"), UINT64_C(12884901888));
-    cr_assert_eq(jnum(&doc, "bytes_per_chunk"), UINT64_C(6437173248));
-    cr_assert_eq(jnum(&doc, "buffer_bytes"), UINT64_C(6442450944));
-    cr_assert_eq(jnum(&doc, "needed_bytes"), 2 * 128 * UINT64_C(240624));
-    cr_assert_eq(jnum(&doc, "total_bytes"), UINT64_C(12459270096));
-    cr_assert_eq(jnum(&doc, "last_batch_samples"), 67);
-    cr_assert_eq(jnum(&doc, "rank_start"), 0);
-    cr_assert_eq(jnum(&doc, "rank_end"), 51779);
-    const jv *shuffle = jget(&doc, "shuffle");
-    cr_assert(shuffle && shuffle->type == J_BOOL && !shuffle->boolean);
-    const jv *chunks = jarr(&doc, "chunks");
-    cr_assert_eq(chunks->n, 2);
-    uint64_t next = 0, batches = 0;
-    for (size_t i = 0; i < chunks->n; i++) {
-        const jv *ch = &chunks->items[i];
-        cr_assert_eq(jnum(ch, "index"), i);
-        cr_assert_eq(jnum(ch, "start"), next);
-        const jv *bs = jarr(ch, "batches");
+    cr_assert_eq(jcount(doc, "samples_per_chunk"), 26752);
+    cr_assert_eq(jcount(doc, "chunk_count"), 2);
+    cr_assert_eq(jcount(doc, "total_samples"), 51779);
+    cr_assert_eq(jcount(doc, "total_batches"), 405);
+    cr_assert_eq(jcount(doc, "budget_bytes"), UINT64_C(12884901888));
+    cr_assert_eq(jcount(doc, "bytes_per_chunk"), UINT64_C(6437173248));
+    cr_assert_eq(jcount(doc, "buffer_bytes"), UINT64_C(6442450944));
+    cr_assert_eq(jcount(doc, "needed_bytes"), 2 * 128 * UINT64_C(240624));
+    cr_assert_eq(jcount(doc, "total_bytes"), UINT64_C(12459270096));
+    cr_assert_eq(jcount(doc, "last_batch_samples"), 67);
+    cr_assert_eq(jcount(doc, "rank_start"), 0);
+    cr_assert_eq(jcount(doc, "rank_end"), 51779);
+    cr_assert(cJSON_IsFalse(jget(doc, "shuffle")));
+    const cJSON *chunks = jarr(doc, "chunks"), *ch;
+    cr_assert_eq(cJSON_GetArraySize(chunks), 2);
+    uint64_t next = 0, batches = 0, i = 0;
+    cJSON_ArrayForEach(ch, chunks) {
+        cr_assert_eq(jcount(ch, "index"), i++);
+        cr_assert_eq(jcount(ch, "start"), next);
+        const cJSON *bs = jarr(ch, "batches"), *b;
         uint64_t pos = next;
-        for (size_t j = 0; j < bs->n; j++) {
-            const jv *b = &bs->items[j];
-            cr_assert(b->type == J_ARR && b->n == 2);
-            cr_assert_eq(b->items[0].num, pos);
-            cr_assert_leq(b->items[1].num - b->items[0].num, 128);
-            pos = b->items[1].num;
+        cJSON_ArrayForEach(b, bs) {
+            cr_assert(cJSON_IsArray(b) && cJSON_GetArraySize(b) == 2);
+            cr_assert_eq(jcount_at(b, 0), pos);
+            cr_assert_leq(jcount_at(b, 1) - jcount_at(b, 0), 128);
+            pos = jcount_at(b, 1);
         }
-        cr_assert_eq(pos, jnum(ch, "end"));
-        cr_assert_null(jget(ch, "order"));
-        batches += bs->n;
-        next = jnum(ch, "end");
+        cr_assert_eq(pos, jcount(ch, "end"));
+        cr_assert_null(cJSON_GetObjectItemCaseSensitive(ch, "order"));
+        batches += (uint64_t)cJSON_GetArraySize(bs);
+        next = jcount(ch, "end");
     }
     cr_assert_eq(next, 51779);
     cr_assert_eq(batches, 405);
-    jv_free(&doc);
+    cJSON_Delete(doc);
     cli_result_free(&r);
 }
 
@@ -289,39 +103,38 @@ Test(cli_chunks, json_shuffled_sharded_plan_has_orders) {
                           "--world", "3", "--rank", "2", "--shuffle", "--seed", "7", "--epoch",
                           "2", "--drop-last", "--json", NULL};
     cli_result r = cli_run(args);
-    jv doc;
     static unsigned char seen[1002];
     expect_clean_success(&r);
-    cr_assert_eq(json_parse(r.out, &doc), 0, "not JSON:\n%s", r.out);
+    cJSON *doc = jparse(r.out);
     /* 0.5 x 300 KiB = 150 KiB in two buffers: 75 rows -> 64 per chunk; 334 per rank */
-    cr_assert_eq(jnum(&doc, "budget_bytes"), 150 * 1024);
-    cr_assert_eq(jnum(&doc, "samples_per_chunk"), 64);
-    cr_assert_eq(jnum(&doc, "rank_samples"), 334);
-    cr_assert_eq(jnum(&doc, "rank_start"), 668);
-    cr_assert_eq(jnum(&doc, "rank_end"), 1002);
-    cr_assert_eq(jnum(&doc, "padded_samples"), 2);
-    cr_assert_eq(jnum(&doc, "total_batches"), 20);
-    cr_assert_eq(jnum(&doc, "dropped_last"), 14);
-    const jv *order = jarr(&doc, "chunk_order");
-    const jv *chunks = jarr(&doc, "chunks");
-    cr_assert_eq(order->n, jnum(&doc, "chunk_count"));
-    cr_assert_eq(chunks->n, order->n);
+    cr_assert_eq(jcount(doc, "budget_bytes"), 150 * 1024);
+    cr_assert_eq(jcount(doc, "samples_per_chunk"), 64);
+    cr_assert_eq(jcount(doc, "rank_samples"), 334);
+    cr_assert_eq(jcount(doc, "rank_start"), 668);
+    cr_assert_eq(jcount(doc, "rank_end"), 1002);
+    cr_assert_eq(jcount(doc, "padded_samples"), 2);
+    cr_assert_eq(jcount(doc, "total_batches"), 20);
+    cr_assert_eq(jcount(doc, "dropped_last"), 14);
+    const cJSON *order = jarr(doc, "chunk_order");
+    const cJSON *chunks = jarr(doc, "chunks"), *ch;
+    cr_assert_eq((uint64_t)cJSON_GetArraySize(order), jcount(doc, "chunk_count"));
+    cr_assert_eq(cJSON_GetArraySize(chunks), cJSON_GetArraySize(order));
     memset(seen, 0, sizeof seen);
-    for (size_t k = 0; k < chunks->n; k++) {
-        const jv *ch = &chunks->items[k];
-        cr_assert_eq(jnum(ch, "index"), order->items[k].num, "chunks not in visiting order");
-        uint64_t start = jnum(ch, "start"), end = jnum(ch, "end");
-        const jv *o = jarr(ch, "order");
-        cr_assert_eq(o->n, end - start);
-        for (size_t q = 0; q < o->n; q++) {
-            uint64_t p = o->items[q].num;
+    int k = 0;
+    cJSON_ArrayForEach(ch, chunks) {
+        cr_assert_eq(jcount(ch, "index"), jcount_at(order, k++), "chunks not in visiting order");
+        uint64_t start = jcount(ch, "start"), end = jcount(ch, "end");
+        const cJSON *o = jarr(ch, "order");
+        cr_assert_eq((uint64_t)cJSON_GetArraySize(o), end - start);
+        for (int q = 0; q < cJSON_GetArraySize(o); q++) {
+            uint64_t p = jcount_at(o, q);
             cr_assert(p >= start && p < end && !seen[p], "order is not a permutation");
             seen[p] = 1;
         }
-        const jv *samples = jarr(ch, "samples");
-        cr_assert(samples->n == 1 || samples->n == 2);
+        int samples = cJSON_GetArraySize(jarr(ch, "samples"));
+        cr_assert(samples == 1 || samples == 2);
     }
-    jv_free(&doc);
+    cJSON_Delete(doc);
     cli_result_free(&r);
 }
 

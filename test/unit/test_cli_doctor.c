@@ -16,6 +16,7 @@
 
 #include "cli_run.h"
 #include "doctor.h"
+#include "json_check.h"
 #include "mock_device.h"
 
 #define GB UINT64_C(1000000000)
@@ -24,30 +25,6 @@
 
 /* The binary's own view needs a machine without an NVIDIA driver, like the dev box. */
 static int machine_has_nvidia_driver(void) { return access("/proc/driver/nvidia/version", F_OK) == 0; }
-
-static cJSON *parse_json(const char *text) {
-    cJSON *doc = cJSON_Parse(text);
-    cr_assert_not_null(doc, "not JSON:\n%s", text);
-    return doc;
-}
-
-static const char *jstr(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsString(v), "no string '%s'", key);
-    return v->valuestring;
-}
-
-static double jnum(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsNumber(v), "no number '%s'", key);
-    return v->valuedouble;
-}
-
-static const cJSON *jget(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert_not_null(v, "no '%s'", key);
-    return v;
-}
 
 Test(cli_doctor, no_driver_here_says_so_plainly_and_exits_3) {
     if (machine_has_nvidia_driver()) cr_skip_test("this machine has an NVIDIA driver");
@@ -76,7 +53,7 @@ Test(cli_doctor, json_says_the_same_and_is_one_valid_document) {
     cr_assert_eq(j.exit_code, 3, "%s", j.err);
     cr_expect_eq(t.exit_code, j.exit_code);
     cr_expect_eq(cli_count_lines(j.out), 1);
-    cJSON *doc = parse_json(j.out);
+    cJSON *doc = jparse(j.out);
     cr_expect_str_eq(jstr(doc, "verdict"), "no_gpu");
     cr_expect_str_eq(jstr(doc, "headline"), "no NVIDIA driver found");
     cr_expect_eq(jnum(doc, "exit_code"), 3);
@@ -282,7 +259,7 @@ Test(cli_doctor_mock, clean_h100_is_ready) {
     free(t);
     rc = doctor(&t, "--json", NULL);
     cr_expect_eq(rc, 0);
-    cJSON *doc = parse_json(t);
+    cJSON *doc = jparse(t);
     cr_expect_str_eq(jstr(doc, "verdict"), "ok");
     cr_expect_str_eq(jstr(jget(doc, "driver"), "kernel_module"), "580.65.06");
     cr_expect_eq(jnum(jget(doc, "platform"), "physical_gpus"), 1);
@@ -369,7 +346,7 @@ Test(cli_doctor_mock, probes_all_ok) {
     cr_expect(has(t, "probes: vmm ok, pinned ok, pool ok, kernel ok, alloc90 ok"), "%s", t);
     free(t);
     rc = doctor(&t, "--probe", "--json", NULL);
-    cJSON *doc = parse_json(t);
+    cJSON *doc = jparse(t);
     const cJSON *p, *probes = jget(cJSON_GetArrayItem(jget(doc, "devices"), 1), "probes");
     cr_expect_eq(cJSON_GetArraySize(probes), VRAM_PROBE_COUNT);
     cJSON_ArrayForEach(p, probes) {
@@ -394,7 +371,7 @@ Test(cli_doctor_mock, probe_contradicts_the_attribute) {
     char *t;
     int rc = doctor(&t, "--probe", "--json", NULL);
     cr_expect_eq(rc, 1, "%s", t);
-    cJSON *doc = parse_json(t);
+    cJSON *doc = jparse(t);
     const cJSON *c = finding(doc, "probe_contradicts_attribute");
     cr_assert_not_null(c, "%s", t);
     cr_expect(has(jstr(c, "summary"), "the vmm attribute says yes but doing it for real says no"), "%s",
@@ -446,7 +423,7 @@ Test(cli_doctor_mock, cotenant_and_need) {
     free(t);
     rc = doctor(&t, "--need", "2.5GB", "--json", NULL);
     cr_expect_eq(rc, 0, "%s", t);
-    cJSON *doc = parse_json(t);
+    cJSON *doc = jparse(t);
     const cJSON *f = finding(doc, "model_fits");
     cr_assert_not_null(f, "%s", t);
     cr_expect_eq(jnum(jget(f, "evidence"), "left"), 800000000.0);
@@ -462,7 +439,7 @@ Test(cli_doctor_mock, model_gives_need_and_preset) {
     char *t;
     int rc = doctor(&t, "--model", "gpt2", "--json", NULL);
     cr_expect_eq(rc, 0, "%s", t);
-    cJSON *doc = parse_json(t);
+    cJSON *doc = jparse(t);
     const cJSON *mo = jget(doc, "model");
     cr_expect_str_eq(jstr(mo, "label"), "gpt2");
     cr_expect_gt(jnum(mo, "need_bytes"), 120e6 * 2, "at least its fp16 weights");
@@ -515,7 +492,7 @@ Test(cli_doctor_mock, visible_devices_names_a_missing_gpu) {
     char *t;
     int rc = doctor(&t, "--json", NULL);
     cr_expect_eq(rc, 3, "%s", t);
-    cJSON *doc = parse_json(t);
+    cJSON *doc = jparse(t);
     cr_expect_str_eq(jstr(doc, "headline"), "CUDA_VISIBLE_DEVICES hides every GPU");
     const cJSON *f = finding(doc, "visible_devices_hide_all");
     cr_assert_not_null(f, "%s", t);
@@ -534,7 +511,7 @@ Test(cli_doctor_mock, platform_files) {
     char *t;
     int rc = doctor(&t, "--json", NULL);
     cr_expect_eq(rc, 0, "%s", t);
-    cJSON *doc = parse_json(t);
+    cJSON *doc = jparse(t);
     cr_expect(cJSON_IsTrue(jget(jget(doc, "platform"), "wsl2")));
     cr_expect(cJSON_IsTrue(jget(jget(doc, "platform"), "jetson")));
     cr_expect_not_null(finding(doc, "platform_wsl2"));

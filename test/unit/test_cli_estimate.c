@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli_run.h"
+#include "json_check.h"
 
 static void expect_clean_success(const cli_result *r) {
     cr_assert_eq(r->exit_code, 0, "exit %d, stderr: %s", r->exit_code, r->err);
@@ -18,29 +19,16 @@ static void expect_clean_success(const cli_result *r) {
 static cJSON *run_json(const char *const *args) {
     cli_result r = cli_run(args);
     expect_clean_success(&r);
-    cJSON *doc = cJSON_Parse(r.out);
-    cr_assert_not_null(doc, "not JSON:\n%s", r.out);
+    cJSON *doc = jparse(r.out);
     cr_expect_eq(cli_count_lines(r.out), 1);
     cli_result_free(&r);
     return doc;
 }
 
-static double num(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsNumber(v), "no number '%s'", key);
-    return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsString(v), "no string '%s'", key);
-    return v->valuestring;
-}
-
 static const cJSON *term(const cJSON *doc, const char *name) {
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "terms")) {
-        if (strcmp(str(t, "name"), name) == 0) return t;
+        if (strcmp(jstr(t, "name"), name) == 0) return t;
     }
     cr_assert_fail("no term %s", name);
     return NULL;
@@ -84,25 +72,25 @@ Test(cli_estimate, json_int8_nllb_matches_the_report) {
     const char *args[] = {"estimate", "facebook/nllb-200-distilled-600M", "--format", "int8",
                           "--json", NULL};
     cJSON *doc = run_json(args);
-    double w = num(term(doc, "weights"), "bytes");
+    double w = jnum(term(doc, "weights"), "bytes");
     cr_expect(w >= 0.6e9 && w <= 0.7e9, "int8 weights %.0f", w);
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "terms")), 10);
     const cJSON *total = cJSON_GetObjectItemCaseSensitive(doc, "total");
     double sum = 0;
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "terms")) {
-        cr_expect(num(t, "low") <= num(t, "bytes") && num(t, "bytes") <= num(t, "high"));
-        sum += num(t, "bytes");
+        cr_expect(jnum(t, "low") <= jnum(t, "bytes") && jnum(t, "bytes") <= jnum(t, "high"));
+        sum += jnum(t, "bytes");
     }
-    cr_expect_eq(sum, num(total, "expected"));
-    cr_expect(num(total, "low") <= num(total, "expected") &&
-              num(total, "expected") <= num(total, "high"));
+    cr_expect_eq(sum, jnum(total, "expected"));
+    cr_expect(jnum(total, "low") <= jnum(total, "expected") &&
+              jnum(total, "expected") <= jnum(total, "high"));
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(doc, "model");
-    cr_expect_eq(num(model, "params"), 615073792.0);
-    cr_expect_str_eq(str(model, "family"), "encoder-decoder");
+    cr_expect_eq(jnum(model, "params"), 615073792.0);
+    cr_expect_str_eq(jstr(model, "family"), "encoder-decoder");
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(doc, "recommendation");
-    cr_expect_str_eq(str(rec, "device"), "cpu", "no GPU given");
-    cr_expect_str_eq(str(rec, "chosen"), "cpu");
+    cr_expect_str_eq(jstr(rec, "device"), "cpu", "no GPU given");
+    cr_expect_str_eq(jstr(rec, "chosen"), "cpu");
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rec, "presets")), 6);
     cJSON_Delete(doc);
 }
@@ -114,18 +102,18 @@ Test(cli_estimate, recommendation_follows_the_free_memory) {
                            "8GiB,used=4.5GiB", "--json", NULL};
     cJSON *doc = run_json(small);
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(doc, "recommendation");
-    cr_expect_str_eq(str(rec, "chosen"), "int4_offload");
-    cr_expect_str_eq(str(rec, "next_better"), "int4_double");
-    cr_expect(num(rec, "next_short_bytes") > 0);
-    cr_expect_eq(num(rec, "budget_bytes"), 3.5 * 1073741824.0 - 256 * 1048576.0);
+    cr_expect_str_eq(jstr(rec, "chosen"), "int4_offload");
+    cr_expect_str_eq(jstr(rec, "next_better"), "int4_double");
+    cr_expect(jnum(rec, "next_short_bytes") > 0);
+    cr_expect_eq(jnum(rec, "budget_bytes"), 3.5 * 1073741824.0 - 256 * 1048576.0);
     cJSON_Delete(doc);
     const char *big[] = {"estimate", "Mistral-Small-22B", "--seq", "2048", "--assume-gpu",
                          "48GB,free=40GiB", "--assume-gpu", "24GB", "--json", NULL};
     doc = run_json(big);
     rec = cJSON_GetObjectItemCaseSensitive(doc, "recommendation");
-    cr_expect_str_eq(str(rec, "device"), "gpu0", "the GPU with the most free memory");
-    cr_expect_str_eq(str(rec, "chosen"), "int8");
-    cr_expect_str_eq(str(rec, "next_better"), "fp16");
+    cr_expect_str_eq(jstr(rec, "device"), "gpu0", "the GPU with the most free memory");
+    cr_expect_str_eq(jstr(rec, "chosen"), "int8");
+    cr_expect_str_eq(jstr(rec, "next_better"), "fp16");
     cJSON_Delete(doc);
 }
 
@@ -135,13 +123,13 @@ Test(cli_estimate, qlora_training_breakdown) {
                           "--grad-accum", "16", "--json", NULL};
     cJSON *doc = run_json(args);
     const cJSON *wl = cJSON_GetObjectItemCaseSensitive(doc, "workload");
-    cr_expect_str_eq(str(wl, "format"), "nf4");
-    cr_expect_str_eq(str(wl, "compute"), "bf16");
-    cr_expect_eq(num(wl, "grad_accum"), 16);
-    cr_expect_eq(num(wl, "trainable_params"), 16.0 * (12288 + 7168) * 56);
-    cr_expect_eq(num(term(doc, "master_weights"), "bytes"), 0);
-    cr_expect(num(term(doc, "gradients"), "bytes") > 0);
-    cr_expect(num(term(doc, "activations"), "bytes") > 1e9);
+    cr_expect_str_eq(jstr(wl, "format"), "nf4");
+    cr_expect_str_eq(jstr(wl, "compute"), "bf16");
+    cr_expect_eq(jnum(wl, "grad_accum"), 16);
+    cr_expect_eq(jnum(wl, "trainable_params"), 16.0 * (12288 + 7168) * 56);
+    cr_expect_eq(jnum(term(doc, "master_weights"), "bytes"), 0);
+    cr_expect(jnum(term(doc, "gradients"), "bytes") > 0);
+    cr_expect(jnum(term(doc, "activations"), "bytes") > 1e9);
     cJSON_Delete(doc);
 }
 
@@ -159,13 +147,13 @@ Test(cli_estimate, reads_a_config_json_file) {
     const char *args[] = {"estimate", path, "--json", NULL};
     cJSON *doc = run_json(args);
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(doc, "model");
-    cr_expect_eq(num(model, "params"), 124439808.0);
-    cr_expect_str_eq(str(model, "family"), "decoder");
+    cr_expect_eq(jnum(model, "params"), 124439808.0);
+    cr_expect_str_eq(jstr(model, "family"), "decoder");
     cJSON_Delete(doc);
     /* the directory works too */
     const char *dargs[] = {"estimate", dir, "--json", NULL};
     doc = run_json(dargs);
-    cr_expect_eq(num(cJSON_GetObjectItemCaseSensitive(doc, "model"), "params"), 124439808.0);
+    cr_expect_eq(jnum(cJSON_GetObjectItemCaseSensitive(doc, "model"), "params"), 124439808.0);
     cJSON_Delete(doc);
     /* a malformed one: exit 2, one line naming the file */
     f = fopen(path, "w");

@@ -12,29 +12,13 @@
 #include "cli_model.h"
 #include "cli_run.h"
 #include "snapshot.h"
+#include "json_check.h"
 
 static cJSON *parse(const cli_result *r) {
-    cJSON *doc = cJSON_Parse(r->out);
-    cr_assert_not_null(doc, "not JSON:\n%s\nstderr: %s", r->out, r->err);
-    cr_expect_eq(cli_count_lines(r->out), 1);
     cr_expect_str_empty(r->err);
+    cJSON *doc = jparse(r->out);
+    cr_expect_eq(cli_count_lines(r->out), 1);
     return doc;
-}
-
-static const cJSON *item(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert_not_null(v, "no '%s'", key);
-    return v;
-}
-
-static const cJSON *find(const cJSON *arr, const char *key, const char *value) {
-    const cJSON *e;
-    cJSON_ArrayForEach(e, arr) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
-        if (cJSON_IsString(v) && strcmp(v->valuestring, value) == 0) return e;
-    }
-    cr_assert_fail("no element with %s = %s", key, value);
-    return NULL;
 }
 
 #define GIB 1073741824.0
@@ -69,25 +53,25 @@ Test(cli_plan, strategy_chain_json_on_one_card) {
     cli_result r = cli_run(args);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cJSON *doc = parse(&r);
-    const cJSON *st = item(doc, "strategies");
+    const cJSON *st = jget(doc, "strategies");
     cr_expect_eq(cJSON_GetArraySize(st), 6);
     static const char *const order[] = {"bf16", "int8", "int4", "multi_gpu", "gpu_cpu", "cpu"};
     for (int i = 0; i < 6; i++) {
         const cJSON *c = cJSON_GetArrayItem(st, i);
-        cr_expect_str_eq(item(c, "name")->valuestring, order[i]);
-        cr_expect(cJSON_IsBool(item(c, "fits")) && cJSON_IsString(item(c, "reason_text")));
+        cr_expect_str_eq(jget(c, "name")->valuestring, order[i]);
+        cr_expect(cJSON_IsBool(jget(c, "fits")) && cJSON_IsString(jget(c, "reason_text")));
     }
-    cr_expect_str_eq(item(doc, "chosen")->valuestring, "bf16", "cc 8.9 has bf16");
-    const cJSON *multi = find(st, "name", "multi_gpu");
-    cr_expect(cJSON_IsFalse(item(multi, "fits")));
-    cr_expect_str_eq(item(multi, "reason")->valuestring, "one_gpu");
+    cr_expect_str_eq(jget(doc, "chosen")->valuestring, "bf16", "cc 8.9 has bf16");
+    const cJSON *multi = jfind(st, "name", "multi_gpu");
+    cr_expect(cJSON_IsFalse(jget(multi, "fits")));
+    cr_expect_str_eq(jget(multi, "reason")->valuestring, "one_gpu");
     /* the chosen one is placed on GPU 0 with its bytes, within the free memory less margin */
-    const cJSON *pl = cJSON_GetArrayItem(item(doc, "placement"), 0);
-    cr_expect_str_eq(item(pl, "device")->valuestring, "gpu0");
-    cr_expect_str_eq(item(pl, "strategy")->valuestring, "bf16");
-    double bytes = item(pl, "bytes")->valuedouble;
+    const cJSON *pl = cJSON_GetArrayItem(jget(doc, "placement"), 0);
+    cr_expect_str_eq(jget(pl, "device")->valuestring, "gpu0");
+    cr_expect_str_eq(jget(pl, "strategy")->valuestring, "bf16");
+    double bytes = jget(pl, "bytes")->valuedouble;
     cr_expect(bytes > 1.0 * GIB && bytes <= 8 * GIB - 4.7e9 - 256 * 1048576.0);
-    cr_expect_eq(bytes, item(find(st, "name", "bf16"), "bytes")->valuedouble);
+    cr_expect_eq(bytes, jget(jfind(st, "name", "bf16"), "bytes")->valuedouble);
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -98,10 +82,10 @@ Test(cli_plan, a_card_without_bf16_gets_fp16_and_nothing_fits_exits_1) {
     cli_result r = cli_run(args);
     cr_expect_eq(r.exit_code, 1, "nothing fits: %s", r.err);
     cJSON *doc = parse(&r);
-    cr_expect_str_eq(item(cJSON_GetArrayItem(item(doc, "strategies"), 0), "name")->valuestring,
+    cr_expect_str_eq(jget(cJSON_GetArrayItem(jget(doc, "strategies"), 0), "name")->valuestring,
                      "fp16");
-    cr_expect(cJSON_IsNull(item(doc, "chosen")));
-    cr_expect_eq(cJSON_GetArraySize(item(doc, "placement")), 0);
+    cr_expect(cJSON_IsNull(jget(doc, "chosen")));
+    cr_expect_eq(cJSON_GetArraySize(jget(doc, "placement")), 0);
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -116,16 +100,16 @@ Test(cli_plan, two_gpus_split_a_22b_model) {
     cJSON *doc = parse(&r);
     /* 16-bit needs ~44 GiB: not one 24 GB card, int4 fits one; the multi-GPU split fits
        three cards, each within its budget */
-    const cJSON *multi = find(item(doc, "strategies"), "name", "multi_gpu");
-    cr_expect(cJSON_IsTrue(item(multi, "fits")));
+    const cJSON *multi = jfind(jget(doc, "strategies"), "name", "multi_gpu");
+    cr_expect(cJSON_IsTrue(jget(multi, "fits")));
     const cJSON *d;
     double blocks = 0;
-    cJSON_ArrayForEach(d, item(multi, "per_device")) {
-        cr_expect(item(d, "bytes")->valuedouble <= 24e9 - 256 * 1048576.0);
-        blocks += item(d, "blocks")->valuedouble;
+    cJSON_ArrayForEach(d, jget(multi, "per_device")) {
+        cr_expect(jget(d, "bytes")->valuedouble <= 24e9 - 256 * 1048576.0);
+        blocks += jget(d, "blocks")->valuedouble;
     }
     cr_expect_eq(blocks, 56);
-    cr_expect_str_eq(item(doc, "chosen")->valuestring, "int4");
+    cr_expect_str_eq(jget(doc, "chosen")->valuestring, "int4");
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -140,18 +124,18 @@ Test(cli_plan, user_report_001_service_fits_beside_ollama) {
     cli_result r = cli_run(args);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cJSON *doc = parse(&r);
-    const cJSON *pl = item(doc, "placement"), *e;
+    const cJSON *pl = jget(doc, "placement"), *e;
     double sum = 0;
     cr_expect_eq(cJSON_GetArraySize(pl), 3);
     cJSON_ArrayForEach(e, pl) {
-        cr_expect_str_eq(item(e, "device")->valuestring, "gpu0");
-        cr_expect(cJSON_IsTrue(item(e, "fits")));
-        cr_expect_str_eq(item(e, "setting_from")->valuestring, "default");
-        sum += item(e, "bytes")->valuedouble;
+        cr_expect_str_eq(jget(e, "device")->valuestring, "gpu0");
+        cr_expect(cJSON_IsTrue(jget(e, "fits")));
+        cr_expect_str_eq(jget(e, "setting_from")->valuestring, "default");
+        sum += jget(e, "bytes")->valuedouble;
     }
     /* the three models and one CUDA context + workspace (430 + 32 MiB) within free - margin */
     cr_expect(sum + 462 * 1048576.0 <= 8 * GIB - 4.7e9 - 256 * 1048576.0, "sum %.0f", sum);
-    cr_expect(cJSON_IsTrue(item(doc, "chosen")));
+    cr_expect(cJSON_IsTrue(jget(doc, "chosen")));
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -163,11 +147,11 @@ Test(cli_plan, smaller_card_the_embedder_falls_back_or_is_short_by_the_exact_amo
     cli_result r = cli_run(args);
     cr_assert_eq(r.exit_code, 0, "AUTO falls back to the CPU: %s", r.err);
     cJSON *doc = parse(&r);
-    const cJSON *embed = find(item(doc, "placement"), "component", "embed");
-    cr_expect_str_eq(item(embed, "device")->valuestring, "cpu");
-    cr_expect_str_eq(item(embed, "reason")->valuestring, "fell_back");
-    cr_expect(item(embed, "short_by_bytes")->valuedouble > 0);
-    cr_expect_str_eq(item(find(item(doc, "placement"), "component", "cls-a"), "device")->valuestring,
+    const cJSON *embed = jfind(jget(doc, "placement"), "component", "embed");
+    cr_expect_str_eq(jget(embed, "device")->valuestring, "cpu");
+    cr_expect_str_eq(jget(embed, "reason")->valuestring, "fell_back");
+    cr_expect(jget(embed, "short_by_bytes")->valuedouble > 0);
+    cr_expect_str_eq(jget(jfind(jget(doc, "placement"), "component", "cls-a"), "device")->valuestring,
                      "gpu0");
     cJSON_Delete(doc);
     cli_result_free(&r);
@@ -177,12 +161,12 @@ Test(cli_plan, smaller_card_the_embedder_falls_back_or_is_short_by_the_exact_amo
     r = cli_run(pinned);
     cr_expect_eq(r.exit_code, 1);
     doc = parse(&r);
-    embed = find(item(doc, "placement"), "component", "embed");
-    cr_expect(cJSON_IsFalse(item(embed, "fits")));
-    cr_expect_str_eq(item(embed, "reason")->valuestring, "gpu_short");
+    embed = jfind(jget(doc, "placement"), "component", "embed");
+    cr_expect(cJSON_IsFalse(jget(embed, "fits")));
+    cr_expect_str_eq(jget(embed, "reason")->valuestring, "gpu_short");
     double budget = 6 * GIB - 4.7e9 - 256 * 1048576.0;
-    double needed = item(embed, "bytes")->valuedouble + 462 * 1048576.0;
-    cr_expect_eq(item(embed, "short_by_bytes")->valuedouble, needed - budget);
+    double needed = jget(embed, "bytes")->valuedouble + 462 * 1048576.0;
+    cr_expect_eq(jget(embed, "short_by_bytes")->valuedouble, needed - budget);
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -194,17 +178,17 @@ Test(cli_plan, device_settings_from_the_environment_inherit_and_override) {
     cli_result r = cli_run_env(args, env);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cJSON *doc = parse(&r);
-    const cJSON *pl = item(doc, "placement");
+    const cJSON *pl = jget(doc, "placement");
     /* embed and cls-a inherit the global cpu; cls-b has its own; extra's @auto wins */
-    cr_expect_str_eq(item(find(pl, "component", "embed"), "device")->valuestring, "cpu");
-    cr_expect_str_eq(item(find(pl, "component", "embed"), "setting_from")->valuestring,
+    cr_expect_str_eq(jget(jfind(pl, "component", "embed"), "device")->valuestring, "cpu");
+    cr_expect_str_eq(jget(jfind(pl, "component", "embed"), "setting_from")->valuestring,
                      "VRAMKIT_DEVICE");
-    cr_expect_str_eq(item(find(pl, "component", "cls-a"), "device")->valuestring, "cpu");
-    cr_expect_str_eq(item(find(pl, "component", "cls-b"), "device")->valuestring, "gpu0");
-    cr_expect_str_eq(item(find(pl, "component", "cls-b"), "setting_from")->valuestring,
+    cr_expect_str_eq(jget(jfind(pl, "component", "cls-a"), "device")->valuestring, "cpu");
+    cr_expect_str_eq(jget(jfind(pl, "component", "cls-b"), "device")->valuestring, "gpu0");
+    cr_expect_str_eq(jget(jfind(pl, "component", "cls-b"), "setting_from")->valuestring,
                      "VRAMKIT_CLS_B_DEVICE");
-    cr_expect_str_eq(item(find(pl, "component", "extra"), "device")->valuestring, "gpu0");
-    cr_expect_str_eq(item(find(pl, "component", "extra"), "setting_from")->valuestring,
+    cr_expect_str_eq(jget(jfind(pl, "component", "extra"), "device")->valuestring, "gpu0");
+    cr_expect_str_eq(jget(jfind(pl, "component", "extra"), "setting_from")->valuestring,
                      "command line");
     cJSON_Delete(doc);
     cli_result_free(&r);
@@ -234,12 +218,11 @@ Test(cli_plan, save_then_load_replans_and_reports_changes) {
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = '\0';
-    cJSON *saved = cJSON_Parse(text);
-    cr_assert_not_null(saved);
-    cr_expect_eq(item(saved, "version")->valuedouble, 1);
-    const cJSON *in = item(saved, "inputs");
-    cr_expect_eq(item(item(in, "workload"), "seq")->valuedouble, 256);
-    cr_expect_eq(cJSON_GetArraySize(item(item(in, "machine"), "gpus")), 1);
+    cJSON *saved = jparse(text);
+    cr_expect_eq(jget(saved, "version")->valuedouble, 1);
+    const cJSON *in = jget(saved, "inputs");
+    cr_expect_eq(jget(jget(in, "workload"), "seq")->valuedouble, 256);
+    cr_expect_eq(cJSON_GetArraySize(jget(jget(in, "machine"), "gpus")), 1);
     cJSON_Delete(saved);
     /* loaded as saved: unchanged, same exit */
     const char *load[] = {"plan", "--load", path, NULL};
@@ -254,10 +237,10 @@ Test(cli_plan, save_then_load_replans_and_reports_changes) {
     r = cli_run(bigger);
     cr_expect_eq(r.exit_code, 0, "%s", r.err);
     cJSON *doc = parse(&r);
-    const cJSON *ch = item(doc, "changes");
+    const cJSON *ch = jget(doc, "changes");
     cr_expect_eq(cJSON_GetArraySize(ch), 1);
     cr_expect(strstr(cJSON_GetArrayItem(ch, 0)->valuestring, "embed") != NULL);
-    cr_expect_eq(item(item(item(doc, "inputs"), "workload"), "seq")->valuedouble, 256,
+    cr_expect_eq(jget(jget(jget(doc, "inputs"), "workload"), "seq")->valuedouble, 256,
                  "the workload came back");
     cJSON_Delete(doc);
     cli_result_free(&r);
@@ -384,20 +367,20 @@ Test(cli_plan, reads_this_machines_gpus) {
     cli_result r = cli_run(args);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cJSON *doc = parse(&r);
-    const cJSON *machine = item(item(doc, "inputs"), "machine");
-    int ngpu = cJSON_GetArraySize(item(machine, "gpus"));
+    const cJSON *machine = jget(jget(doc, "inputs"), "machine");
+    int ngpu = cJSON_GetArraySize(jget(machine, "gpus"));
     vram_gpu_budget found[VRAM_PLAN_MAX_GPUS];
     char why[128];
     int n = vram_machine_gpus(found, VRAM_PLAN_MAX_GPUS, why, sizeof why);
     cr_expect_eq(ngpu, n, "the plan saw %d GPUs, this machine has %d", ngpu, n);
     if (n == 0) {
-        cr_expect(cJSON_IsTrue(item(machine, "gpus_assumed")), "no GPU was read");
-        cr_assert(cJSON_IsString(item(machine, "no_gpu_reason")));
-        cr_expect_str_eq(item(machine, "no_gpu_reason")->valuestring, why);
+        cr_expect(cJSON_IsTrue(jget(machine, "gpus_assumed")), "no GPU was read");
+        cr_assert(cJSON_IsString(jget(machine, "no_gpu_reason")));
+        cr_expect_str_eq(jget(machine, "no_gpu_reason")->valuestring, why);
         cr_expect_neq(why[0], '\0', "a reason is given");
     } else {
-        cr_expect(cJSON_IsFalse(item(machine, "gpus_assumed")));
-        cr_expect(cJSON_IsNull(item(machine, "no_gpu_reason")));
+        cr_expect(cJSON_IsFalse(jget(machine, "gpus_assumed")));
+        cr_expect(cJSON_IsNull(jget(machine, "no_gpu_reason")));
     }
     cJSON_Delete(doc);
     cli_result_free(&r);

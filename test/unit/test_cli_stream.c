@@ -36,6 +36,7 @@ Test(cli_stream, file_forms_say_hdf5_is_missing) {
 
 #include "cuda_device.h"
 #include "h5_fixture.h"
+#include "json_check.h"
 
 static char dir[64];
 static char contig[128], deflate[128], chunked[128], bad[128], text[128];
@@ -68,30 +69,6 @@ static void teardown(void) {
 }
 
 TestSuite(cli_stream, .init = setup, .fini = teardown, .timeout = 120);
-
-static cJSON *parse_json(const char *t) {
-    cJSON *doc = cJSON_Parse(t);
-    cr_assert_not_null(doc, "not JSON: %s", t);
-    return doc;
-}
-
-static double jnum(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsNumber(v), "%s is not a number", key);
-    return v->valuedouble;
-}
-
-static const char *jstr(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsString(v), "%s is not a string", key);
-    return v->valuestring;
-}
-
-static const cJSON *jget(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert_not_null(v, "no %s", key);
-    return v;
-}
 
 /* ---- stream ---------------------------------------------------------------------------- */
 
@@ -145,7 +122,7 @@ Test(cli_stream, json_report_on_each_rank) {
                            "--readers", "3", "--verify", "--json", NULL};
         cli_result r = cli_run(a);
         cr_assert_eq(r.exit_code, 0, "%s", r.err);
-        cJSON *doc = parse_json(r.out);
+        cJSON *doc = jparse(r.out);
         const cJSON *plan = jget(doc, "plan");
         cr_assert_eq(jnum(plan, "samples"), 1003);
         cr_assert_eq(jnum(plan, "sample_bytes"), 1032);
@@ -186,7 +163,7 @@ Test(cli_stream, compressed_data_reads_through_hdf5_and_verifies) {
                        "--budget", "1MiB", "--epochs", "2", "--device", "cpu", "--verify", "--json", NULL};
     cli_result r = cli_run(a);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
-    cJSON *doc = parse_json(r.out);
+    cJSON *doc = jparse(r.out);
     const cJSON *f = cJSON_GetArrayItem(jget(doc, "datasets"), 0);
     cr_assert_str_eq(jstr(f, "read_path"), "hdf5");
     cr_assert_str_eq(jstr(f, "reason"), "deflate filter");
@@ -349,7 +326,7 @@ Test(cli_stream, chunks_file_json_is_the_plan_stream_follows) {
                        "--budget", "200KiB", "--shuffle", "--json", NULL};
     cli_result r = cli_run(a);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
-    cJSON *doc = parse_json(r.out);
+    cJSON *doc = jparse(r.out);
     cr_assert_str_eq(jstr(doc, "file"), chunked);
     cr_assert_eq(jnum(doc, "samples"), 1003);
     cr_assert_eq(jnum(doc, "sample_bytes"), 1032);
@@ -366,7 +343,7 @@ Test(cli_stream, chunks_file_json_is_the_plan_stream_follows) {
                        "--budget", "200KiB", "--shuffle", "--device", "cpu", "--verify", "--json", NULL};
     cli_result q = cli_run(s);
     cr_assert_eq(q.exit_code, 0, "%s", q.err);
-    cJSON *sd = parse_json(q.out);
+    cJSON *sd = jparse(q.out);
     cr_assert_eq(jnum(jget(sd, "plan"), "chunk_count"), cJSON_GetArraySize(order));
     cr_assert_eq(jnum(jget(sd, "plan"), "samples_per_chunk"), 96);
     cJSON_Delete(sd);

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli_run.h"
+#include "json_check.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -21,26 +22,9 @@ static double now_s(void) {
 }
 
 static cJSON *parse_doc(const cli_result *r) {
-    cr_assert_not_null(r->out);
-    cJSON *doc = cJSON_Parse(r->out);
-    cr_assert_not_null(doc, "stdout is not JSON: %s", r->out);
+    cJSON *doc = jparse(r->out);
     cr_assert(cJSON_IsObject(doc));
     return doc;
-}
-
-static const char *str_at(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static int is_null(const cJSON *o, const char *key) {
-    return cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, key));
-}
-
-static double num_at(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsNumber(v), "%s is not a number", key);
-    return v->valuedouble;
 }
 
 Test(cli_try, crash_unless_cpu_text) {
@@ -65,41 +49,41 @@ Test(cli_try, crash_unless_cpu_json) {
     cli_result r = cli_run(args);
     cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
     cJSON *doc = parse_doc(&r);
-    cr_expect_str_eq(str_at(doc, "chosen"), "cpu");
-    cr_expect(is_null(doc, "timeout_s"));
-    cr_expect_eq(num_at(doc, "grace_s"), 2.0);
+    cr_expect_str_eq(jstr_or_null(doc, "chosen"), "cpu");
+    cr_expect(jis_null(doc, "timeout_s"));
+    cr_expect_eq(jnum(doc, "grace_s"), 2.0);
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(doc, "attempts");
     cr_assert(cJSON_IsArray(attempts));
     cr_assert_eq(cJSON_GetArraySize(attempts), 3);
     const char *names[3] = {"fp16", "int8", "cpu"};
     for (int i = 0; i < 3; i++) {
         const cJSON *a = cJSON_GetArrayItem(attempts, i);
-        cr_expect_str_eq(str_at(a, "strategy"), names[i]);
+        cr_expect_str_eq(jstr_or_null(a, "strategy"), names[i]);
         const cJSON *argv = cJSON_GetObjectItemCaseSensitive(a, "argv");
         cr_expect_str_eq(cJSON_GetArrayItem(argv, 2)->valuestring, names[i], "substituted");
         cr_expect(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(a, "seconds")));
         cr_expect(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(a, "timed_out")));
-        cr_expect(is_null(a, "start_error"));
+        cr_expect(jis_null(a, "start_error"));
         if (i < 2) {
-            cr_expect_str_eq(str_at(a, "outcome"), "crash");
-            cr_expect_str_eq(str_at(a, "rule"), "crash_signal");
-            cr_expect_eq(num_at(a, "signal"), 11);
-            cr_expect_str_eq(str_at(a, "signal_name"), "SIGSEGV");
-            cr_expect(is_null(a, "exit_code"));
-            cr_expect(strstr(str_at(a, "stderr_tail"), "crashing: strategy"));
-            cr_expect(is_null(a, "result"));
-            cr_expect_str_eq(str_at(a, "device"), "cuda:0");
+            cr_expect_str_eq(jstr_or_null(a, "outcome"), "crash");
+            cr_expect_str_eq(jstr_or_null(a, "rule"), "crash_signal");
+            cr_expect_eq(jnum(a, "signal"), 11);
+            cr_expect_str_eq(jstr_or_null(a, "signal_name"), "SIGSEGV");
+            cr_expect(jis_null(a, "exit_code"));
+            cr_expect(strstr(jstr_or_null(a, "stderr_tail"), "crashing: strategy"));
+            cr_expect(jis_null(a, "result"));
+            cr_expect_str_eq(jstr_or_null(a, "device"), "cuda:0");
         } else {
-            cr_expect_str_eq(str_at(a, "outcome"), "success");
-            cr_expect_eq(num_at(a, "exit_code"), 0);
-            cr_expect(is_null(a, "signal") && is_null(a, "signal_name"));
+            cr_expect_str_eq(jstr_or_null(a, "outcome"), "success");
+            cr_expect_eq(jnum(a, "exit_code"), 0);
+            cr_expect(jis_null(a, "signal") && jis_null(a, "signal_name"));
             const cJSON *res = cJSON_GetObjectItemCaseSensitive(a, "result");
             cr_assert(cJSON_IsObject(res));
-            cr_expect_str_eq(str_at(res, "device"), "cpu");
-            cr_expect_eq(num_at(res, "peak_bytes"), 0);
-            cr_expect(is_null(a, "result_error"));
-            cr_expect_str_eq(str_at(a, "device"), "cpu");
-            cr_expect_str_eq(str_at(a, "dtype"), "float32");
+            cr_expect_str_eq(jstr_or_null(res, "device"), "cpu");
+            cr_expect_eq(jnum(res, "peak_bytes"), 0);
+            cr_expect(jis_null(a, "result_error"));
+            cr_expect_str_eq(jstr_or_null(a, "device"), "cpu");
+            cr_expect_str_eq(jstr_or_null(a, "dtype"), "float32");
         }
     }
     cJSON_Delete(doc);
@@ -114,7 +98,7 @@ Test(cli_try, substitution_and_environment) {
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cJSON *doc = parse_doc(&r);
     const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
-    cr_expect_str_eq(str_at(a, "stdout_tail"), "bf16/cuda:0/bfloat16\n{other} bf16bf16\nplain\n");
+    cr_expect_str_eq(jstr_or_null(a, "stdout_tail"), "bf16/cuda:0/bfloat16\n{other} bf16bf16\nplain\n");
     cJSON_Delete(doc);
     cli_result_free(&r);
 
@@ -124,7 +108,7 @@ Test(cli_try, substitution_and_environment) {
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     doc = parse_doc(&r);
     a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
-    const char *out = str_at(a, "stdout_tail");
+    const char *out = jstr_or_null(a, "stdout_tail");
     cr_expect(strstr(out, "VRAMKIT_STRATEGY=q4_k_m\n"), "%s", out);
     cr_expect(strstr(out, "VRAMKIT_DEVICE=cuda:0\n"), "unknown names run on cuda:0: %s", out);
     cr_expect(strstr(out, "VRAMKIT_DTYPE=q4_k_m\n"), "and pass through as the dtype: %s", out);
@@ -155,11 +139,11 @@ Test(cli_try, every_attempt_fails) {
     r = cli_run(json_args);
     cr_expect_eq(r.exit_code, 1);
     cJSON *doc = parse_doc(&r);
-    cr_expect(is_null(doc, "chosen"));
+    cr_expect(jis_null(doc, "chosen"));
     const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
-    cr_expect_str_eq(str_at(a, "outcome"), "cuda_sticky");
-    cr_expect_str_eq(str_at(a, "matched"), "illegal memory access");
-    cr_expect_eq(num_at(a, "cuda_code"), 700);
+    cr_expect_str_eq(jstr_or_null(a, "outcome"), "cuda_sticky");
+    cr_expect_str_eq(jstr_or_null(a, "matched"), "illegal memory access");
+    cr_expect_eq(jnum(a, "cuda_code"), 700);
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -172,9 +156,9 @@ Test(cli_try, command_not_found) {
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(doc, "attempts");
     cr_expect_eq(cJSON_GetArraySize(attempts), 2);
     const cJSON *a = cJSON_GetArrayItem(attempts, 0);
-    cr_expect_str_eq(str_at(a, "outcome"), "start_failed");
-    cr_expect(strstr(str_at(a, "start_error"), "No such file or directory"));
-    cr_expect(is_null(a, "exit_code"));
+    cr_expect_str_eq(jstr_or_null(a, "outcome"), "start_failed");
+    cr_expect(strstr(jstr_or_null(a, "start_error"), "No such file or directory"));
+    cr_expect(jis_null(a, "exit_code"));
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -185,8 +169,8 @@ Test(cli_try, malformed_result_is_reported) {
     cr_expect_eq(r.exit_code, 0, "a bad result line does not fail a successful attempt");
     cJSON *doc = parse_doc(&r);
     const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
-    cr_expect(is_null(a, "result"));
-    cr_expect_str_eq(str_at(a, "result_error"), "VRAMKIT_RESULT line is not an object (it is an array)");
+    cr_expect(jis_null(a, "result"));
+    cr_expect_str_eq(jstr_or_null(a, "result_error"), "VRAMKIT_RESULT line is not an object (it is an array)");
     cJSON_Delete(doc);
     cli_result_free(&r);
 
@@ -205,15 +189,15 @@ Test(cli_try, timeout_then_next_strategy) {
     cr_expect_eq(r.exit_code, 1);
     cr_expect_lt(wall, 2 * 0.6 + 2.0, "two attempts of timeout + grace took %.2f s", wall);
     cJSON *doc = parse_doc(&r);
-    cr_expect_eq(num_at(doc, "timeout_s"), 0.3);
-    cr_expect_eq(num_at(doc, "grace_s"), 0.3);
+    cr_expect_eq(jnum(doc, "timeout_s"), 0.3);
+    cr_expect_eq(jnum(doc, "grace_s"), 0.3);
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(doc, "attempts");
     cr_assert_eq(cJSON_GetArraySize(attempts), 2);
     for (int i = 0; i < 2; i++) {
         const cJSON *a = cJSON_GetArrayItem(attempts, i);
-        cr_expect_str_eq(str_at(a, "outcome"), "timeout");
+        cr_expect_str_eq(jstr_or_null(a, "outcome"), "timeout");
         cr_expect(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "timed_out")));
-        cr_expect_eq(num_at(a, "signal"), 9, "SIGTERM was ignored, so SIGKILL");
+        cr_expect_eq(jnum(a, "signal"), 9, "SIGTERM was ignored, so SIGKILL");
     }
     cJSON_Delete(doc);
     cli_result_free(&r);
@@ -448,12 +432,12 @@ Test(cli_try, plan_devices_and_formats) {
     cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
     cJSON *doc = parse_doc(&r);
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "source");
-    cr_expect_str_eq(str_at(src, "kind"), "plan");
-    cr_expect_str_eq(str_at(src, "value"), path);
+    cr_expect_str_eq(jstr_or_null(src, "kind"), "plan");
+    cr_expect_str_eq(jstr_or_null(src, "value"), path);
     const cJSON *skipped = cJSON_GetObjectItemCaseSensitive(doc, "skipped");
     cr_assert_eq(cJSON_GetArraySize(skipped), 1);
-    cr_expect_str_eq(str_at(cJSON_GetArrayItem(skipped, 0), "strategy"), "int8");
-    cr_expect_str_eq(str_at(cJSON_GetArrayItem(skipped, 0), "reason"), "too big for the test");
+    cr_expect_str_eq(jstr_or_null(cJSON_GetArrayItem(skipped, 0), "strategy"), "int8");
+    cr_expect_str_eq(jstr_or_null(cJSON_GetArrayItem(skipped, 0), "reason"), "too big for the test");
     const cJSON *attempts = cJSON_GetObjectItemCaseSensitive(doc, "attempts");
     cr_assert_eq(cJSON_GetArraySize(attempts), 4);
     const char *want[4][3] = {{"bf16", "cuda:1", "bfloat16"}, {"gpu_cpu", "auto", "float16"},
@@ -461,14 +445,14 @@ Test(cli_try, plan_devices_and_formats) {
     for (int i = 0; i < 4; i++) {
         const cJSON *a = cJSON_GetArrayItem(attempts, i);
         char arg[64];
-        cr_expect_str_eq(str_at(a, "strategy"), want[i][0]);
-        cr_expect_str_eq(str_at(a, "device"), want[i][1]);
-        cr_expect_str_eq(str_at(a, "dtype"), want[i][2]);
+        cr_expect_str_eq(jstr_or_null(a, "strategy"), want[i][0]);
+        cr_expect_str_eq(jstr_or_null(a, "device"), want[i][1]);
+        cr_expect_str_eq(jstr_or_null(a, "dtype"), want[i][2]);
         snprintf(arg, sizeof arg, "%s/%s", want[i][1], want[i][2]);
         cr_expect_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a, "argv"), 3)->valuestring,
                          arg);
     }
-    cr_expect_str_eq(str_at(doc, "chosen"), "cpu");
+    cr_expect_str_eq(jstr_or_null(doc, "chosen"), "cpu");
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -482,20 +466,20 @@ Test(cli_try, model_plans_the_chain) {
     cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
     cJSON *doc = parse_doc(&r);
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(doc, "source");
-    cr_expect_str_eq(str_at(src, "kind"), "model");
-    cr_expect_str_eq(str_at(src, "value"), "Llama-3-8B");
+    cr_expect_str_eq(jstr_or_null(src, "kind"), "model");
+    cr_expect_str_eq(jstr_or_null(src, "value"), "Llama-3-8B");
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "strategies");
     cr_assert(cJSON_GetArraySize(list) >= 2, "int4 and gpu_cpu fit at least");
     cr_expect_str_eq(cJSON_GetArrayItem(list, 0)->valuestring, "int4");
     cr_expect_str_eq(cJSON_GetArrayItem(list, 1)->valuestring, "gpu_cpu");
     const cJSON *skipped = cJSON_GetObjectItemCaseSensitive(doc, "skipped");
-    cr_expect_str_eq(str_at(cJSON_GetArrayItem(skipped, 0), "strategy"), "fp16");
-    cr_expect_str_eq(str_at(cJSON_GetArrayItem(skipped, 1), "strategy"), "int8");
+    cr_expect_str_eq(jstr_or_null(cJSON_GetArrayItem(skipped, 0), "strategy"), "fp16");
+    cr_expect_str_eq(jstr_or_null(cJSON_GetArrayItem(skipped, 1), "strategy"), "int8");
     const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
-    cr_expect(strstr(str_at(a, "stdout_tail"),
+    cr_expect(strstr(jstr_or_null(a, "stdout_tail"),
                      "VRAMKIT_STRATEGY=int4\nVRAMKIT_DEVICE=cuda:0\nVRAMKIT_DTYPE=nf4\n"),
-              "%s", str_at(a, "stdout_tail"));
-    cr_expect_str_eq(str_at(doc, "chosen"), "int4");
+              "%s", jstr_or_null(a, "stdout_tail"));
+    cr_expect_str_eq(jstr_or_null(doc, "chosen"), "int4");
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -590,9 +574,9 @@ Test(cli_try, processes_that_left_the_group_are_ended) {
     cJSON *doc = parse_doc(&r);
     const cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "attempts"), 0);
     cr_assert_not_null(a);
-    cr_expect_eq(num_at(a, "escaped"), 1.0);
+    cr_expect_eq(jnum(a, "escaped"), 1.0);
     int g = 0;
-    const char *tail = str_at(a, "stdout_tail");
+    const char *tail = jstr_or_null(a, "stdout_tail");
     cr_assert(tail && sscanf(tail, "escaped %d", &g) == 1, "%s", tail ? tail : "(null)");
     cr_expect(!pid_alive(g), "the escaped process %d still runs", g);
     cJSON_Delete(doc);

@@ -3,6 +3,7 @@
  * every rejected one is pinned here; the JSON writer must produce valid documents. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,239 @@ Test(cli_util, parse_u64) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(cli_parse_u64(bad[i], UINT64_MAX, &v), -1, "'%s' should be rejected", bad[i]);
     cr_assert_eq(cli_parse_u64(NULL, 1, &v), -1);
+}
+
+Test(cli_util, parse_percent) {
+    double f = 0;
+    cr_assert_eq(cli_parse_percent("90", &f), 0);
+    cr_assert_float_eq(f, 90.0, 0);
+    cr_assert_eq(cli_parse_percent("92.5%", &f), 0);
+    cr_assert_float_eq(f, 92.5, 1e-12);
+    cr_assert_eq(cli_parse_percent("100", &f), 0);
+    cr_assert_float_eq(f, 100.0, 0);
+    cr_assert_eq(cli_parse_percent(".5", &f), 0);
+    cr_assert_float_eq(f, 0.5, 0);
+    f = 7;
+    const char *bad[] = {"", "0", "0%", "100.01", "101%", "-5", "+5", " 5", "abc", "5x", "5%%",
+                         "nan", "inf", "1e999", "%"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(cli_parse_percent(bad[i], &f), -1, "'%s' should be rejected", bad[i]);
+    cr_assert_eq(cli_parse_percent(NULL, &f), -1);
+    cr_assert_float_eq(f, 7.0, 0, "a rejected percentage must not write the output");
+}
+
+/* ---- option values: the value or one line on stderr ------------------------------------ */
+
+/* stderr goes to a temporary file while a parser runs; what it wrote comes back. */
+static int captured_fd = -1;
+static FILE *captured;
+
+static void capture_stderr(void) {
+    fflush(stderr);
+    captured = tmpfile();
+    cr_assert_not_null(captured);
+    captured_fd = dup(2);
+    cr_assert(captured_fd >= 0);
+    cr_assert(dup2(fileno(captured), 2) >= 0);
+}
+
+static void captured_text(char *buf, size_t cap) {
+    fflush(stderr);
+    dup2(captured_fd, 2);
+    close(captured_fd);
+    rewind(captured);
+    size_t n = fread(buf, 1, cap - 1, captured);
+    buf[n] = '\0';
+    fclose(captured);
+}
+
+typedef struct count_case {
+    char text[32];
+    uint64_t min, max;
+    unsigned flags;
+    int rc;
+    uint64_t value; /* when rc == 0 */
+    char err[128];  /* the whole of stderr */
+} count_case;
+
+#define U64MAX_TEXT "18446744073709551615"
+
+ParameterizedTestParameters(cli_util, opt_count) {
+    static count_case cases[] = {
+        {"42", 1, 100, 0, 0, 42, ""},
+        {"1", 1, 100, 0, 0, 1, ""},
+        {"100", 1, 100, 0, 0, 100, ""},
+        {"0", 0, 100, CLI_OPT_AT_LEAST, 0, 0, ""},
+        {U64MAX_TEXT, 0, UINT64_MAX, 0, 0, UINT64_MAX, ""},
+        /* empty */
+        {"", 1, 100, 0, 2, 0, "vramkit: t: --n: '' is not a whole number from 1 to 100\n"},
+        /* sign: negative is named only when asked for; '+' never is */
+        {"-5", 1, 100, 0, 2, 0, "vramkit: t: --n: '-5' is not a whole number from 1 to 100\n"},
+        {"-5", 1, 100, CLI_OPT_NEGATIVE, 2, 0, "vramkit: t: --n: '-5' is negative\n"},
+        {"-0", 0, 100, CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST, 2, 0, "vramkit: t: --n: '-0' is negative\n"},
+        {"+5", 1, 100, CLI_OPT_NEGATIVE, 2, 0, "vramkit: t: --n: '+5' is not a whole number from 1 to 100\n"},
+        /* junk */
+        {"5x", 1, 100, CLI_OPT_NEGATIVE, 2, 0, "vramkit: t: --n: '5x' is not a whole number from 1 to 100\n"},
+        {" 5", 1, 100, 0, 2, 0, "vramkit: t: --n: ' 5' is not a whole number from 1 to 100\n"},
+        {"1.0", 1, 100, 0, 2, 0, "vramkit: t: --n: '1.0' is not a whole number from 1 to 100\n"},
+        {"0x10", 0, 100, 0, 2, 0, "vramkit: t: --n: '0x10' is not a whole number from 0 to 100\n"},
+        /* overflow */
+        {"18446744073709551616", 1, UINT64_MAX, CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST, 2, 0,
+         "vramkit: t: --n: '18446744073709551616' is not a whole number from 1 to " U64MAX_TEXT "\n"},
+        /* above max */
+        {"101", 1, 100, CLI_OPT_AT_LEAST, 2, 0, "vramkit: t: --n: '101' is not a whole number from 1 to 100\n"},
+        /* below min: its own line only when asked for */
+        {"0", 1, 100, 0, 2, 0, "vramkit: t: --n: '0' is not a whole number from 1 to 100\n"},
+        {"0", 1, 100, CLI_OPT_NEGATIVE, 2, 0, "vramkit: t: --n: '0' is not a whole number from 1 to 100\n"},
+        {"0", 1, 100, CLI_OPT_AT_LEAST, 2, 0, "vramkit: t: --n: must be at least 1\n"},
+        {"2", 3, 100, CLI_OPT_AT_LEAST, 2, 0, "vramkit: t: --n: must be at least 3\n"},
+    };
+    return cr_make_param_array(count_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(count_case *c, cli_util, opt_count) {
+    uint64_t v = 12345;
+    char err[256];
+    capture_stderr();
+    int rc = cli_opt_count("t", "n", c->text, c->min, c->max, c->flags, &v);
+    captured_text(err, sizeof err);
+    cr_assert_eq(rc, c->rc, "'%s': rc %d, expected %d", c->text, rc, c->rc);
+    cr_assert_str_eq(err, c->err, "'%s'", c->text);
+    cr_assert_eq(v, c->rc == 0 ? c->value : 12345, "'%s' -> %llu", c->text, (unsigned long long)v);
+}
+
+Test(cli_util, opt_count_null_text) {
+    uint64_t v = 7;
+    char err[256];
+    capture_stderr();
+    int rc = cli_opt_count("t", "n", NULL, 1, 9, CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST, &v);
+    captured_text(err, sizeof err);
+    cr_assert_eq(rc, VRAM_EXIT_USAGE);
+    cr_assert_str_eq(err, "vramkit: t: --n: '' is not a whole number from 1 to 9\n");
+    cr_assert_eq(v, 7);
+}
+
+typedef struct size_opt_case {
+    char text[32];
+    int allow_zero;
+    unsigned flags;
+    int rc;
+    uint64_t value;
+    char err[160];
+} size_opt_case;
+
+#define NOT_A_SIZE(t) \
+    "vramkit: t: --s: '" t "' is not a size (bytes, or a number with B, KB, MB, GB, TB, KiB, " \
+    "MiB, GiB, TiB)\n"
+
+ParameterizedTestParameters(cli_util, opt_size) {
+    static size_opt_case cases[] = {
+        {"8GiB", 0, 0, 0, 8ull << 30, ""},
+        {"7.5GB", 0, CLI_OPT_BRIEF, 0, 7500000000ull, ""},
+        {"0", 1, 0, 0, 0, ""},
+        {"0", 1, CLI_OPT_BRIEF, 0, 0, ""},
+        /* empty */
+        {"", 1, 0, 2, 0, NOT_A_SIZE("")},
+        {"", 1, CLI_OPT_BRIEF, 2, 0, "vramkit: t: --s: '' is not a size\n"},
+        /* sign */
+        {"-1GiB", 0, 0, 2, 0, NOT_A_SIZE("-1GiB")},
+        {"-1GiB", 0, CLI_OPT_NEGATIVE, 2, 0, "vramkit: t: --s: '-1GiB' is negative\n"},
+        {"+1GiB", 0, CLI_OPT_NEGATIVE, 2, 0, NOT_A_SIZE("+1GiB")},
+        /* junk */
+        {"12XB", 0, CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST, 2, 0, NOT_A_SIZE("12XB")},
+        {"1.5", 0, 0, 2, 0, NOT_A_SIZE("1.5")},
+        {"5GiB!", 0, CLI_OPT_BRIEF, 2, 0, "vramkit: t: --s: '5GiB!' is not a size above 0\n"},
+        /* overflow */
+        {"16777216TiB", 1, 0, 2, 0, NOT_A_SIZE("16777216TiB")},
+        {"18446744073709551616", 1, CLI_OPT_BRIEF, 2, 0,
+         "vramkit: t: --s: '18446744073709551616' is not a size\n"},
+        /* zero where it is not allowed */
+        {"0", 0, 0, 2, 0, NOT_A_SIZE("0")},
+        {"0GiB", 0, CLI_OPT_AT_LEAST, 2, 0, "vramkit: t: --s: must be more than 0 bytes\n"},
+        {"0", 0, CLI_OPT_BRIEF, 2, 0, "vramkit: t: --s: '0' is not a size above 0\n"},
+        {"0", 0, CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST, 2, 0, "vramkit: t: --s: must be more than 0 bytes\n"},
+    };
+    return cr_make_param_array(size_opt_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(size_opt_case *c, cli_util, opt_size) {
+    uint64_t v = 12345;
+    char err[256];
+    capture_stderr();
+    int rc = cli_opt_size("t", "s", c->text, c->allow_zero, c->flags, &v);
+    captured_text(err, sizeof err);
+    cr_assert_eq(rc, c->rc, "'%s': rc %d, expected %d", c->text, rc, c->rc);
+    cr_assert_str_eq(err, c->err, "'%s'", c->text);
+    cr_assert_eq(v, c->rc == 0 ? c->value : 12345, "'%s' -> %llu", c->text, (unsigned long long)v);
+}
+
+Test(cli_util, opt_fraction_and_percent) {
+    double f = 3.0;
+    char err[256];
+    capture_stderr();
+    cr_assert_eq(cli_opt_fraction("t", "fraction", "75%", &f), 0);
+    captured_text(err, sizeof err);
+    cr_assert_str_empty(err);
+    cr_assert_float_eq(f, 0.75, 1e-12);
+    capture_stderr();
+    cr_assert_eq(cli_opt_percent("t", "limit", "92.5%", &f), 0);
+    captured_text(err, sizeof err);
+    cr_assert_str_empty(err);
+    cr_assert_float_eq(f, 92.5, 1e-12);
+
+    const char *bad[] = {"", "-0.5", "+0.5", "0", "abc", "0.5x", "1e999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[160];
+        f = 3.0;
+        capture_stderr();
+        cr_assert_eq(cli_opt_fraction("t", "fraction", bad[i], &f), VRAM_EXIT_USAGE);
+        captured_text(err, sizeof err);
+        snprintf(want, sizeof want,
+                 "vramkit: t: --fraction: '%s' is not a fraction in (0, 1] (like 0.75 or 75%%)\n",
+                 bad[i]);
+        cr_assert_str_eq(err, want);
+        capture_stderr();
+        cr_assert_eq(cli_opt_percent("t", "limit", bad[i], &f), VRAM_EXIT_USAGE);
+        captured_text(err, sizeof err);
+        snprintf(want, sizeof want,
+                 "vramkit: t: --limit: '%s' is not a percentage in (0, 100] (like 90 or "
+                 "92.5%%)\n",
+                 bad[i]);
+        cr_assert_str_eq(err, want);
+        cr_assert_float_eq(f, 3.0, 0, "'%s' wrote the output", bad[i]);
+    }
+    /* above the top of each range */
+    capture_stderr();
+    cr_assert_eq(cli_opt_fraction("t", "fraction", "1.5", &f), VRAM_EXIT_USAGE);
+    cr_assert_eq(cli_opt_percent("t", "limit", "100.5", &f), VRAM_EXIT_USAGE);
+    captured_text(err, sizeof err);
+    cr_assert_str_eq(err,
+                     "vramkit: t: --fraction: '1.5' is not a fraction in (0, 1] (like 0.75 or 75%)\n"
+                     "vramkit: t: --limit: '100.5' is not a percentage in (0, 100] (like 90 or "
+                     "92.5%)\n");
+    /* 50 is a percentage, not a fraction */
+    capture_stderr();
+    cr_assert_eq(cli_opt_fraction("t", "fraction", "50", &f), VRAM_EXIT_USAGE);
+    captured_text(err, sizeof err);
+    cr_assert_float_eq(f, 3.0, 0);
+}
+
+/* A command's parse starts from its own argv, even after another parse stopped inside a
+ * group of short options (which a reset to 1 would not clear: getopt would go on with the
+ * old argv's next letter). */
+Test(cli_util, getopt_reset_is_a_full_reset) {
+    char p[] = "prog", ab[] = "-ab", c[] = "-c", x[] = "rest";
+    char *first[] = {p, ab, NULL};
+    char *second[] = {p, c, x, NULL};
+    opterr = 1;
+    cli_getopt_reset();
+    cr_assert_eq(getopt(2, first, "ab"), 'a'); /* stops between 'a' and 'b' */
+    cli_getopt_reset();
+    cr_assert_eq(opterr, 0);
+    cr_assert_eq(getopt(3, second, "abc"), 'c');
+    cr_assert_eq(getopt(3, second, "abc"), -1);
+    cr_assert_eq(optind, 2);
+    cr_assert_str_eq(second[optind], "rest");
 }
 
 Test(cli_util, format_size) {

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cli_run.h"
 #include "cuda_device.h"
+#include "json_check.h"
 #include "mock_device.h"
 
 #define MB UINT64_C(1000000)
@@ -71,18 +72,6 @@ static int csv_split(const char *line, char fields[][512], int max) {
     }
     cr_assert_eq(*p, '\0', "junk after a field: %s", line);
     return n;
-}
-
-static const char *jstr(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsString(v), "no string '%s'", key);
-    return v->valuestring;
-}
-
-static double jnum(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    cr_assert(cJSON_IsNumber(v), "no number '%s'", key);
-    return v->valuedouble;
 }
 
 static const char *const CSV_HEADER =
@@ -154,8 +143,7 @@ Test(cli_watch, host_json_lines_parse) {
     cr_assert_eq(cli_count_lines(r.out), 2, "%s", r.out);
     double prev = -1;
     for (int i = 0; i < 2; i++) {
-        cJSON *o = cJSON_Parse(nth_line(r.out, i, line, sizeof line));
-        cr_assert_not_null(o, "not JSON: %s", line);
+        cJSON *o = jparse(nth_line(r.out, i, line, sizeof line));
         cr_expect_str_eq(jstr(o, "type"), "sample");
         cr_expect_str_eq(jstr(o, "name"), "host (CPU memory)");
         cr_expect_eq(jnum(o, "device"), 0);
@@ -183,8 +171,7 @@ Test(cli_watch, host_epochs_mark_samples) {
     static const int marks[3] = {1, 0, 1}, epochs[3] = {0, 1, 1};
     int row = 0;
     for (int i = 0; nth_line(r.out, i, line, sizeof line); i++) {
-        cJSON *o = cJSON_Parse(line);
-        cr_assert_not_null(o, "%s", line);
+        cJSON *o = jparse(line);
         if (strcmp(jstr(o, "type"), "sample") == 0) {
             cr_assert_lt(row, 3);
             cr_expect_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "epoch_mark")),
@@ -383,8 +370,7 @@ Test(cli_watch, mock_json_warning_lines) {
                                         "sample", "warning", "sample"};
     cr_assert_eq(cli_count_lines(text), 7, "%s", text);
     for (int i = 0; i < 7; i++) {
-        cJSON *o = cJSON_Parse(nth_line(text, i, line, sizeof line));
-        cr_assert_not_null(o, "%s", line);
+        cJSON *o = jparse(nth_line(text, i, line, sizeof line));
         cr_expect_str_eq(jstr(o, "type"), types[i], "line %d", i);
         cr_expect_str_eq(jstr(o, "name"), "Mock H100");
         if (i == 3) {

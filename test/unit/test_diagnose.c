@@ -118,7 +118,8 @@ Test(diagnose_table, every_finding_is_complete_and_named_once) {
             for (int q = 0; q < k; q++) cr_expect_str_neq(e.name, vram_finding_evidence(id, q).name);
         }
     }
-    cr_expect_null(vram_finding_name(VRAM_FINDING_COUNT));
+    cr_expect_str_eq(vram_finding_name(VRAM_FINDING_COUNT), "unknown");
+    cr_expect_str_eq(vram_finding_name((vram_finding_id)-1), "unknown");
     cr_expect_null(vram_finding_summary(VRAM_FINDING_COUNT));
     cr_expect_null(vram_finding_remedy(VRAM_FINDING_COUNT));
     cr_expect_eq(vram_finding_severity(VRAM_FINDING_COUNT), VRAM_SEV_NONE);
@@ -127,8 +128,19 @@ Test(diagnose_table, every_finding_is_complete_and_named_once) {
     cr_expect_str_eq(vram_severity_name(VRAM_SEV_ERROR), "error");
     cr_expect_str_eq(vram_severity_name(VRAM_SEV_WARNING), "warning");
     cr_expect_str_eq(vram_severity_name(VRAM_SEV_INFO), "info");
+    cr_expect_str_eq(vram_severity_name(VRAM_SEV_NONE), "none");
+    cr_expect_str_eq(vram_severity_name((vram_severity)4), "unknown");
+    cr_expect_str_eq(vram_severity_name((vram_severity)-1), "unknown");
+    cr_expect_str_eq(vram_diag_probe_name(VRAM_DIAG_PROBE_VMM), "vmm");
     cr_expect_str_eq(vram_diag_probe_name(VRAM_DIAG_PROBE_ALLOC90), "alloc90");
-    cr_expect_null(vram_diag_probe_name(VRAM_DIAG_PROBE_COUNT));
+    cr_expect_str_eq(vram_diag_probe_name(VRAM_DIAG_PROBE_COUNT), "unknown");
+    cr_expect_str_eq(vram_diag_probe_name((vram_diag_probe_kind)-1), "unknown");
+    cr_expect_str_eq(vram_visible_stop_name(VRAM_VISIBLE_INVALID), "invalid");
+    cr_expect_str_eq(vram_visible_stop_name(VRAM_VISIBLE_NONEXISTENT), "nonexistent");
+    cr_expect_str_eq(vram_visible_stop_name(VRAM_VISIBLE_REPEATED), "repeated");
+    cr_expect_str_eq(vram_visible_stop_name(VRAM_VISIBLE_COMPLETE), "complete");
+    cr_expect_str_eq(vram_visible_stop_name((vram_visible_stop)-1), "unknown");
+    cr_expect_str_eq(vram_visible_stop_name((vram_visible_stop)100), "unknown");
     /* the bound the CLI allocates by */
     cr_expect_geq(VRAM_DIAG_MAX_FINDINGS, 24 + 16 * VRAM_MAX_DEVICES);
 }

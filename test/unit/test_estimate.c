@@ -37,7 +37,7 @@ static void check_ranges(const vram_estimate *e) {
     for (int i = 0; i < VRAM_TERM_COUNT; i++) {
         cr_expect(e->term[i].low <= e->term[i].expected, "%s", vram_term_name(i));
         cr_expect(e->term[i].expected <= e->term[i].high, "%s", vram_term_name(i));
-        cr_expect_not_null(vram_cause_name(e->term[i].cause));
+        cr_expect_str_neq(vram_cause_name(e->term[i].cause), "unknown");
         lo += e->term[i].low;
         ex += e->term[i].expected;
         hi += e->term[i].high;
@@ -454,14 +454,20 @@ Test(estimate, qlora_22b_breakdown) {
 Test(estimate, names) {
     cr_expect_str_eq(vram_term_name(VRAM_TERM_KV_CACHE), "kv_cache");
     cr_expect_str_eq(vram_term_name(VRAM_TERM_ALLOCATOR), "allocator_margin");
-    cr_expect_eq(vram_term_name(VRAM_TERM_COUNT), NULL);
+    cr_expect_str_eq(vram_term_name(VRAM_TERM_COUNT), "unknown");
+    cr_expect_str_eq(vram_term_name((vram_term_id)-1), "unknown");
     cr_expect_str_eq(vram_cause_name(VRAM_CAUSE_DROPOUT), "dropout");
     cr_expect_not_null(vram_cause_text(VRAM_CAUSE_CONTEXT));
     cr_expect_eq(vram_cause_text(VRAM_CAUSE_COUNT), NULL);
-    cr_expect_eq(vram_cause_name(VRAM_CAUSE_COUNT), NULL);
+    cr_expect_str_eq(vram_cause_name(VRAM_CAUSE_COUNT), "unknown");
+    cr_expect_str_eq(vram_cause_name((vram_cause)-1), "unknown");
     cr_expect_str_eq(vram_preset_name(VRAM_PRESET_INT4_DOUBLE), "int4_double");
-    cr_expect_eq(vram_preset_name(VRAM_PRESET_COUNT), NULL);
-    vram_preset p;
+    cr_expect_str_eq(vram_preset_name(VRAM_PRESET_COUNT), "unknown");
+    cr_expect_str_eq(vram_preset_name((vram_preset)-1), "unknown");
+    for (int i = 7; i < 16; i++) cr_expect_eq(vram_preset_name(VRAM_PRESET_COUNT)[i], '\0');
+    vram_preset p = VRAM_PRESET_CPU;
+    cr_expect_eq(vram_preset_from_name("unknown", 7, &p), VRAM_E_UNSUPPORTED);
+    cr_expect_eq(p, VRAM_PRESET_CPU);
     cr_expect_eq(vram_preset_from_name("int4_offload", 12, &p), VRAM_OK);
     cr_expect_eq(p, VRAM_PRESET_INT4_OFFLOAD);
     cr_expect_eq(vram_preset_from_name("int16", 5, &p), VRAM_E_UNSUPPORTED);
@@ -688,8 +694,51 @@ Test(estimate, refusal_is_none_exactly_when_the_estimate_is_accepted) {
 
 Test(estimate, refusal_names) {
     for (int r = 0; r < VRAM_REFUSAL_COUNT; r++)
-        cr_expect_not_null(vram_refusal_name((vram_refusal)r), "refusal %d", r);
+        cr_expect_str_neq(vram_refusal_name((vram_refusal)r), "unknown", "refusal %d", r);
     cr_expect_str_eq(vram_refusal_name(VRAM_REFUSAL_LORA_NOT_TRAINING), "lora_not_training");
-    cr_expect_null(vram_refusal_name(VRAM_REFUSAL_COUNT));
-    cr_expect_null(vram_refusal_name((vram_refusal)-1));
+    cr_expect_str_eq(vram_refusal_name(VRAM_REFUSAL_COUNT), "unknown");
+    cr_expect_str_eq(vram_refusal_name((vram_refusal)-1), "unknown");
+}
+
+/* ---- optimizer names ---------------------------------------------------------------- */
+
+Test(estimate, optimizer_names_and_aliases_round_trip) {
+    static const struct {
+        vram_optimizer o;
+        const char *name, *alias;
+    } cases[] = {{VRAM_OPT_ADAMW, "adamw", "adam"},
+                 {VRAM_OPT_SGD_MOMENTUM, "sgd-momentum", "sgd_momentum"},
+                 {VRAM_OPT_SGD, "sgd", "sgd"},
+                 {VRAM_OPT_ADAM_8BIT, "adam8bit", "adam-8bit"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *name = vram_optimizer_name(cases[i].o);
+        vram_optimizer o = (vram_optimizer)77;
+        cr_assert_str_eq(name, cases[i].name);
+        for (size_t k = strlen(name); k < 16; k++) cr_expect_eq(name[k], '\0', "padding");
+        cr_expect_eq(vram_optimizer_from_name(name, strlen(name), &o), VRAM_OK);
+        cr_expect_eq(o, cases[i].o, "%s", name);
+        o = (vram_optimizer)77;
+        cr_expect_eq(vram_optimizer_from_name(cases[i].alias, strlen(cases[i].alias), &o), VRAM_OK);
+        cr_expect_eq(o, cases[i].o, "%s", cases[i].alias);
+    }
+}
+
+Test(estimate, optimizer_name_outside_the_enum_is_unknown) {
+    cr_expect_str_eq(vram_optimizer_name((vram_optimizer)-1), "unknown");
+    cr_expect_str_eq(vram_optimizer_name((vram_optimizer)(VRAM_OPT_ADAM_8BIT + 1)), "unknown");
+    cr_expect_str_eq(vram_optimizer_name((vram_optimizer)1000), "unknown");
+}
+
+Test(estimate, optimizer_from_name_takes_only_names_and_aliases) {
+    const char *bad[] = {"", "unknown", "AdamW", "ADAM", "adamw ", " sgd", "sgd-", "sgdm",
+                         "adam8", "adam_8bit", "sgd-momentum-x", "a-name-longer-than-16"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        vram_optimizer o = (vram_optimizer)77;
+        cr_expect_eq(vram_optimizer_from_name(bad[i], strlen(bad[i]), &o), VRAM_E_UNSUPPORTED,
+                     "'%s'", bad[i]);
+        cr_expect_eq((int)o, 77, "'%s' wrote the output", bad[i]);
+    }
+    vram_optimizer o = VRAM_OPT_ADAMW;
+    cr_expect_eq(vram_optimizer_from_name("sgd-momentum", 3, &o), VRAM_OK); /* reads len bytes */
+    cr_expect_eq(o, VRAM_OPT_SGD);
 }

@@ -278,3 +278,48 @@ Test(model, stats_add_refuses_each_sum_that_would_wrap) {
         cr_expect_eq(memcmp(&s, &before, sizeof s), 0, "field %d: unchanged", f);
     }
 }
+
+/* ---- family names ------------------------------------------------------------------- */
+
+/* A name, its 16 NUL-padded bytes, and back. */
+static void expect_padded(const char *name, const char *want) {
+    cr_assert_str_eq(name, want);
+    for (size_t i = strlen(want); i < 16; i++) cr_expect_eq(name[i], '\0', "%s byte %zu", want, i);
+}
+
+Test(model, family_names_round_trip) {
+    static const struct {
+        vram_family f;
+        const char *name;
+    } cases[] = {{VRAM_FAMILY_DECODER, "decoder"},
+                 {VRAM_FAMILY_ENCODER, "encoder"},
+                 {VRAM_FAMILY_ENCODER_DECODER, "encoder-decoder"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vram_family f = VRAM_FAMILY_NONE;
+        expect_padded(vram_family_name(cases[i].f), cases[i].name);
+        cr_expect_eq(vram_family_from_name(cases[i].name, strlen(cases[i].name), &f), VRAM_OK);
+        cr_expect_eq(f, cases[i].f, "%s", cases[i].name);
+    }
+}
+
+Test(model, family_name_outside_the_names_is_unknown) {
+    expect_padded(vram_family_name(VRAM_FAMILY_NONE), "unknown");
+    expect_padded(vram_family_name((vram_family)-1), "unknown");
+    expect_padded(vram_family_name((vram_family)4), "unknown");
+    expect_padded(vram_family_name((vram_family)1000), "unknown");
+}
+
+Test(model, family_from_name_takes_only_the_exact_names) {
+    const char *bad[] = {"", "unknown", "none", "Decoder", "DECODER", "decoder ", " decoder",
+                         "decode", "encoder_decoder", "encoder-decoderX", "decoder-only"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        vram_family f = (vram_family)77;
+        cr_expect_eq(vram_family_from_name(bad[i], strlen(bad[i]), &f), VRAM_E_UNSUPPORTED,
+                     "'%s'", bad[i]);
+        cr_expect_eq((int)f, 77, "'%s' wrote the output", bad[i]);
+    }
+    /* only len bytes are read: the text need not end there */
+    vram_family f = VRAM_FAMILY_NONE;
+    cr_expect_eq(vram_family_from_name("encoder-decoder", 7, &f), VRAM_OK);
+    cr_expect_eq(f, VRAM_FAMILY_ENCODER);
+}

@@ -131,11 +131,13 @@ Test(monitor_config, table_names_severities_and_texts) {
         cr_expect(vram_monitor_warning_recommendation(id) &&
                   strlen(vram_monitor_warning_recommendation(id)) > 20);
     }
-    cr_expect_null(vram_monitor_warning_name(VRAM_MONITOR_WARNING_COUNT));
+    cr_expect_str_eq(vram_monitor_warning_name(VRAM_MONITOR_WARNING_COUNT), "unknown");
+    cr_expect_str_eq(vram_monitor_warning_name((vram_monitor_warning_id)-1), "unknown");
     cr_expect_null(vram_monitor_warning_text((vram_monitor_warning_id)-1));
     cr_expect_null(vram_monitor_warning_recommendation(VRAM_MONITOR_WARNING_COUNT));
     cr_expect_eq((int)vram_monitor_warning_severity(VRAM_MONITOR_WARNING_COUNT), 0);
-    cr_expect_null(vram_monitor_severity_name((vram_monitor_severity)0));
+    cr_expect_str_eq(vram_monitor_severity_name((vram_monitor_severity)0), "unknown");
+    cr_expect_str_eq(vram_monitor_severity_name((vram_monitor_severity)99), "unknown");
 }
 
 /* ---- NEAR_LIMIT ------------------------------------------------------------------ */

@@ -81,7 +81,7 @@ static vram_place_summary place(const vram_devices *d, vram_device_setting globa
         if (!out[i].fits) not_placed++;
         else if (out[i].device == VRAM_PLAN_CPU) on_cpu++;
         else on_gpu++;
-        cr_assert_not_null(vram_place_reason_name(out[i].reason));
+        cr_assert_str_neq(vram_place_reason_name(out[i].reason), "unknown");
     }
     cr_assert_eq(s.on_gpu, on_gpu);
     cr_assert_eq(s.on_cpu, on_cpu);
@@ -579,10 +579,11 @@ Test(place, gpu_bytes_plus_fixed_at_the_edge) {
 
 Test(place, reason_names) {
     for (int r = 0; r < VRAM_PLACE_REASON_COUNT; r++) {
-        cr_assert_not_null(vram_place_reason_name((vram_place_reason)r));
+        cr_assert_str_neq(vram_place_reason_name((vram_place_reason)r), "unknown");
         cr_assert_not_null(vram_place_reason_text((vram_place_reason)r));
     }
-    cr_assert_null(vram_place_reason_name(VRAM_PLACE_REASON_COUNT));
+    cr_assert_str_eq(vram_place_reason_name(VRAM_PLACE_REASON_COUNT), "unknown");
+    cr_assert_str_eq(vram_place_reason_name((vram_place_reason)-1), "unknown");
     cr_assert_null(vram_place_reason_text(VRAM_PLACE_REASON_COUNT));
     cr_assert_str_eq(vram_place_reason_name(VRAM_PLACE_FELL_BACK), "fell_back");
     cr_assert(strstr(vram_place_reason_text(VRAM_PLACE_GPU_SHORT), "{short_by}") != NULL);
