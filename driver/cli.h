@@ -9,6 +9,8 @@
 
 #include <vramkit/base.h>
 
+#include "util/text.h"
+
 /* Exit codes (documented in the README and every --help). */
 enum {
     VRAM_EXIT_OK = 0,    /* success */
@@ -22,18 +24,14 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Same, with the code the caller wants returned. */
 int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Parse a size: bytes ("4096"), or a number with a unit: B, KB/MB/GB/TB (powers of 1000),
- * KiB/MiB/GiB/TiB (powers of 1024); fractions allowed with a unit ("7.5GB"); case-insensitive
- * units; no sign, no empty text, no trailing junk, no overflow. 0 on success, -1 otherwise. */
-int cli_parse_size(const char *text, uint64_t *out);
-/* Parse a fraction in (0, 1], e.g. "0.75" or "75%". 0 on success, -1 otherwise. */
-int cli_parse_fraction(const char *text, double *out);
-/* Parse an unsigned decimal integer (no sign, no junk, no overflow) <= max. */
-int cli_parse_u64(const char *text, uint64_t max, uint64_t *out);
-
-/* Parse a percentage in (0, 100], e.g. "90", "92.5" or "90%" (the '%' changes nothing).
- * 0 on success, -1 otherwise. */
-int cli_parse_percent(const char *text, double *out);
+/* Numbers, sizes and fractions from text, and sizes as text: driver/util/text.h
+ * (vram_parse_u64, vram_parse_size, vram_parse_fraction, vram_parse_percent, vram_fmt_size).
+ * The cli_ names below stay until every command is switched over. */
+#define cli_parse_size vram_parse_size
+#define cli_parse_fraction vram_parse_fraction
+#define cli_parse_u64 vram_parse_u64
+#define cli_parse_percent vram_parse_percent
+#define cli_format_size vram_fmt_size
 
 /* ---- option values: parse, or say what is wrong ------------------------------------------
  * Each parses the value TEXT of option --NAME of command CMD; returns 0 with *out set, or
@@ -68,9 +66,6 @@ int cli_opt_percent(const char *cmd, const char *name, const char *text, double 
  * (opterr = 0: the command words its errors). */
 void cli_getopt_reset(void);
 
-/* Human-readable size ("1.50 GiB") into buf; returns buf. */
-const char *cli_format_size(uint64_t bytes, char *buf, size_t cap);
-
 /* A small streaming JSON writer: valid output, strings escaped, commas handled. */
 typedef struct cli_json {
     FILE *out;
@@ -92,14 +87,6 @@ void cli_json_bool(cli_json *j, int v);
 void cli_json_null(cli_json *j);
 /* Ends the document with a newline. */
 void cli_json_finish(cli_json *j);
-
-/* Reads and parses the JSON file `path` given to option `opt` (e.g. "--load"), at most `max`
- * bytes. Returns 0 with *doc owned by the caller, or after printing one line naming the
- * option and file: 2 for no such file, a file over `max` bytes or text that is not JSON
- * (with the byte where parsing stopped), 3 for a file that cannot be read. */
-struct cJSON;
-int cli_read_json_file(const char *cmd, const char *opt, const char *path, size_t max,
-                       struct cJSON **doc);
 
 /* The commands. */
 int cmd_chunks(int argc, char **argv);

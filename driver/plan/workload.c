@@ -35,17 +35,11 @@ vram_status vram_wl_format(const char *text, vram_dtype *out) {
     return vram_dtype_from_name(text, strlen(text), out) == VRAM_OK ? VRAM_OK : VRAM_E_INVALID;
 }
 
-/* A whole number from 1 to max: digits only, no sign, no overflow. */
+/* A whole number from 1 to max (vram_parse_u64). */
 static vram_status count(vram_wl_option opt, const char *text, uint64_t max, uint64_t *out,
                          char *err, size_t cap) {
     uint64_t v = 0;
-    const char *p = text;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        uint64_t d = (uint64_t)(*p - '0');
-        if (v > (max - d) / 10u) break;
-        v = v * 10u + d;
-    }
-    if (p == text || *p != '\0' || v == 0)
+    if (vram_parse_u64(text, max, &v) != VRAM_OK || v == 0)
         return vram_errorf(err, cap, VRAM_E_INVALID,
                            "--%s: '%s' is not a whole number from 1 to %llu",
                            vram_wl_option_name(opt), text, (unsigned long long)max);

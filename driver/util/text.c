@@ -1,9 +1,142 @@
 /* driver/util/text.c — see text.h. */
 #include "text.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- numbers and sizes ------------------------------------------------------------- */
+
+vram_status vram_parse_u64(const char *text, uint64_t max, uint64_t *out) {
+    if (text == NULL || *text == '\0') return VRAM_E_INVALID;
+    uint64_t v = 0;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9') return VRAM_E_INVALID;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10) return VRAM_E_INVALID;
+        v = v * 10 + d;
+    }
+    if (v > max) return VRAM_E_INVALID;
+    *out = v;
+    return VRAM_OK;
+}
+
+/* Units: decimal ones are powers of 1000 (as disks and `7.5GB` in a spec mean), binary
+ * ones powers of 1024 (as GPU memory is reported). */
+static const struct {
+    const char *name;
+    uint64_t factor;
+} units[] = {
+    {"b", 1ull},
+    {"k", 1000ull},
+    {"kb", 1000ull},
+    {"m", 1000000ull},
+    {"mb", 1000000ull},
+    {"g", 1000000000ull},
+    {"gb", 1000000000ull},
+    {"t", 1000000000000ull},
+    {"tb", 1000000000000ull},
+    {"kib", 1ull << 10},
+    {"mib", 1ull << 20},
+    {"gib", 1ull << 30},
+    {"tib", 1ull << 40},
+};
+
+vram_status vram_parse_size(const char *text, uint64_t *out) {
+    if (text == NULL) return VRAM_E_INVALID;
+    const char *p = text;
+    /* digits, optionally one '.' followed by digits */
+    uint64_t whole = 0;
+    int ndig = 0;
+    while (*p >= '0' && *p <= '9') {
+        unsigned d = (unsigned)(*p - '0');
+        if (whole > (UINT64_MAX - d) / 10) return VRAM_E_INVALID;
+        whole = whole * 10 + d;
+        p++;
+        ndig++;
+    }
+    /* fraction digits kept exactly as a ratio frac_num / frac_den (up to 18 digits) */
+    uint64_t frac_num = 0, frac_den = 1;
+    int has_dot = 0;
+    if (*p == '.') {
+        has_dot = 1;
+        p++;
+        int fdig = 0;
+        while (*p >= '0' && *p <= '9') {
+            if (fdig < 18) {
+                frac_num = frac_num * 10 + (uint64_t)(*p - '0');
+                frac_den *= 10;
+            }
+            p++;
+            fdig++;
+        }
+        if (fdig == 0) return VRAM_E_INVALID;
+    }
+    if (ndig == 0) return VRAM_E_INVALID;
+    while (*p == ' ') p++;
+    char unit[8];
+    size_t ulen = strlen(p);
+    if (ulen >= sizeof unit) return VRAM_E_INVALID;
+    for (size_t i = 0; i <= ulen; i++) unit[i] = (char)tolower((unsigned char)p[i]);
+    uint64_t factor = 1;
+    if (ulen > 0) {
+        size_t i, n = sizeof units / sizeof units[0];
+        for (i = 0; i < n; i++)
+            if (strcmp(unit, units[i].name) == 0) break;
+        if (i == n) return VRAM_E_INVALID;
+        factor = units[i].factor;
+    } else if (has_dot) {
+        return VRAM_E_INVALID; /* "1.5" bytes makes no sense */
+    }
+    uint64_t bytes;
+    if (whole != 0 && factor > UINT64_MAX / whole) return VRAM_E_INVALID;
+    bytes = whole * factor;
+    if (frac_num != 0) {
+        /* factor * frac_num / frac_den, without overflow: factor <= 2^40, frac_num < 10^18 */
+        long double part = (long double)factor * (long double)frac_num / (long double)frac_den;
+        uint64_t ipart = (uint64_t)part;
+        if (ipart != part) {
+            if (factor == 1) return VRAM_E_INVALID; /* fractional bytes */
+        }
+        if (bytes > UINT64_MAX - ipart) return VRAM_E_INVALID;
+        bytes += ipart;
+    }
+    *out = bytes;
+    return VRAM_OK;
+}
+
+/* A number in (0, max] with an optional '%' after it (which divides by `percent`: 100 for
+ * a fraction, 1 for a percentage). The callers decide what may start the text. */
+static vram_status parse_share(const char *text, double percent, double max, double *out) {
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (errno != 0 || end == text) return VRAM_E_INVALID;
+    if (*end == '%') {
+        v /= percent;
+        end++;
+    }
+    if (*end != '\0') return VRAM_E_INVALID;
+    if (!isfinite(v) || !(v > 0.0) || v > max) return VRAM_E_INVALID;
+    *out = v;
+    return VRAM_OK;
+}
+
+vram_status vram_parse_fraction(const char *text, double *out) {
+    if (text == NULL || *text == '\0') return VRAM_E_INVALID;
+    if (!(isdigit((unsigned char)text[0]) || text[0] == '.')) return VRAM_E_INVALID;
+    return parse_share(text, 100.0, 1.0, out);
+}
+
+vram_status vram_parse_percent(const char *text, double *out) {
+    if (text == NULL || text[0] == '\0' || text[0] == '-' || text[0] == '+' || text[0] == ' ')
+        return VRAM_E_INVALID;
+    return parse_share(text, 1.0, 100.0, out);
+}
 
 const char *vram_fmt_size(uint64_t bytes, char *buf, size_t cap) {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

@@ -9,6 +9,19 @@
 
 #include <vramkit/base.h>
 
+/* Text to numbers, for options, environment variables and files alike. Each returns VRAM_OK
+ * with *out set, or VRAM_E_INVALID with *out untouched. */
+/* An unsigned decimal integer <= max: digits only (no sign, space or junk), no overflow. */
+vram_status vram_parse_u64(const char *text, uint64_t max, uint64_t *out);
+/* A size: bytes ("4096"), or a number with a unit B, KB/MB/GB/TB (powers of 1000),
+ * KiB/MiB/GiB/TiB (powers of 1024), K/M/G/T (as KB...), case-insensitive, spaces allowed
+ * before it; a fraction only with a unit ("7.5GB"); whole bytes; no overflow. */
+vram_status vram_parse_size(const char *text, uint64_t *out);
+/* A fraction in (0, 1], as "0.75" or "75%" (starts with a digit or '.'). */
+vram_status vram_parse_fraction(const char *text, double *out);
+/* A percentage in (0, 100], as "90" or "92.5%" (no sign or leading space). */
+vram_status vram_parse_percent(const char *text, double *out);
+
 /* `bytes` as "512 B" below 1 KiB, else with two decimals and the largest binary unit that
  * keeps the number at least 1 ("1.50 GiB"), into buf (cut to cap - 1 bytes). Returns buf. */
 const char *vram_fmt_size(uint64_t bytes, char *buf, size_t cap);
