@@ -452,6 +452,31 @@ VRAM_DEF uint64_t vram__lora_params(vram__acc *acc, vram_arch a, uint64_t rank,
     return vram__m(acc, total, rank);
 }
 
+/* An estimate of nothing: every term and total 0 (exact), no notes, `format` as the storage
+ * format and no compute format. What a recommendation holds for a preset it could not
+ * estimate, and where a plan keeps a candidate before it is estimated. */
+/*@ assigns \nothing;
+    ensures \result.expected == 0 && \result.format == format; */
+VRAM_DEF vram_estimate vram__est_empty(vram_dtype format) {
+    vram_estimate e;
+    int i;
+    /*@ loop invariant 0 <= i <= VRAM_TERM_COUNT;
+        loop assigns i, e.term[0 .. VRAM_TERM_COUNT - 1];
+        loop variant VRAM_TERM_COUNT - i; */
+    for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
+        e.term[i].low = e.term[i].expected = e.term[i].high = 0;
+        e.term[i].cause = VRAM_CAUSE_EXACT;
+    }
+    e.low = e.expected = e.high = 0;
+    e.params = e.trainable = e.blocks = 0;
+    e.block_bytes = e.base_bytes = 0;
+    e.format = format;
+    e.compute = VRAM_DTYPE_NONE;
+    e.seq = e.batch = 0;
+    e.notes = 0;
+    return e;
+}
+
 /* A term: low, expected raised to low at least, high to expected at least. */
 /*@ assigns \nothing;
     ensures \result.low == low && \result.low <= \result.expected <= \result.high; */
@@ -1187,7 +1212,8 @@ typedef struct vram_recommendation {
     uint64_t gpu_bytes[VRAM_PRESET_COUNT]; /* expected bytes on the GPU (0 for cpu) */
     uint64_t cpu_bytes[VRAM_PRESET_COUNT]; /* expected bytes on the CPU (cpu, offload) */
     uint64_t gpu_blocks;       /* int4_offload: blocks kept on the GPU */
-    vram_estimate est[VRAM_PRESET_COUNT];
+    vram_estimate est[VRAM_PRESET_COUNT]; /* each preset's estimate; one that could not be
+                                  estimated (status) is all zero with the preset's format */
 } vram_recommendation;
 
 /* Estimate every preset for the workload and pick the highest-precision one whose
@@ -1238,7 +1264,10 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
         r.gpu_bytes[p] = 0;
         r.cpu_bytes[p] = 0;
         r.status[p] = vram_estimate_model(m, &pw, &est);
-        if (r.status[p] != VRAM_OK) continue;
+        if (r.status[p] != VRAM_OK) {
+            r.est[p] = vram__est_empty(formats[p]);
+            continue;
+        }
         if (on_cpu[p]) {
             r.cpu_bytes[p] = e->expected;
             r.fits[p] = 1;

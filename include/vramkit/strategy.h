@@ -627,23 +627,13 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_split_gpu_cpu(const vram_devices *d,
 /*@ requires \valid(c);
     assigns *c; */
 VRAM_DEF void vram__cand_init(vram_candidate *c, vram_strategy kind, vram_dtype format) {
-    int i;
     c->kind = kind;
     c->name = kind == VRAM_STRATEGY_16BIT
                   ? (format == VRAM_DTYPE_BF16 ? "bf16" : "fp16")
                   : vram_strategy_name(kind);
     c->format = format;
     c->status = VRAM_E_INVALID;
-    c->estimate.low = c->estimate.expected = c->estimate.high = 0;
-    for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
-        c->estimate.term[i].low = c->estimate.term[i].expected = c->estimate.term[i].high = 0;
-        c->estimate.term[i].cause = VRAM_CAUSE_EXACT;
-    }
-    c->estimate.params = c->estimate.trainable = c->estimate.blocks = 0;
-    c->estimate.block_bytes = c->estimate.base_bytes = 0;
-    c->estimate.format = c->estimate.compute = VRAM_DTYPE_NONE;
-    c->estimate.seq = c->estimate.batch = 0;
-    c->estimate.notes = 0;
+    c->estimate = vram__est_empty(VRAM_DTYPE_NONE);
     c->fixed_bytes = c->rest_bytes = c->block_bytes = c->blocks = 0;
     vram__cand_clear_devices(c);
 }

@@ -1,6 +1,7 @@
 /* estimate.h: every term of a tiny model computed by hand, the paper's activation formula,
  * the ranges, the errors, the user-reports' numbers and the preset recommendation. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <vramkit/estimate.h>
@@ -741,4 +742,45 @@ Test(estimate, optimizer_from_name_takes_only_names_and_aliases) {
     vram_optimizer o = VRAM_OPT_ADAMW;
     cr_expect_eq(vram_optimizer_from_name("sgd-momentum", 3, &o), VRAM_OK); /* reads len bytes */
     cr_expect_eq(o, VRAM_OPT_SGD);
+}
+
+/* A preset that cannot be estimated (training quantised weights without LoRA) has a defined
+ * estimate in the recommendation: zero bytes, the preset's own format. Before, its est[p]
+ * was whatever the stack held (the CLI printed "format":"iq2_xs" for int4). The stack is
+ * dirtied first so that leftover bytes show. */
+__attribute__((noinline)) static void dirty_stack(void) {
+    volatile unsigned char junk[1 << 16];
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = 0xa5;
+    (void)junk[7];
+}
+
+Test(estimate, recommendation_of_presets_that_cannot_be_estimated_is_defined) {
+    vram_model m = tiny(VRAM_DTYPE_F16);
+    vram_workload w = {0};
+    vram_recommendation *r = calloc(1, sizeof *r);
+    cr_assert_not_null(r);
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 4;
+    dirty_stack();
+    cr_assert_eq(vram_estimate_recommend(&m, &w, 64 * MIB, r), VRAM_OK);
+    int refused = 0;
+    for (int p = 0; p < VRAM_PRESET_COUNT; p++) {
+        if (r->status[p] == VRAM_OK) continue;
+        refused++;
+        cr_expect_eq(r->status[p], VRAM_E_INVALID, "%s", vram_preset_name(p));
+        cr_expect_eq(r->fits[p], 0);
+        cr_expect_eq(r->gpu_bytes[p], 0);
+        cr_expect_eq(r->cpu_bytes[p], 0);
+        cr_expect_eq(r->est[p].expected, 0, "%s", vram_preset_name(p));
+        cr_expect_eq(r->est[p].high, 0);
+        cr_expect_eq(r->est[p].blocks, 0);
+        cr_expect_eq(r->est[p].compute, VRAM_DTYPE_NONE);
+        for (int t = 0; t < VRAM_TERM_COUNT; t++) cr_expect_eq(r->est[p].term[t].high, 0);
+    }
+    cr_expect_eq(refused, 4, "int8, int4, int4_double and int4_offload need LoRA");
+    cr_expect_eq(r->est[VRAM_PRESET_INT8].format, VRAM_DTYPE_INT8);
+    cr_expect_eq(r->est[VRAM_PRESET_INT4].format, VRAM_DTYPE_NF4);
+    cr_expect_eq(r->est[VRAM_PRESET_INT4_DOUBLE].format, VRAM_DTYPE_NF4_DQ);
+    cr_expect_eq(r->est[VRAM_PRESET_INT4_OFFLOAD].format, VRAM_DTYPE_NF4);
+    free(r);
 }
