@@ -37,7 +37,7 @@ static const uint8_t gg_size[GG_TYPES] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8}
 enum { GG_VAL_OTHER = 0, GG_VAL_UINT = 1, GG_VAL_NEG = 2, GG_VAL_ARRAY = 3 };
 
 typedef struct gg {
-    const vram_source *src;
+    const vram_gguf_source *src;
     uint64_t pos, size;
     unsigned char *win; /* [woff, woff + wlen) of the source */
     uint64_t woff;
@@ -456,7 +456,7 @@ static vram_status gg_metadata(gg *g, uint64_t count, vram__set *keys, char *kbu
     return VRAM_OK;
 }
 
-vram_status vram_gguf_parse(const vram_source *src, const char *label, vram_model *m, char *err,
+vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram_model *m, char *err,
                             size_t errcap) {
     char q[VRAM__QUOTE_CAP], q2[VRAM__QUOTE_CAP], note[512] = "";
     gg g;
@@ -730,8 +730,8 @@ static int mem_read_at(void *ctx, uint64_t offset, void *buf, size_t n) {
     return 0;
 }
 
-vram_source vram_source_memory(const void *data, size_t len) {
-    vram_source s;
+vram_gguf_source vram_gguf_source_memory(const void *data, size_t len) {
+    vram_gguf_source s;
     s.size = len;
     s.read_at = mem_read_at;
     s.ctx = (void *)data;
@@ -765,7 +765,7 @@ vram_status vram_gguf_read(const char *path, vram_model *m, char *err, size_t er
         close(fd);
         return vram__fail(err, errcap, VRAM_E_IO, path, "not a regular file");
     }
-    vram_source src;
+    vram_gguf_source src;
     src.size = (uint64_t)sb.st_size;
     src.read_at = fd_read_at;
     src.ctx = &fd;

@@ -13,14 +13,14 @@
 /* Where the GGUF parser reads from: `size` bytes, read at an offset. The parser checks
  * every read against size before it asks, so read_at is only called with
  * offset + n <= size; it returns 0, or an errno value when the bytes cannot be read. */
-typedef struct vram_source {
+typedef struct vram_gguf_source {
     uint64_t size;
     int (*read_at)(void *ctx, uint64_t offset, void *buf, size_t n);
     void *ctx;
-} vram_source;
+} vram_gguf_source;
 
 /* A source over len bytes of memory (not copied: they must outlive the source). */
-vram_source vram_source_memory(const void *data, size_t len);
+vram_gguf_source vram_gguf_source_memory(const void *data, size_t len);
 
 /* A GGUF file (v2 or v3) read through src: metadata and tensor infos are streamed (vocab
  * arrays of megabytes are skipped, never held), tensor data is never read. Fills m->stats,
@@ -29,7 +29,7 @@ vram_source vram_source_memory(const void *data, size_t len);
  * strings and arrays inside the file, at most 4 dims, known ggml types, block formats
  * whose rows are whole blocks, general.alignment a power of two, tensor offsets aligned,
  * disjoint and inside the file. */
-VRAM_NODISCARD vram_status vram_gguf_parse(const vram_source *src, const char *label, vram_model *m,
+VRAM_NODISCARD vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram_model *m,
                                            char *err, size_t errcap);
 
 /* One .gguf file. */

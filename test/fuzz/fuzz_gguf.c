@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char err[512];
     vram_status st;
 
-    vram_source src = vram_source_memory(data, size);
+    vram_gguf_source src = vram_gguf_source_memory(data, size);
     fuzz_model_poison(&m);
     st = vram_gguf_parse(&src, "file", &m, err, sizeof err);
     fuzz_check_answer(st, &m, err, "file");

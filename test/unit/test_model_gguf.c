@@ -43,7 +43,7 @@ static int bounded_read(void *ctx, uint64_t off, void *buf, size_t n) {
 static vram_status parse_mem(const fx_buf *b, uint64_t virtual_size, vram_model *m, char *err,
                              size_t cap) {
     bounded ctx = {b->p, b->n};
-    vram_source src = vram_source_memory(b->p, b->n);
+    vram_gguf_source src = vram_gguf_source_memory(b->p, b->n);
     vram_model before;
     if (virtual_size) {
         src.size = virtual_size;

@@ -284,7 +284,7 @@ static vram_status seed_gguf(const unsigned char *p, size_t n, int header_mode, 
                              size_t cap) {
     vram_model m;
     seed_head h = {p, n};
-    vram_source src = vram_source_memory(p, n);
+    vram_gguf_source src = vram_gguf_source_memory(p, n);
     if (header_mode) {
         src.size = (uint64_t)n + (UINT64_C(1) << 40);
         src.read_at = seed_head_read;
