@@ -67,7 +67,8 @@ typedef struct vram_k_step_info {
     float inv_scale;          /* unscale the next gradients by this: pass &info->inv_scale */
     float found_inf;          /* the combined overflow flag the last update consumed */
     int32_t status;           /* vram_status of the last update (VRAM_E_MIN_SCALE: DeepSpeed's
-                                 error at the minimum; the state was left as it was) */
+                                 error at the minimum); on any error the state was left
+                                 exactly as it was, so the next update starts from it */
     uint32_t skip_mask;       /* bit k: optimizer k's step was skipped (its flag was set) */
     uint32_t reserved;        /* 0 */
     uint64_t steps;           /* the scaler's update count after the last update */
@@ -105,18 +106,22 @@ VRAM_NODISCARD vram_status vram_k_unscale(const vram_k_tensor *tensors, size_t n
 VRAM_NODISCARD vram_status vram_k_scaler_publish(const vram_scaler *state, vram_k_step_info *info, void *stream);
 
 /* End of the optimizer step on the GPU, by <vramkit/scaler.h>'s own code (the same source
- * the host runs, so the same results bit for bit): each optimizer k < optimizers takes its
- * step with its flag found_inf[k] (unscaling first when it is still READY, as
- * vram_scaler_step), then vram_scaler_update combines them and moves the scale. *info gets
- * the new scale and reciprocal, the status, the skip mask and the result; found_inf[0..)
- * are then zeroed for the next step. One thread does it: it costs one small launch.
+ * the host runs, so the same results bit for bit): vram_scaler_end_step in mode STEP, that
+ * is each optimizer k < optimizers takes its step with its flag found_inf[k] (unscaling
+ * first when it is still READY, as vram_scaler_step), then vram_scaler_update combines them
+ * and moves the scale; all or nothing: when a step or the update fails (info->status), the
+ * state is left exactly as it was. *info gets the scale and reciprocal, the status, the skip
+ * mask and the result; found_inf[0..) are then zeroed for the next step, also after an
+ * error (the refused step's overflow is reported in *info, not carried into the next step).
+ * One thread does it: it costs one small launch.
  * Requires: state (device) from vram_scaler_init/restore copied to the GPU; found_inf
  * (device) of `optimizers` floats; 1 <= optimizers <= VRAM_SCALER_MAX_OPTIMIZERS. */
 VRAM_NODISCARD vram_status vram_k_scaler_update(vram_scaler *state, float *found_inf, unsigned optimizers,
                                  vram_k_step_info *info, void *stream);
 
-/* The bare state machine (vram_scaler_advance) with one flag, for callers that run their own
- * protocol; *found_inf is zeroed afterwards. Requires: as vram_k_scaler_update. */
+/* The bare state machine (vram_scaler_advance, through vram_scaler_end_step in mode ADVANCE)
+ * with one flag, for callers that run their own protocol; all or nothing as
+ * vram_k_scaler_update; *found_inf is zeroed afterwards. Requires: as vram_k_scaler_update. */
 VRAM_NODISCARD vram_status vram_k_scaler_advance(vram_scaler *state, float *found_inf, vram_k_step_info *info, void *stream);
 
 /* ---- global L2 norm and clipping -------------------------------------------------------- */
