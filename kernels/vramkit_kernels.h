@@ -25,16 +25,26 @@ extern "C" {
  *   Device scalars (inv_scale, found_inf, norm, coef) are read and written by the kernels
  *   in stream order, never by the host.
  * - The result is VRAM_OK when the work was enqueued; VRAM_E_INVALID / VRAM_E_OVERFLOW for
- *   a bad argument (nothing enqueued); otherwise the launch failed and the CUDA error is
- *   classified by <vramkit/cudaerr.h> (VRAM_E_CUDA_STICKY: the context is gone, end the
- *   process) and recorded for vram_k_last_error. Errors inside a kernel show up, as CUDA
- *   makes them, at a later call or synchronisation.
+ *   a bad argument (nothing enqueued). Otherwise a launch (cudaLaunchKernelEx, whose own
+ *   return is checked: the runtime's last-error slot is never read, so an older error left
+ *   there is never blamed on this call) or a CUDA call failed: the error is classified by
+ *   <vramkit/cudaerr.h> (VRAM_E_CUDA_STICKY: the context is gone, end the process),
+ *   recorded for vram_k_last_error and cleared from the runtime's slot. The launch that
+ *   failed was not enqueued, nor anything after it; a function that takes one launch (every
+ *   one but the multi-tensor kernels with long lists, vram_k_l2norm and
+ *   vram_k_clip_grad_norm) therefore enqueued nothing, and for the others
+ *   vram_k_error.enqueued counts the launches of the failed call that were enqueued (0:
+ *   nothing; before retrying an in-place call, check it). Errors inside a kernel show up, as
+ *   CUDA makes them, at a later call or synchronisation.
  * - Element types: VRAM_DTYPE_F32, VRAM_DTYPE_F16, VRAM_DTYPE_BF16 (of <vramkit/dtype.h>).
- *   Data must be aligned to its element size; any other alignment and any length work
- *   (aligned, long runs take the vectorised path).
+ *   Data must be aligned to its element size; any other alignment and any length work.
+ *   The kernels move 16-byte packs (4 floats, 8 halves); data that is not 16-byte aligned
+ *   (a view into a tensor, say) takes a slower element-by-element path with the same
+ *   results.
  * - Arithmetic is IEEE fp32 (round to nearest-even, subnormals kept, no fused
  *   multiply-add where a reference exists): <vramkit/kref.h> is the CPU reference of each
- *   kernel, bit for bit except for the L2 norm's fp32 summation order. */
+ *   kernel, bit for bit except for the L2 norm's fp32 summation order; the per-element
+ *   arithmetic is kref.h's own VRAM_HD functions, called by the kernels. */
 
 /* Elements per chunk of the multi-tensor kernels (one thread block per chunk). */
 #define VRAM_K_CHUNK 65536u
@@ -83,6 +93,8 @@ typedef struct vram_k_error {
     const char *call;    /* the CUDA call that failed, as written (static) */
     const char *file;    /* where (static) */
     int line;
+    unsigned enqueued;   /* launches the failed vram_k_* call had enqueued before the failure
+                            (0: the call enqueued nothing) */
 } vram_k_error;
 
 /* ---- non-finite check + unscale -------------------------------------------------------- */
@@ -134,9 +146,13 @@ VRAM_NODISCARD vram_status vram_k_norm_workspace(const vram_k_tensor *tensors, s
 /* *norm = sqrt(sum of (x * inv_scale)^2) over every element of every tensor (inv_scale NULL:
  * 1; with the scale's reciprocal this is the norm of the unscaled gradients without
  * unscaling them first). fp32 throughout, in a fixed order: each chunk's sum of squares
- * into partials[chunk] (each thread adds its elements in order, then a fixed tree), then
- * one block adds the partials in a fixed tree. So the result depends only on the values and
- * the list's chunking, never on scheduling or on how the list is split into launches.
+ * (the terms vram_kref_sq, added with separate fp32 additions) into partials[chunk]: thread
+ * t adds, in index order, the 16-byte packs t, t + 512, ... of the chunk's elements and then
+ * its share of the last partial pack, then a fixed tree over the threads; then one block
+ * adds the partials in a fixed tree. The order is a function of element indices alone, so
+ * the result depends only on the values and the list's chunking: never on scheduling, on
+ * how the list is split into launches, or on where a tensor starts in memory (an unaligned
+ * tensor is read element by element in the same order).
  * An inf/NaN element gives an inf/NaN norm; squares past fp32's range give inf.
  * Requires: partials (device) of partials_count >= vram_k_norm_workspace floats; norm
  * (device) non-NULL. Reference: vram_kref_sumsq_f64 (relative error of the norm <= 1e-5). */
