@@ -12,12 +12,15 @@
 #   OUTDIR/torch_kernels.json bench_torch_kernels.py --json
 #   OUTDIR/stream.txt         bench_stream on the GPU (and shuffled)
 #   OUTDIR/h5py.json          baseline_h5py_torch.py --json on the same file
-# Every step has a time limit (the whole run must stay well under 10 minutes on an H100); a
-# step that fails or runs out of time is reported and the next one runs. Exit status: 0 when
+# Every step has a time limit, and all of them together a deadline (DEADLINE seconds, default
+# 540: the device machine's commands end at 10 minutes, and the summary must be written before);
+# a step that fails or runs out of time is reported and the next one runs, a step with no time
+# left is skipped. Exit status: 0 when
 # every step ran and every hw test passed, 1 otherwise; 0 with a message and nothing written
 # on a machine without an NVIDIA GPU.
 # Environment: BUILD_DIR (default build-gpu), GPU_JOBS (default: the CPUs), STREAM_SIZE (the
-# streamed file, default 4GiB), HW_TIMEOUT / BENCH_TIMEOUT (seconds per test, 300 / 240).
+# streamed file, default 4GiB), HW_TIMEOUT / BENCH_TIMEOUT (seconds per test, 300 / 240),
+# DEADLINE (seconds for the whole run, 540).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/gpu-out}
@@ -26,6 +29,7 @@ jobs=${GPU_JOBS:-$(nproc 2>/dev/null || echo 4)}
 stream_size=${STREAM_SIZE:-4GiB}
 hw_timeout=${HW_TIMEOUT:-300}
 bench_timeout=${BENCH_TIMEOUT:-240}
+deadline=${DEADLINE:-540}
 
 # ---- is there a GPU at all -----------------------------------------------------------------
 if ! command -v nvidia-smi >/dev/null 2>&1; then
@@ -45,12 +49,20 @@ steps=$out/.steps # one line per step: name, status, seconds (folded into SUMMAR
 : >"$steps"
 start_all=$(date +%s)
 
-# step NAME LIMIT COMMAND...: run with a time limit, output to the log, status recorded.
+# step NAME LIMIT COMMAND...: run with a time limit (cut to what the deadline leaves, less 20 s
+# for the summary), output to the log, status recorded.
 step() {
     local name=$1 limit=$2
     shift 2
-    local t0 rc
+    local t0 rc left
     t0=$(date +%s)
+    left=$((deadline - (t0 - start_all) - 20))
+    if [ "$left" -lt 10 ]; then
+        echo "$name|skipped (out of time)|0" >>"$steps"
+        echo "== $name: skipped, the deadline is near" | tee -a "$log"
+        return 124
+    fi
+    [ "$limit" -gt "$left" ] && limit=$left
     echo "== $name ($(date -u +%H:%M:%S), limit ${limit}s): $*" | tee -a "$log"
     timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1
     rc=$?

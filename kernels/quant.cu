@@ -124,6 +124,21 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     }
 }
 
+// The two-pass kernel's loads of one step: units k0, k0 + kBlock, ... (a 16-byte pack each when
+// VEC, else one element in v[u].v[0]), all issued before any is used.
+template <typename T, bool VEC>
+__device__ __forceinline__ void vram__k_long_load(const T *__restrict__ xr, uint64_t k0, uint64_t units,
+                                                  vram__k_pack<T> *v) {
+#pragma unroll
+    for (int u = 0; u < kLongUnroll<T>; u++) {
+        const uint64_t k = k0 + (uint64_t)u * kBlock;
+        if (k < units) {
+            if (VEC) v[u] = reinterpret_cast<const vram__k_pack<T> *>(xr)[k];
+            else v[u].v[0] = xr[k];
+        }
+    }
+}
+
 // Two passes, a block per row: rows longer than one pass holds.
 template <typename T, bool VEC>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
@@ -139,14 +154,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
         int bad = 0;
         for (uint64_t k0 = threadIdx.x; k0 < packs; k0 += (uint64_t)kLongUnroll<T> * kBlock) {
             P v[kLongUnroll<T>];
-#pragma unroll
-            for (int u = 0; u < kLongUnroll<T>; u++) {
-                const uint64_t k = k0 + (uint64_t)u * kBlock;
-                if (k < packs) {
-                    if (VEC) v[u] = reinterpret_cast<const P *>(xr)[k];
-                    else v[u].v[0] = xr[k];
-                }
-            }
+            vram__k_long_load<T, VEC>(xr, k0, packs, v);
 #pragma unroll
             for (int u = 0; u < kLongUnroll<T>; u++)
                 if (k0 + (uint64_t)u * kBlock < packs) {
@@ -159,14 +167,7 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
         const int zero = vram_kref_q8_params(amax, bad, &scale, &inv);
         for (uint64_t k0 = threadIdx.x; k0 < packs; k0 += (uint64_t)kLongUnroll<T> * kBlock) {
             P v[kLongUnroll<T>];
-#pragma unroll
-            for (int u = 0; u < kLongUnroll<T>; u++) {
-                const uint64_t k = k0 + (uint64_t)u * kBlock;
-                if (k < packs) {
-                    if (VEC) v[u] = reinterpret_cast<const P *>(xr)[k];
-                    else v[u].v[0] = xr[k];
-                }
-            }
+            vram__k_long_load<T, VEC>(xr, k0, packs, v);
 #pragma unroll
             for (int u = 0; u < kLongUnroll<T>; u++) {
                 const uint64_t k = k0 + (uint64_t)u * kBlock;
