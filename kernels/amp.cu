@@ -2,58 +2,36 @@
 // non-finite check + unscale (vram_k_unscale), in-place scaling by device factors
 // (vram_k_scale), the global L2 norm in a fixed reduction order (vram_k_l2norm), the clip
 // coefficient (vram_k_clip_coef) and clip_grad_norm_ built from them. One thread block per
-// chunk of VRAM_K_CHUNK elements; 4 elements per thread per step, as one vector access when
-// the tensor is aligned for it. CPU references: <vramkit/kref.h>.
+// chunk of VRAM_K_CHUNK elements, moved in 16-byte packs, several per thread with every load
+// of a step issued before its stores. What happens to each element is kref.h's (the kernels
+// only index, load, convert and call it).
 #include "vk_internal.cuh"
 
 namespace {
 
-constexpr int kThreads = 512;     // threads per chunk block
+constexpr int kThreads = 512;       // threads per chunk block
+constexpr int kMinBlocks = 2;       // resident blocks per SM the registers must allow (<= 64 each)
+// 16-byte packs in flight per thread: 16 elements, so 64 bytes of fp32, 32 of fp16/bf16 (with
+// 1024 threads per SM that is 32-64 KiB in flight, above what the memory's latency asks for,
+// and it keeps the 2-byte types' converted values within 64 registers: no spills)
+template <typename T> constexpr int kUnroll = sizeof(T) == 4 ? 4 : 2;
 constexpr int kFinalThreads = 1024; // the norm's final block
-
-// ---- per-element operations ------------------------------------------------------------
-
-// vram_kref_unscale_value / vram_kref_scale_value: explicit _rn operations, so nothing is
-// contracted or approximated.
-__device__ __forceinline__ float vk_mul(float x, float f) { return f == 1.0f ? x : __fmul_rn(x, f); }
 
 // ---- unscale --------------------------------------------------------------------------------
 
 template <typename T>
-__device__ __forceinline__ T vk_unscale_one(T in, float inv, bool write, int &bad) {
-    float x = vk_to_f(in);
-    if (!vk_finite(x)) bad = 1;
-    if (!write) return in;
-    T out = vk_from_f<T>(vk_mul(x, inv));
-    if (!vk_finite(vk_to_f(out))) bad = 1;
-    return out;
-}
-
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    vk_unscale_kernel(const __grid_constant__ vk_mt_meta m, const float *inv_scale, float *found_inf) {
-    vk_chunk c = vk_locate(m, blockIdx.x, sizeof(T));
-    const bool write = inv_scale != nullptr && *inv_scale != 1.0f;
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    vram__k_unscale_kernel(const __grid_constant__ vram__k_mt_meta m, const float *inv_scale, float *found_inf) {
+    const vram__k_chunk c = vram__k_locate(m, blockIdx.x, sizeof(T));
     const float inv = inv_scale != nullptr ? *inv_scale : 1.0f;
-    T *p = static_cast<T *>(c.base);
+    const bool write = inv_scale != nullptr && inv != 1.0f; // PyTorch: a factor of 1 writes nothing
     int bad = 0;
-    uint32_t i0 = 0;
-    if ((reinterpret_cast<uintptr_t>(p) % sizeof(vk_pack4<T>)) == 0u) {
-        const uint32_t packs = c.len / 4u;
-        vk_pack4<T> *pp = reinterpret_cast<vk_pack4<T> *>(p);
-#pragma unroll 4
-        for (uint32_t k = threadIdx.x; k < packs; k += kThreads) {
-            vk_pack4<T> v = pp[k];
-#pragma unroll
-            for (int j = 0; j < 4; j++) v.v[j] = vk_unscale_one(v.v[j], inv, write, bad);
-            if (write) pp[k] = v;
-        }
-        i0 = packs * 4u;
-    }
-    for (uint32_t i = i0 + threadIdx.x; i < c.len; i += kThreads) {
-        T v = vk_unscale_one(p[i], inv, write, bad);
-        if (write) p[i] = v;
-    }
+    vram__k_chunk_apply<T, kThreads, kUnroll<T>>(static_cast<T *>(c.base), c.len, write, [&](T in) -> T {
+        const float x = vram__k_to_f(in);
+        const T out = vram__k_from_f<T>(vram_kref_unscale_value(x, inv));
+        bad |= vram_kref_unscale_bad(x, vram__k_to_f(out));
+        return out;
+    });
     // one store per block; concurrent blocks all store 1.0f (a benign race)
     if (__syncthreads_or(bad) && threadIdx.x == 0) *found_inf = 1.0f;
 }
@@ -61,28 +39,15 @@ __global__ void __launch_bounds__(kThreads)
 // ---- scale ------------------------------------------------------------------------------------
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    vk_scale_kernel(const __grid_constant__ vk_mt_meta m, const float *inv_scale, const float *coef) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    vram__k_scale_kernel(const __grid_constant__ vram__k_mt_meta m, const float *inv_scale, const float *coef) {
     const float a = inv_scale != nullptr ? *inv_scale : 1.0f;
     const float b = coef != nullptr ? *coef : 1.0f;
     if (a == 1.0f && b == 1.0f) return; // nothing to do: no write at all
-    vk_chunk c = vk_locate(m, blockIdx.x, sizeof(T));
-    T *p = static_cast<T *>(c.base);
-    uint32_t i0 = 0;
-    if ((reinterpret_cast<uintptr_t>(p) % sizeof(vk_pack4<T>)) == 0u) {
-        const uint32_t packs = c.len / 4u;
-        vk_pack4<T> *pp = reinterpret_cast<vk_pack4<T> *>(p);
-#pragma unroll 4
-        for (uint32_t k = threadIdx.x; k < packs; k += kThreads) {
-            vk_pack4<T> v = pp[k];
-#pragma unroll
-            for (int j = 0; j < 4; j++) v.v[j] = vk_from_f<T>(vk_mul(vk_mul(vk_to_f(v.v[j]), a), b));
-            pp[k] = v;
-        }
-        i0 = packs * 4u;
-    }
-    for (uint32_t i = i0 + threadIdx.x; i < c.len; i += kThreads)
-        p[i] = vk_from_f<T>(vk_mul(vk_mul(vk_to_f(p[i]), a), b));
+    const vram__k_chunk c = vram__k_locate(m, blockIdx.x, sizeof(T));
+    vram__k_chunk_apply<T, kThreads, kUnroll<T>>(static_cast<T *>(c.base), c.len, true, [&](T in) -> T {
+        return vram__k_from_f<T>(vram_kref_scale_value(vram__k_to_f(in), a, b));
+    });
 }
 
 // ---- L2 norm --------------------------------------------------------------------------------
@@ -90,7 +55,7 @@ __global__ void __launch_bounds__(kThreads)
 // Sum of a block's values in a fixed tree: each warp by shuffles (offsets 16, 8, 4, 2, 1),
 // then warp 0 over the warps' sums in the same way. Valid in thread 0.
 template <int Threads>
-__device__ __forceinline__ float vk_block_sum(float v) {
+__device__ __forceinline__ float vram__k_block_sum(float v) {
     __shared__ float warp_sums[Threads / 32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
@@ -105,172 +70,192 @@ __device__ __forceinline__ float vk_block_sum(float v) {
     return v;
 }
 
+// partials[global chunk] = the chunk's sum of vram_kref_sq terms, in an order fixed by the
+// element indices alone: the chunk is cut into packs of N = 16 / sizeof(T) elements; thread t
+// adds, in index order, the elements of packs t, t + kThreads, t + 2 kThreads, ..., then (for
+// t < len % N) element N * (len / N) + t; then the block tree. When the chunk is 16-byte
+// aligned a pack is one 128-bit load, otherwise N element loads: the same elements in the
+// same order, so the sum does not depend on where the tensor starts.
 template <typename T>
-__device__ __forceinline__ float vk_sq_acc(float acc, T in, float inv) {
-    float v = vk_mul(vk_to_f(in), inv);
-    return __fmaf_rn(v, v, acc);
-}
-
-// partials[global chunk] = the chunk's sum of (x * inv)^2. Each thread adds its elements in
-// index order (its packs, then its tail elements), then the block tree.
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    vk_sumsq_kernel(const __grid_constant__ vk_mt_meta m, const float *inv_scale, float *partials) {
-    vk_chunk c = vk_locate(m, blockIdx.x, sizeof(T));
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    vram__k_sumsq_kernel(const __grid_constant__ vram__k_mt_meta m, const float *inv_scale, float *partials) {
+    using P = vram__k_pack<T>;
+    constexpr uint32_t N = (uint32_t)P::N;
+    const vram__k_chunk c = vram__k_locate(m, blockIdx.x, sizeof(T));
     const float inv = inv_scale != nullptr ? *inv_scale : 1.0f;
-    const T *p = static_cast<const T *>(c.base);
+    const T *__restrict__ p = static_cast<const T *>(c.base);
+    const uint32_t packs = c.len / N;
+    const bool aligned = (reinterpret_cast<uintptr_t>(p) & 15u) == 0u;
     float acc = 0.0f;
-    uint32_t i0 = 0;
-    if ((reinterpret_cast<uintptr_t>(p) % sizeof(vk_pack4<T>)) == 0u) {
-        const uint32_t packs = c.len / 4u;
-        const vk_pack4<T> *pp = reinterpret_cast<const vk_pack4<T> *>(p);
-#pragma unroll 4
-        for (uint32_t k = threadIdx.x; k < packs; k += kThreads) {
-            vk_pack4<T> v = pp[k];
+    for (uint32_t k0 = threadIdx.x; k0 < packs; k0 += (uint32_t)(kUnroll<T> * kThreads)) {
+        P v[kUnroll<T>];
 #pragma unroll
-            for (int j = 0; j < 4; j++) acc = vk_sq_acc(acc, v.v[j], inv);
+        for (int u = 0; u < kUnroll<T>; u++) {
+            const uint32_t k = k0 + (uint32_t)(u * kThreads);
+            if (k < packs) {
+                if (aligned) {
+                    v[u] = reinterpret_cast<const P *>(p)[k];
+                } else {
+#pragma unroll
+                    for (uint32_t j = 0; j < N; j++) v[u].v[j] = p[k * N + j];
+                }
+            }
         }
-        i0 = packs * 4u;
+#pragma unroll
+        for (int u = 0; u < kUnroll<T>; u++)
+            if (k0 + (uint32_t)(u * kThreads) < packs) {
+#pragma unroll
+                for (uint32_t j = 0; j < N; j++) acc = __fadd_rn(acc, vram_kref_sq(vram__k_to_f(v[u].v[j]), inv));
+            }
     }
-    for (uint32_t i = i0 + threadIdx.x; i < c.len; i += kThreads) acc = vk_sq_acc(acc, p[i], inv);
-    float s = vk_block_sum<kThreads>(acc);
+    if (packs * N + threadIdx.x < c.len) acc = __fadd_rn(acc, vram_kref_sq(vram__k_to_f(p[packs * N + threadIdx.x]), inv));
+    const float s = vram__k_block_sum<kThreads>(acc);
     if (threadIdx.x == 0) partials[c.gchunk] = s;
 }
 
 // The coefficient of vram_kref_clip_coef, with the policy's action on a non-finite norm.
-__device__ __forceinline__ void vk_coef(float norm, float max_norm, int policy, float *coef, float *found_inf) {
-    if (!vk_finite(norm)) {
-        *coef = 1.0f;
-        if (policy == VRAM_K_NONFINITE_SKIP) *found_inf = 1.0f;
-        return;
-    }
-    float c = __fdiv_rn(max_norm, __fadd_rn(norm, 1e-6f));
-    *coef = c < 1.0f ? c : 1.0f;
+__device__ __forceinline__ void vram__k_coef(float norm, float max_norm, int policy, float *coef, float *found_inf) {
+    float c = 1.0f;
+    const int nonfinite = vram_kref_clip_coef(norm, max_norm, &c);
+    *coef = c;
+    if (nonfinite && policy == VRAM_K_NONFINITE_SKIP) *found_inf = 1.0f;
 }
 
 // *norm = sqrt(sum of partials[0 .. count)): thread t adds partials t, t + 1024, ... in
 // order, then the block tree. With max_norm > 0 it also writes the clip coefficient.
 __global__ void __launch_bounds__(kFinalThreads)
-    vk_norm_final_kernel(const float *partials, uint32_t count, float *norm, float max_norm, int policy, float *coef,
-                         float *found_inf) {
+    vram__k_norm_final_kernel(const float *partials, uint32_t count, float *norm, float max_norm, int policy,
+                              float *coef, float *found_inf) {
     float acc = 0.0f;
     for (uint32_t i = threadIdx.x; i < count; i += kFinalThreads) acc = __fadd_rn(acc, partials[i]);
-    float s = vk_block_sum<kFinalThreads>(acc);
+    const float s = vram__k_block_sum<kFinalThreads>(acc);
     if (threadIdx.x == 0) {
-        float r = __fsqrt_rn(s);
+        const float r = __fsqrt_rn(s);
         *norm = r;
-        if (max_norm > 0.0f) vk_coef(r, max_norm, policy, coef, found_inf);
+        if (max_norm > 0.0f) vram__k_coef(r, max_norm, policy, coef, found_inf);
     }
 }
 
-__global__ void vk_clip_coef_kernel(const float *norm, float max_norm, int policy, float *coef, float *found_inf) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) vk_coef(*norm, max_norm, policy, coef, found_inf);
+__global__ void vram__k_clip_coef_kernel(const float *norm, float max_norm, int policy, float *coef,
+                                         float *found_inf) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) vram__k_coef(*norm, max_norm, policy, coef, found_inf);
 }
 
 // ---- host side ----------------------------------------------------------------------------
 
-bool vk_policy_ok(int policy) { return policy == VRAM_K_NONFINITE_SKIP || policy == VRAM_K_NONFINITE_REPORT; }
-bool vk_max_norm_ok(float max_norm) { return max_norm > 0.0f && vk_finite_host(max_norm); }
+bool vram__k_policy_ok(int policy) { return policy == VRAM_K_NONFINITE_SKIP || policy == VRAM_K_NONFINITE_REPORT; }
+bool vram__k_max_norm_ok(float max_norm) { return max_norm > 0.0f && vram__k_finite_host(max_norm); }
+
+// One launch of a chunk kernel of this list's dtype.
+template <template <typename> class K, typename... A>
+vram_status vram__k_launch_mt(const char *name, const vram__k_mt_meta &m, int32_t dtype, cudaStream_t s, A... args) {
+    if (dtype == VRAM_DTYPE_F32)
+        return vram__k_launch(name, __FILE__, __LINE__, K<float>::fn, dim3(m.nchunks), dim3(kThreads), s, m, args...);
+    if (dtype == VRAM_DTYPE_F16)
+        return vram__k_launch(name, __FILE__, __LINE__, K<__half>::fn, dim3(m.nchunks), dim3(kThreads), s, m, args...);
+    return vram__k_launch(name, __FILE__, __LINE__, K<__nv_bfloat16>::fn, dim3(m.nchunks), dim3(kThreads), s, m,
+                          args...);
+}
+template <typename T> struct vram__k_unscale_fn {
+    static constexpr auto fn = vram__k_unscale_kernel<T>;
+};
+template <typename T> struct vram__k_scale_fn {
+    static constexpr auto fn = vram__k_scale_kernel<T>;
+};
+template <typename T> struct vram__k_sumsq_fn {
+    static constexpr auto fn = vram__k_sumsq_kernel<T>;
+};
+
+// vram_k_scale once its call has begun (vram_k_clip_grad_norm ends with it).
+vram_status vram__k_scale(const vram_k_tensor *tensors, size_t n, const float *inv_scale, const float *coef,
+                          cudaStream_t s) {
+    uint64_t chunks = 0;
+    vram_status st = vram__k_mt_check(tensors, n, &chunks);
+    if (st != VRAM_OK || chunks == 0 || (inv_scale == nullptr && coef == nullptr)) return st;
+    return vram__k_mt_plan(tensors, n, [&](const vram__k_mt_meta &m, int32_t dtype) -> vram_status {
+        return vram__k_launch_mt<vram__k_scale_fn>("launch vram__k_scale_kernel", m, dtype, s, inv_scale, coef);
+    });
+}
+
+// The norm, and the clip coefficient when max_norm > 0 (arguments checked by the callers).
+vram_status vram__k_norm(const vram_k_tensor *tensors, size_t n, const float *inv_scale, float *partials,
+                         uint64_t partials_count, float *norm, float max_norm, int policy, float *coef,
+                         float *found_inf, cudaStream_t s) {
+    uint64_t chunks = 0;
+    if (partials == nullptr || norm == nullptr) return VRAM_E_INVALID;
+    vram_status st = vram__k_mt_check(tensors, n, &chunks);
+    if (st != VRAM_OK) return st;
+    if (partials_count < (chunks > 0 ? chunks : 1u)) return VRAM_E_INVALID;
+    if (chunks > 0) {
+        st = vram__k_mt_plan(tensors, n, [&](const vram__k_mt_meta &m, int32_t dtype) -> vram_status {
+            return vram__k_launch_mt<vram__k_sumsq_fn>("launch vram__k_sumsq_kernel", m, dtype, s, inv_scale, partials);
+        });
+        if (st != VRAM_OK) return st;
+    }
+    // an empty list has norm 0: the final block adds no partials
+    return VRAM__K_LAUNCH("vram__k_norm_final_kernel", vram__k_norm_final_kernel, dim3(1), dim3(kFinalThreads), s,
+                          (const float *)partials, (uint32_t)chunks, norm, max_norm, policy, coef, found_inf);
+}
 
 } // namespace
 
 extern "C" vram_status vram_k_unscale(const vram_k_tensor *tensors, size_t n, const float *inv_scale,
                                       float *found_inf, void *stream) {
     uint64_t chunks = 0;
+    vram__k_begin();
     if (found_inf == nullptr) return VRAM_E_INVALID;
-    vram_status st = vk_mt_check(tensors, n, &chunks);
+    vram_status st = vram__k_mt_check(tensors, n, &chunks);
     if (st != VRAM_OK || chunks == 0) return st;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    return vk_mt_plan(tensors, n, [&](const vk_mt_meta &m, int32_t dtype) -> vram_status {
-        if (dtype == VRAM_DTYPE_F32) vk_unscale_kernel<float><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, found_inf);
-        else if (dtype == VRAM_DTYPE_F16) vk_unscale_kernel<__half><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, found_inf);
-        else vk_unscale_kernel<__nv_bfloat16><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, found_inf);
-        VK_LAUNCHED("vk_unscale_kernel");
-        return VRAM_OK;
+    return vram__k_mt_plan(tensors, n, [&](const vram__k_mt_meta &m, int32_t dtype) -> vram_status {
+        return vram__k_launch_mt<vram__k_unscale_fn>("launch vram__k_unscale_kernel", m, dtype, s, inv_scale, found_inf);
     });
 }
 
 extern "C" vram_status vram_k_scale(const vram_k_tensor *tensors, size_t n, const float *inv_scale,
                                     const float *coef, void *stream) {
-    uint64_t chunks = 0;
-    vram_status st = vk_mt_check(tensors, n, &chunks);
-    if (st != VRAM_OK || chunks == 0 || (inv_scale == nullptr && coef == nullptr)) return st;
-    cudaStream_t s = static_cast<cudaStream_t>(stream);
-    return vk_mt_plan(tensors, n, [&](const vk_mt_meta &m, int32_t dtype) -> vram_status {
-        if (dtype == VRAM_DTYPE_F32) vk_scale_kernel<float><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, coef);
-        else if (dtype == VRAM_DTYPE_F16) vk_scale_kernel<__half><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, coef);
-        else vk_scale_kernel<__nv_bfloat16><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, coef);
-        VK_LAUNCHED("vk_scale_kernel");
-        return VRAM_OK;
-    });
+    vram__k_begin();
+    return vram__k_scale(tensors, n, inv_scale, coef, static_cast<cudaStream_t>(stream));
 }
 
 extern "C" vram_status vram_k_norm_workspace(const vram_k_tensor *tensors, size_t n, uint64_t *floats) {
     uint64_t chunks = 0;
     if (floats == nullptr) return VRAM_E_INVALID;
-    vram_status st = vk_mt_check(tensors, n, &chunks);
+    vram_status st = vram__k_mt_check(tensors, n, &chunks);
     if (st != VRAM_OK) return st;
     *floats = chunks > 0 ? chunks : 1u;
     return VRAM_OK;
 }
 
-namespace {
-
-// The norm, and the clip coefficient when max_norm > 0 (arguments checked by the callers).
-vram_status vk_norm(const vram_k_tensor *tensors, size_t n, const float *inv_scale, float *partials,
-                    uint64_t partials_count, float *norm, float max_norm, int policy, float *coef, float *found_inf,
-                    cudaStream_t s) {
-    uint64_t chunks = 0;
-    if (partials == nullptr || norm == nullptr) return VRAM_E_INVALID;
-    vram_status st = vk_mt_check(tensors, n, &chunks);
-    if (st != VRAM_OK) return st;
-    if (partials_count < (chunks > 0 ? chunks : 1u)) return VRAM_E_INVALID;
-    if (chunks > 0) {
-        st = vk_mt_plan(tensors, n, [&](const vk_mt_meta &m, int32_t dtype) -> vram_status {
-            if (dtype == VRAM_DTYPE_F32) vk_sumsq_kernel<float><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, partials);
-            else if (dtype == VRAM_DTYPE_F16) vk_sumsq_kernel<__half><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, partials);
-            else vk_sumsq_kernel<__nv_bfloat16><<<m.nchunks, kThreads, 0, s>>>(m, inv_scale, partials);
-            VK_LAUNCHED("vk_sumsq_kernel");
-            return VRAM_OK;
-        });
-        if (st != VRAM_OK) return st;
-    }
-    // an empty list has norm 0: the final block adds no partials
-    vk_norm_final_kernel<<<1, kFinalThreads, 0, s>>>(partials, (uint32_t)chunks, norm, max_norm, policy, coef,
-                                                      found_inf);
-    VK_LAUNCHED("vk_norm_final_kernel");
-    return VRAM_OK;
-}
-
-} // namespace
-
 extern "C" vram_status vram_k_l2norm(const vram_k_tensor *tensors, size_t n, const float *inv_scale, float *partials,
                                      uint64_t partials_count, float *norm, void *stream) {
-    return vk_norm(tensors, n, inv_scale, partials, partials_count, norm, 0.0f, VRAM_K_NONFINITE_REPORT, nullptr,
-                   nullptr, static_cast<cudaStream_t>(stream));
+    vram__k_begin();
+    return vram__k_norm(tensors, n, inv_scale, partials, partials_count, norm, 0.0f, VRAM_K_NONFINITE_REPORT,
+                        nullptr, nullptr, static_cast<cudaStream_t>(stream));
 }
 
 extern "C" vram_status vram_k_clip_coef(const float *norm, float max_norm, int policy, float *coef, float *found_inf,
                                         void *stream) {
-    if (norm == nullptr || coef == nullptr || !vk_policy_ok(policy) || !vk_max_norm_ok(max_norm) ||
+    vram__k_begin();
+    if (norm == nullptr || coef == nullptr || !vram__k_policy_ok(policy) || !vram__k_max_norm_ok(max_norm) ||
         (policy == VRAM_K_NONFINITE_SKIP && found_inf == nullptr))
         return VRAM_E_INVALID;
-    vk_clip_coef_kernel<<<1, 32, 0, static_cast<cudaStream_t>(stream)>>>(norm, max_norm, policy, coef, found_inf);
-    VK_LAUNCHED("vk_clip_coef_kernel");
-    return VRAM_OK;
+    return VRAM__K_LAUNCH("vram__k_clip_coef_kernel", vram__k_clip_coef_kernel, dim3(1), dim3(32),
+                          static_cast<cudaStream_t>(stream), norm, max_norm, policy, coef, found_inf);
 }
 
 extern "C" vram_status vram_k_clip_grad_norm(const vram_k_tensor *tensors, size_t n, const float *inv_scale,
                                              float max_norm, int policy, float *partials, uint64_t partials_count,
                                              float *norm, float *coef, float *found_inf, void *stream) {
     uint64_t chunks = 0;
-    if (coef == nullptr || !vk_policy_ok(policy) || !vk_max_norm_ok(max_norm) ||
+    vram__k_begin();
+    if (coef == nullptr || !vram__k_policy_ok(policy) || !vram__k_max_norm_ok(max_norm) ||
         (policy == VRAM_K_NONFINITE_SKIP && found_inf == nullptr))
         return VRAM_E_INVALID;
-    vram_status st = vk_mt_check(tensors, n, &chunks); // checked before anything is enqueued
+    vram_status st = vram__k_mt_check(tensors, n, &chunks); // checked before anything is enqueued
     if (st != VRAM_OK) return st;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    st = vk_norm(tensors, n, inv_scale, partials, partials_count, norm, max_norm, policy, coef, found_inf, s);
+    st = vram__k_norm(tensors, n, inv_scale, partials, partials_count, norm, max_norm, policy, coef, found_inf, s);
     if (st != VRAM_OK) return st;
-    return vram_k_scale(tensors, n, inv_scale, coef, stream);
+    return vram__k_scale(tensors, n, inv_scale, coef, s);
 }

@@ -2,17 +2,20 @@
 // device-side shuffle, torch.index_select on dim 0). Rows are copied in the widest unit
 // (16, 8, 4, 2 or 1 bytes) that both pointers and the row size allow; a power-of-two group
 // of threads per row (up to 256), and long rows split into segments across blockIdx.y so a
-// few huge rows still fill the device. An index past src_rows copies nothing and raises the
-// flag. CPU reference: vram_kref_gather_rows.
+// few huge rows still fill the device; each thread issues the loads of 4 units before their
+// stores, and the grid is one wave of the blocks the registers let each SM hold. An index
+// past src_rows copies nothing and raises the flag. CPU reference: vram_kref_gather_rows.
 #include "vk_internal.cuh"
 
 namespace {
 
 constexpr int kBlock = 256;
+constexpr int kMinBlocks = 4; // resident blocks per SM the registers must allow (<= 64 each)
+constexpr int kUnroll = 4; // units in flight per thread
 
 template <typename U>
-__global__ void __launch_bounds__(kBlock)
-    vk_gather_kernel(U *__restrict__ dst, const U *__restrict__ src, uint64_t src_rows,
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    vram__k_gather_kernel(U *__restrict__ dst, const U *__restrict__ src, uint64_t src_rows,
                      const uint64_t *__restrict__ index, uint64_t rows, uint64_t units, uint64_t seg_units,
                      int tpr_shift, int *bad) {
     const uint32_t tpr = 1u << tpr_shift;
@@ -28,23 +31,30 @@ __global__ void __launch_bounds__(kBlock)
             if (lane == 0u && blockIdx.y == 0u && bad != nullptr) *bad = 1;
             continue;
         }
-        const U *s = src + ix * units;
-        U *d = dst + r * units;
-#pragma unroll 4
-        for (uint64_t u = seg_begin + lane; u < seg_end; u += tpr) d[u] = s[u];
+        const U *__restrict__ s = src + ix * units;
+        U *__restrict__ d = dst + r * units;
+        for (uint64_t u0 = seg_begin + lane; u0 < seg_end; u0 += (uint64_t)kUnroll * tpr) {
+            U v[kUnroll];
+#pragma unroll
+            for (int k = 0; k < kUnroll; k++)
+                if (u0 + (uint64_t)k * tpr < seg_end) v[k] = s[u0 + (uint64_t)k * tpr];
+#pragma unroll
+            for (int k = 0; k < kUnroll; k++)
+                if (u0 + (uint64_t)k * tpr < seg_end) d[u0 + (uint64_t)k * tpr] = v[k];
+        }
     }
 }
 
 template <typename U>
-vram_status vk_gather_t(void *dst, const void *src, uint64_t src_rows, const uint64_t *index, uint64_t rows,
+vram_status vram__k_gather_t(void *dst, const void *src, uint64_t src_rows, const uint64_t *index, uint64_t rows,
                         uint64_t row_bytes, int *bad, cudaStream_t s) {
     const uint64_t units = row_bytes / sizeof(U);
     int shift = 0;
     while ((1ull << shift) < units && shift < 8) shift++; // threads per row: units rounded up to 2^k, <= 256
     const uint64_t rpb = (uint64_t)kBlock >> shift;
     const uint64_t row_blocks = (rows + rpb - 1u) / rpb;
-    int sms = vk_sm_count();
-    const uint64_t target = (uint64_t)(sms > 0 ? sms : 1) * 8u; // blocks that fill the device once
+    const auto kernel = vram__k_gather_kernel<U>;
+    const uint64_t target = vram__k_grid((const void *)kernel, kBlock, UINT64_MAX); // one full wave
     uint64_t segments = 1;
     if (row_blocks < target) {
         const uint64_t by_fill = (target + row_blocks - 1u) / row_blocks;
@@ -55,12 +65,9 @@ vram_status vk_gather_t(void *dst, const void *src, uint64_t src_rows, const uin
     }
     const uint64_t seg_units = (units + segments - 1u) / segments;
     segments = (units + seg_units - 1u) / seg_units;
-    const uint64_t cap = target * 8u;
-    dim3 grid((unsigned)(row_blocks < cap ? row_blocks : cap), (unsigned)segments);
-    vk_gather_kernel<U><<<grid, kBlock, 0, s>>>(static_cast<U *>(dst), static_cast<const U *>(src), src_rows, index,
-                                                rows, units, seg_units, shift, bad);
-    VK_LAUNCHED("vk_gather_kernel");
-    return VRAM_OK;
+    dim3 grid((unsigned)(row_blocks < target ? row_blocks : target), (unsigned)segments);
+    return VRAM__K_LAUNCH("vram__k_gather_kernel", kernel, grid, dim3(kBlock), s, static_cast<U *>(dst),
+                          static_cast<const U *>(src), src_rows, index, rows, units, seg_units, shift, bad);
 }
 
 } // namespace
@@ -68,6 +75,7 @@ vram_status vk_gather_t(void *dst, const void *src, uint64_t src_rows, const uin
 extern "C" vram_status vram_k_gather_rows(void *dst, const void *src, uint64_t src_rows, const uint64_t *index,
                                           uint64_t rows, uint64_t row_bytes, int *bad_index_flag, void *stream) {
     uint64_t total = 0, src_total = 0;
+    vram__k_begin();
     if (vram__mul_u64(rows, row_bytes, &total) != VRAM_OK || vram__mul_u64(src_rows, row_bytes, &src_total) != VRAM_OK)
         return VRAM_E_OVERFLOW;
     if (rows == 0u || row_bytes == 0u) return VRAM_OK;
@@ -76,9 +84,9 @@ extern "C" vram_status vram_k_gather_rows(void *dst, const void *src, uint64_t s
         return VRAM_E_INVALID;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const uint64_t a = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | row_bytes;
-    if (a % 16u == 0u) return vk_gather_t<uint4>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    if (a % 8u == 0u) return vk_gather_t<uint2>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    if (a % 4u == 0u) return vk_gather_t<uint32_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    if (a % 2u == 0u) return vk_gather_t<uint16_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    return vk_gather_t<uint8_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    if (a % 16u == 0u) return vram__k_gather_t<uint4>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    if (a % 8u == 0u) return vram__k_gather_t<uint2>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    if (a % 4u == 0u) return vram__k_gather_t<uint32_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    if (a % 2u == 0u) return vram__k_gather_t<uint16_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    return vram__k_gather_t<uint8_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
 }

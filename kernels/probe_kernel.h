@@ -16,8 +16,9 @@ VRAM_HD static inline int vram_k_probe_value(int i) { return (int)(((unsigned)i 
 
 /* Launches, asynchronously on `stream`, a kernel that writes out[i] = vram_k_probe_value(i)
  * for 0 <= i < n. Requires: out a device buffer of n ints (n >= 0; 0 launches nothing).
- * Guarantees: the launch's status (cudaGetLastError right after it, classified with
- * vramkit/cudaerr.h: a missing kernel image is VRAM_E_CUDA with code 209), and the raw
+ * Guarantees: the launch's own status (what cudaLaunchKernelEx returned, through the kernels
+ * library's check: classified with vramkit/cudaerr.h, recorded for vram_k_last_error; a
+ * missing kernel image is VRAM_E_CUDA with code 209), and the raw
  * cudaError_t in *cuda_error when cuda_error is not NULL (0 on success). VRAM_E_INVALID
  * for a NULL out with n > 0 or a negative n, without launching. */
 vram_status vram_k_probe_fill(int *out, int n, void *stream, int *cuda_error);

@@ -1,186 +1,328 @@
 // quant.cu — int8 per-row (per output channel) absmax quantisation and dequantisation. A
-// group of threads per row (a warp for rows up to 2048 columns, 256 threads for longer ones):
-// the absmax by a max-reduction (exact, so order does not matter), then the codes with
-// explicit round-to-nearest fp32 operations, bit for bit vram_kref_quant_int8_row.
+// group of TPR threads per row (32, 64, 128 or 256: the fewest that hold the row). In one
+// pass when the row fits in the group's registers (kRowPacks 16-byte packs a thread: up to
+// 8192 fp16/bf16 or 4096 fp32 columns): the row is loaded once, its absmax found from the
+// registers (a max-reduction: exact, so order does not matter), then the codes written.
+// Longer rows take two passes (absmax, then codes), reading the row twice. Rows that are not
+// 16-byte aligned (or codes that are not aligned to a pack's count) move element by element,
+// with the same results. The arithmetic is kref.h's vram_kref_q8_*; bit for bit
+// vram_kref_quant_int8_row and vram_kref_dequant_int8_row.
 #include "vk_internal.cuh"
 
 namespace {
 
 constexpr int kBlock = 256;
+constexpr int kMinBlocks = 4; // resident blocks per SM the registers must allow (<= 64 each)
+constexpr int kRowPacks = 4; // 16-byte packs a thread holds in the one-pass kernel
+constexpr int kUnroll = 4;   // code packs in flight per thread in the dequantisation
+// 16-byte packs in flight per thread in the two-pass quantisation: 16 elements (fp32: 64
+// bytes; fp16/bf16: 32 bytes, which keeps their converted values within 64 registers)
+template <typename T> constexpr int kLongUnroll = sizeof(T) == 4 ? 4 : 2;
 
-// Per-group reductions over TPR threads (TPR 32: one warp; TPR 256: the whole block).
+// N codes of a pack (4 for fp32, 8 for fp16/bf16): one 4- or 8-byte store.
+template <int N> struct alignas(N) vram__k_codes {
+    int8_t v[N];
+};
+
+// A group's absmax and bad flag, over TPR threads (TPR <= 32: shuffles inside the warp; more:
+// the warps' values through shared memory). Every thread of the block must call it (it
+// synchronises the block when TPR > 32).
 template <int TPR>
-__device__ __forceinline__ void vk_group_reduce(float &amax, int &bad) {
+__device__ __forceinline__ void vram__k_group_reduce(float &amax, int &bad) {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    for (int o = (TPR < 32 ? TPR : 32) / 2; o > 0; o >>= 1) {
+        amax = vram_kref_q8_merge(amax, __shfl_xor_sync(0xffffffffu, amax, o));
         bad |= __shfl_xor_sync(0xffffffffu, bad, o);
     }
     if (TPR > 32) {
+        constexpr int W = TPR / 32; // warps per group
         __shared__ float s_amax[kBlock / 32];
         __shared__ int s_bad[kBlock / 32];
-        const int warp = threadIdx.x >> 5;
+        const int warp = threadIdx.x >> 5, first = warp / W * W;
         if ((threadIdx.x & 31) == 0) {
             s_amax[warp] = amax;
             s_bad[warp] = bad;
         }
         __syncthreads();
-        for (int w = 0; w < kBlock / 32; w++) {
-            amax = fmaxf(amax, s_amax[w]);
-            bad |= s_bad[w];
+        amax = 0.0f;
+        bad = 0;
+#pragma unroll
+        for (int w = 0; w < W; w++) {
+            amax = vram_kref_q8_merge(amax, s_amax[first + w]);
+            bad |= s_bad[first + w];
         }
         __syncthreads(); // the next row reuses the arrays
     }
 }
 
-__device__ __forceinline__ int8_t vk_code(float x, float inv) {
-    int r = __float2int_rn(__fmul_rn(x, inv)); // round half to even
-    return (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
-}
-
-__device__ __forceinline__ void vk_absmax(float v, float &amax, int &bad) {
-    if (!vk_finite(v)) bad = 1;
-    else amax = fmaxf(amax, fabsf(v));
-}
-
-// VEC 4: cols % 4 == 0 and every row aligned for 4-element accesses.
-template <typename T, int TPR, int VEC>
-__global__ void __launch_bounds__(kBlock)
-    vk_quant_kernel(const T *x, uint64_t rows, uint64_t cols, int8_t *q, float *scales, int *nonfinite) {
-    constexpr int RPB = kBlock / TPR;
-    const int lane = threadIdx.x % TPR;
-    const uint64_t step = (uint64_t)gridDim.x * RPB;
-    for (uint64_t r = (uint64_t)blockIdx.x * RPB + threadIdx.x / TPR; r < rows; r += step) {
-        const T *xr = x + r * cols;
-        int8_t *qr = q + r * cols;
+// One pass. The block walks its rows RPB at a time, all threads together (so the group
+// reduction's barriers are reached by every thread); a group past the last row loads nothing.
+// VEC: pack k of a row is elements [k N, k N + N), lane + i TPR its i-th; scalar: element
+// lane + i TPR its i-th. Registers the loads did not fill hold 0, which changes no absmax.
+template <typename T, int TPR, bool VEC>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    vram__k_quant_kernel(const T *__restrict__ x, uint64_t rows, uint64_t cols, int8_t *__restrict__ q,
+                         float *__restrict__ scales, int *nonfinite) {
+    using P = vram__k_pack<T>;
+    constexpr int N = P::N, RPB = kBlock / TPR;
+    const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
+    for (uint64_t r0 = (uint64_t)blockIdx.x * RPB; r0 < rows; r0 += (uint64_t)gridDim.x * RPB) {
+        const uint64_t r = r0 + group;
+        const bool live = r < rows;
+        const T *__restrict__ xr = x + (live ? r : 0) * cols;
+        P v[kRowPacks];
+#pragma unroll
+        for (int i = 0; i < kRowPacks; i++) {
+#pragma unroll
+            for (int j = 0; j < N; j++) v[i].v[j] = vram__k_from_f<T>(0.0f);
+            if (VEC) {
+                const uint64_t k = (uint64_t)lane + (uint64_t)i * TPR;
+                if (live && k < cols / N) v[i] = reinterpret_cast<const P *>(xr)[k];
+            } else {
+#pragma unroll
+                for (int j = 0; j < N; j++) {
+                    const uint64_t c = (uint64_t)lane + (uint64_t)(i * N + j) * TPR;
+                    if (live && c < cols) v[i].v[j] = xr[c];
+                }
+            }
+        }
         float amax = 0.0f;
         int bad = 0;
-        if (VEC == 4) {
-            const vk_pack4<T> *xp = reinterpret_cast<const vk_pack4<T> *>(xr);
-            for (uint64_t k = lane; k < cols / 4u; k += TPR) {
-                vk_pack4<T> v = xp[k];
 #pragma unroll
-                for (int j = 0; j < 4; j++) vk_absmax(vk_to_f(v.v[j]), amax, bad);
-            }
-        } else {
-            for (uint64_t c = lane; c < cols; c += TPR) vk_absmax(vk_to_f(xr[c]), amax, bad);
-        }
-        vk_group_reduce<TPR>(amax, bad);
-        float scale, inv = 0.0f;
-        if (bad) scale = __int_as_float(0x7fc00000);
-        else if (amax < 0x1p-119f) scale = 0.0f;
-        else {
-            scale = __fdiv_rn(amax, 127.0f);
-            inv = __fdiv_rn(1.0f, scale);
-        }
-        const bool zero = bad || inv == 0.0f;
-        if (VEC == 4) {
-            const vk_pack4<T> *xp = reinterpret_cast<const vk_pack4<T> *>(xr);
-            char4 *qp = reinterpret_cast<char4 *>(qr);
-            for (uint64_t k = lane; k < cols / 4u; k += TPR) {
-                char4 o = make_char4(0, 0, 0, 0);
-                if (!zero) {
-                    vk_pack4<T> v = xp[k];
-                    o = make_char4(vk_code(vk_to_f(v.v[0]), inv), vk_code(vk_to_f(v.v[1]), inv),
-                                   vk_code(vk_to_f(v.v[2]), inv), vk_code(vk_to_f(v.v[3]), inv));
+        for (int i = 0; i < kRowPacks; i++)
+#pragma unroll
+            for (int j = 0; j < N; j++) vram_kref_q8_scan(vram__k_to_f(v[i].v[j]), &amax, &bad);
+        vram__k_group_reduce<TPR>(amax, bad);
+        float scale = 0.0f, inv = 0.0f;
+        const int zero = vram_kref_q8_params(amax, bad, &scale, &inv);
+        if (live) {
+            int8_t *__restrict__ qr = q + r * cols;
+#pragma unroll
+            for (int i = 0; i < kRowPacks; i++) {
+                if (VEC) {
+                    const uint64_t k = (uint64_t)lane + (uint64_t)i * TPR;
+                    if (k < cols / N) {
+                        vram__k_codes<N> o;
+#pragma unroll
+                        for (int j = 0; j < N; j++)
+                            o.v[j] = zero ? (int8_t)0 : vram_kref_q8_code(vram__k_to_f(v[i].v[j]), inv);
+                        reinterpret_cast<vram__k_codes<N> *>(qr)[k] = o;
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < N; j++) {
+                        const uint64_t c = (uint64_t)lane + (uint64_t)(i * N + j) * TPR;
+                        if (c < cols) qr[c] = zero ? (int8_t)0 : vram_kref_q8_code(vram__k_to_f(v[i].v[j]), inv);
+                    }
                 }
-                qp[k] = o;
             }
-        } else {
-            for (uint64_t c = lane; c < cols; c += TPR) qr[c] = zero ? (int8_t)0 : vk_code(vk_to_f(xr[c]), inv);
+            if (lane == 0) {
+                scales[r] = scale;
+                if (bad && nonfinite != nullptr) *nonfinite = 1;
+            }
         }
-        if (lane == 0) {
+    }
+}
+
+// The two-pass kernel's loads of one step: units k0, k0 + kBlock, ... (a 16-byte pack each when
+// VEC, else one element in v[u].v[0]), all issued before any is used.
+template <typename T, bool VEC>
+__device__ __forceinline__ void vram__k_long_load(const T *__restrict__ xr, uint64_t k0, uint64_t units,
+                                                  vram__k_pack<T> *v) {
+#pragma unroll
+    for (int u = 0; u < kLongUnroll<T>; u++) {
+        const uint64_t k = k0 + (uint64_t)u * kBlock;
+        if (k < units) {
+            if (VEC) v[u] = reinterpret_cast<const vram__k_pack<T> *>(xr)[k];
+            else v[u].v[0] = xr[k];
+        }
+    }
+}
+
+// Two passes, a block per row: rows longer than one pass holds.
+template <typename T, bool VEC>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    vram__k_quant_long_kernel(const T *__restrict__ x, uint64_t rows, uint64_t cols, int8_t *__restrict__ q,
+                              float *__restrict__ scales, int *nonfinite) {
+    using P = vram__k_pack<T>;
+    constexpr int N = P::N;
+    const uint64_t packs = VEC ? cols / N : cols; // units: packs, or elements
+    for (uint64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *__restrict__ xr = x + r * cols;
+        int8_t *__restrict__ qr = q + r * cols;
+        float amax = 0.0f;
+        int bad = 0;
+        for (uint64_t k0 = threadIdx.x; k0 < packs; k0 += (uint64_t)kLongUnroll<T> * kBlock) {
+            P v[kLongUnroll<T>];
+            vram__k_long_load<T, VEC>(xr, k0, packs, v);
+#pragma unroll
+            for (int u = 0; u < kLongUnroll<T>; u++)
+                if (k0 + (uint64_t)u * kBlock < packs) {
+#pragma unroll
+                    for (int j = 0; j < (VEC ? N : 1); j++) vram_kref_q8_scan(vram__k_to_f(v[u].v[j]), &amax, &bad);
+                }
+        }
+        vram__k_group_reduce<kBlock>(amax, bad);
+        float scale = 0.0f, inv = 0.0f;
+        const int zero = vram_kref_q8_params(amax, bad, &scale, &inv);
+        for (uint64_t k0 = threadIdx.x; k0 < packs; k0 += (uint64_t)kLongUnroll<T> * kBlock) {
+            P v[kLongUnroll<T>];
+            vram__k_long_load<T, VEC>(xr, k0, packs, v);
+#pragma unroll
+            for (int u = 0; u < kLongUnroll<T>; u++) {
+                const uint64_t k = k0 + (uint64_t)u * kBlock;
+                if (k < packs) {
+                    if (VEC) {
+                        vram__k_codes<N> o;
+#pragma unroll
+                        for (int j = 0; j < N; j++)
+                            o.v[j] = zero ? (int8_t)0 : vram_kref_q8_code(vram__k_to_f(v[u].v[j]), inv);
+                        reinterpret_cast<vram__k_codes<N> *>(qr)[k] = o;
+                    } else {
+                        qr[k] = zero ? (int8_t)0 : vram_kref_q8_code(vram__k_to_f(v[u].v[0]), inv);
+                    }
+                }
+            }
+        }
+        if (threadIdx.x == 0) {
             scales[r] = scale;
             if (bad && nonfinite != nullptr) *nonfinite = 1;
         }
     }
 }
 
-template <typename T, int TPR, int VEC>
-__global__ void __launch_bounds__(kBlock)
-    vk_dequant_kernel(const int8_t *q, const float *scales, uint64_t rows, uint64_t cols, T *y) {
-    constexpr int RPB = kBlock / TPR;
+// y[r][c] = vram_kref_q8_value(q[r][c], scales[r]) rounded to T. VEC: N codes (one 4- or
+// 8-byte load) become one 16-byte pack of outputs.
+template <typename T, int TPR, bool VEC>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    vram__k_dequant_kernel(const int8_t *__restrict__ q, const float *__restrict__ scales, uint64_t rows,
+                           uint64_t cols, T *__restrict__ y) {
+    using P = vram__k_pack<T>;
+    constexpr int N = P::N, RPB = kBlock / TPR;
     const int lane = threadIdx.x % TPR;
-    const uint64_t step = (uint64_t)gridDim.x * RPB;
-    for (uint64_t r = (uint64_t)blockIdx.x * RPB + threadIdx.x / TPR; r < rows; r += step) {
+    const uint64_t units = VEC ? cols / N : cols;
+    for (uint64_t r = (uint64_t)blockIdx.x * RPB + threadIdx.x / TPR; r < rows; r += (uint64_t)gridDim.x * RPB) {
         const float s = scales[r];
-        const int8_t *qr = q + r * cols;
-        T *yr = y + r * cols;
-        if (VEC == 4) {
-            const char4 *qp = reinterpret_cast<const char4 *>(qr);
-            vk_pack4<T> *yp = reinterpret_cast<vk_pack4<T> *>(yr);
-            for (uint64_t k = lane; k < cols / 4u; k += TPR) {
-                char4 c = qp[k];
-                vk_pack4<T> o;
-                o.v[0] = vk_from_f<T>(__fmul_rn((float)c.x, s));
-                o.v[1] = vk_from_f<T>(__fmul_rn((float)c.y, s));
-                o.v[2] = vk_from_f<T>(__fmul_rn((float)c.z, s));
-                o.v[3] = vk_from_f<T>(__fmul_rn((float)c.w, s));
-                yp[k] = o;
+        const int8_t *__restrict__ qr = q + r * cols;
+        T *__restrict__ yr = y + r * cols;
+        for (uint64_t k0 = lane; k0 < units; k0 += (uint64_t)kUnroll * TPR) {
+            vram__k_codes<VEC ? N : 1> c[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; u++) {
+                const uint64_t k = k0 + (uint64_t)u * TPR;
+                if (k < units) {
+                    if (VEC) c[u] = reinterpret_cast<const vram__k_codes<VEC ? N : 1> *>(qr)[k];
+                    else c[u].v[0] = qr[k];
+                }
             }
-        } else {
-            for (uint64_t c = lane; c < cols; c += TPR) yr[c] = vk_from_f<T>(__fmul_rn((float)qr[c], s));
+#pragma unroll
+            for (int u = 0; u < kUnroll; u++) {
+                const uint64_t k = k0 + (uint64_t)u * TPR;
+                if (k < units) {
+                    if (VEC) {
+                        P o;
+#pragma unroll
+                        for (int j = 0; j < N; j++) o.v[j] = vram__k_from_f<T>(vram_kref_q8_value(c[u].v[j], s));
+                        reinterpret_cast<P *>(yr)[k] = o;
+                    } else {
+                        yr[k] = vram__k_from_f<T>(vram_kref_q8_value(c[u].v[0], s));
+                    }
+                }
+            }
         }
     }
 }
 
-// Grid for a row kernel: enough blocks to fill the device a few times over, no more than rows need.
-unsigned vk_row_grid(uint64_t rows, int rpb) {
-    int sms = vk_sm_count();
-    uint64_t need = (rows + (uint64_t)rpb - 1u) / (uint64_t)rpb;
-    uint64_t cap = (uint64_t)(sms > 0 ? sms : 1) * 8u;
-    return (unsigned)(need < cap ? need : cap);
+bool vram__k_aligned(const void *p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0u; }
+
+// Threads per row: the fewest of 32, 64, 128, 256 whose threads hold `units` units at
+// `per_thread` each; 0 when even 256 do not.
+int vram__k_tpr(uint64_t units, uint64_t per_thread) {
+    for (int t = 32; t <= kBlock; t *= 2)
+        if (units <= (uint64_t)t * per_thread) return t;
+    return 0;
 }
 
-bool vk_aligned(const void *p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0u; }
+template <typename T, int TPR, bool VEC>
+vram_status vram__k_quant_launch(const void *x, uint64_t rows, uint64_t cols, int8_t *q, float *scales,
+                                 int *nonfinite, cudaStream_t s) {
+    const auto kernel = vram__k_quant_kernel<T, TPR, VEC>;
+    const uint64_t rpb = kBlock / TPR;
+    const unsigned grid = vram__k_grid((const void *)kernel, kBlock, (rows + rpb - 1u) / rpb);
+    return VRAM__K_LAUNCH("vram__k_quant_kernel", kernel, dim3(grid), dim3(kBlock), s, static_cast<const T *>(x), rows,
+                          cols, q, scales, nonfinite);
+}
 
-template <typename T>
-vram_status vk_quant_t(const void *x, uint64_t rows, uint64_t cols, int8_t *q, float *scales, int *nonfinite,
-                       cudaStream_t s) {
-    const T *xt = static_cast<const T *>(x);
-    const bool vec = cols % 4u == 0u && vk_aligned(x, 4 * sizeof(T)) && vk_aligned(q, 4);
-    if (cols <= 2048u) {
-        unsigned g = vk_row_grid(rows, kBlock / 32);
-        if (vec) vk_quant_kernel<T, 32, 4><<<g, kBlock, 0, s>>>(xt, rows, cols, q, scales, nonfinite);
-        else vk_quant_kernel<T, 32, 1><<<g, kBlock, 0, s>>>(xt, rows, cols, q, scales, nonfinite);
-    } else {
-        unsigned g = vk_row_grid(rows, 1);
-        if (vec) vk_quant_kernel<T, kBlock, 4><<<g, kBlock, 0, s>>>(xt, rows, cols, q, scales, nonfinite);
-        else vk_quant_kernel<T, kBlock, 1><<<g, kBlock, 0, s>>>(xt, rows, cols, q, scales, nonfinite);
+template <typename T, bool VEC>
+vram_status vram__k_quant_pick(const void *x, uint64_t rows, uint64_t cols, int8_t *q, float *scales, int *nonfinite,
+                               cudaStream_t s) {
+    constexpr int N = vram__k_pack<T>::N;
+    const int tpr = vram__k_tpr(VEC ? cols / N : cols, VEC ? kRowPacks : (uint64_t)kRowPacks * N);
+    switch (tpr) {
+    case 32: return vram__k_quant_launch<T, 32, VEC>(x, rows, cols, q, scales, nonfinite, s);
+    case 64: return vram__k_quant_launch<T, 64, VEC>(x, rows, cols, q, scales, nonfinite, s);
+    case 128: return vram__k_quant_launch<T, 128, VEC>(x, rows, cols, q, scales, nonfinite, s);
+    case 256: return vram__k_quant_launch<T, 256, VEC>(x, rows, cols, q, scales, nonfinite, s);
+    default: break;
     }
-    VK_LAUNCHED("vk_quant_kernel");
-    return VRAM_OK;
+    const auto kernel = vram__k_quant_long_kernel<T, VEC>;
+    const unsigned grid = vram__k_grid((const void *)kernel, kBlock, rows);
+    return VRAM__K_LAUNCH("vram__k_quant_long_kernel", kernel, dim3(grid), dim3(kBlock), s, static_cast<const T *>(x),
+                          rows, cols, q, scales, nonfinite);
 }
 
 template <typename T>
-vram_status vk_dequant_t(const int8_t *q, const float *scales, uint64_t rows, uint64_t cols, void *y,
-                         cudaStream_t s) {
-    T *yt = static_cast<T *>(y);
-    const bool vec = cols % 4u == 0u && vk_aligned(y, 4 * sizeof(T)) && vk_aligned(q, 4);
-    if (cols <= 2048u) {
-        unsigned g = vk_row_grid(rows, kBlock / 32);
-        if (vec) vk_dequant_kernel<T, 32, 4><<<g, kBlock, 0, s>>>(q, scales, rows, cols, yt);
-        else vk_dequant_kernel<T, 32, 1><<<g, kBlock, 0, s>>>(q, scales, rows, cols, yt);
-    } else {
-        unsigned g = vk_row_grid(rows, 1);
-        if (vec) vk_dequant_kernel<T, kBlock, 4><<<g, kBlock, 0, s>>>(q, scales, rows, cols, yt);
-        else vk_dequant_kernel<T, kBlock, 1><<<g, kBlock, 0, s>>>(q, scales, rows, cols, yt);
+vram_status vram__k_quant_t(const void *x, uint64_t rows, uint64_t cols, int8_t *q, float *scales, int *nonfinite,
+                            cudaStream_t s) {
+    constexpr int N = vram__k_pack<T>::N;
+    const bool vec = cols % N == 0u && vram__k_aligned(x, 16) && vram__k_aligned(q, N);
+    if (vec) return vram__k_quant_pick<T, true>(x, rows, cols, q, scales, nonfinite, s);
+    return vram__k_quant_pick<T, false>(x, rows, cols, q, scales, nonfinite, s);
+}
+
+template <typename T, int TPR, bool VEC>
+vram_status vram__k_dequant_launch(const int8_t *q, const float *scales, uint64_t rows, uint64_t cols, void *y,
+                                   cudaStream_t s) {
+    const auto kernel = vram__k_dequant_kernel<T, TPR, VEC>;
+    const uint64_t rpb = kBlock / TPR;
+    const unsigned grid = vram__k_grid((const void *)kernel, kBlock, (rows + rpb - 1u) / rpb);
+    return VRAM__K_LAUNCH("vram__k_dequant_kernel", kernel, dim3(grid), dim3(kBlock), s, q, scales, rows, cols,
+                          static_cast<T *>(y));
+}
+
+template <typename T, bool VEC>
+vram_status vram__k_dequant_pick(const int8_t *q, const float *scales, uint64_t rows, uint64_t cols, void *y,
+                                 cudaStream_t s) {
+    constexpr int N = vram__k_pack<T>::N;
+    const int tpr = vram__k_tpr(VEC ? cols / N : cols, VEC ? kUnroll : (uint64_t)kUnroll * N);
+    switch (tpr) {
+    case 32: return vram__k_dequant_launch<T, 32, VEC>(q, scales, rows, cols, y, s);
+    case 64: return vram__k_dequant_launch<T, 64, VEC>(q, scales, rows, cols, y, s);
+    case 128: return vram__k_dequant_launch<T, 128, VEC>(q, scales, rows, cols, y, s);
+    default: return vram__k_dequant_launch<T, 256, VEC>(q, scales, rows, cols, y, s);
     }
-    VK_LAUNCHED("vk_dequant_kernel");
-    return VRAM_OK;
+}
+
+template <typename T>
+vram_status vram__k_dequant_t(const int8_t *q, const float *scales, uint64_t rows, uint64_t cols, void *y,
+                              cudaStream_t s) {
+    constexpr int N = vram__k_pack<T>::N;
+    const bool vec = cols % N == 0u && vram__k_aligned(y, 16) && vram__k_aligned(q, N);
+    if (vec) return vram__k_dequant_pick<T, true>(q, scales, rows, cols, y, s);
+    return vram__k_dequant_pick<T, false>(q, scales, rows, cols, y, s);
 }
 
 // Shared argument check: a known dtype, element-aligned data, sizes that fit 64 bits.
-vram_status vk_rows_check(const void *x, int32_t dtype, uint64_t rows, uint64_t cols, const void *q,
-                          const void *scales, uint64_t *elems) {
-    uint32_t eb = vk_elem_bytes(dtype);
+vram_status vram__k_rows_check(const void *x, int32_t dtype, uint64_t rows, uint64_t cols, const void *q,
+                               const void *scales, uint64_t *elems) {
+    uint32_t eb = vram__k_elem_bytes(dtype);
     uint64_t n = 0, bytes = 0;
     if (eb == 0u) return VRAM_E_INVALID;
     if (vram__mul_u64(rows, cols, &n) != VRAM_OK || vram__mul_u64(n, 4u, &bytes) != VRAM_OK) return VRAM_E_OVERFLOW;
     *elems = n;
     if (rows == 0u) return VRAM_OK;
-    if (scales == nullptr || !vk_aligned(scales, 4)) return VRAM_E_INVALID;
-    if (n > 0u && (x == nullptr || q == nullptr || !vk_aligned(x, eb))) return VRAM_E_INVALID;
+    if (scales == nullptr || !vram__k_aligned(scales, 4)) return VRAM_E_INVALID;
+    if (n > 0u && (x == nullptr || q == nullptr || !vram__k_aligned(x, eb))) return VRAM_E_INVALID;
     return VRAM_OK;
 }
 
@@ -189,22 +331,24 @@ vram_status vk_rows_check(const void *x, int32_t dtype, uint64_t rows, uint64_t 
 extern "C" vram_status vram_k_quant_int8_rows(const void *x, int32_t dtype, uint64_t rows, uint64_t cols, int8_t *q,
                                               float *scales, int *nonfinite, void *stream) {
     uint64_t n = 0;
-    vram_status st = vk_rows_check(x, dtype, rows, cols, q, scales, &n);
+    vram__k_begin();
+    vram_status st = vram__k_rows_check(x, dtype, rows, cols, q, scales, &n);
     if (st != VRAM_OK || rows == 0u) return st;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     // cols == 0: every row is empty, absmax 0, scale 0 (the kernels write only the scales)
-    if (dtype == VRAM_DTYPE_F32) return vk_quant_t<float>(x, rows, cols, q, scales, nonfinite, s);
-    if (dtype == VRAM_DTYPE_F16) return vk_quant_t<__half>(x, rows, cols, q, scales, nonfinite, s);
-    return vk_quant_t<__nv_bfloat16>(x, rows, cols, q, scales, nonfinite, s);
+    if (dtype == VRAM_DTYPE_F32) return vram__k_quant_t<float>(x, rows, cols, q, scales, nonfinite, s);
+    if (dtype == VRAM_DTYPE_F16) return vram__k_quant_t<__half>(x, rows, cols, q, scales, nonfinite, s);
+    return vram__k_quant_t<__nv_bfloat16>(x, rows, cols, q, scales, nonfinite, s);
 }
 
 extern "C" vram_status vram_k_dequant_int8_rows(const int8_t *q, const float *scales, uint64_t rows, uint64_t cols,
                                                 void *y, int32_t dtype, void *stream) {
     uint64_t n = 0;
-    vram_status st = vk_rows_check(y, dtype, rows, cols, q, scales, &n);
+    vram__k_begin();
+    vram_status st = vram__k_rows_check(y, dtype, rows, cols, q, scales, &n);
     if (st != VRAM_OK || n == 0u) return st;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    if (dtype == VRAM_DTYPE_F32) return vk_dequant_t<float>(q, scales, rows, cols, y, s);
-    if (dtype == VRAM_DTYPE_F16) return vk_dequant_t<__half>(q, scales, rows, cols, y, s);
-    return vk_dequant_t<__nv_bfloat16>(q, scales, rows, cols, y, s);
+    if (dtype == VRAM_DTYPE_F32) return vram__k_dequant_t<float>(q, scales, rows, cols, y, s);
+    if (dtype == VRAM_DTYPE_F16) return vram__k_dequant_t<__half>(q, scales, rows, cols, y, s);
+    return vram__k_dequant_t<__nv_bfloat16>(q, scales, rows, cols, y, s);
 }

@@ -25,16 +25,26 @@ extern "C" {
  *   Device scalars (inv_scale, found_inf, norm, coef) are read and written by the kernels
  *   in stream order, never by the host.
  * - The result is VRAM_OK when the work was enqueued; VRAM_E_INVALID / VRAM_E_OVERFLOW for
- *   a bad argument (nothing enqueued); otherwise the launch failed and the CUDA error is
- *   classified by <vramkit/cudaerr.h> (VRAM_E_CUDA_STICKY: the context is gone, end the
- *   process) and recorded for vram_k_last_error. Errors inside a kernel show up, as CUDA
- *   makes them, at a later call or synchronisation.
+ *   a bad argument (nothing enqueued). Otherwise a launch (cudaLaunchKernelEx, whose own
+ *   return is checked: the runtime's last-error slot is never read, so an older error left
+ *   there is never blamed on this call) or a CUDA call failed: the error is classified by
+ *   <vramkit/cudaerr.h> (VRAM_E_CUDA_STICKY: the context is gone, end the process),
+ *   recorded for vram_k_last_error and cleared from the runtime's slot. The launch that
+ *   failed was not enqueued, nor anything after it; a function that takes one launch (every
+ *   one but the multi-tensor kernels with long lists, vram_k_l2norm and
+ *   vram_k_clip_grad_norm) therefore enqueued nothing, and for the others
+ *   vram_k_error.enqueued counts the launches of the failed call that were enqueued (0:
+ *   nothing; before retrying an in-place call, check it). Errors inside a kernel show up, as
+ *   CUDA makes them, at a later call or synchronisation.
  * - Element types: VRAM_DTYPE_F32, VRAM_DTYPE_F16, VRAM_DTYPE_BF16 (of <vramkit/dtype.h>).
- *   Data must be aligned to its element size; any other alignment and any length work
- *   (aligned, long runs take the vectorised path).
+ *   Data must be aligned to its element size; any other alignment and any length work.
+ *   The kernels move 16-byte packs (4 floats, 8 halves); data that is not 16-byte aligned
+ *   (a view into a tensor, say) takes a slower element-by-element path with the same
+ *   results.
  * - Arithmetic is IEEE fp32 (round to nearest-even, subnormals kept, no fused
  *   multiply-add where a reference exists): <vramkit/kref.h> is the CPU reference of each
- *   kernel, bit for bit except for the L2 norm's fp32 summation order. */
+ *   kernel, bit for bit except for the L2 norm's fp32 summation order; the per-element
+ *   arithmetic is kref.h's own VRAM_HD functions, called by the kernels. */
 
 /* Elements per chunk of the multi-tensor kernels (one thread block per chunk). */
 #define VRAM_K_CHUNK 65536u
@@ -67,7 +77,8 @@ typedef struct vram_k_step_info {
     float inv_scale;          /* unscale the next gradients by this: pass &info->inv_scale */
     float found_inf;          /* the combined overflow flag the last update consumed */
     int32_t status;           /* vram_status of the last update (VRAM_E_MIN_SCALE: DeepSpeed's
-                                 error at the minimum; the state was left as it was) */
+                                 error at the minimum); on any error the state was left
+                                 exactly as it was, so the next update starts from it */
     uint32_t skip_mask;       /* bit k: optimizer k's step was skipped (its flag was set) */
     uint32_t reserved;        /* 0 */
     uint64_t steps;           /* the scaler's update count after the last update */
@@ -82,6 +93,8 @@ typedef struct vram_k_error {
     const char *call;    /* the CUDA call that failed, as written (static) */
     const char *file;    /* where (static) */
     int line;
+    unsigned enqueued;   /* launches the failed vram_k_* call had enqueued before the failure
+                            (0: the call enqueued nothing) */
 } vram_k_error;
 
 /* ---- non-finite check + unscale -------------------------------------------------------- */
@@ -105,18 +118,22 @@ VRAM_NODISCARD vram_status vram_k_unscale(const vram_k_tensor *tensors, size_t n
 VRAM_NODISCARD vram_status vram_k_scaler_publish(const vram_scaler *state, vram_k_step_info *info, void *stream);
 
 /* End of the optimizer step on the GPU, by <vramkit/scaler.h>'s own code (the same source
- * the host runs, so the same results bit for bit): each optimizer k < optimizers takes its
- * step with its flag found_inf[k] (unscaling first when it is still READY, as
- * vram_scaler_step), then vram_scaler_update combines them and moves the scale. *info gets
- * the new scale and reciprocal, the status, the skip mask and the result; found_inf[0..)
- * are then zeroed for the next step. One thread does it: it costs one small launch.
+ * the host runs, so the same results bit for bit): vram_scaler_end_step in mode STEP, that
+ * is each optimizer k < optimizers takes its step with its flag found_inf[k] (unscaling
+ * first when it is still READY, as vram_scaler_step), then vram_scaler_update combines them
+ * and moves the scale; all or nothing: when a step or the update fails (info->status), the
+ * state is left exactly as it was. *info gets the scale and reciprocal, the status, the skip
+ * mask and the result; found_inf[0..) are then zeroed for the next step, also after an
+ * error (the refused step's overflow is reported in *info, not carried into the next step).
+ * One thread does it: it costs one small launch.
  * Requires: state (device) from vram_scaler_init/restore copied to the GPU; found_inf
  * (device) of `optimizers` floats; 1 <= optimizers <= VRAM_SCALER_MAX_OPTIMIZERS. */
 VRAM_NODISCARD vram_status vram_k_scaler_update(vram_scaler *state, float *found_inf, unsigned optimizers,
                                  vram_k_step_info *info, void *stream);
 
-/* The bare state machine (vram_scaler_advance) with one flag, for callers that run their own
- * protocol; *found_inf is zeroed afterwards. Requires: as vram_k_scaler_update. */
+/* The bare state machine (vram_scaler_advance, through vram_scaler_end_step in mode ADVANCE)
+ * with one flag, for callers that run their own protocol; all or nothing as
+ * vram_k_scaler_update; *found_inf is zeroed afterwards. Requires: as vram_k_scaler_update. */
 VRAM_NODISCARD vram_status vram_k_scaler_advance(vram_scaler *state, float *found_inf, vram_k_step_info *info, void *stream);
 
 /* ---- global L2 norm and clipping -------------------------------------------------------- */
@@ -129,9 +146,13 @@ VRAM_NODISCARD vram_status vram_k_norm_workspace(const vram_k_tensor *tensors, s
 /* *norm = sqrt(sum of (x * inv_scale)^2) over every element of every tensor (inv_scale NULL:
  * 1; with the scale's reciprocal this is the norm of the unscaled gradients without
  * unscaling them first). fp32 throughout, in a fixed order: each chunk's sum of squares
- * into partials[chunk] (each thread adds its elements in order, then a fixed tree), then
- * one block adds the partials in a fixed tree. So the result depends only on the values and
- * the list's chunking, never on scheduling or on how the list is split into launches.
+ * (the terms vram_kref_sq, added with separate fp32 additions) into partials[chunk]: thread
+ * t adds, in index order, the 16-byte packs t, t + 512, ... of the chunk's elements and then
+ * its share of the last partial pack, then a fixed tree over the threads; then one block
+ * adds the partials in a fixed tree. The order is a function of element indices alone, so
+ * the result depends only on the values and the list's chunking: never on scheduling, on
+ * how the list is split into launches, or on where a tensor starts in memory (an unaligned
+ * tensor is read element by element in the same order).
  * An inf/NaN element gives an inf/NaN norm; squares past fp32's range give inf.
  * Requires: partials (device) of partials_count >= vram_k_norm_workspace floats; norm
  * (device) non-NULL. Reference: vram_kref_sumsq_f64 (relative error of the norm <= 1e-5). */

@@ -82,6 +82,9 @@ static int cuda_is_version_query(const char *call) {
 }
 
 vram_status vram__cuda_check(int code, const char *call) {
+    /* what to do with the code is the core's decision (vram_cuda_verdict_of), shared with the
+     * kernels' check; this recorder keeps the process-wide state */
+    const vram_cuda_verdict v = vram_cuda_verdict_of(code);
     call = cuda_bare_name(call);
     if (code == 0) {
         /* the first success that needed the driver: from here on, a fork cannot use CUDA */
@@ -91,21 +94,21 @@ vram_status vram__cuda_check(int code, const char *call) {
         }
         return VRAM_OK;
     }
-    if (code == cudaErrorNotReady) return VRAM_E_NOT_READY; /* a query's answer, not a failure */
+    /* cudart keeps the code of a failed (or not-ready) call for the next cudaGetLastError; a
+     * launch check elsewhere must not see ours (a sticky one stays whatever is done) */
+    if (v.clear) (void)cudaGetLastError();
+    if (!v.record) return v.status; /* 600: a query's answer, not a failure */
     atomic_store(&cuda_last, code);
     atomic_store(&cuda_last_call_name, call);
-    if (vram_cuda_error_class(code) == VRAM_CUDA_STICKY) {
+    if (v.retire) {
         atomic_store(&cuda_sticky, 1);
-        return VRAM_E_CUDA_STICKY;
+        return v.status;
     }
-    /* cudart keeps a non-sticky error for the next cudaGetLastError; a kernel launch check
-     * elsewhere must not see ours */
-    (void)cudaGetLastError();
     if (code == cudaErrorInsufficientDriver || code == cudaErrorStubLibrary) {
         int drv = -1;
         if (cudaDriverGetVersion(&drv) == cudaSuccess && drv == 0) return VRAM_E_NO_DRIVER;
     }
-    return vram_status_from_cuda(code);
+    return v.status;
 }
 
 int vram__cuda_last_error(void) {

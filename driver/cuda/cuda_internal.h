@@ -38,12 +38,14 @@ vram_status vram__cuda_enter(void);
 
 /* The check behind VRAM_CUDA_CALL. `code` is the call's cudaError_t or CUresult; `call`
  * its name (a static string; "api->cuMemCreate" is recorded as "cuMemCreate").
- * Guarantees: 0 gives VRAM_OK (and, for any call but the two version queries, notes that
- * CUDA is initialised in this process: driver/forkguard.h); 600 (not ready) gives
- * VRAM_E_NOT_READY and records nothing; any other code is recorded as the last error and
- * call, a sticky one marks the process (every later vram__cuda_enter fails), a non-sticky
- * one is cleared from cudart's own last-error slot, and the status is
- * vram_status_from_cuda's, or VRAM_E_NO_DRIVER for 34/35 while the driver version is 0. */
+ * It follows the core's vram_cuda_verdict_of (the kernels' check does too). Guarantees: 0
+ * gives VRAM_OK (and, for any call but the two version queries, notes that CUDA is
+ * initialised in this process: driver/forkguard.h); 600 (not ready) gives VRAM_E_NOT_READY,
+ * records nothing and is cleared from cudart's own last-error slot; any other code is
+ * recorded as the last error and call, a sticky one marks the process (every later
+ * vram__cuda_enter fails), a non-sticky one is cleared from cudart's last-error slot, and
+ * the status is vram_status_from_cuda's, or VRAM_E_NO_DRIVER for 34/35 while the driver
+ * version is 0. */
 vram_status vram__cuda_check(int code, const char *call);
 
 /* The last recorded error number (0 when none). */

@@ -146,6 +146,9 @@ typedef struct vram_attempt_evidence {
  * 226 and 911 have no distinctive text and are found by name and number only. */
 #define VRAM_ATTEMPT_TEXT_LIST(X)                                                                    \
     X(ILLEGAL_ADDRESS, VRAM_ATTEMPT_CUDA_STICKY, 700, "illegal memory access", "CUDA runtime")      \
+    X(ECC_UNCORRECTABLE, VRAM_ATTEMPT_CUDA_STICKY, 214, "uncorrectable ECC error", "CUDA runtime")  \
+    X(NVLINK_UNCORRECTABLE, VRAM_ATTEMPT_CUDA_STICKY, 220, "uncorrectable NVLink error",            \
+      "CUDA runtime")                                                                               \
     X(LAUNCH_TIMEOUT, VRAM_ATTEMPT_CUDA_STICKY, 702, "launch timed out and was terminated",         \
       "CUDA runtime")                                                                               \
     X(ASSERT, VRAM_ATTEMPT_CUDA_STICKY, 710, "device-side assert triggered", "CUDA runtime")         \
@@ -171,6 +174,8 @@ typedef struct vram_attempt_evidence {
  * number in cudaerr.h's table (CUDA 13.0 cuda.h); they classify as that number does. */
 #define VRAM_ATTEMPT_CU_ERROR_LIST(X)            \
     X(2, "CUDA_ERROR_OUT_OF_MEMORY")             \
+    X(214, "CUDA_ERROR_ECC_UNCORRECTABLE")       \
+    X(220, "CUDA_ERROR_NVLINK_UNCORRECTABLE")    \
     X(226, "CUDA_ERROR_CONTAINED")               \
     X(700, "CUDA_ERROR_ILLEGAL_ADDRESS")         \
     X(702, "CUDA_ERROR_LAUNCH_TIMEOUT")          \

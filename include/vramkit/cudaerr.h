@@ -1,7 +1,9 @@
 /* vramkit/cudaerr.h — what a CUDA error number means and what to do about it.
  * Classifies cudaError_t values as sticky (the context is gone: end the process),
  * recoverable (try something smaller or turn the feature off) or setup (fix the install),
- * by number, so no CUDA header is needed. Source: shared reference cuda-diagnostics.md. */
+ * by number, so no CUDA header is needed, and decides what the one checking path of the
+ * driver and the kernels does with a code (vram_cuda_verdict_of). Source: shared reference
+ * cuda-diagnostics.md; 214 and 220 from CUDA 13.0's driver_types.h. */
 #ifndef VRAMKIT_CUDAERR_H
 #define VRAMKIT_CUDAERR_H
 
@@ -24,6 +26,8 @@ typedef enum vram_cuda_class {
     X(36, "cudaErrorCallRequiresNewerDriver", VRAM_CUDA_SETUP)       \
     X(100, "cudaErrorNoDevice", VRAM_CUDA_SETUP)                     \
     X(209, "cudaErrorNoKernelImageForDevice", VRAM_CUDA_SETUP)       \
+    X(214, "cudaErrorECCUncorrectable", VRAM_CUDA_STICKY)            \
+    X(220, "cudaErrorNvlinkUncorrectable", VRAM_CUDA_STICKY)         \
     X(222, "cudaErrorUnsupportedPtxVersion", VRAM_CUDA_SETUP)        \
     X(226, "cudaErrorContained", VRAM_CUDA_STICKY)                   \
     X(700, "cudaErrorIllegalAddress", VRAM_CUDA_STICKY)              \
@@ -122,6 +126,43 @@ VRAM_HD VRAM_DEF vram_status vram_status_from_cuda(int code) {
     if (code == 100) return VRAM_E_NO_DEVICE;
     if (vram_cuda_error_class(code) == VRAM_CUDA_STICKY) return VRAM_E_CUDA_STICKY;
     return VRAM_E_CUDA;
+}
+
+/* ---- the check every CUDA call goes through ------------------------------------------ */
+
+/* cudaErrorNotReady: a query's answer (the work is not done yet), not a failure. */
+#define VRAM_CUDA_NOT_READY 600
+
+/* What a recorder of CUDA errors (driver/cuda's vram__cuda_check, kernels/' vram__k_check)
+ * does with the code a call returned: one decision, so the two agree. */
+typedef struct vram_cuda_verdict {
+    vram_status status;  /* what the call reports: vram_status_from_cuda, or VRAM_E_NOT_READY
+                            for 600 */
+    vram_cuda_class cls; /* the code's class (600: VRAM_CUDA_OK, it is no failure) */
+    int record;          /* 1: a failure: record the code and the call for the user */
+    int clear;           /* 1: call cudaGetLastError() once, so the runtime's last-error slot
+                            does not hand this code to a later, unrelated check (every code but
+                            0 and the sticky ones, 600 included: a sticky code stays in the slot
+                            whatever is done) */
+    int retire;          /* 1: sticky: the context is gone, every later call fails */
+} vram_cuda_verdict;
+
+/* The verdict on a cudaError_t (or CUresult: same numbers for every code in the table).
+ * Guarantees: 0 -> OK, nothing to do; 600 -> VRAM_E_NOT_READY, clear, no record; sticky ->
+ * VRAM_E_CUDA_STICKY, record, retire, no clear; any other -> vram_status_from_cuda, record,
+ * clear. */
+VRAM_HD VRAM_DEF vram_cuda_verdict vram_cuda_verdict_of(int code) {
+    vram_cuda_verdict v;
+    v.status = vram_status_from_cuda(code);
+    v.cls = vram_cuda_error_class(code);
+    v.record = code != 0 && code != VRAM_CUDA_NOT_READY;
+    v.clear = code != 0 && v.cls != VRAM_CUDA_STICKY;
+    v.retire = v.cls == VRAM_CUDA_STICKY;
+    if (code == VRAM_CUDA_NOT_READY) {
+        v.status = VRAM_E_NOT_READY;
+        v.cls = VRAM_CUDA_OK;
+    }
+    return v;
 }
 
 #endif /* VRAMKIT_CUDAERR_H */

@@ -1,6 +1,8 @@
-/* vramkit/kref.h — CPU references of the CUDA kernels (kernels/vramkit_kernels.h).
- * fp16/bf16 conversions by bits, non-finite check + unscale, L2 norm and clip coefficient,
- * int8 per-row absmax quantisation, casts, row gather: the oracle the hw tests compare with. */
+/* vramkit/kref.h — the kernels' arithmetic and its CPU references (kernels/vramkit_kernels.h).
+ * Per element (VRAM_HD: the kernels call these very functions): unscale, square, scale, clip
+ * coefficient, int8 scale/code/value. Per buffer (host): fp16/bf16 conversions by bits,
+ * non-finite check + unscale, L2 norm, int8 per-row absmax quantisation, casts, row gather:
+ * the oracle the hw tests compare with. */
 #ifndef VRAMKIT_KREF_H
 #define VRAMKIT_KREF_H
 
@@ -11,8 +13,11 @@
 
 /* Every function here does what the kernel of the same name does, element by element, in
  * the same fp32 operations (IEEE round-to-nearest-even, subnormals kept, no fused
- * multiply-add), so the results are bit for bit those of the GPU for the elementwise
- * kernels; the norm is accumulated in fp64 here (the truth), in fp32 on the GPU.
+ * multiply-add: the kernels are built with -fmad=false), so the results are bit for bit
+ * those of the GPU for the elementwise kernels; the norm is accumulated in fp64 here (the
+ * truth), in fp32 on the GPU. The per-element functions are VRAM_HD: a kernel only loads,
+ * converts (the hardware's round-to-nearest-even conversions, which the by-bits ones here
+ * are the reference of), calls them and stores.
  * Element types: VRAM_DTYPE_F32, VRAM_DTYPE_F16 (IEEE binary16), VRAM_DTYPE_BF16
  * (bfloat16: fp32's top 16 bits). Buffers are host memory the caller owns; nothing here
  * allocates. */
@@ -26,22 +31,22 @@
 /* ---- bits ------------------------------------------------------------------------ */
 
 /* The bits of an fp32, and back. */
-VRAM_DEF uint32_t vram_kref_f32_bits(float f) {
+VRAM_HD VRAM_DEF uint32_t vram_kref_f32_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
 }
-VRAM_DEF float vram_kref_f32_from_bits(uint32_t u) {
+VRAM_HD VRAM_DEF float vram_kref_f32_from_bits(uint32_t u) {
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
 /* 1 when f is neither inf nor NaN (by its exponent bits: no libm, immune to -ffast-math). */
-VRAM_DEF int vram_kref_isfinite(float f) { return (vram_kref_f32_bits(f) & 0x7f800000u) != 0x7f800000u; }
+VRAM_HD VRAM_DEF int vram_kref_isfinite(float f) { return (vram_kref_f32_bits(f) & 0x7f800000u) != 0x7f800000u; }
 
 /* 1 when f is a NaN. */
-VRAM_DEF int vram_kref_isnan(float f) { return (vram_kref_f32_bits(f) & 0x7fffffffu) > 0x7f800000u; }
+VRAM_HD VRAM_DEF int vram_kref_isnan(float f) { return (vram_kref_f32_bits(f) & 0x7fffffffu) > 0x7f800000u; }
 
 /* ---- conversions ------------------------------------------------------------------- */
 
@@ -132,21 +137,31 @@ VRAM_DEF void vram_kref_store(vram_dtype t, void *p, uint64_t i, float v) {
 }
 
 /* v rounded to the nearest integer, ties to even (C's rint in the default rounding mode),
- * without libm. Requires: |v| < 2^31 and v not NaN. */
-VRAM_DEF int32_t vram_kref_round_even(float v) {
+ * without libm. Requires: |v| < 2^31 and v not NaN. In CUDA device code it is the
+ * instruction that does exactly this (cvt.rni, through __float2int_rn); the C below is its
+ * host form, and the hw tests hold the two to each other bit for bit. */
+VRAM_HD VRAM_DEF int32_t vram_kref_round_even(float v) {
+#if defined(__CUDA_ARCH__)
+    return __float2int_rn(v);
+#else
     int32_t t = (int32_t)v;       /* toward zero */
     float frac = v - (float)t;    /* exact: |v| < 2^31 leaves the fraction representable */
     if (frac > 0.5f || (frac == 0.5f && (t & 1))) return t + 1;
     if (frac < -0.5f || (frac == -0.5f && (t & 1))) return t - 1;
     return t;
+#endif
 }
 
 /* ---- non-finite check + unscale (vram_k_unscale) ------------------------------------ */
 
 /* One element of the unscale: x * inv in fp32 (x itself when inv is 1, as PyTorch). */
-VRAM_DEF float vram_kref_unscale_value(float x, float inv_scale) {
+VRAM_HD VRAM_DEF float vram_kref_unscale_value(float x, float inv_scale) {
     return inv_scale == 1.0f ? x : x * inv_scale;
 }
+
+/* The unscale's overflow test of one element: 1 when the input x or the stored result y
+ * (the product rounded to the element type, read back as fp32) is inf/NaN. */
+VRAM_HD VRAM_DEF int vram_kref_unscale_bad(float x, float y) { return !vram_kref_isfinite(x) || !vram_kref_isfinite(y); }
 
 /* In place: every element x of data (n elements of type t) becomes x * inv_scale, rounded
  * to t; *found_inf becomes 1.0f when an input is inf/NaN or a stored result is (an
@@ -163,12 +178,19 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_kref_unscale(void *data, uint64_t n, vr
         float y;
         vram_kref_store(t, data, i, vram_kref_unscale_value(x, inv_scale));
         y = vram_kref_load(t, data, i);
-        if (!vram_kref_isfinite(x) || !vram_kref_isfinite(y)) *found_inf = 1.0f;
+        if (vram_kref_unscale_bad(x, y)) *found_inf = 1.0f;
     }
     return VRAM_OK;
 }
 
 /* ---- L2 norm and clipping (vram_k_l2norm, vram_k_clip_coef, vram_k_scale) ------------ */
+
+/* One term of the L2 norm's sum on the GPU: (x * inv_scale)^2 in fp32 (x itself when
+ * inv_scale is 1), rounded once; the kernel adds the terms with separate fp32 additions. */
+VRAM_HD VRAM_DEF float vram_kref_sq(float x, float inv_scale) {
+    float v = vram_kref_unscale_value(x, inv_scale);
+    return v * v;
+}
 
 /* Add the squares of data's elements, each first multiplied by inv_scale in fp32 (pass 1
  * for none), to *acc in fp64: the oracle of the GPU's fp32 sum. An inf/NaN element makes
@@ -191,9 +213,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_kref_sumsq_f32(const void *data, uint64
     uint64_t i;
     if (acc == NULL || vram_kref_elem_bytes(t) == 0u || (data == NULL && n != 0u)) return VRAM_E_INVALID;
     for (i = 0; i < n; i++) {
-        float v = vram_kref_unscale_value(vram_kref_load(t, data, i), inv_scale);
-        float sq = v * v;
-        *acc = *acc + sq;
+        *acc = *acc + vram_kref_sq(vram_kref_load(t, data, i), inv_scale);
     }
     return VRAM_OK;
 }
@@ -202,7 +222,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_kref_sumsq_f32(const void *data, uint64
  * fp32, clamped to at most 1. A non-finite norm gives *coef = 1 (the gradients are left as
  * they are) and returns 1, so the caller applies its policy; otherwise returns 0.
  * Requires: coef valid, max_norm finite and > 0 (vram_k_clip_coef refuses others). */
-VRAM_DEF int vram_kref_clip_coef(float norm, float max_norm, float *coef) {
+VRAM_HD VRAM_DEF int vram_kref_clip_coef(float norm, float max_norm, float *coef) {
     float c;
     if (!vram_kref_isfinite(norm)) {
         *coef = 1.0f;
@@ -215,7 +235,7 @@ VRAM_DEF int vram_kref_clip_coef(float norm, float max_norm, float *coef) {
 
 /* One element of vram_k_scale: (x * inv_scale) * coef in fp32, each factor skipped when it
  * is 1 (pass 1 for an absent one), the result rounded once to the element type. */
-VRAM_DEF float vram_kref_scale_value(float x, float inv_scale, float coef) {
+VRAM_HD VRAM_DEF float vram_kref_scale_value(float x, float inv_scale, float coef) {
     float v = inv_scale == 1.0f ? x : x * inv_scale;
     return coef == 1.0f ? v : v * coef;
 }
@@ -232,47 +252,70 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_kref_scale(void *data, uint64_t n, vram
 
 /* ---- int8 per-row absmax quantisation (vram_k_quant_int8_rows) ------------------------ */
 
-/* Quantise one row of cols elements of type t:
+/* The int8 rule, per element and per row, as the kernel runs it:
  *   absmax = max |x|; scale = absmax / 127 (fp32); inv = 1 / scale (fp32);
  *   q = clamp(round_half_even(x * inv), -127, 127)  (x * inv in fp32, PyTorch's
  *   quantize_per_channel rule with zero point 0 and the symmetric range [-127, 127]).
- * A row holding inf or NaN: *nonfinite = 1, scale = NaN and every q = 0, so it dequantises
- * to NaN everywhere, never to plausible numbers. A row with absmax < VRAM_KREF_Q8_MIN_ABSMAX
- * (all-zero rows included): scale 0, every q 0. *nonfinite is only ever set, never cleared.
+ * A row holding inf or NaN gets scale NaN and all-zero codes, so it dequantises to NaN
+ * everywhere, never to plausible numbers; a row with absmax < VRAM_KREF_Q8_MIN_ABSMAX (zero
+ * rows included) gets scale 0 and zero codes. */
+
+/* Fold one element into a row's scan: *bad = 1 for inf/NaN, else *absmax = max(*absmax, |v|).
+ * The maximum is exact, so any order of elements (and of partial scans merged with
+ * vram_kref_q8_merge) gives the same absmax. */
+VRAM_HD VRAM_DEF void vram_kref_q8_scan(float v, float *absmax, int *bad) {
+    float a = v < 0.0f ? -v : v;
+    if (!vram_kref_isfinite(v)) *bad = 1;
+    else if (a > *absmax) *absmax = a;
+}
+
+/* The larger of two partial absmaxes (both finite, >= 0). */
+VRAM_HD VRAM_DEF float vram_kref_q8_merge(float a, float b) { return b > a ? b : a; }
+
+/* A row's scale and the reciprocal its codes use, from its scan. Returns 1 when every code
+ * of the row is 0 (a non-finite row: scale NaN; a tiny or zero row: scale 0; *inv = 0 for
+ * both), else 0. */
+VRAM_HD VRAM_DEF int vram_kref_q8_params(float absmax, int bad, float *scale, float *inv) {
+    *inv = 0.0f;
+    if (bad) {
+        *scale = vram_kref_f32_from_bits(0x7fc00000u);
+        return 1;
+    }
+    if (absmax < VRAM_KREF_Q8_MIN_ABSMAX) {
+        *scale = 0.0f;
+        return 1;
+    }
+    *scale = absmax / 127.0f;
+    *inv = 1.0f / *scale;
+    return 0;
+}
+
+/* One code: clamp(round_half_even(x * inv), -127, 127). Requires: x * inv not NaN and
+ * |x * inv| < 2^31 (true for a finite row's inv, which keeps |x * inv| <= 127.00002). */
+VRAM_HD VRAM_DEF int8_t vram_kref_q8_code(float x, float inv) {
+    int32_t r = vram_kref_round_even(x * inv);
+    return (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
+}
+
+/* One dequantised value: q * scale in fp32 (exact: a product of an 8-bit integer). */
+VRAM_HD VRAM_DEF float vram_kref_q8_value(int8_t q, float scale) { return (float)q * scale; }
+
+/* Quantise one row of cols elements of type t by the rule above. *nonfinite is set to 1 for
+ * a row holding inf or NaN, never cleared.
  * Requires: x valid for cols elements, q for cols bytes, scale and nonfinite valid.
  * Guarantees: VRAM_OK; VRAM_E_INVALID for a NULL pointer or another type, nothing written. */
 VRAM_DEF VRAM_NODISCARD vram_status vram_kref_quant_int8_row(const void *x, uint64_t cols, vram_dtype t, int8_t *q,
                                                              float *scale, int *nonfinite) {
     uint64_t i;
-    float absmax = 0.0f, s, inv;
-    int bad = 0;
+    float absmax = 0.0f, inv = 0.0f;
+    int bad = 0, zero;
     if (scale == NULL || nonfinite == NULL || vram_kref_elem_bytes(t) == 0u ||
         ((x == NULL || q == NULL) && cols != 0u))
         return VRAM_E_INVALID;
-    for (i = 0; i < cols; i++) {
-        float v = vram_kref_load(t, x, i);
-        float a = v < 0.0f ? -v : v;
-        if (!vram_kref_isfinite(v)) bad = 1;
-        else if (a > absmax) absmax = a;
-    }
-    if (bad) {
-        *nonfinite = 1;
-        *scale = vram_kref_f32_from_bits(0x7fc00000u);
-        for (i = 0; i < cols; i++) q[i] = 0;
-        return VRAM_OK;
-    }
-    if (absmax < VRAM_KREF_Q8_MIN_ABSMAX) {
-        *scale = 0.0f;
-        for (i = 0; i < cols; i++) q[i] = 0;
-        return VRAM_OK;
-    }
-    s = absmax / 127.0f;
-    inv = 1.0f / s;
-    for (i = 0; i < cols; i++) {
-        int32_t r = vram_kref_round_even(vram_kref_load(t, x, i) * inv);
-        q[i] = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
-    }
-    *scale = s;
+    for (i = 0; i < cols; i++) vram_kref_q8_scan(vram_kref_load(t, x, i), &absmax, &bad);
+    zero = vram_kref_q8_params(absmax, bad, scale, &inv);
+    if (bad) *nonfinite = 1;
+    for (i = 0; i < cols; i++) q[i] = zero ? (int8_t)0 : vram_kref_q8_code(vram_kref_load(t, x, i), inv);
     return VRAM_OK;
 }
 
@@ -283,7 +326,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_kref_dequant_int8_row(const int8_t *q, 
                                                                vram_dtype t) {
     uint64_t i;
     if (vram_kref_elem_bytes(t) == 0u || ((q == NULL || y == NULL) && cols != 0u)) return VRAM_E_INVALID;
-    for (i = 0; i < cols; i++) vram_kref_store(t, y, i, (float)q[i] * scale);
+    for (i = 0; i < cols; i++) vram_kref_store(t, y, i, vram_kref_q8_value(q[i], scale));
     return VRAM_OK;
 }
 

@@ -137,6 +137,30 @@ typedef struct vram_scaler_saved {
     vram_scaler state;
 } vram_scaler_saved;
 
+/* How vram_scaler_end_step reads its flags. */
+typedef enum vram_scaler_flags_mode {
+    VRAM_SCALER_FLAGS_STEP = 0,   /* optimizer k steps with flag k (vram_scaler_step), then
+                                     vram_scaler_update: the protocol, in one call */
+    VRAM_SCALER_FLAGS_ADVANCE = 1 /* the bare state machine (vram_scaler_advance) with the
+                                     flags combined into one */
+} vram_scaler_flags_mode;
+
+/* What vram_scaler_end_step reports besides its status. */
+typedef struct vram_scaler_report {
+    vram_scaler_result result; /* the update's result: the refused step for VRAM_E_MIN_SCALE;
+                                  all zero when the call failed before the update */
+    uint32_t skip_mask;        /* bit k: optimizer k must not apply its step (flag k nonzero,
+                                  NaN included, or a check recorded on the state found one) */
+    float found_inf;           /* 1.0f when any flag is nonzero (NaN included), else 0.0f */
+} vram_scaler_report;
+
+/* Private: vram_scaler_end_step's status with its report, returned by value (see
+ * vram__scaler_end). */
+typedef struct vram__scaler_end_outcome {
+    vram_scaler_report rep;
+    vram_status st;
+} vram__scaler_end_outcome;
+
 /* Private: an update's status with its result, returned by value (see vram__scaler_next). */
 typedef struct vram__scaler_outcome {
     vram_scaler_result r;
@@ -148,6 +172,11 @@ typedef struct vram__scaler_outcome {
  * expanded goals quickly and chokes on unfolding predicates (and on conjunctions of
  * quantified facts, so those are written one per clause). SOUND: the integer facts every
  * call keeps; the floats are checked at run time. */
+/* vram__bit(k) = 2^k for 0 <= k <= 16, as a table: z3 bounds neither 1 << k nor a power. */
+/*@ logic integer vram__bit(integer k) =
+      k == 0 ? 1 : k == 1 ? 2 : k == 2 ? 4 : k == 3 ? 8 : k == 4 ? 16 : k == 5 ? 32 : k == 6 ? 64 :
+      k == 7 ? 128 : k == 8 ? 256 : k == 9 ? 512 : k == 10 ? 1024 : k == 11 ? 2048 :
+      k == 12 ? 4096 : k == 13 ? 8192 : k == 14 ? 16384 : k == 15 ? 32768 : k == 16 ? 65536 : 0; */
 #define VRAM__SCALER_SOUND(s)                                                                  \
     (1 <= (s)->cfg.growth_interval <= VRAM_SCALER_MAX_INTERVAL &&                              \
      1 <= (s)->cfg.hysteresis <= VRAM_SCALER_MAX_HYSTERESIS &&                                 \
@@ -171,6 +200,13 @@ VRAM_HD VRAM_DEF vram_status vram__scaler_check(const vram_scaler *s);
 VRAM_HD VRAM_DEF void vram__scaler_reset_stages(vram_scaler *s);
 VRAM_HD VRAM_DEF int vram__scaler_gather(const vram_scaler *s, int *overflow);
 VRAM_HD VRAM_DEF vram__scaler_outcome vram__scaler_apply(vram_scaler *s, int overflow);
+VRAM_HD VRAM_DEF vram_scaler_result vram__scaler_result_zero(void);
+VRAM_HD VRAM_DEF vram_status vram__scaler_end_copy(vram_scaler *t, const float *found_inf, unsigned n, int mode,
+                                                   vram_scaler_result *out, uint8_t *skip);
+VRAM_HD VRAM_DEF void vram__scaler_flags(const float *found_inf, unsigned n, const uint8_t *skip, uint32_t *mask,
+                                         float *any);
+VRAM_HD VRAM_DEF vram__scaler_end_outcome vram__scaler_end(vram_scaler *s, const float *found_inf, unsigned n,
+                                                         int mode);
 
 /* ---- configuration ------------------------------------------------------------------ */
 
@@ -492,7 +528,51 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_advance(vram_scaler *s, 
     return o.st;
 }
 
-/* ---- save and restore --------------------------------------------------------------- */
+/* The end of a step from raw overflow flags, all or nothing: what the loss scaler's update
+ * on the GPU runs (kernels/scaler_kernel.cu), so a failed update can never leave a state
+ * half-moved. Mode STEP: each optimizer k < n takes its step with found_inf[k] (as
+ * vram_scaler_step, unscaling first when it is READY), then one vram_scaler_update; mode
+ * ADVANCE: one vram_scaler_advance with found_inf[0]. *rep says what happened.
+ * Requires: s valid; found_inf readable for n floats; 1 <= n <= VRAM_SCALER_MAX_OPTIMIZERS
+ * (n == 1 for ADVANCE); rep valid, apart from *s. Guarantees: the status of the first step
+ * or update that failed, else VRAM_OK with *s updated and every optimizer READY; on any error
+ * *s is exactly as it was before the call (VRAM_E_MIN_SCALE included: the next call starts
+ * from the same state, so a step refused at the minimum does not wedge the ones after it);
+ * VRAM_E_INVALID for a NULL pointer, n out of range or an unknown mode, with *s and *rep
+ * untouched; otherwise *rep is filled, its found_inf and skip_mask from every flag whatever
+ * the status. (The all-or-nothing is proved on vram__scaler_end, which returns its report by
+ * value: this wrapper only checks the arguments and copies the report out.) */
+/*@ requires s == \null || \valid(s);
+    requires rep == \null || \valid(rep);
+    requires found_inf == \null || \valid_read(found_inf + (0 .. n - 1));
+    requires s != \null && rep != \null ==> \separated(s, rep);
+    assigns *s, *rep;
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID || \result == VRAM_E_RANGE ||
+            \result == VRAM_E_STATE || \result == VRAM_E_MIN_SCALE;
+    behavior refused:
+      assumes s == \null || rep == \null || found_inf == \null || n < 1 ||
+              n > VRAM_SCALER_MAX_OPTIMIZERS ||
+              (mode != VRAM_SCALER_FLAGS_STEP && mode != VRAM_SCALER_FLAGS_ADVANCE) ||
+              (mode == VRAM_SCALER_FLAGS_ADVANCE && n != 1);
+      assigns \nothing;
+      ensures \result == VRAM_E_INVALID;
+    behavior given:
+      assumes s != \null && rep != \null && found_inf != \null && 1 <= n <= VRAM_SCALER_MAX_OPTIMIZERS &&
+              (mode == VRAM_SCALER_FLAGS_STEP || (mode == VRAM_SCALER_FLAGS_ADVANCE && n == 1));
+    complete behaviors; disjoint behaviors; */
+VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_end_step(vram_scaler *s, const float *found_inf, unsigned n,
+                                                                 int mode, vram_scaler_report *rep) {
+    vram__scaler_end_outcome o;
+    if (s == NULL || rep == NULL || found_inf == NULL || n < 1u || n > VRAM_SCALER_MAX_OPTIMIZERS ||
+        (mode != VRAM_SCALER_FLAGS_STEP && mode != VRAM_SCALER_FLAGS_ADVANCE) ||
+        (mode == VRAM_SCALER_FLAGS_ADVANCE && n != 1u))
+        return VRAM_E_INVALID;
+    o = vram__scaler_end(s, found_inf, n, mode);
+    *rep = o.rep;
+    return o.st;
+}
+
+/* ---- save and restore --------------------------------------------------------------- *//* ---- save and restore --------------------------------------------------------------- *//* ---- save and restore --------------------------------------------------------------- */
 
 /* Copy every counter, stage and setting into *saved, behind the magic and version.
  * Requires: s, saved valid. Guarantees: VRAM_OK and vram_scaler_restore(saved) gives *s
@@ -731,6 +811,114 @@ VRAM_HD VRAM_DEF void vram__scaler_reset_stages(vram_scaler *s) {
         loop assigns i, s->found_inf[0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1];
         loop variant VRAM_SCALER_MAX_OPTIMIZERS - i; */
     for (i = 0; i < VRAM_SCALER_MAX_OPTIMIZERS; i++) s->found_inf[i] = 0;
+}
+
+/* A result with every field 0 (C++ has no designated initialisers, and no memset here). */
+/*@ assigns \nothing;
+    ensures \result.skipped == 0; */
+VRAM_HD VRAM_DEF vram_scaler_result vram__scaler_result_zero(void) {
+    vram_scaler_result r;
+    r.scale_before = 0.0f;
+    r.scale_after = 0.0f;
+    r.why = VRAM_SCALER_SKIP_NONE;
+    r.skipped = 0;
+    r.grew = 0;
+    r.backed_off = 0;
+    r.absorbed = 0;
+    r.railed = 0;
+    return r;
+}
+
+/* vram_scaler_end_step's work on its copy t: the steps (skip[k] = 1 when optimizer k's step
+ * is skipped, for k < n; the others 0) and the update, or the bare state machine. */
+/*@ requires \valid(t) && \valid(out) && \valid(skip + (0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1));
+    requires 1 <= n <= VRAM_SCALER_MAX_OPTIMIZERS && \valid_read(found_inf + (0 .. n - 1));
+    requires \separated(t, out, skip + (0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1));
+    assigns *t, *out, skip[0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1];
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID || \result == VRAM_E_RANGE ||
+            \result == VRAM_E_STATE || \result == VRAM_E_MIN_SCALE;
+    ensures \result == VRAM_OK ==> VRAM__SCALER_SOUND(t);
+    ensures \result == VRAM_OK ==>
+      (\forall integer k; 0 <= k < VRAM_SCALER_MAX_OPTIMIZERS ==> t->stage[k] == VRAM_SCALER_READY); */
+VRAM_HD VRAM_DEF vram_status vram__scaler_end_copy(vram_scaler *t, const float *found_inf, unsigned n, int mode,
+                                                   vram_scaler_result *out, uint8_t *skip) {
+    vram_status st = VRAM_OK;
+    unsigned k;
+    *out = vram__scaler_result_zero();
+    /*@ loop invariant 0 <= k <= VRAM_SCALER_MAX_OPTIMIZERS;
+        loop assigns k, skip[0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1];
+        loop variant VRAM_SCALER_MAX_OPTIMIZERS - k; */
+    for (k = 0; k < VRAM_SCALER_MAX_OPTIMIZERS; k++) skip[k] = 0;
+    if (mode == VRAM_SCALER_FLAGS_ADVANCE) return vram_scaler_advance(t, found_inf[0], out);
+    /*@ loop invariant 0 <= k <= n;
+        loop invariant st == VRAM_OK || st == VRAM_E_INVALID || st == VRAM_E_RANGE || st == VRAM_E_STATE;
+        loop assigns k, st, skip[0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1],
+                     t->stage[0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1],
+                     t->found_inf[0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1];
+        loop variant n - k; */
+    for (k = 0; k < n && st == VRAM_OK; k++) {
+        int sk = 0;
+        st = vram_scaler_step(t, k, found_inf[k], &sk);
+        if (st == VRAM_OK && sk) skip[k] = 1;
+    }
+    if (st != VRAM_OK) return st;
+    return vram_scaler_update(t, out);
+}
+
+/* The flags' summary: bit k of *mask when found_inf[k] is nonzero (NaN included) or skip[k]
+ * is set, for k < n; *any = 1.0f when a flag is nonzero, else 0.0f. (The mask is built by
+ * additions of a doubling bit, whose bound the prover checks through vram__bit.) */
+/*@ requires 1 <= n <= VRAM_SCALER_MAX_OPTIMIZERS;
+    requires \valid_read(found_inf + (0 .. n - 1)) && \valid_read(skip + (0 .. n - 1));
+    requires \valid(mask) && \valid(any) && \separated(mask, any);
+    assigns *mask, *any;
+    ensures *mask < 65536; */
+VRAM_HD VRAM_DEF void vram__scaler_flags(const float *found_inf, unsigned n, const uint8_t *skip, uint32_t *mask,
+                                         float *any) {
+    uint32_t m = 0u, bit = 1u;
+    int a = 0;
+    unsigned k;
+    /*@ loop invariant 0 <= k <= n;
+        loop invariant bit == vram__bit(k);
+        loop invariant m < bit;
+        loop assigns k, m, bit, a;
+        loop variant n - k; */
+    for (k = 0; k < n; k++) {
+        int flagged = found_inf[k] != 0.0f;
+        if (flagged) a = 1;
+        if (flagged || skip[k] != 0) m += bit;
+        bit += bit;
+    }
+    *mask = m;
+    *any = a ? 1.0f : 0.0f;
+}
+
+/* vram_scaler_end_step once its arguments are checked: the work on a copy of *s, committed
+ * only when every step and the update succeeded. The report comes back by value, so that on
+ * an error path nothing at all is written and "*s untouched" needs no aliasing argument. */
+/*@ requires \valid(s);
+    requires 1 <= n <= VRAM_SCALER_MAX_OPTIMIZERS && \valid_read(found_inf + (0 .. n - 1));
+    assigns *s;
+    ensures \result.st == VRAM_OK || \result.st == VRAM_E_INVALID || \result.st == VRAM_E_RANGE ||
+            \result.st == VRAM_E_STATE || \result.st == VRAM_E_MIN_SCALE;
+    ensures \result.st == VRAM_OK ==> VRAM__SCALER_SOUND(s);
+    ensures \result.st != VRAM_OK ==> *s == \old(*s);
+    ensures \result.rep.skip_mask < 65536; */
+VRAM_HD VRAM_DEF vram__scaler_end_outcome vram__scaler_end(vram_scaler *s, const float *found_inf, unsigned n,
+                                                         int mode) {
+    vram__scaler_end_outcome o;
+    vram_scaler t = *s; /* every change goes to the copy */
+    uint8_t skip[VRAM_SCALER_MAX_OPTIMIZERS];
+    vram_scaler_result r;
+    uint32_t mask = 0u;
+    float any = 0.0f;
+    o.st = vram__scaler_end_copy(&t, found_inf, n, mode, &r, skip);
+    vram__scaler_flags(found_inf, n, skip, &mask, &any);
+    o.rep.result = r;
+    o.rep.skip_mask = mask;
+    o.rep.found_inf = any;
+    if (o.st == VRAM_OK) *s = t;
+    return o;
 }
 
 /* Any optimizer past READY (a check recorded)? *overflow: any of them found inf/NaN. */

@@ -1,9 +1,12 @@
 // bench_kernels: every kernel of kernels/vramkit_kernels.h as a fraction of the device-to-device
-// copy bandwidth measured in the same run (cudaMemcpyAsync, bytes read + bytes written over
-// time), on one large tensor and on GPT-2 small's 148 parameter tensors (124,439,808 elements,
-// the list a training step unscales and clips). Times are medians of `reps` runs, each timed
-// alone with CUDA events after two warm-up runs. bench_torch_kernels.py runs this with --json
-// and times PyTorch's equivalents on the same shapes.
+// copy bandwidth measured in the same run (cudaMemcpyAsync of 2^28 fp32 elements, bytes read +
+// bytes written over time), on one large tensor (2^28 elements) and on GPT-2 small's 148 parameter tensors (124,439,808 elements,
+// the list a training step unscales and clips). Bytes are counted per operation as what it must
+// read and write (each line's "r" and "w": the norm reads every element once; clipping that is
+// needed also reads and writes every element; clipping that is not needed writes nothing here).
+// Times are medians of `reps` runs, each timed alone with CUDA events after two warm-up runs.
+// bench_torch_kernels.py runs this with --json and times PyTorch's equivalents on the same
+// shapes.
 // Usage: bench_kernels [--json] [--quick] [reps]   (default 20 reps; exit 77 without a GPU)
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -67,26 +70,37 @@ template <typename F> double time_us(F f) {
     return t[t.size() / 2];
 }
 
-// One result line: bytes moved (read + written) per call, and the fraction of copy bandwidth.
-void report(const char *key, const char *what, double bytes, double us) {
+// One result line: bytes the operation reads and writes per call, and the fraction of copy
+// bandwidth that makes.
+void report(const char *key, const char *what, double read, double written, double us) {
+    const double bytes = read + written;
     double gbps = bytes / us / 1e3;
     double frac = g_copy_gbps > 0 ? gbps / g_copy_gbps : 1.0;
     if (g_json) {
-        printf("%s\n  {\"key\": \"%s\", \"what\": \"%s\", \"bytes\": %.0f, \"us\": %.2f, \"gbps\": %.1f, \"copy_fraction\": %.3f}",
-               g_first_json ? "[" : ",", key, what, bytes, us, gbps, frac);
+        printf("%s\n  {\"key\": \"%s\", \"what\": \"%s\", \"read_bytes\": %.0f, \"write_bytes\": %.0f, "
+               "\"bytes\": %.0f, \"us\": %.2f, \"gbps\": %.1f, \"copy_fraction\": %.3f}",
+               g_first_json ? "[" : ",", key, what, read, written, bytes, us, gbps, frac);
         g_first_json = false;
     } else {
-        printf("%-22s %-46s %10.1f MB %10.1f us %8.1f GB/s  %5.1f%% of copy\n", key, what, bytes / 1e6, us, gbps,
-               frac * 100.0);
+        printf("%-24s %-52s %9.1f MB r %9.1f MB w %9.1f us %8.1f GB/s %6.1f%% of copy\n", key, what, read / 1e6,
+               written / 1e6, us, gbps, frac * 100.0);
     }
     fflush(stdout);
 }
 
+// Everything is enqueued on g_stream, which is non-blocking: a cudaMemset or cudaMemcpy would
+// run on the legacy default stream, unordered with it.
 void *dmalloc(size_t bytes) {
     void *p = nullptr;
     CU(cudaMalloc(&p, bytes));
-    CU(cudaMemset(p, 0, bytes));
+    CU(cudaMemsetAsync(p, 0, bytes, g_stream));
     return p;
+}
+
+// Host to device on g_stream, done when it returns (the host buffer may go right after).
+void h2d(void *dst, const void *src, size_t bytes) {
+    CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, g_stream));
+    CU(cudaStreamSynchronize(g_stream));
 }
 
 // Fill with finite values of a dtype (a cast of a ramp), so nothing overflows or flags.
@@ -94,7 +108,7 @@ void fill(void *p, int32_t dtype, uint64_t n) {
     std::vector<float> h(1u << 20);
     for (size_t i = 0; i < h.size(); i++) h[i] = (float)((i * 2654435761u) % 2001u) / 1000.0f - 1.0f;
     float *tmp = (float *)dmalloc(h.size() * 4);
-    CU(cudaMemcpy(tmp, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+    h2d(tmp, h.data(), h.size() * 4);
     uint32_t eb = dtype == VRAM_DTYPE_F32 ? 4 : 2;
     for (uint64_t off = 0; off < n; off += h.size()) {
         uint64_t k = std::min<uint64_t>(h.size(), n - off);
@@ -125,8 +139,12 @@ struct tlist {
     std::vector<vram_k_tensor> t;
     std::vector<shape> sh;
     void *arena = nullptr;
-    uint64_t elems = 0;
-    void make(int32_t dtype) {
+    uint64_t elems = 0, arena_elems = 0;
+    int32_t dtype = VRAM_DTYPE_F32;
+    // the values again (a run of unscales or clips shrinks them toward 0)
+    void refill() { fill(arena, dtype, arena_elems); }
+    void make(int32_t dt) {
+        dtype = dt;
         sh = gpt2_shapes();
         uint32_t eb = dtype == VRAM_DTYPE_F32 ? 4 : 2;
         uint64_t bytes = 0;
@@ -139,7 +157,8 @@ struct tlist {
             off += (n * eb + 255) / 256 * 256;
             elems += n;
         }
-        fill(arena, dtype, bytes / eb);
+        arena_elems = bytes / eb;
+        refill();
     }
     void release() { CU(cudaFree(arena)); }
 };
@@ -175,15 +194,14 @@ int main(int argc, char **argv) {
     void *a = dmalloc(big * 4), *b = dmalloc(big * 4);
     {
         double us = time_us([&] { CU(cudaMemcpyAsync(b, a, big * 4, cudaMemcpyDeviceToDevice, g_stream)); });
-        double bytes = 2.0 * big * 4;
-        g_copy_gbps = bytes / us / 1e3;
-        report("copy", "cudaMemcpyAsync device to device, large f32", bytes, us);
+        g_copy_gbps = 2.0 * big * 4 / us / 1e3;
+        report("copy", "cudaMemcpyAsync device to device, large f32", 1.0 * big * 4, 1.0 * big * 4, us);
     }
     float *inv = (float *)dmalloc(4), *found = (float *)dmalloc(4), *norm = (float *)dmalloc(4),
           *coef = (float *)dmalloc(4);
     {
         const float h_inv = 1.0f / 1024.0f;
-        CU(cudaMemcpy(inv, &h_inv, 4, cudaMemcpyHostToDevice));
+        h2d(inv, &h_inv, 4);
     }
     const int32_t dts[3] = {VRAM_DTYPE_F32, VRAM_DTYPE_F16, VRAM_DTYPE_BF16};
     char key[64], what[128];
@@ -195,7 +213,8 @@ int main(int argc, char **argv) {
         vram_k_tensor t = {a, big, d};
         snprintf(key, sizeof key, "unscale:%s:large", dn(d));
         snprintf(what, sizeof what, "non-finite check + unscale, %s, 1 tensor", dn(d));
-        report(key, what, 2.0 * big * eb, time_us([&] { VK(vram_k_unscale(&t, 1, inv, found, g_stream)); }));
+        report(key, what, 1.0 * big * eb, 1.0 * big * eb,
+               time_us([&] { VK(vram_k_unscale(&t, 1, inv, found, g_stream)); }));
     }
     {
         fill(a, VRAM_DTYPE_F32, big);
@@ -203,7 +222,7 @@ int main(int argc, char **argv) {
         uint64_t ws = 0;
         VK(vram_k_norm_workspace(&t, 1, &ws));
         float *partials = (float *)dmalloc(ws * 4);
-        report("l2norm:f32:large", "global L2 norm, f32, 1 tensor (read only)", 1.0 * big * 4,
+        report("l2norm:f32:large", "global L2 norm, f32, 1 tensor (read only)", 1.0 * big * 4, 0.0,
                time_us([&] { VK(vram_k_l2norm(&t, 1, nullptr, partials, ws, norm, g_stream)); }));
         CU(cudaFree(partials));
     }
@@ -215,23 +234,35 @@ int main(int argc, char **argv) {
         uint32_t eb = d == VRAM_DTYPE_F32 ? 4 : 2;
         snprintf(key, sizeof key, "unscale:%s:gpt2", dn(d));
         snprintf(what, sizeof what, "non-finite check + unscale, %s, GPT-2 small's %zu tensors", dn(d), L.t.size());
-        report(key, what, 2.0 * L.elems * eb,
+        report(key, what, 1.0 * L.elems * eb, 1.0 * L.elems * eb,
                time_us([&] { VK(vram_k_unscale(L.t.data(), L.t.size(), inv, found, g_stream)); }));
         uint64_t ws = 0;
         VK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
         float *partials = (float *)dmalloc(ws * 4);
         snprintf(key, sizeof key, "l2norm:%s:gpt2", dn(d));
         snprintf(what, sizeof what, "global L2 norm, %s, GPT-2 small (read only)", dn(d));
-        report(key, what, 1.0 * L.elems * eb, time_us([&] {
+        report(key, what, 1.0 * L.elems * eb, 0.0, time_us([&] {
                    VK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, norm, g_stream));
                }));
-        // clip_grad_norm_ when no clipping is needed (max_norm above the norm): the norm, the
-        // coefficient 1, and a scaling pass that reads the coefficient and writes nothing. With
-        // clipping, add the scaling pass (scale:f32:gpt2).
+        L.refill(); // the unscales above took the values toward 0
+        // clip_grad_norm_ when no clipping is needed (max_norm above the norm): the norm reads
+        // every element; the coefficient is 1, so the scaling pass reads it and writes nothing
+        // (PyTorch's clip_grad_norm_ multiplies every gradient by it all the same: its bytes are
+        // counted so in bench_torch_kernels.py)
         snprintf(key, sizeof key, "clip:%s:gpt2", dn(d));
         snprintf(what, sizeof what, "clip_grad_norm, no clipping needed, %s, GPT-2 small", dn(d));
-        report(key, what, 1.0 * L.elems * eb, time_us([&] {
+        report(key, what, 1.0 * L.elems * eb, 0.0, time_us([&] {
                    VK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), nullptr, 1e30f, VRAM_K_NONFINITE_REPORT, partials,
+                                            ws, norm, coef, found, g_stream));
+               }));
+        L.refill();
+        // clipping needed (max_norm 1e-3, far below the norm of these data): the norm reads every
+        // element, then the scaling pass reads and writes every element. Each repetition clips
+        // the already clipped gradients again, to the same norm, so the values stay normal.
+        snprintf(key, sizeof key, "clipact:%s:gpt2", dn(d));
+        snprintf(what, sizeof what, "clip_grad_norm, clipping, %s, GPT-2 small", dn(d));
+        report(key, what, 2.0 * L.elems * eb, 1.0 * L.elems * eb, time_us([&] {
+                   VK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), nullptr, 1e-3f, VRAM_K_NONFINITE_REPORT, partials,
                                             ws, norm, coef, found, g_stream));
                }));
         CU(cudaFree(partials));
@@ -242,8 +273,9 @@ int main(int argc, char **argv) {
         tlist L;
         L.make(VRAM_DTYPE_F32);
         const float half = 0.5f;
-        CU(cudaMemcpy(coef, &half, 4, cudaMemcpyHostToDevice));
-        report("scale:f32:gpt2", "in-place scale by a device factor, f32, GPT-2 small", 2.0 * L.elems * 4,
+        h2d(coef, &half, 4);
+        report("scale:f32:gpt2", "in-place scale by a device factor, f32, GPT-2 small", 1.0 * L.elems * 4,
+               1.0 * L.elems * 4,
                time_us([&] { VK(vram_k_scale(L.t.data(), L.t.size(), nullptr, coef, g_stream)); }));
         L.release();
     }
@@ -259,13 +291,13 @@ int main(int argc, char **argv) {
             snprintf(key, sizeof key, "quant:%s:large", dn(d));
             snprintf(what, sizeof what, "int8 per-row absmax quantise, %s, %llu x %llu", dn(d),
                      (unsigned long long)rows, (unsigned long long)cols);
-            report(key, what, (double)rows * cols * (eb + 1) + rows * 4.0, time_us([&] {
+            report(key, what, (double)rows * cols * eb, (double)rows * cols + rows * 4.0, time_us([&] {
                        VK(vram_k_quant_int8_rows(a, d, rows, cols, q, scales, nullptr, g_stream));
                    }));
             snprintf(key, sizeof key, "dequant:%s:large", dn(d));
             snprintf(what, sizeof what, "int8 per-row dequantise to %s, %llu x %llu", dn(d), (unsigned long long)rows,
                      (unsigned long long)cols);
-            report(key, what, (double)rows * cols * (eb + 1) + rows * 4.0,
+            report(key, what, (double)rows * cols + rows * 4.0, (double)rows * cols * eb,
                    time_us([&] { VK(vram_k_dequant_int8_rows(q, scales, rows, cols, b, d, g_stream)); }));
         }
         CU(cudaFree(q));
@@ -277,10 +309,13 @@ int main(int argc, char **argv) {
         L.make(VRAM_DTYPE_F16);
         int8_t *q = (int8_t *)dmalloc(L.elems + 4096);
         float *scales = (float *)dmalloc(60000 * 4);
-        double bytes = 0;
+        double rd = 0, wr = 0;
         for (size_t i = 0; i < L.t.size(); i++)
-            if (L.sh[i].rows > 1) bytes += L.sh[i].rows * L.sh[i].cols * 3.0 + L.sh[i].rows * 4.0;
-        report("quant:f16:gpt2", "int8 per-row quantise, f16, GPT-2 small's 2-D weights", bytes, time_us([&] {
+            if (L.sh[i].rows > 1) {
+                rd += L.sh[i].rows * L.sh[i].cols * 2.0;
+                wr += L.sh[i].rows * L.sh[i].cols * 1.0 + L.sh[i].rows * 4.0;
+            }
+        report("quant:f16:gpt2", "int8 per-row quantise, f16, GPT-2 small's 2-D weights", rd, wr, time_us([&] {
                    for (size_t i = 0; i < L.t.size(); i++)
                        if (L.sh[i].rows > 1)
                            VK(vram_k_quant_int8_rows(L.t[i].data, VRAM_DTYPE_F16, L.sh[i].rows, L.sh[i].cols, q,
@@ -302,13 +337,14 @@ int main(int argc, char **argv) {
             fill(a, p[0], big);
             snprintf(key, sizeof key, "cast:%s-%s:large", dn(p[0]), dn(p[1]));
             snprintf(what, sizeof what, "cast %s -> %s, 1 tensor", dn(p[0]), dn(p[1]));
-            report(key, what, (double)big * (sb + db),
+            report(key, what, (double)big * sb, (double)big * db,
                    time_us([&] { VK(vram_k_cast(a, p[0], b, p[1], big, g_stream)); }));
         }
         tlist L;
         L.make(VRAM_DTYPE_F32);
         void *out = dmalloc(L.elems * 2 + 148 * 256);
-        report("cast:f32-f16:gpt2", "cast f32 -> f16, GPT-2 small, one call per tensor", L.elems * 6.0, time_us([&] {
+        report("cast:f32-f16:gpt2", "cast f32 -> f16, GPT-2 small, one call per tensor", L.elems * 4.0, L.elems * 2.0,
+               time_us([&] {
                    uint64_t off = 0;
                    for (const vram_k_tensor &t : L.t) {
                        VK(vram_k_cast(t.data, VRAM_DTYPE_F32, (char *)out + off, VRAM_DTYPE_F16, t.count, g_stream));
@@ -331,17 +367,18 @@ int main(int argc, char **argv) {
             v = x % src_rows;
         }
         uint64_t *d_idx = (uint64_t *)dmalloc(rows * 8);
-        CU(cudaMemcpy(d_idx, idx.data(), rows * 8, cudaMemcpyHostToDevice));
+        h2d(d_idx, idx.data(), rows * 8);
         snprintf(what, sizeof what, "gather %llu random rows of 1 KiB from %llu", (unsigned long long)rows,
                  (unsigned long long)src_rows);
-        report("gather:1k:large", what, 2.0 * rows * row_bytes + rows * 8.0, time_us([&] {
+        report("gather:1k:large", what, 1.0 * rows * row_bytes + rows * 8.0, 1.0 * rows * row_bytes, time_us([&] {
                    VK(vram_k_gather_rows(b, a, src_rows, d_idx, rows, row_bytes, nullptr, g_stream));
                }));
         // an embedding lookup: 16384 token rows of GPT-2's wte (50257 x 768 f32, 3 KiB rows)
         const uint64_t wrow = 768 * 4, tokens = 16384, vocab = std::min<uint64_t>(50257, big * 4 / wrow);
         for (uint64_t i = 0; i < tokens; i++) idx[i] %= vocab;
-        CU(cudaMemcpy(d_idx, idx.data(), tokens * 8, cudaMemcpyHostToDevice));
-        report("gather:wte:gpt2", "gather 16384 rows of GPT-2's wte (768 f32)", 2.0 * tokens * wrow + tokens * 8.0,
+        h2d(d_idx, idx.data(), tokens * 8);
+        report("gather:wte:gpt2", "gather 16384 rows of GPT-2's wte (768 f32)", 1.0 * tokens * wrow + tokens * 8.0,
+               1.0 * tokens * wrow,
                time_us([&] { VK(vram_k_gather_rows(b, a, vocab, d_idx, tokens, wrow, nullptr, g_stream)); }));
         CU(cudaFree(d_idx));
     }

@@ -1,11 +1,15 @@
 /* Shared by the hw tests: a Criterion main that exits 77 (ctest: skipped) when no CUDA
  * device can be used, so `ctest -L hw` on a machine without a GPU says "skipped", not
- * "passed". Use: put VRAM_HW_MAIN() once in each hw test file. */
+ * "passed"; the test-side checks of CUDA and vram_status results (one place, not a copy per
+ * file); a fixed random stream. Use: put VRAM_HW_MAIN() once in each hw test file. */
 #ifndef VRAMKIT_HW_COMMON_H
 #define VRAMKIT_HW_COMMON_H
 #include <criterion/criterion.h>
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include <vramkit/base.h>
 
 static inline int vram_hw_device_available(void) {
     int n = 0;
@@ -28,4 +32,27 @@ static inline int vram_hw_device_available(void) {
         criterion_finalize(tests);                               \
         return result;                                           \
     }
+
+/* A CUDA runtime call that must succeed: the test fails with the call's text and the error. */
+#define VRAM_HW_CUDA(call)                                                                       \
+    do {                                                                                         \
+        cudaError_t vram_hw_e_ = (call);                                                         \
+        cr_assert_eq(vram_hw_e_, cudaSuccess, "%s: %s (%d)", #call, cudaGetErrorString(vram_hw_e_), \
+                     (int)vram_hw_e_);                                                           \
+    } while (0)
+
+/* A vramkit call that must return VRAM_OK. */
+#define VRAM_HW_OK(call)                                                                        \
+    do {                                                                                        \
+        vram_status vram_hw_st_ = (call);                                                       \
+        cr_assert_eq(vram_hw_st_, VRAM_OK, "%s: %s", #call, vram_status_name(vram_hw_st_));     \
+    } while (0)
+
+/* xorshift64*: a fixed stream, so a failure reproduces. */
+static inline uint64_t vram_hw_rng_next(uint64_t *x) {
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1DULL;
+}
 #endif

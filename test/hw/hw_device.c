@@ -3,8 +3,10 @@
  * when asked directly (properties, free/total memory within a tolerance, the attributes the
  * runtime shares); an allocation moves the free figure; every probe succeeds on an
  * H100/H200; a kernel that traps, in a probe child, leaves an error classified sticky after
- * which the backend refuses every call, and the parent is unharmed. */
+ * which the backend refuses every call, and the parent is unharmed; an event query that says
+ * "not ready" leaves nothing in cudart's last-error slot. */
 #include <libgen.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +186,37 @@ Test(hw_device, trap_is_sticky_and_contained) {
     /* the parent never saw it */
     cr_assert_eq(vram_snapshot_take(&ops, &snap), VRAM_OK);
     cr_assert_eq(ops.last_error(ops.ctx), 0);
+}
+
+/* A host function that holds its stream until the test lets it go. */
+static atomic_int release_hold;
+static void CUDART_CB hold_stream(void *arg) {
+    (void)arg;
+    while (!atomic_load(&release_hold)) {
+    }
+}
+
+/* "Not ready" (600) is a query's answer: the backend reports VRAM_E_NOT_READY and leaves no
+ * error behind in cudart's last-error slot, where a later launch check would have found it
+ * (the check used to return early for 600 without clearing the slot). */
+Test(hw_device, not_ready_leaves_no_error_behind) {
+    vram_stream s = NULL;
+    vram_event e = NULL;
+    cr_assert_eq(ops.stream_create(ops.ctx, 0, &s), VRAM_OK);
+    cr_assert_eq(ops.event_create(ops.ctx, &e), VRAM_OK);
+    (void)cudaGetLastError();
+    atomic_store(&release_hold, 0);
+    VRAM_HW_CUDA(cudaLaunchHostFunc((cudaStream_t)s, hold_stream, NULL));
+    cr_assert_eq(ops.event_record(ops.ctx, e, s), VRAM_OK);
+    vram_status q = ops.event_query(ops.ctx, e);
+    cudaError_t slot = cudaPeekAtLastError();
+    atomic_store(&release_hold, 1);
+    cr_assert_eq(ops.stream_sync(ops.ctx, s), VRAM_OK);
+    cr_assert_eq(q, VRAM_E_NOT_READY, "the event waits behind the held stream: %s", vram_status_name(q));
+    cr_assert_eq(slot, cudaSuccess, "cudart's slot holds %d after the query", (int)slot);
+    cr_assert_eq(ops.event_query(ops.ctx, e), VRAM_OK);
+    cr_assert_eq(ops.event_destroy(ops.ctx, e), VRAM_OK);
+    cr_assert_eq(ops.stream_destroy(ops.ctx, s), VRAM_OK);
 }
 
 VRAM_HW_MAIN()

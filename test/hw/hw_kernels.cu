@@ -31,23 +31,10 @@ namespace {
 constexpr size_t kGuard = 256;
 constexpr unsigned char kSentinel = 0xA5;
 
-void cuda_ok(cudaError_t e, const char *what) { cr_assert_eq(e, cudaSuccess, "%s: %s", what, cudaGetErrorString(e)); }
-#define CUDA_OK(call) cuda_ok((call), #call)
-#define VK_OK(call)                                                                             \
-    do {                                                                                        \
-        vram_status st_ = (call);                                                               \
-        cr_assert_eq(st_, VRAM_OK, "%s: %s", #call, vram_status_name(st_));                     \
-    } while (0)
-
 // xorshift64*: fixed streams, so a failure reproduces.
 struct rng {
     uint64_t x;
-    uint64_t next() {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        return x * 0x2545F4914F6CDD1DULL;
-    }
+    uint64_t next() { return vram_hw_rng_next(&x); }
     double uniform() { return (double)(next() >> 11) * 0x1p-53; }
 };
 
@@ -63,17 +50,17 @@ struct guarded {
         bytes = n_bytes;
         misalign = mis;
         total = bytes + misalign + 2 * kGuard;
-        CUDA_OK(cudaMalloc(&base, total));
-        CUDA_OK(cudaMemset(base, kSentinel, total));
+        VRAM_HW_CUDA(cudaMalloc(&base, total));
+        VRAM_HW_CUDA(cudaMemset(base, kSentinel, total));
     }
     void *data() const { return base + kGuard + misalign; }
     void upload(const void *h) {
-        if (bytes) CUDA_OK(cudaMemcpy(data(), h, bytes, cudaMemcpyHostToDevice));
+        if (bytes) VRAM_HW_CUDA(cudaMemcpy(data(), h, bytes, cudaMemcpyHostToDevice));
     }
     // The data back into h; every sentinel byte must be intact.
     void download(void *h, const char *what) {
         std::vector<unsigned char> all(total);
-        CUDA_OK(cudaMemcpy(all.data(), base, total, cudaMemcpyDeviceToHost));
+        VRAM_HW_CUDA(cudaMemcpy(all.data(), base, total, cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < kGuard + misalign; i++)
             cr_assert_eq(all[i], kSentinel, "%s: sentinel byte %zu before the data was written", what,
                          kGuard + misalign - i);
@@ -83,7 +70,7 @@ struct guarded {
         if (bytes) memcpy(h, all.data() + kGuard + misalign, bytes);
     }
     void release() {
-        if (base) CUDA_OK(cudaFree(base));
+        if (base) VRAM_HW_CUDA(cudaFree(base));
         base = nullptr;
     }
 };
@@ -91,13 +78,13 @@ struct guarded {
 // A device scalar (float or int), zeroed.
 template <typename T> T *dev_scalar(T v) {
     T *p = nullptr;
-    CUDA_OK(cudaMalloc(&p, sizeof(T)));
-    CUDA_OK(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
+    VRAM_HW_CUDA(cudaMalloc(&p, sizeof(T)));
+    VRAM_HW_CUDA(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
     return p;
 }
 template <typename T> T read_scalar(const T *p) {
     T v;
-    CUDA_OK(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
+    VRAM_HW_CUDA(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
     return v;
 }
 
@@ -171,8 +158,8 @@ Test(hw_kernels, unscale_one_tensor_every_size_dtype_and_alignment) {
                     float inv = k < 3 ? invs[k] : 1.0f;
                     float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
                     vram_k_tensor t = {buf.data(), n, dtype};
-                    VK_OK(vram_k_unscale(&t, 1, k < 3 ? d_inv : nullptr, d_found, nullptr));
-                    CUDA_OK(cudaDeviceSynchronize());
+                    VRAM_HW_OK(vram_k_unscale(&t, 1, k < 3 ? d_inv : nullptr, d_found, nullptr));
+                    VRAM_HW_CUDA(cudaDeviceSynchronize());
                     float ref_found = 0.0f;
                     cr_assert_eq(vram_kref_unscale(ref.data(), n, (vram_dtype)dtype, inv, &ref_found), VRAM_OK);
                     buf.download(back.data(), "unscale");
@@ -181,8 +168,8 @@ Test(hw_kernels, unscale_one_tensor_every_size_dtype_and_alignment) {
                     expect_equal(back.data(), ref.data(), n, dtype, 0.0, what);
                     if (k == 3) cr_assert(memcmp(back.data(), host.data(), n * esize(dtype)) == 0, "%s: check only wrote", what);
                     cr_assert_eq(read_scalar(d_found), ref_found, "%s: flag", what);
-                    CUDA_OK(cudaFree(d_inv));
-                    CUDA_OK(cudaFree(d_found));
+                    VRAM_HW_CUDA(cudaFree(d_inv));
+                    VRAM_HW_CUDA(cudaFree(d_found));
                     buf.release();
                 }
             }
@@ -205,14 +192,14 @@ Test(hw_kernels, unscale_flags_one_bad_element_at_a_chunk_edge) {
             buf.upload(host.data());
             float *d_inv = dev_scalar(0.5f), *d_found = dev_scalar(0.0f);
             vram_k_tensor t = {buf.data(), n, dtype};
-            VK_OK(vram_k_unscale(&t, 1, d_inv, d_found, nullptr));
+            VRAM_HW_OK(vram_k_unscale(&t, 1, d_inv, d_found, nullptr));
             cr_assert_eq(read_scalar(d_found), 1.0f, "%s: the flag missed the last element", dname(dtype));
             std::vector<unsigned char> back(host.size());
             buf.download(back.data(), "unscale edge");
             cr_assert_eq(vram_kref_load((vram_dtype)dtype, back.data(), 0), -1.5f);
             cr_assert(!vram_kref_isfinite(vram_kref_load((vram_dtype)dtype, back.data(), n - 1)));
-            CUDA_OK(cudaFree(d_inv));
-            CUDA_OK(cudaFree(d_found));
+            VRAM_HW_CUDA(cudaFree(d_inv));
+            VRAM_HW_CUDA(cudaFree(d_found));
             buf.release();
         }
     }
@@ -267,11 +254,11 @@ Test(hw_kernels, unscale_many_tensors_any_launch_split) {
     const unsigned limits[3][2] = {{0, 0}, {7, 3}, {1, 1}};
     float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
     for (auto &lim : limits) {
-        VK_OK(vram_k_set_launch_limits(lim[0], lim[1]));
+        VRAM_HW_OK(vram_k_set_launch_limits(lim[0], lim[1]));
         L.reset();
-        CUDA_OK(cudaMemset(d_found, 0, sizeof(float)));
-        VK_OK(vram_k_unscale(L.t.data(), L.t.size(), d_inv, d_found, nullptr));
-        CUDA_OK(cudaDeviceSynchronize());
+        VRAM_HW_CUDA(cudaMemset(d_found, 0, sizeof(float)));
+        VRAM_HW_OK(vram_k_unscale(L.t.data(), L.t.size(), d_inv, d_found, nullptr));
+        VRAM_HW_CUDA(cudaDeviceSynchronize());
         cr_assert_eq(read_scalar(d_found), 1.0f);
         for (size_t i = 0; i < L.t.size(); i++) {
             std::vector<unsigned char> back(L.host[i].size());
@@ -281,16 +268,16 @@ Test(hw_kernels, unscale_many_tensors_any_launch_split) {
             expect_equal(back.data(), ref[i].data(), L.t[i].count, L.t[i].dtype, 0.0, what);
         }
     }
-    VK_OK(vram_k_set_launch_limits(0, 0));
+    VRAM_HW_OK(vram_k_set_launch_limits(0, 0));
     // without specials the flag stays down
     rng g2 = {0xc1ea4};
     tensor_list C;
     C.make(g2, 150, false, 4, 4);
-    CUDA_OK(cudaMemset(d_found, 0, sizeof(float)));
-    VK_OK(vram_k_unscale(C.t.data(), C.t.size(), d_inv, d_found, nullptr));
+    VRAM_HW_CUDA(cudaMemset(d_found, 0, sizeof(float)));
+    VRAM_HW_OK(vram_k_unscale(C.t.data(), C.t.size(), d_inv, d_found, nullptr));
     cr_assert_eq(read_scalar(d_found), 0.0f);
-    CUDA_OK(cudaFree(d_inv));
-    CUDA_OK(cudaFree(d_found));
+    VRAM_HW_CUDA(cudaFree(d_inv));
+    VRAM_HW_CUDA(cudaFree(d_found));
     L.release();
     C.release();
 }
@@ -311,7 +298,7 @@ Test(hw_kernels, scale_by_device_factors) {
                 float a = mode == 3 ? 1.0f : inv, b = mode == 3 ? 1.0f : coef;
                 float *d_a = dev_scalar(a), *d_b = dev_scalar(b);
                 vram_k_tensor t = {buf.data(), n, dtype};
-                VK_OK(vram_k_scale(&t, 1, mode == 2 ? nullptr : d_a, mode == 1 ? nullptr : d_b, nullptr));
+                VRAM_HW_OK(vram_k_scale(&t, 1, mode == 2 ? nullptr : d_a, mode == 1 ? nullptr : d_b, nullptr));
                 cr_assert_eq(vram_kref_scale(ref.data(), n, (vram_dtype)dtype, mode == 2 ? 1.0f : a,
                                              mode == 1 ? 1.0f : b),
                              VRAM_OK);
@@ -320,8 +307,8 @@ Test(hw_kernels, scale_by_device_factors) {
                 snprintf(what, sizeof what, "scale n=%llu mode %d", (unsigned long long)n, mode);
                 expect_equal(back.data(), ref.data(), n, dtype, 0.0, what);
                 if (mode == 3) cr_assert(memcmp(back.data(), host.data(), n * esize(dtype)) == 0, "%s", what);
-                CUDA_OK(cudaFree(d_a));
-                CUDA_OK(cudaFree(d_b));
+                VRAM_HW_CUDA(cudaFree(d_a));
+                VRAM_HW_CUDA(cudaFree(d_b));
                 buf.release();
             }
         }
@@ -344,9 +331,9 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
     tensor_list L;
     L.make(g, 260, false, 6, 6);
     uint64_t ws = 0;
-    VK_OK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
+    VRAM_HW_OK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
     float *partials = nullptr, *d_norm = dev_scalar(0.0f);
-    CUDA_OK(cudaMalloc(&partials, ws * sizeof(float)));
+    VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
     for (int folded = 0; folded < 2; folded++) {
         const float inv = folded ? 0x1p-7f : 1.0f;
         float *d_inv = dev_scalar(inv);
@@ -354,9 +341,9 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
         const unsigned limits[4][2] = {{0, 0}, {110, 5}, {3, 1}, {1, 16384}};
         uint32_t first_bits = 0;
         for (int k = 0; k < 4; k++) {
-            VK_OK(vram_k_set_launch_limits(limits[k][0], limits[k][1]));
-            CUDA_OK(cudaMemset(partials, 0xff, ws * sizeof(float))); // garbage the kernel must overwrite
-            VK_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
+            VRAM_HW_OK(vram_k_set_launch_limits(limits[k][0], limits[k][1]));
+            VRAM_HW_CUDA(cudaMemset(partials, 0xff, ws * sizeof(float))); // garbage the kernel must overwrite
+            VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
             float got = read_scalar(d_norm);
             double rel = fabs((double)got - want) / want;
             cr_assert(rel <= 1e-5, "norm %.9g, fp64 reference %.12g: relative error %g", (double)got, want, rel);
@@ -364,17 +351,17 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
             else cr_assert_eq(vram_kref_f32_bits(got), first_bits, "the norm changed with the launch split");
         }
         // the same call again: bit for bit the same
-        VK_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
+        VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
         cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), first_bits);
         cr_log_info("l2norm over %zu tensors (folded %d): %.9g vs fp64 %.12g", L.t.size(), folded,
                     (double)vram_kref_f32_from_bits(first_bits), want);
-        CUDA_OK(cudaFree(d_inv));
+        VRAM_HW_CUDA(cudaFree(d_inv));
     }
-    VK_OK(vram_k_set_launch_limits(0, 0));
+    VRAM_HW_OK(vram_k_set_launch_limits(0, 0));
     // workspace too small: refused before anything runs
     cr_assert_eq(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 1, d_norm, nullptr), VRAM_E_INVALID);
     // an empty list has norm 0
-    VK_OK(vram_k_l2norm(nullptr, 0, nullptr, partials, 1, d_norm, nullptr));
+    VRAM_HW_OK(vram_k_l2norm(nullptr, 0, nullptr, partials, 1, d_norm, nullptr));
     cr_assert_eq(read_scalar(d_norm), 0.0f);
     // inf and NaN elements give inf and NaN norms
     const float bad[2] = {INFINITY, NAN};
@@ -383,13 +370,45 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
     for (float b : bad) {
         vram_kref_store((vram_dtype)L.t[k].dtype, L.host[k].data(), 0, b);
         L.reset();
-        VK_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
+        VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
         float got = read_scalar(d_norm);
         cr_assert(isnan(b) ? isnan(got) : isinf(got), "norm %a with %a in a tensor", (double)got, (double)b);
     }
-    CUDA_OK(cudaFree(partials));
-    CUDA_OK(cudaFree(d_norm));
+    VRAM_HW_CUDA(cudaFree(partials));
+    VRAM_HW_CUDA(cudaFree(d_norm));
     L.release();
+}
+
+// The norm depends on the values and the chunking only: the same values at every start
+// modulo 16 bytes give the same bits (the vectorised path for the aligned copy, element
+// loads for the others, in the same order).
+Test(hw_kernels, l2norm_does_not_depend_on_alignment) {
+    rng g = {0xa119};
+    const uint64_t sizes[] = {1, 7, 4099, 65536, 65537, 200003};
+    for (int dtype : kDtypes) {
+        for (uint64_t n : sizes) {
+            std::vector<unsigned char> host = make_data(g, dtype, n, 10, 10, false);
+            const uint64_t ws = (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK;
+            float *partials = nullptr, *d_norm = dev_scalar(0.0f);
+            VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
+            uint32_t bits[8];
+            const int shifts = (int)(16 / esize(dtype));
+            for (int k = 0; k < shifts; k++) {
+                guarded buf;
+                buf.init(n * esize(dtype), (size_t)k * esize(dtype));
+                buf.upload(host.data());
+                vram_k_tensor t = {buf.data(), n, dtype};
+                VRAM_HW_OK(vram_k_l2norm(&t, 1, nullptr, partials, ws, d_norm, nullptr));
+                bits[k] = vram_kref_f32_bits(read_scalar(d_norm));
+                cr_assert_eq(bits[k], bits[0], "%s n=%llu: norm %a at offset %d elements, %a aligned", dname(dtype),
+                             (unsigned long long)n, (double)vram_kref_f32_from_bits(bits[k]), k,
+                             (double)vram_kref_f32_from_bits(bits[0]));
+                buf.release();
+            }
+            VRAM_HW_CUDA(cudaFree(partials));
+            VRAM_HW_CUDA(cudaFree(d_norm));
+        }
+    }
 }
 
 Test(hw_kernels, clip_coefficient_and_policies) {
@@ -399,9 +418,9 @@ Test(hw_kernels, clip_coefficient_and_policies) {
     for (float m : maxes) {
         for (float nrm : norms) {
             for (int policy = 0; policy < 2; policy++) {
-                CUDA_OK(cudaMemcpy(d_norm, &nrm, sizeof nrm, cudaMemcpyHostToDevice));
-                CUDA_OK(cudaMemset(d_found, 0, sizeof(float)));
-                VK_OK(vram_k_clip_coef(d_norm, m, policy, d_coef, d_found, nullptr));
+                VRAM_HW_CUDA(cudaMemcpy(d_norm, &nrm, sizeof nrm, cudaMemcpyHostToDevice));
+                VRAM_HW_CUDA(cudaMemset(d_found, 0, sizeof(float)));
+                VRAM_HW_OK(vram_k_clip_coef(d_norm, m, policy, d_coef, d_found, nullptr));
                 float want = 0.0f;
                 int nonfinite = vram_kref_clip_coef(nrm, m, &want);
                 cr_assert(same_bits(read_scalar(d_coef), want), "coef(%g, %g): gpu %a, reference %a", (double)nrm,
@@ -411,14 +430,14 @@ Test(hw_kernels, clip_coefficient_and_policies) {
         }
     }
     // REPORT may go without a flag; SKIP may not; max_norm must be finite and > 0
-    VK_OK(vram_k_clip_coef(d_norm, 1.0f, VRAM_K_NONFINITE_REPORT, d_coef, nullptr, nullptr));
+    VRAM_HW_OK(vram_k_clip_coef(d_norm, 1.0f, VRAM_K_NONFINITE_REPORT, d_coef, nullptr, nullptr));
     cr_assert_eq(vram_k_clip_coef(d_norm, 1.0f, VRAM_K_NONFINITE_SKIP, d_coef, nullptr, nullptr), VRAM_E_INVALID);
     cr_assert_eq(vram_k_clip_coef(d_norm, 0.0f, 0, d_coef, d_found, nullptr), VRAM_E_INVALID);
     cr_assert_eq(vram_k_clip_coef(d_norm, INFINITY, 0, d_coef, d_found, nullptr), VRAM_E_INVALID);
     cr_assert_eq(vram_k_clip_coef(d_norm, 1.0f, 7, d_coef, d_found, nullptr), VRAM_E_INVALID);
-    CUDA_OK(cudaFree(d_norm));
-    CUDA_OK(cudaFree(d_coef));
-    CUDA_OK(cudaFree(d_found));
+    VRAM_HW_CUDA(cudaFree(d_norm));
+    VRAM_HW_CUDA(cudaFree(d_coef));
+    VRAM_HW_CUDA(cudaFree(d_found));
 }
 
 Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
@@ -426,12 +445,12 @@ Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
     tensor_list L;
     L.make(g, 120, false, 3, 3);
     uint64_t ws = 0;
-    VK_OK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
+    VRAM_HW_OK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
     float *partials = nullptr;
-    CUDA_OK(cudaMalloc(&partials, ws * sizeof(float)));
+    VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
     const float inv = 0x1p-10f, max_norm = 1.0f;
     float *d_inv = dev_scalar(inv), *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
-    VK_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
+    VRAM_HW_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
                                 d_coef, d_found, nullptr));
     float norm = read_scalar(d_norm), coef = read_scalar(d_coef);
     const double want = ref_norm(L, inv);
@@ -449,7 +468,7 @@ Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
         expect_equal(back.data(), ref.data(), L.t[i].count, L.t[i].dtype, 0.0, "clip_grad_norm");
     }
     // and their norm is now at most max_norm
-    VK_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
+    VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
     // (1e-4: each element was rounded to its dtype after scaling, bf16 by up to 2^-9)
     cr_assert(read_scalar(d_norm) <= max_norm * (1.0f + 1e-4f), "clipped norm %g", (double)read_scalar(d_norm));
     // a NaN gradient: SKIP raises the flag and leaves the gradients unclipped (coef 1)
@@ -457,27 +476,31 @@ Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
     while (L.t[k].count == 0) k++;
     vram_kref_store((vram_dtype)L.t[k].dtype, L.host[k].data(), 0, NAN);
     L.reset();
-    VK_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
+    VRAM_HW_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
                                 d_coef, d_found, nullptr));
     cr_assert(isnan(read_scalar(d_norm)));
     cr_assert_eq(read_scalar(d_coef), 1.0f);
     cr_assert_eq(read_scalar(d_found), 1.0f);
-    CUDA_OK(cudaFree(partials));
-    CUDA_OK(cudaFree(d_inv));
-    CUDA_OK(cudaFree(d_norm));
-    CUDA_OK(cudaFree(d_coef));
-    CUDA_OK(cudaFree(d_found));
+    VRAM_HW_CUDA(cudaFree(partials));
+    VRAM_HW_CUDA(cudaFree(d_inv));
+    VRAM_HW_CUDA(cudaFree(d_norm));
+    VRAM_HW_CUDA(cudaFree(d_coef));
+    VRAM_HW_CUDA(cudaFree(d_found));
     L.release();
 }
 
 // ---- the scaler's update on the device -------------------------------------------------------
 
 Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
-    const int presets[4] = {VRAM_SCALER_PRESET_VRAMKIT, VRAM_SCALER_PRESET_PYTORCH, VRAM_SCALER_PRESET_MEGATRON,
-                            VRAM_SCALER_PRESET_DEEPSPEED_CONSECUTIVE};
+    // DeepSpeed's preset reaches its error at the minimum (VRAM_E_MIN_SCALE) on this sequence:
+    // the device must leave the state as it was and go on, exactly as vram_scaler_end_step
+    // does on the host.
+    const int presets[5] = {VRAM_SCALER_PRESET_VRAMKIT, VRAM_SCALER_PRESET_PYTORCH, VRAM_SCALER_PRESET_MEGATRON,
+                            VRAM_SCALER_PRESET_DEEPSPEED_CONSECUTIVE, VRAM_SCALER_PRESET_DEEPSPEED};
     rng g = {0x5ca1};
     for (int p : presets) {
         for (int advance = 0; advance < 2; advance++) {
+            unsigned refused = 0;
             vram_scaler_cfg cfg;
             cr_assert_eq(vram_scaler_preset(p, &cfg), VRAM_OK);
             cfg.growth_interval = 5;
@@ -486,32 +509,27 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
             cr_assert_eq(vram_scaler_init(&host, &cfg), VRAM_OK);
             vram_scaler *d_state = dev_scalar(host);
             float *d_flags = nullptr;
-            CUDA_OK(cudaMalloc(&d_flags, 2 * sizeof(float)));
+            VRAM_HW_CUDA(cudaMalloc(&d_flags, 2 * sizeof(float)));
             vram_k_step_info *d_info = dev_scalar(vram_k_step_info{});
-            VK_OK(vram_k_scaler_publish(d_state, d_info, nullptr));
+            VRAM_HW_OK(vram_k_scaler_publish(d_state, d_info, nullptr));
             vram_k_step_info info = read_scalar(d_info);
             cr_assert(info.scale == 1024.0f && same_bits(info.inv_scale, vram_scaler_inv_scale(&host)));
             for (int step = 0; step < 400; step++) {
                 const float choices[5] = {0.0f, 0.0f, 0.0f, 1.0f, NAN};
                 float f[2] = {choices[g.next() % 5], (g.next() % 7 == 0) ? INFINITY : 0.0f};
-                CUDA_OK(cudaMemcpy(d_flags, f, sizeof f, cudaMemcpyHostToDevice));
-                vram_scaler_result r;
-                memset(&r, 0, sizeof r);
-                vram_status st = VRAM_OK;
-                uint32_t mask = 0;
+                VRAM_HW_CUDA(cudaMemcpy(d_flags, f, sizeof f, cudaMemcpyHostToDevice));
+                vram_scaler_report rep;
+                vram_status st;
                 if (advance) {
-                    VK_OK(vram_k_scaler_advance(d_state, d_flags, d_info, nullptr));
-                    st = vram_scaler_advance(&host, f[0], &r);
-                    mask = r.skipped ? 1u : 0u;
+                    VRAM_HW_OK(vram_k_scaler_advance(d_state, d_flags, d_info, nullptr));
+                    st = vram_scaler_end_step(&host, f, 1, VRAM_SCALER_FLAGS_ADVANCE, &rep);
                 } else {
-                    VK_OK(vram_k_scaler_update(d_state, d_flags, 2, d_info, nullptr));
-                    for (unsigned k = 0; k < 2 && st == VRAM_OK; k++) {
-                        int skip = 0;
-                        st = vram_scaler_step(&host, k, f[k], &skip);
-                        if (st == VRAM_OK && skip) mask |= 1u << k;
-                    }
-                    if (st == VRAM_OK) st = vram_scaler_update(&host, &r);
+                    VRAM_HW_OK(vram_k_scaler_update(d_state, d_flags, 2, d_info, nullptr));
+                    st = vram_scaler_end_step(&host, f, 2, VRAM_SCALER_FLAGS_STEP, &rep);
                 }
+                refused += st == VRAM_E_MIN_SCALE;
+                const vram_scaler_result &r = rep.result;
+                const uint32_t mask = rep.skip_mask;
                 info = read_scalar(d_info);
                 cr_assert_eq(info.status, (int32_t)st, "preset %d step %d", p, step);
                 cr_assert_eq(vram_kref_f32_bits(info.scale), vram_kref_f32_bits(vram_scaler_scale(&host)),
@@ -519,18 +537,21 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
                              (double)vram_scaler_scale(&host));
                 cr_assert_eq(vram_kref_f32_bits(info.inv_scale), vram_kref_f32_bits(vram_scaler_inv_scale(&host)));
                 cr_assert_eq(info.skip_mask, mask);
+                cr_assert_eq(info.found_inf, rep.found_inf);
                 cr_assert_eq(info.steps, host.steps);
                 cr_assert(memcmp(&info.result, &r, sizeof r) == 0, "preset %d step %d: result", p, step);
                 float back[2];
-                CUDA_OK(cudaMemcpy(back, d_flags, sizeof back, cudaMemcpyDeviceToHost));
+                VRAM_HW_CUDA(cudaMemcpy(back, d_flags, sizeof back, cudaMemcpyDeviceToHost));
                 cr_assert(back[0] == 0.0f && (advance || back[1] == 0.0f), "flags are consumed");
             }
             vram_scaler dev = read_scalar(d_state);
             cr_assert(memcmp(&dev, &host, sizeof dev) == 0, "preset %d: final state", p);
+            if (p == VRAM_SCALER_PRESET_DEEPSPEED)
+                cr_assert(refused > 0, "preset %d: the sequence reached the error at the minimum", p);
             cr_assert(host.skipped > 0 && host.skipped < host.steps, "the sequence exercised both paths");
-            CUDA_OK(cudaFree(d_state));
-            CUDA_OK(cudaFree(d_flags));
-            CUDA_OK(cudaFree(d_info));
+            VRAM_HW_CUDA(cudaFree(d_state));
+            VRAM_HW_CUDA(cudaFree(d_flags));
+            VRAM_HW_CUDA(cudaFree(d_info));
         }
     }
     cr_assert_eq(vram_k_scaler_update(nullptr, nullptr, 1, nullptr, nullptr), VRAM_E_INVALID);
@@ -540,8 +561,11 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
 
 Test(hw_kernels, int8_rows_bit_for_bit) {
     rng g = {0x1178};
-    const uint64_t shapes[][2] = {{1, 1},   {3, 5},     {2, 65535}, {2, 65536}, {1, 65537}, {1000, 768},
-                                  {33, 4096}, {5, 2049}, {64, 2048}, {7, 0},    {0, 9},     {257, 3}};
+    // every group size of the one-pass kernel (32 to 256 threads a row, by the row's length and
+    // dtype), the two-pass kernel (8200 columns and up), odd lengths (element path)
+    const uint64_t shapes[][2] = {{1, 1},    {3, 5},     {2, 65535}, {2, 65536}, {1, 65537}, {1000, 768},
+                                  {33, 4096}, {5, 2049},  {64, 2048}, {7, 0},     {0, 9},     {257, 3},
+                                  {40, 100},  {17, 1500}, {9, 3072},  {3, 8192},  {3, 8200},  {2, 16384}};
     for (int dtype : kDtypes) {
         for (auto &sh : shapes) {
             for (int mis = 0; mis < 2; mis++) {
@@ -562,8 +586,8 @@ Test(hw_kernels, int8_rows_bit_for_bit) {
                 y.init(n * esize(dtype), (size_t)mis * esize(dtype));
                 x.upload(host.data());
                 int *d_nf = dev_scalar(0);
-                VK_OK(vram_k_quant_int8_rows(x.data(), dtype, rows, cols, (int8_t *)q.data(), (float *)s.data(), d_nf, nullptr));
-                VK_OK(vram_k_dequant_int8_rows((const int8_t *)q.data(), (const float *)s.data(), rows, cols, y.data(), dtype, nullptr));
+                VRAM_HW_OK(vram_k_quant_int8_rows(x.data(), dtype, rows, cols, (int8_t *)q.data(), (float *)s.data(), d_nf, nullptr));
+                VRAM_HW_OK(vram_k_dequant_int8_rows((const int8_t *)q.data(), (const float *)s.data(), rows, cols, y.data(), dtype, nullptr));
                 std::vector<int8_t> gq(n + 1), rq(n + 1);
                 std::vector<float> gs(rows + 1), rs(rows + 1);
                 std::vector<unsigned char> gy(n * esize(dtype) + 1), ry(n * esize(dtype) + 1), hx(host.size());
@@ -588,7 +612,7 @@ Test(hw_kernels, int8_rows_bit_for_bit) {
                           (unsigned long long)rows, (unsigned long long)cols);
                 expect_equal(gy.data(), ry.data(), n, dtype, 0.0, "dequantise");
                 cr_assert_eq(read_scalar(d_nf), nf, "non-finite flag");
-                CUDA_OK(cudaFree(d_nf));
+                VRAM_HW_CUDA(cudaFree(d_nf));
                 x.release();
                 q.release();
                 s.release();
@@ -600,13 +624,18 @@ Test(hw_kernels, int8_rows_bit_for_bit) {
 
 // ---- casts -------------------------------------------------------------------------------------
 
+// Every pair, every size, and the three layouts the kernel tells apart: both buffers 16-byte
+// aligned (the vectorised path users hit with cudaMalloc'd tensors), both one element past a
+// boundary (a few elements moved alone, then vectorised), and one aligned, one not (no common
+// boundary: element by element).
 Test(hw_kernels, casts_every_pair_bit_for_bit) {
     rng g = {0xca57};
-    const uint64_t sizes[] = {0, 1, 3, 5, 65535, 65536, 65537, 1000003};
+    const uint64_t sizes[] = {0, 1, 3, 5, 7, 8, 9, 17, 65535, 65536, 65537, 1000003};
+    const int layouts[4][2] = {{0, 0}, {1, 1}, {1, 0}, {0, 1}}; // elements past 16 bytes: src, dst
     for (int sd : kDtypes) {
         for (int dd : kDtypes) {
             for (uint64_t n : sizes) {
-                for (int mis = 0; mis < 2; mis++) {
+                for (const auto &lay : layouts) {
                     // every bit pattern is fair: NaNs, infs, subnormals, values past fp16's range
                     std::vector<unsigned char> host(n * esize(sd) + 1);
                     for (size_t i = 0; i + 1 < host.size(); i++) host[i] = (unsigned char)g.next();
@@ -615,15 +644,16 @@ Test(hw_kernels, casts_every_pair_bit_for_bit) {
                         for (int k = 0; k < 6; k++) vram_kref_store(VRAM_DTYPE_F32, host.data(), g.next() % n, e[k]);
                     }
                     guarded src, dst;
-                    src.init(n * esize(sd), (size_t)mis * esize(sd));
-                    dst.init(n * esize(dd), (size_t)(1 - mis) * esize(dd));
+                    src.init(n * esize(sd), (size_t)lay[0] * esize(sd));
+                    dst.init(n * esize(dd), (size_t)lay[1] * esize(dd));
                     src.upload(host.data());
-                    VK_OK(vram_k_cast(src.data(), sd, dst.data(), dd, n, nullptr));
+                    VRAM_HW_OK(vram_k_cast(src.data(), sd, dst.data(), dd, n, nullptr));
                     std::vector<unsigned char> got(n * esize(dd) + 1), ref(n * esize(dd) + 1);
                     dst.download(got.data(), "cast");
                     cr_assert_eq(vram_kref_cast(host.data(), (vram_dtype)sd, ref.data(), (vram_dtype)dd, n), VRAM_OK);
                     char what[64];
-                    snprintf(what, sizeof what, "cast %s -> %s n=%llu", dname(sd), dname(dd), (unsigned long long)n);
+                    snprintf(what, sizeof what, "cast %s -> %s n=%llu layout %d/%d", dname(sd), dname(dd),
+                             (unsigned long long)n, lay[0], lay[1]);
                     expect_equal(got.data(), ref.data(), n, dd, 0.0, what);
                     src.release();
                     dst.release();
@@ -662,7 +692,7 @@ Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) {
                 // what a bad row must keep: the destination's prior bytes (sentinels here)
                 memset(ref.data(), kSentinel, ref.size());
                 int *d_bad = dev_scalar(0);
-                VK_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, d_bad, nullptr));
+                VRAM_HW_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, d_bad, nullptr));
                 int bad = 0;
                 cr_assert_eq(vram_kref_gather_rows(ref.data(), src.data(), src_rows, idx.data(), rows, rb, &bad), VRAM_OK);
                 d.download(got.data(), "gather");
@@ -670,9 +700,9 @@ Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) {
                           (unsigned long long)rb, (unsigned long long)rows, mis);
                 cr_assert_eq(read_scalar(d_bad), bad);
                 // without a flag the bad rows are still skipped
-                if (rows >= 5) VK_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, nullptr, nullptr));
-                CUDA_OK(cudaDeviceSynchronize());
-                CUDA_OK(cudaFree(d_bad));
+                if (rows >= 5) VRAM_HW_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, nullptr, nullptr));
+                VRAM_HW_CUDA(cudaDeviceSynchronize());
+                VRAM_HW_CUDA(cudaFree(d_bad));
                 s.release();
                 d.release();
                 ix.release();
@@ -696,8 +726,8 @@ Test(hw_kernels, bad_arguments_enqueue_nothing) {
     cr_assert_eq(vram_k_unscale(&null_data, 1, nullptr, f, nullptr), VRAM_E_INVALID);
     cr_assert_eq(vram_k_unscale(&misaligned, 1, nullptr, f, nullptr), VRAM_E_INVALID);
     cr_assert_eq(vram_k_unscale(&empty, 1, nullptr, nullptr, nullptr), VRAM_E_INVALID); // no flag
-    VK_OK(vram_k_unscale(&empty, 1, nullptr, f, nullptr));
-    VK_OK(vram_k_unscale(nullptr, 0, nullptr, f, nullptr));
+    VRAM_HW_OK(vram_k_unscale(&empty, 1, nullptr, f, nullptr));
+    VRAM_HW_OK(vram_k_unscale(nullptr, 0, nullptr, f, nullptr));
     cr_assert_eq(vram_k_unscale(nullptr, 3, nullptr, f, nullptr), VRAM_E_INVALID);
     uint64_t ws = 0;
     vram_k_tensor huge = {f, UINT64_MAX / 2, VRAM_DTYPE_F32};
@@ -708,9 +738,32 @@ Test(hw_kernels, bad_arguments_enqueue_nothing) {
     cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH + 1, 0), VRAM_E_RANGE);
     vram_k_error e;
     cr_assert_eq(vram_k_last_error(nullptr), VRAM_E_INVALID);
-    VK_OK(vram_k_last_error(&e));
+    VRAM_HW_OK(vram_k_last_error(&e));
+    cr_assert_eq(e.cuda_error, 0, "a refused argument records no CUDA error");
     cr_assert_eq(read_scalar(f), 0.0f, "nothing ran");
-    CUDA_OK(cudaFree(f));
+    VRAM_HW_CUDA(cudaFree(f));
+}
+
+// An error left in the runtime's last-error slot by someone else's call is not this library's:
+// a launch that succeeds returns VRAM_OK and did its work (the kernels used to read
+// cudaGetLastError after <<<>>> and return the stale error, after queueing the kernel: a
+// caller retrying an in-place unscale would apply it twice).
+Test(hw_kernels, a_stale_runtime_error_is_not_blamed_on_a_launch) {
+    float *buf = nullptr, *d_inv = dev_scalar(0.5f), *d_found = dev_scalar(0.0f);
+    const float h[4] = {2.0f, 4.0f, 8.0f, 16.0f};
+    VRAM_HW_CUDA(cudaMalloc(&buf, sizeof h));
+    VRAM_HW_CUDA(cudaMemcpy(buf, h, sizeof h, cudaMemcpyHostToDevice));
+    cr_assert_eq(cudaSetDevice(1 << 20), cudaErrorInvalidDevice, "a failed call of the caller's");
+    cr_assert_eq(cudaPeekAtLastError(), cudaErrorInvalidDevice, "the slot holds it");
+    vram_k_tensor t = {buf, 4, VRAM_DTYPE_F32};
+    VRAM_HW_OK(vram_k_unscale(&t, 1, d_inv, d_found, nullptr));
+    float back[4];
+    VRAM_HW_CUDA(cudaMemcpy(back, buf, sizeof back, cudaMemcpyDeviceToHost));
+    cr_assert(back[0] == 1.0f && back[3] == 8.0f, "unscaled once: %g %g", (double)back[0], (double)back[3]);
+    (void)cudaGetLastError();
+    VRAM_HW_CUDA(cudaFree(buf));
+    VRAM_HW_CUDA(cudaFree(d_inv));
+    VRAM_HW_CUDA(cudaFree(d_found));
 }
 
 VRAM_HW_MAIN()

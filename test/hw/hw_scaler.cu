@@ -82,12 +82,7 @@ __global__ void run_sequences(vram_scaler *states, const float *flags, step_reco
 // xorshift64*: a fixed host-side stream, so a failure reproduces.
 struct rng {
     uint64_t x;
-    uint64_t next() {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        return x * 0x2545F4914F6CDD1DULL;
-    }
+    uint64_t next() { return vram_hw_rng_next(&x); }
 };
 
 float random_flag(rng &g, uint32_t per_mille) {
@@ -140,10 +135,6 @@ vram_scaler_cfg cfg_of(const hw_case &c) {
     return cfg;
 }
 
-void cuda_ok(cudaError_t e, const char *what) {
-    cr_assert_eq(e, cudaSuccess, "%s: %s", what, cudaGetErrorString(e));
-}
-#define CUDA_OK(call) cuda_ok((call), #call)
 
 void run_case(const hw_case &c, uint64_t seed) {
     vram_scaler_cfg cfg = cfg_of(c);
@@ -165,20 +156,20 @@ void run_case(const hw_case &c, uint64_t seed) {
     vram_scaler *d_states = nullptr;
     float *d_flags = nullptr;
     step_record *d_out = nullptr;
-    CUDA_OK(cudaMalloc(&d_states, sizeof(vram_scaler) * kSeqs));
-    CUDA_OK(cudaMalloc(&d_flags, sizeof(float) * n_rec * 2));
-    CUDA_OK(cudaMalloc(&d_out, sizeof(step_record) * n_rec));
-    CUDA_OK(cudaMemcpy(d_states, states, sizeof(vram_scaler) * kSeqs, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(d_flags, flags, sizeof(float) * n_rec * 2, cudaMemcpyHostToDevice));
+    VRAM_HW_CUDA(cudaMalloc(&d_states, sizeof(vram_scaler) * kSeqs));
+    VRAM_HW_CUDA(cudaMalloc(&d_flags, sizeof(float) * n_rec * 2));
+    VRAM_HW_CUDA(cudaMalloc(&d_out, sizeof(step_record) * n_rec));
+    VRAM_HW_CUDA(cudaMemcpy(d_states, states, sizeof(vram_scaler) * kSeqs, cudaMemcpyHostToDevice));
+    VRAM_HW_CUDA(cudaMemcpy(d_flags, flags, sizeof(float) * n_rec * 2, cudaMemcpyHostToDevice));
     run_sequences<<<(kSeqs + 127) / 128, 128>>>(d_states, d_flags, d_out);
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaDeviceSynchronize());
+    VRAM_HW_CUDA(cudaGetLastError());
+    VRAM_HW_CUDA(cudaDeviceSynchronize());
     vram_scaler *dev_states = new vram_scaler[kSeqs];
-    CUDA_OK(cudaMemcpy(dev_out, d_out, sizeof(step_record) * n_rec, cudaMemcpyDeviceToHost));
-    CUDA_OK(cudaMemcpy(dev_states, d_states, sizeof(vram_scaler) * kSeqs, cudaMemcpyDeviceToHost));
-    CUDA_OK(cudaFree(d_states));
-    CUDA_OK(cudaFree(d_flags));
-    CUDA_OK(cudaFree(d_out));
+    VRAM_HW_CUDA(cudaMemcpy(dev_out, d_out, sizeof(step_record) * n_rec, cudaMemcpyDeviceToHost));
+    VRAM_HW_CUDA(cudaMemcpy(dev_states, d_states, sizeof(vram_scaler) * kSeqs, cudaMemcpyDeviceToHost));
+    VRAM_HW_CUDA(cudaFree(d_states));
+    VRAM_HW_CUDA(cudaFree(d_flags));
+    VRAM_HW_CUDA(cudaFree(d_out));
 
     size_t grew = 0, backed = 0, railed = 0;
     for (int q = 0; q < kSeqs; q++) {

@@ -40,24 +40,12 @@ constexpr int kD = 64, kH = 128, kC = 16, kTeacherH = 32;
 constexpr int kB = 128, kM = 4, kN = 16384, kSteps = 300, kInject = 120;
 constexpr float kLr = 0.3f, kMaxNorm = 3.0f;
 
-void cuda_ok(cudaError_t e, const char *what) { cr_assert_eq(e, cudaSuccess, "%s: %s", what, cudaGetErrorString(e)); }
 void blas_ok(cublasStatus_t s, const char *what) { cr_assert_eq(s, CUBLAS_STATUS_SUCCESS, "%s: cuBLAS status %d", what, (int)s); }
-#define CUDA_OK(call) cuda_ok((call), #call)
 #define BLAS_OK(call) blas_ok((call), #call)
-#define VK_OK(call)                                                                             \
-    do {                                                                                        \
-        vram_status st_ = (call);                                                               \
-        cr_assert_eq(st_, VRAM_OK, "%s: %s", #call, vram_status_name(st_));                     \
-    } while (0)
 
 struct rng {
     uint64_t x;
-    uint64_t next() {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        return x * 0x2545F4914F6CDD1DULL;
-    }
+    uint64_t next() { return vram_hw_rng_next(&x); }
     double sym(double a) { return (2.0 * ((double)(next() >> 11) * 0x1p-53) - 1.0) * a; }
 };
 
@@ -166,16 +154,24 @@ template <typename T> struct trainer {
     vram_k_tensor grads[2];
     vram_scaler host_start;
 
+    // Zeroed on the step's own stream: a cudaMemset would run on the legacy default stream,
+    // which a non-blocking stream does not wait for, so the first step could read the buffer
+    // before the zeros land (or the zeros land on top of a later upload).
     template <typename P> void alloc(P **p, size_t n) {
-        CUDA_OK(cudaMalloc((void **)p, n * sizeof(P)));
-        CUDA_OK(cudaMemset(*p, 0, n * sizeof(P)));
+        VRAM_HW_CUDA(cudaMalloc((void **)p, n * sizeof(P)));
+        VRAM_HW_CUDA(cudaMemsetAsync(*p, 0, n * sizeof(P), s));
+    }
+    // Host to device, in the stream's order too (the host buffer must live until the next
+    // synchronisation of s: setup ends with one).
+    void upload(void *dst, const void *src, size_t bytes) {
+        VRAM_HW_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
     }
 
     void setup(const vram_scaler_cfg &cfg) {
-        CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        VRAM_HW_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
         BLAS_OK(cublasCreate(&blas));
         BLAS_OK(cublasSetStream(blas, s));
-        CUDA_OK(cudaMalloc(&blas_ws, 32u << 20));
+        VRAM_HW_CUDA(cudaMalloc(&blas_ws, 32u << 20));
         BLAS_OK(cublasSetWorkspace(blas, blas_ws, 32u << 20)); // no allocation inside a capture
 
         // the task: x uniform in [-1, 1]^64 (rounded to T, so the teacher sees what the
@@ -210,15 +206,15 @@ template <typename T> struct trainer {
 
         float *xs32 = nullptr;
         alloc(&xs32, x.size());
-        CUDA_OK(cudaMemcpy(xs32, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+        upload(xs32, x.data(), x.size() * 4);
         alloc(&xs, x.size());
-        VK_OK(vram_k_cast(xs32, VRAM_DTYPE_F32, xs, dtype, x.size(), s)); // exact: x is already in T
-        CUDA_OK(cudaStreamSynchronize(s));
-        CUDA_OK(cudaFree(xs32));
+        VRAM_HW_OK(vram_k_cast(xs32, VRAM_DTYPE_F32, xs, dtype, x.size(), s)); // exact: x is already in T
+        VRAM_HW_CUDA(cudaStreamSynchronize(s));
+        VRAM_HW_CUDA(cudaFree(xs32));
         alloc(&ys, y.size());
-        CUDA_OK(cudaMemcpy(ys, y.data(), y.size() * 4, cudaMemcpyHostToDevice));
+        upload(ys, y.data(), y.size() * 4);
         alloc(&all_idx, idx.size());
-        CUDA_OK(cudaMemcpy(all_idx, idx.data(), idx.size() * 8, cudaMemcpyHostToDevice));
+        upload(all_idx, idx.data(), idx.size() * 8);
         alloc(&cur_idx, kB * kM);
         alloc(&xb, kB * kM * kD);
         alloc(&yb, kB * kM * kC);
@@ -226,8 +222,8 @@ template <typename T> struct trainer {
 
         alloc(&w1, kH * kD);
         alloc(&w2, kC * kH);
-        CUDA_OK(cudaMemcpy(w1, hw1.data(), hw1.size() * 4, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(w2, hw2.data(), hw2.size() * 4, cudaMemcpyHostToDevice));
+        upload(w1, hw1.data(), hw1.size() * 4);
+        upload(w2, hw2.data(), hw2.size() * 4);
         alloc(&g1, kH * kD);
         alloc(&g2, kC * kH);
         alloc(&w1h, kH * kD);
@@ -241,11 +237,11 @@ template <typename T> struct trainer {
 
         grads[0] = {g1, (uint64_t)kH * kD, VRAM_DTYPE_F32};
         grads[1] = {g2, (uint64_t)kC * kH, VRAM_DTYPE_F32};
-        VK_OK(vram_k_norm_workspace(grads, 2, &partials_count));
+        VRAM_HW_OK(vram_k_norm_workspace(grads, 2, &partials_count));
         alloc(&partials, partials_count);
         cr_assert_eq(vram_scaler_init(&host_start, &cfg), VRAM_OK);
         alloc(&state, 1);
-        CUDA_OK(cudaMemcpy(state, &host_start, sizeof host_start, cudaMemcpyHostToDevice));
+        upload(state, &host_start, sizeof host_start);
         alloc(&info, 1);
         alloc(&found_inf, 1);
         alloc(&norm, 1);
@@ -253,19 +249,19 @@ template <typename T> struct trainer {
         alloc(&step, 1);
         alloc(&losses, kSteps);
         alloc(&hist, kSteps);
-        VK_OK(vram_k_scaler_publish(state, info, s));
-        CUDA_OK(cudaStreamSynchronize(s));
+        VRAM_HW_OK(vram_k_scaler_publish(state, info, s));
+        VRAM_HW_CUDA(cudaStreamSynchronize(s)); // the uploads' host buffers go out of scope next
     }
 
     // One optimizer step, enqueued (or captured): no host synchronisation inside.
     void enqueue_step() {
         const cudaDataType f32 = CUDA_R_32F;
         pick_indices<<<1, 256, 0, s>>>(all_idx, step, cur_idx);
-        CUDA_OK(cudaGetLastError());
-        VK_OK(vram_k_gather_rows(xb, xs, kN, cur_idx, kB * kM, kD * sizeof(T), bad_index, s));
-        VK_OK(vram_k_gather_rows(yb, ys, kN, cur_idx, kB * kM, kC * sizeof(float), bad_index, s));
-        VK_OK(vram_k_cast(w1, VRAM_DTYPE_F32, w1h, dtype, kH * kD, s));
-        VK_OK(vram_k_cast(w2, VRAM_DTYPE_F32, w2h, dtype, kC * kH, s));
+        VRAM_HW_CUDA(cudaGetLastError());
+        VRAM_HW_OK(vram_k_gather_rows(xb, xs, kN, cur_idx, kB * kM, kD * sizeof(T), bad_index, s));
+        VRAM_HW_OK(vram_k_gather_rows(yb, ys, kN, cur_idx, kB * kM, kC * sizeof(float), bad_index, s));
+        VRAM_HW_OK(vram_k_cast(w1, VRAM_DTYPE_F32, w1h, dtype, kH * kD, s));
+        VRAM_HW_OK(vram_k_cast(w2, VRAM_DTYPE_F32, w2h, dtype, kC * kH, s));
         for (int m = 0; m < kM; m++) {
             const T *x = xb + (size_t)m * kB * kD;
             const float *y = yb + (size_t)m * kB * kC;
@@ -278,21 +274,21 @@ template <typename T> struct trainer {
             gemm_rm(blas, false, false, kB, kH, kC, dy, ct, kC, w2h, ct, kH, 0.0f, da1, ct, kH);
             relu_bwd<T><<<(kB * kH + 255) / 256, 256, 0, s>>>(da1, z1, dz1, kB * kH);
             gemm_rm(blas, true, false, kH, kD, kB, dz1, ct, kH, x, ct, kD, beta, g1, f32, kD);
-            CUDA_OK(cudaGetLastError());
+            VRAM_HW_CUDA(cudaGetLastError());
         }
         if (dtype == VRAM_DTYPE_F16) { // unscale and check, then clip the unscaled gradients
-            VK_OK(vram_k_unscale(grads, 2, &info->inv_scale, found_inf, s));
-            VK_OK(vram_k_clip_grad_norm(grads, 2, nullptr, kMaxNorm, VRAM_K_NONFINITE_REPORT, partials, partials_count,
+            VRAM_HW_OK(vram_k_unscale(grads, 2, &info->inv_scale, found_inf, s));
+            VRAM_HW_OK(vram_k_clip_grad_norm(grads, 2, nullptr, kMaxNorm, VRAM_K_NONFINITE_REPORT, partials, partials_count,
                                         norm, coef, found_inf, s));
         } else { // bf16: the unscale (by 1) folded into the norm; a non-finite norm skips
-            VK_OK(vram_k_clip_grad_norm(grads, 2, &info->inv_scale, kMaxNorm, VRAM_K_NONFINITE_SKIP, partials,
+            VRAM_HW_OK(vram_k_clip_grad_norm(grads, 2, &info->inv_scale, kMaxNorm, VRAM_K_NONFINITE_SKIP, partials,
                                         partials_count, norm, coef, found_inf, s));
         }
         sgd<<<(kH * kD + 255) / 256, 256, 0, s>>>(w1, g1, kH * kD, kLr, found_inf);
         sgd<<<(kC * kH + 255) / 256, 256, 0, s>>>(w2, g2, kC * kH, kLr, found_inf);
-        VK_OK(vram_k_scaler_update(state, found_inf, 1, info, s));
+        VRAM_HW_OK(vram_k_scaler_update(state, found_inf, 1, info, s));
         record<<<1, 1, 0, s>>>(hist, step, info, norm, coef);
-        CUDA_OK(cudaGetLastError());
+        VRAM_HW_CUDA(cudaGetLastError());
     }
 
     void run(bool graph, const vram_scaler_cfg &cfg, bool expect_backoff) {
@@ -303,32 +299,32 @@ template <typename T> struct trainer {
         cudaGraphExec_t exec = nullptr;
         if (graph) {
             cudaGraph_t g = nullptr;
-            CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+            VRAM_HW_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
             enqueue_step();
-            CUDA_OK(cudaStreamEndCapture(s, &g));
-            CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
-            CUDA_OK(cudaGraphDestroy(g));
+            VRAM_HW_CUDA(cudaStreamEndCapture(s, &g));
+            VRAM_HW_CUDA(cudaGraphInstantiate(&exec, g, 0));
+            VRAM_HW_CUDA(cudaGraphDestroy(g));
         }
         for (int k = 0; k < kSteps; k++) {
             // the injected step's weights, before and after (copies in stream order)
             if (k == kInject || k == kInject + 1) {
                 float *dst = d_snap + (k == kInject ? 0 : before.size());
-                CUDA_OK(cudaMemcpyAsync(dst, w1, kH * kD * 4, cudaMemcpyDeviceToDevice, s));
-                CUDA_OK(cudaMemcpyAsync(dst + kH * kD, w2, kC * kH * 4, cudaMemcpyDeviceToDevice, s));
+                VRAM_HW_CUDA(cudaMemcpyAsync(dst, w1, kH * kD * 4, cudaMemcpyDeviceToDevice, s));
+                VRAM_HW_CUDA(cudaMemcpyAsync(dst + kH * kD, w2, kC * kH * 4, cudaMemcpyDeviceToDevice, s));
             }
-            if (graph) CUDA_OK(cudaGraphLaunch(exec, s));
+            if (graph) VRAM_HW_CUDA(cudaGraphLaunch(exec, s));
             else enqueue_step();
         }
         // the only synchronisation: the user asks for the numbers
-        CUDA_OK(cudaStreamSynchronize(s));
+        VRAM_HW_CUDA(cudaStreamSynchronize(s));
         std::vector<float> loss(kSteps);
         std::vector<step_record> h(kSteps);
-        CUDA_OK(cudaMemcpy(loss.data(), losses, kSteps * 4, cudaMemcpyDeviceToHost));
-        CUDA_OK(cudaMemcpy(h.data(), hist, kSteps * sizeof(step_record), cudaMemcpyDeviceToHost));
-        CUDA_OK(cudaMemcpy(snap.data(), d_snap, snap.size() * 4, cudaMemcpyDeviceToHost));
+        VRAM_HW_CUDA(cudaMemcpy(loss.data(), losses, kSteps * 4, cudaMemcpyDeviceToHost));
+        VRAM_HW_CUDA(cudaMemcpy(h.data(), hist, kSteps * sizeof(step_record), cudaMemcpyDeviceToHost));
+        VRAM_HW_CUDA(cudaMemcpy(snap.data(), d_snap, snap.size() * 4, cudaMemcpyDeviceToHost));
         int nsteps = 0, bad = 0;
-        CUDA_OK(cudaMemcpy(&nsteps, step, 4, cudaMemcpyDeviceToHost));
-        CUDA_OK(cudaMemcpy(&bad, bad_index, 4, cudaMemcpyDeviceToHost));
+        VRAM_HW_CUDA(cudaMemcpy(&nsteps, step, 4, cudaMemcpyDeviceToHost));
+        VRAM_HW_CUDA(cudaMemcpy(&bad, bad_index, 4, cudaMemcpyDeviceToHost));
         cr_assert_eq(nsteps, kSteps);
         cr_assert_eq(bad, 0);
 
@@ -377,10 +373,10 @@ template <typename T> struct trainer {
         cr_assert(clipped > 0, "clipping never engaged");
         cr_log_info("clipped %d of %d steps; final scale %g", clipped, kSteps, (double)h[kSteps - 1].info.scale);
 
-        if (exec) CUDA_OK(cudaGraphExecDestroy(exec));
-        CUDA_OK(cudaFree(d_snap));
+        if (exec) VRAM_HW_CUDA(cudaGraphExecDestroy(exec));
+        VRAM_HW_CUDA(cudaFree(d_snap));
         cublasDestroy(blas);
-        CUDA_OK(cudaStreamDestroy(s));
+        VRAM_HW_CUDA(cudaStreamDestroy(s));
         // the rest goes with the process (each Criterion test runs in its own)
     }
 };

@@ -29,3 +29,9 @@ __global__ void vram_check_scaler_setup_kernel(vram_scaler *s, vram_scaler_saved
     if (st == VRAM_OK) st = vram_scaler_get_stage(s, 0, &stage);
     *status = (int)st + stage;
 }
+
+// The GPU's end of step (what kernels/scaler_kernel.cu runs): all or nothing.
+__global__ void vram_check_scaler_end_kernel(vram_scaler *s, const float *found_inf, vram_scaler_report *rep,
+                                             int *status) {
+    *status = (int)vram_scaler_end_step(s, found_inf, 2, VRAM_SCALER_FLAGS_STEP, rep);
+}

@@ -262,9 +262,9 @@ Test(cuda, sticky_error_retires_the_backend) {
 }
 
 /* Every code the core's table calls sticky is sticky through the check (by hand: the list
- * of the reference, cuda-diagnostics.md), and nothing else is. */
+ * of the reference, cuda-diagnostics.md, with 214 and 220), and nothing else is. */
 Test(cuda, sticky_codes) {
-    static const int sticky[] = {700, 702, 710, 714, 715, 716, 717, 718, 719, 721, 226, 911, 810};
+    static const int sticky[] = {700, 702, 710, 714, 715, 716, 717, 718, 719, 721, 226, 911, 214, 220, 810};
     for (size_t i = 0; i < sizeof sticky / sizeof sticky[0]; i++)
         cr_assert_eq(vram__cuda_inject(sticky[i], "cudaDeviceSynchronize"), VRAM_E_CUDA_STICKY, "code %d",
                      sticky[i]);

@@ -33,6 +33,11 @@ static const cuda_case reference[] = {
     {226, "cudaErrorContained", VRAM_CUDA_STICKY, VRAM_E_CUDA_STICKY},
     {911, "cudaErrorExternalDevice", VRAM_CUDA_STICKY, VRAM_E_CUDA_STICKY},
     {810, "cudaErrorMpsClientTerminated", VRAM_CUDA_STICKY, VRAM_E_CUDA_STICKY},
+    /* hardware faults that corrupt the context (not in the reference's table; numbers and
+     * meaning from CUDA 13.0's driver_types.h: "an uncorrectable ECC error was detected
+     * during execution", "an uncorrectable NVLink error was detected during the execution") */
+    {214, "cudaErrorECCUncorrectable", VRAM_CUDA_STICKY, VRAM_E_CUDA_STICKY},
+    {220, "cudaErrorNvlinkUncorrectable", VRAM_CUDA_STICKY, VRAM_E_CUDA_STICKY},
     /* recoverable */
     {2, "cudaErrorMemoryAllocation", VRAM_CUDA_RECOVERABLE, VRAM_E_OOM},
     {701, "cudaErrorLaunchOutOfResources", VRAM_CUDA_RECOVERABLE, VRAM_E_CUDA},
@@ -158,4 +163,31 @@ Test(cudaerr, sticky_remedy_says_end_the_process) {
     /* the one remedy whose meaning matters to the isolation code: never retry in-process */
     const char *r = vram_cuda_class_remedy(VRAM_CUDA_STICKY);
     cr_assert_not_null(strstr(r, "never retry in-process"), "%s", r);
+}
+
+/* The verdict the driver's and the kernels' checks both follow: success does nothing, "not
+ * ready" is an answer (cleared from the runtime's slot, never recorded), a sticky code retires
+ * the context and cannot be cleared, every other failure is recorded and cleared. */
+Test(cudaerr, verdict_of_every_kind_of_code) {
+    vram_cuda_verdict v = vram_cuda_verdict_of(0);
+    cr_assert(v.status == VRAM_OK && v.cls == VRAM_CUDA_OK && !v.record && !v.clear && !v.retire);
+    v = vram_cuda_verdict_of(VRAM_CUDA_NOT_READY);
+    cr_assert_eq(VRAM_CUDA_NOT_READY, 600);
+    cr_assert(v.status == VRAM_E_NOT_READY && v.cls == VRAM_CUDA_OK && !v.record && v.clear && !v.retire);
+    for (size_t i = 0; i < N_REF; i++) {
+        const cuda_case *c = &reference[i];
+        if (c->code == 0) continue;
+        v = vram_cuda_verdict_of(c->code);
+        cr_assert_eq(v.status, c->status, "%s", c->name);
+        cr_assert_eq(v.cls, c->cls, "%s", c->name);
+        cr_assert_eq(v.record, 1, "%s", c->name);
+        cr_assert_eq(v.retire, c->cls == VRAM_CUDA_STICKY, "%s", c->name);
+        cr_assert_eq(v.clear, c->cls != VRAM_CUDA_STICKY, "%s", c->name);
+    }
+    const int unknown[] = {1, 46, 101, 999, -3, INT_MAX};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        v = vram_cuda_verdict_of(unknown[i]);
+        cr_assert(v.status == VRAM_E_CUDA && v.cls == VRAM_CUDA_OTHER && v.record && v.clear && !v.retire,
+                  "code %d", unknown[i]);
+    }
 }

@@ -560,3 +560,82 @@ Test(kref_bits, finite_and_nan_tests) {
     cr_assert_eq(vram_kref_elem_bytes(VRAM_DTYPE_BF16), 2);
     cr_assert_eq(vram_kref_elem_bytes(VRAM_DTYPE_I16), 0);
 }
+
+/* ---- the per-element functions the kernels call ---------------------------------------- */
+
+Test(kref_elem, square_term_of_the_norm) {
+    cr_assert_eq(vram_kref_sq(3.0f, 1.0f), 9.0f);
+    cr_assert_eq(vram_kref_sq(-3.0f, 0.5f), 2.25f);
+    /* the product is rounded before it is squared: (1 + 2^-12) * (1/3) rounded, then squared */
+    const float inv = (float)(1.0 / 3.0), x = 1.0f + 0x1p-12f;
+    const float v = x * inv;
+    cr_assert_eq(bf(vram_kref_sq(x, inv)), bf(v * v));
+    cr_assert_eq(vram_kref_sq(0x1p70f, 1.0f), INFINITY, "squares past fp32's range give inf");
+    cr_assert_eq(vram_kref_sq(0x1p-80f, 1.0f), 0.0f, "and tiny ones underflow to 0");
+    cr_assert(vram_kref_isnan(vram_kref_sq(NAN, 2.0f)));
+    cr_assert_eq(vram_kref_sq(-INFINITY, 0.5f), INFINITY);
+    cr_assert_eq(bf(vram_kref_sq(-0.0f, 1.0f)), 0u, "-0 squared is +0");
+}
+
+Test(kref_elem, unscale_bad_looks_at_input_and_stored_result) {
+    cr_assert_eq(vram_kref_unscale_bad(1.0f, 2.0f), 0);
+    cr_assert_eq(vram_kref_unscale_bad(INFINITY, 1.0f), 1);
+    cr_assert_eq(vram_kref_unscale_bad(1.0f, -INFINITY), 1);
+    cr_assert_eq(vram_kref_unscale_bad(NAN, NAN), 1);
+    cr_assert_eq(vram_kref_unscale_bad(0x1p-149f, 0.0f), 0, "an underflow is no overflow");
+}
+
+Test(kref_elem, int8_scan_is_order_free_and_skips_nonfinite) {
+    uint64_t x = 0x51a7;
+    float v[257];
+    for (size_t i = 0; i < 257; i++) v[i] = (float)((int64_t)(rng_next(&x) % 20001) - 10000) / 77.0f;
+    v[100] = -200.0f; /* the largest magnitude is negative */
+    float a = 0.0f;
+    int bad = 0;
+    for (size_t i = 0; i < 257; i++) vram_kref_q8_scan(v[i], &a, &bad);
+    cr_assert_eq(a, 200.0f);
+    cr_assert_eq(bad, 0);
+    /* backwards, and as 8 partial scans merged in another order: the same maximum */
+    float b = 0.0f, part[8] = {0};
+    int bb = 0;
+    for (size_t i = 257; i-- > 0;) vram_kref_q8_scan(v[i], &b, &bb);
+    for (size_t i = 0; i < 257; i++) vram_kref_q8_scan(v[i], &part[i % 8], &bb);
+    float m = 0.0f;
+    for (int k = 7; k >= 0; k--) m = vram_kref_q8_merge(m, part[k]);
+    cr_assert(b == a && m == a && bb == 0);
+    /* inf and NaN never enter the maximum; they mark the row */
+    float c = 1.0f;
+    int cb = 0;
+    vram_kref_q8_scan(INFINITY, &c, &cb);
+    cr_assert(c == 1.0f && cb == 1);
+    cb = 0;
+    vram_kref_q8_scan(NAN, &c, &cb);
+    cr_assert(c == 1.0f && cb == 1);
+    vram_kref_q8_scan(-0.0f, &c, &cb);
+    cr_assert_eq(c, 1.0f);
+    cr_assert_eq(vram_kref_q8_merge(2.0f, 3.0f), 3.0f);
+    cr_assert_eq(vram_kref_q8_merge(3.0f, 2.0f), 3.0f);
+}
+
+Test(kref_elem, int8_params_codes_and_values) {
+    float s = -1.0f, inv = -1.0f;
+    cr_assert_eq(vram_kref_q8_params(254.0f, 0, &s, &inv), 0);
+    cr_assert(s == 2.0f && inv == 0.5f);
+    cr_assert_eq(vram_kref_q8_params(1.0f, 1, &s, &inv), 1, "a non-finite row: all codes 0");
+    cr_assert(vram_kref_isnan(s) && inv == 0.0f);
+    cr_assert_eq(vram_kref_q8_params(0x1p-120f, 0, &s, &inv), 1, "below VRAM_KREF_Q8_MIN_ABSMAX");
+    cr_assert(s == 0.0f && inv == 0.0f);
+    cr_assert_eq(vram_kref_q8_params(VRAM_KREF_Q8_MIN_ABSMAX, 0, &s, &inv), 0, "at it: a real scale");
+    cr_assert(s > 0.0f && vram_kref_isfinite(inv) && inv > 0.0f);
+    /* codes: ties to even, then the symmetric clamp */
+    cr_assert_eq(vram_kref_q8_code(5.0f, 0.5f), 2);   /* 2.5 -> 2 */
+    cr_assert_eq(vram_kref_q8_code(7.0f, 0.5f), 4);   /* 3.5 -> 4 */
+    cr_assert_eq(vram_kref_q8_code(-5.0f, 0.5f), -2); /* -2.5 -> -2 */
+    cr_assert_eq(vram_kref_q8_code(254.0f, 0.5f), 127);
+    cr_assert_eq(vram_kref_q8_code(255.0f, 0.5f), 127, "127.5 rounds to 128, clamped");
+    cr_assert_eq(vram_kref_q8_code(-300.0f, 0.5f), -127, "never -128");
+    cr_assert_eq(vram_kref_q8_code(-0.0f, 0.5f), 0);
+    cr_assert_eq(vram_kref_q8_value(-127, 2.0f), -254.0f);
+    cr_assert_eq(vram_kref_q8_value(3, 0.1f), 3.0f * 0.1f);
+    cr_assert(vram_kref_isnan(vram_kref_q8_value(0, NAN)), "a non-finite row dequantises to NaN");
+}

@@ -972,3 +972,193 @@ Test(scaler_save, null_arguments) {
     cr_assert_eq(vram_scaler_advance(NULL, 0.0f, &r), VRAM_E_INVALID);
     cr_assert_str_eq(vram_status_name(VRAM_E_MIN_SCALE), "VRAM_E_MIN_SCALE");
 }
+
+/* ---- the GPU's end of step (vram_scaler_end_step), replayed on the host ------------------ */
+
+/* What kernels/scaler_kernel.cu does with the state and flags it finds in device memory, line
+ * for line: one call of the core, the state written back, the flags consumed. (Before the
+ * core had vram_scaler_end_step, the kernel ran step/update on a copy and wrote the copy back
+ * whatever the status; this test failed against that with VRAM_E_STATE after the refusal.) */
+static vram_status device_update(vram_scaler *state, float *flags, unsigned n, int mode, vram_scaler_report *rep) {
+    vram_scaler s = *state;
+    vram_status st = vram_scaler_end_step(&s, flags, n, mode, rep);
+    *state = s;
+    for (unsigned k = 0; k < n; k++) flags[k] = 0.0f;
+    return st;
+}
+
+/* DeepSpeed's error at the minimum scale, on the GPU: the refused update must leave the state
+ * as it was, so the next clean steps go on and the scale grows again (the kernel used to keep
+ * the half-moved copy, whose optimizers stayed STEPPED: every later update failed with
+ * VRAM_E_STATE and the scale never moved again). */
+Test(scaler_device, deepspeed_min_scale_does_not_wedge_later_updates) {
+    for (int mode = VRAM_SCALER_FLAGS_STEP; mode <= VRAM_SCALER_FLAGS_ADVANCE; mode++) {
+        const unsigned n = mode == VRAM_SCALER_FLAGS_STEP ? 2u : 1u;
+        vram_scaler_cfg c;
+        cr_assert_eq(vram_scaler_preset(VRAM_SCALER_PRESET_DEEPSPEED, &c), VRAM_OK);
+        c.init_scale = 2.0f;
+        c.growth_interval = 3;
+        vram_scaler state = make_cfg(&c);
+        vram_scaler_report rep;
+        float flags[2];
+        vram_status st = VRAM_OK;
+        int k;
+        /* overflows: absorbed (hysteresis 2), backed off to 1, then refused at the minimum */
+        for (k = 0; k < 10 && st == VRAM_OK; k++) {
+            vram_scaler before = state;
+            flags[0] = 0.0f;
+            flags[1] = 1.0f;
+            if (n == 1) flags[0] = 1.0f;
+            st = device_update(&state, flags, n, mode, &rep);
+            if (st == VRAM_E_MIN_SCALE) {
+                cr_assert_eq(memcmp(&before, &state, sizeof state), 0, "mode %d: the refused update moved the state",
+                             mode);
+                cr_assert(rep.result.skipped && rep.result.why == VRAM_SCALER_SKIP_AT_MIN);
+                cr_assert_eq(rep.found_inf, 1.0f);
+                cr_assert_eq(rep.skip_mask, n == 2 ? 2u : 1u);
+            }
+            cr_assert(flags[0] == 0.0f && flags[n - 1] == 0.0f, "the flags are consumed");
+        }
+        cr_assert_eq(st, VRAM_E_MIN_SCALE, "mode %d: the sequence reaches DeepSpeed's error", mode);
+        cr_assert_eq(k, 3);
+        cr_assert_eq(state.scale, 1.0f);
+        /* clean steps go on from the state before the refused one, and the scale grows */
+        for (k = 0; k < 3; k++) {
+            flags[0] = flags[1] = 0.0f;
+            st = device_update(&state, flags, n, mode, &rep);
+            cr_assert_eq(st, VRAM_OK, "mode %d: clean update %d after the refused one: %s", mode, k,
+                         vram_status_name(st));
+            cr_assert(!rep.result.skipped && rep.skip_mask == 0u && rep.found_inf == 0.0f);
+        }
+        cr_assert(rep.result.grew, "mode %d: the scale grows again", mode);
+        cr_assert_eq(state.scale, 2.0f);
+        cr_assert_eq(state.stage[0], VRAM_SCALER_READY);
+        cr_assert_eq(state.stage[1], VRAM_SCALER_READY);
+    }
+}
+
+Test(scaler_device, refuses_bad_arguments_and_touches_nothing) {
+    vram_scaler s = make(VRAM_SCALER_PRESET_VRAMKIT), before = s;
+    vram_scaler_report rep, rep0;
+    float flags[VRAM_SCALER_MAX_OPTIMIZERS + 1] = {0};
+    memset(&rep, 0x5a, sizeof rep);
+    rep0 = rep;
+    cr_assert_eq(vram_scaler_end_step(NULL, flags, 1, VRAM_SCALER_FLAGS_STEP, &rep), VRAM_E_INVALID);
+    cr_assert_eq(vram_scaler_end_step(&s, NULL, 1, VRAM_SCALER_FLAGS_STEP, &rep), VRAM_E_INVALID);
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 1, VRAM_SCALER_FLAGS_STEP, NULL), VRAM_E_INVALID);
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 0, VRAM_SCALER_FLAGS_STEP, &rep), VRAM_E_INVALID);
+    cr_assert_eq(vram_scaler_end_step(&s, flags, VRAM_SCALER_MAX_OPTIMIZERS + 1, VRAM_SCALER_FLAGS_STEP, &rep),
+                 VRAM_E_INVALID);
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 1, 2, &rep), VRAM_E_INVALID);
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 1, -1, &rep), VRAM_E_INVALID);
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 2, VRAM_SCALER_FLAGS_ADVANCE, &rep), VRAM_E_INVALID);
+    cr_assert_eq(memcmp(&s, &before, sizeof s), 0);
+    cr_assert_eq(memcmp(&rep, &rep0, sizeof rep), 0);
+    /* the largest n is fine */
+    cr_assert_eq(vram_scaler_end_step(&s, flags, VRAM_SCALER_MAX_OPTIMIZERS, VRAM_SCALER_FLAGS_STEP, &rep), VRAM_OK);
+    cr_assert_eq(s.steps, 1);
+}
+
+/* Every error leaves the state exactly as it was; the report still says what the flags said. */
+Test(scaler_device, errors_leave_the_state_untouched) {
+    vram_scaler_report rep;
+    float flags[3] = {0.0f, NAN, -0.0f};
+    /* optimizer 1 already stepped: optimizer 0's step succeeds on the copy, 1's fails */
+    vram_scaler s = make(VRAM_SCALER_PRESET_VRAMKIT);
+    int skip = 0;
+    cr_assert_eq(vram_scaler_step(&s, 1, 0.0f, &skip), VRAM_OK);
+    vram_scaler before = s;
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 3, VRAM_SCALER_FLAGS_STEP, &rep), VRAM_E_STATE);
+    cr_assert_eq(memcmp(&s, &before, sizeof s), 0);
+    cr_assert_eq(rep.found_inf, 1.0f, "NaN counts as an overflow");
+    cr_assert_eq(rep.skip_mask, 2u, "-0.0 does not");
+    cr_assert(!rep.result.skipped && rep.result.scale_before == 0.0f, "no update ran: the result is zero");
+    /* the bare state machine while a protocol step is under way */
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 1, VRAM_SCALER_FLAGS_ADVANCE, &rep), VRAM_E_STATE);
+    cr_assert_eq(memcmp(&s, &before, sizeof s), 0);
+    cr_assert_eq(rep.found_inf, 0.0f);
+    cr_assert_eq(rep.skip_mask, 0u);
+    /* a damaged state */
+    s = make(VRAM_SCALER_PRESET_VRAMKIT);
+    s.hysteresis_left = 5;
+    before = s;
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 2, VRAM_SCALER_FLAGS_STEP, &rep), VRAM_E_RANGE);
+    cr_assert_eq(memcmp(&s, &before, sizeof s), 0);
+    s.scale = NAN;
+    before = s;
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 1, VRAM_SCALER_FLAGS_ADVANCE, &rep), VRAM_E_INVALID);
+    cr_assert_eq(memcmp(&s, &before, sizeof s), 0);
+}
+
+/* A check recorded on the state (vram_scaler_unscale on the host) is not dropped by a clean
+ * flag: that optimizer skips. */
+Test(scaler_device, recorded_check_sets_the_skip_bit) {
+    vram_scaler s = make(VRAM_SCALER_PRESET_VRAMKIT);
+    vram_scaler_report rep;
+    float flags[2] = {0.0f, 0.0f};
+    cr_assert_eq(vram_scaler_unscale(&s, 0, 1.0f), VRAM_OK);
+    cr_assert_eq(vram_scaler_end_step(&s, flags, 2, VRAM_SCALER_FLAGS_STEP, &rep), VRAM_OK);
+    cr_assert_eq(rep.skip_mask, 1u);
+    cr_assert_eq(rep.found_inf, 0.0f, "found_inf reports the flags passed in");
+    cr_assert(rep.result.skipped && rep.result.backed_off);
+    cr_assert_eq(s.scale, 32768.0f);
+}
+
+/* STEP is vram_scaler_step for each optimizer then vram_scaler_update, ADVANCE is
+ * vram_scaler_advance: same status, state and result on long random sequences of every preset
+ * (both rails and DeepSpeed's error included). */
+Test(scaler_device, same_as_the_protocol_and_the_state_machine) {
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    const float pick[6] = {0.0f, 0.0f, 0.0f, 1.0f, NAN, INFINITY};
+    for (int preset = VRAM_SCALER_PRESET_VRAMKIT; preset <= VRAM_SCALER_PRESET_MEGATRON; preset++) {
+        for (int mode = VRAM_SCALER_FLAGS_STEP; mode <= VRAM_SCALER_FLAGS_ADVANCE; mode++) {
+            vram_scaler_cfg c;
+            cr_assert_eq(vram_scaler_preset(preset, &c), VRAM_OK);
+            c.init_scale = 8.0f;
+            c.growth_interval = 4;
+            vram_scaler a = make_cfg(&c), b = a;
+            unsigned errors = 0, skipped = 0;
+            for (int step = 0; step < 4000; step++) {
+                unsigned n = mode == VRAM_SCALER_FLAGS_ADVANCE ? 1u : 1u + (unsigned)(step % 3);
+                float flags[3];
+                int mostly_clean = (step / 200) % 2;
+                for (unsigned k = 0; k < n; k++) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    flags[k] = pick[mostly_clean ? (x % 12 < 11 ? 0 : 3) : x % 6];
+                }
+                vram_scaler_report rep;
+                vram_scaler_result r;
+                uint32_t mask = 0;
+                memset(&r, 0, sizeof r);
+                vram_status want = VRAM_OK;
+                vram_scaler copy = b;
+                if (mode == VRAM_SCALER_FLAGS_ADVANCE) {
+                    want = vram_scaler_advance(&copy, flags[0], &r);
+                    mask = flags[0] != 0.0f;
+                } else {
+                    for (unsigned k = 0; k < n && want == VRAM_OK; k++) {
+                        int skip = 0;
+                        want = vram_scaler_step(&copy, k, flags[k], &skip);
+                        if (skip) mask |= 1u << k;
+                    }
+                    if (want == VRAM_OK) want = vram_scaler_update(&copy, &r);
+                }
+                if (want == VRAM_OK) b = copy; /* all or nothing, as the contract says */
+                vram_status got = vram_scaler_end_step(&a, flags, n, mode, &rep);
+                cr_assert_eq(got, want, "preset %d mode %d step %d", preset, mode, step);
+                cr_assert_eq(memcmp(&a, &b, sizeof a), 0, "preset %d mode %d step %d: state", preset, mode, step);
+                cr_assert_eq(memcmp(&rep.result, &r, sizeof r), 0, "preset %d mode %d step %d: result", preset, mode,
+                             step);
+                cr_assert_eq(rep.skip_mask, mask, "preset %d mode %d step %d", preset, mode, step);
+                cr_assert_eq(rep.found_inf, mask != 0u ? 1.0f : 0.0f);
+                errors += got != VRAM_OK;
+                skipped += rep.result.skipped;
+            }
+            cr_assert(skipped > 0 && a.steps > 0, "preset %d mode %d: both paths ran", preset, mode);
+            if (c.at_min == VRAM_SCALER_AT_MIN_ERROR)
+                cr_assert(errors > 0, "preset %d mode %d: the error at the minimum was reached", preset, mode);
+        }
+    }
+}
