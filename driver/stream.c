@@ -36,13 +36,9 @@ static void set_msg(char *dst, size_t cap, const char *fmt, ...) {
     va_end(ap);
 }
 
-static int is_backend(const vram_device_ops *ops, const char *name) {
-    return ops->backend != NULL && strcmp(ops->backend, name) == 0;
-}
-
-/* Device memory that is host memory: the host backend, and the mock (tests). */
+/* Device memory that the host may use as its own (the host backend; the plain mock). */
 static int host_memory_device(const vram_device_ops *ops) {
-    return is_backend(ops, "host") || is_backend(ops, "mock");
+    return (ops->flags & VRAM_DEVICE_HOST_MEMORY) != 0;
 }
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1u) / a * a; }
@@ -265,7 +261,7 @@ vram_status vram_stream_plan(const vram_source *src, const vram_stream_config *c
 /* ops NULL: a GPU that is not here (planning only). */
 static vram_stream_staging resolve_staging(vram_stream_staging st, const vram_device_ops *ops) {
     if (st == VRAM_STAGE_AUTO)
-        return ops != NULL && is_backend(ops, "host") ? VRAM_STAGE_DIRECT : VRAM_STAGE_SLABS;
+        return ops != NULL && host_memory_device(ops) ? VRAM_STAGE_DIRECT : VRAM_STAGE_SLABS;
     return st;
 }
 

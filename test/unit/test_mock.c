@@ -720,7 +720,8 @@ Test(mock, call_counters) {
 Test(mock, op_names_round_trip) {
     static const char *const expect[] = {
         "driver_version", "runtime_version", "device_count",     "device_info",
-        "mem_info",       "attribute",       "set_device",       "dev_alloc",
+        "mem_info",       "attribute",       "set_device",       "release_device",
+        "dev_alloc",
         "dev_free",       "host_alloc_pinned", "host_free_pinned", "host_register",
         "host_unregister", "stream_create",  "stream_destroy",   "stream_sync",
         "memcpy_async",   "event_create",    "event_destroy",    "event_record",

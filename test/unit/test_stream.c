@@ -320,11 +320,12 @@ Test(stream, mock_device_pins_once_and_leaks_nothing) {
         vram_stream_config c = base_cfg();
         c.plan.shuffle = shuffle;
         c.slab_bytes = 10000;
+        c.staging = VRAM_STAGE_SLABS; /* AUTO would write the mock's host memory directly */
         c.gather = vram_stream_host_gather; /* the mock's device memory is host memory */
         vram_streamer *s = NULL;
         char err[VRAM_STREAM_ERR_MAX];
         cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
-        cr_assert_str_eq(vram_streamer_staging(s), "slabs", "AUTO is slabs off the host backend");
+        cr_assert_str_eq(vram_streamer_staging(s), "slabs");
         vram_mock_outstanding before = vram_mock_live(&m);
         uint64_t allocs = vram_mock_calls(&m, VRAM_MOCK_OP_DEV_ALLOC) +
                           vram_mock_calls(&m, VRAM_MOCK_OP_HOST_ALLOC_PINNED) +
@@ -358,6 +359,7 @@ Test(stream, mock_without_host_registration_falls_back_to_pinned_allocation) {
     fixture f;
     fx_make(&f, 300, FEATURES, TARGETS);
     vram_stream_config c = base_cfg();
+    c.staging = VRAM_STAGE_SLABS;
     vram_streamer *s = NULL;
     char err[VRAM_STREAM_ERR_MAX];
     cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
@@ -397,6 +399,7 @@ Test(stream, a_failed_copy_stops_at_its_chunk) {
     fx_make(&f, 1003, FEATURES, TARGETS);
     vram_stream_config c = base_cfg();
     c.epochs = 1;
+    c.staging = VRAM_STAGE_SLABS;
     c.slab_bytes = 1u << 20; /* one slab per chunk, two copies each (features, targets) */
     vram_streamer *s = NULL;
     char err[VRAM_STREAM_ERR_MAX];
@@ -520,9 +523,10 @@ Test(stream, bad_sources_and_configs) {
     vram_stream_config ep = c;
     ep.epochs = VRAM_STREAM_MAX_EPOCHS + 1;
     cr_assert_eq(vram_streamer_open(&ops, &f.src, &ep, &s, err, sizeof err), VRAM_E_RANGE);
-    /* a GPU-like backend: no direct staging, no shuffle without a device gather */
+    /* a GPU-like table (no VRAM_DEVICE_HOST_MEMORY; the name does not matter): no direct
+     * staging, no shuffle without a device gather */
     vram_device_ops gpu = ops;
-    gpu.backend = "gpu-like";
+    gpu.flags = 0;
     vram_stream_config d = c;
     d.staging = VRAM_STAGE_DIRECT;
     cr_assert_eq(vram_streamer_open(&gpu, &f.src, &d, &s, err, sizeof err), VRAM_E_UNSUPPORTED);
@@ -537,6 +541,41 @@ Test(stream, bad_sources_and_configs) {
     cr_assert_eq(vram_streamer_open(&broken, &f.src, &c, &s, err, sizeof err), VRAM_E_INVALID);
     cr_assert_null(s);
     cr_assert_eq(vram_streamer_close(NULL), VRAM_OK);
+    fx_free(&f);
+}
+
+Test(stream, staging_follows_the_host_memory_flag_not_the_name) {
+    fixture f;
+    fx_make(&f, 100, 8, 0);
+    vram_stream_config c = base_cfg();
+    c.plan.budget_bytes = 2u * 20u * 8u;
+    char err[VRAM_STREAM_ERR_MAX];
+    vram_streamer *s = NULL;
+    /* host memory under another name: AUTO writes it directly */
+    vram_device_ops renamed = vram_host_ops();
+    renamed.backend = "renamed";
+    cr_assert_eq(vram_streamer_open(&renamed, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_str_eq(vram_streamer_staging(s), "direct");
+    drain_checked(s, &f.src, "renamed host", NULL);
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+    /* called "host" but without the flag: a device the host cannot write */
+    vram_device_ops unflagged = vram_host_ops();
+    unflagged.flags = 0;
+    cr_assert_eq(vram_streamer_open(&unflagged, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_str_eq(vram_streamer_staging(s), "slabs");
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+    c.staging = VRAM_STAGE_DIRECT;
+    cr_assert_eq(vram_streamer_open(&unflagged, &f.src, &c, &s, err, sizeof err), VRAM_E_UNSUPPORTED);
+    cr_assert(strstr(err, "direct staging needs device memory that is host memory"), "%s", err);
+    /* the plain mock is host memory too; a deferred one is not */
+    vram_mock m;
+    vram_mock_init(&m, 1);
+    cr_assert_eq(vram_mock_ops(&m).flags, VRAM_DEVICE_HOST_MEMORY);
+    cr_assert_eq(vram_mock_fini(&m, stderr), 0);
+    vram_mock_init(&m, 1);
+    cr_assert_eq(vram_mock_deferred(&m, 1, 0), 0);
+    cr_assert_eq(vram_mock_ops(&m).flags, 0u);
+    cr_assert_eq(vram_mock_fini(&m, stderr), 0);
     fx_free(&f);
 }
 
