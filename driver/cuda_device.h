@@ -43,8 +43,8 @@ int vram_cuda_built(void);
  *     current device is then selected again if its context still lives, else it stays
  *     `device` (selecting another would create that one's context again);
  *   - host_alloc_pinned is cudaHostAlloc(portable), host_register cudaHostRegister(portable),
- *     streams are cudaStreamCreate (ordered with the legacy default stream), events have
- *     timing disabled; event_query answers VRAM_E_NOT_READY without recording an error;
+ *     streams are cudaStreamNonBlocking (never ordered with the legacy default stream: only
+ *     events order them), events have timing disabled; event_query answers VRAM_E_NOT_READY without recording an error;
  *     size 0 allocations succeed with NULL; bytes beyond size_t are VRAM_E_OOM; NULL
  *     outputs, negative devices, bad copy kinds, and NULL stream/event handles where one is
  *     needed are VRAM_E_INVALID without any CUDA call. */

@@ -455,7 +455,9 @@ static vram_status cuda_stream_create(void *ctx, int device, vram_stream *out) {
     int prev = -1;
     cudaStream_t s = NULL;
     vram_status st = cuda_enter_device(device, &prev);
-    if (st == VRAM_OK) st = VRAM_CUDA_CALL(cudaStreamCreate, (&s));
+    /* non-blocking: not ordered with the legacy default stream, so work queued here never
+     * waits for (nor holds up) kernels a caller runs on stream 0; events order everything */
+    if (st == VRAM_OK) st = VRAM_CUDA_CALL(cudaStreamCreateWithFlags, (&s, cudaStreamNonBlocking));
     st = cuda_leave_device(device, prev, st);
     if (st == VRAM_OK) *out = (vram_stream)s;
     return st;
