@@ -430,6 +430,60 @@ Test(stream, a_failed_copy_stops_at_its_chunk) {
     fx_free(&f);
 }
 
+Test(stream, the_producer_works_on_the_stream_s_device) {
+    /* a thread starts on device 0: a producer that does not select the stream's device makes
+     * a context on GPU 0 and queues work on GPU 1's stream from it */
+    for (int shuffle = 0; shuffle < 2; shuffle++) {
+        vram_mock m;
+        vram_mock_init(&m, 2);
+        vram_device_ops ops = vram_mock_ops(&m);
+        fixture f;
+        fx_make(&f, 300, FEATURES, TARGETS);
+        vram_stream_config c = base_cfg();
+        c.device = 1;
+        c.staging = VRAM_STAGE_SLABS;
+        c.plan.shuffle = shuffle;
+        c.gather = vram_stream_host_gather;
+        c.slab_bytes = 10000;
+        vram_streamer *s = NULL;
+        char err[VRAM_STREAM_ERR_MAX];
+        cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+        drain_checked(s, &f.src, "on cuda:1", NULL);
+        cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+        cr_assert_eq(m.dev[0].contexts_made, 0, "a context was made on GPU 0");
+        cr_assert_eq(m.cross_device_calls, 0, "%llu calls queued work on GPU 1 from GPU 0",
+                     (unsigned long long)m.cross_device_calls);
+        cr_assert_eq(m.dev[1].context, 1);
+        cr_assert_eq(vram_mock_fini(&m, stderr), 0);
+        fx_free(&f);
+    }
+}
+
+Test(stream, a_producer_that_cannot_select_the_device_stops_the_stream) {
+    vram_mock m;
+    vram_mock_init(&m, 2);
+    vram_device_ops ops = vram_mock_ops(&m);
+    fixture f;
+    fx_make(&f, 300, FEATURES, TARGETS);
+    vram_stream_config c = base_cfg();
+    c.device = 1;
+    c.staging = VRAM_STAGE_SLABS;
+    /* the first set_device is open's (the caller's thread), the second the producer's */
+    cr_assert_eq(vram_mock_fail_nth(&m, VRAM_MOCK_OP_SET_DEVICE, 2, 46), 0);
+    vram_streamer *s = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    vram_batch b;
+    vram_status st = vram_streamer_next(s, &b);
+    cr_assert_eq(st, VRAM_E_CUDA, "%s", vram_status_name(st));
+    cr_assert_str_eq(vram_streamer_error(s),
+                     "selecting the device for the producer failed: CUDA call failed (CUDA error 46)");
+    cr_assert_eq(m.copies[VRAM_COPY_H2D], 0, "nothing was copied from the wrong device");
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+    cr_assert_eq(vram_mock_fini(&m, stderr), 0);
+    fx_free(&f);
+}
+
 /* ---- errors --------------------------------------------------------------------------- */
 
 Test(stream, a_read_error_stops_at_its_chunk_after_every_good_batch) {
