@@ -96,14 +96,15 @@ typedef struct dqueue {
     mock_obj *stream; /* NULL for the default stream and for destroyed streams */
 } dqueue;
 
-/* A device write done by the worker whose bytes the host's view does not have yet. */
+/* A device write done by the worker that the host's view does not have yet: the bytes as
+ * the write left them (later writes to the device copy must not leak into the view). */
 typedef struct dwrite {
     struct dwrite *next;
     int q;
     uint64_t seq;
     uint8_t *view;
-    const uint8_t *shadow;
-    uint64_t bytes;
+    uint8_t *bytes;
+    uint64_t n;
 } dwrite;
 
 struct vram_mock__deferred {
@@ -115,7 +116,7 @@ struct vram_mock__deferred {
     uint32_t max_delay_us;
     dqueue q[MOCK_MAX_QUEUES];
     int nq;
-    dwrite *writes;
+    dwrite *writes, *writes_tail; /* in the order they were done */
     uint64_t queued_copies[5];
     vram_mock_drop drop;
     int drop_q;
@@ -434,19 +435,24 @@ static uint8_t *mock_device_copy(vram_mock *m, const void *p, uint64_t bytes) {
     return o != NULL ? o->shadow + ((uintptr_t)p - (uintptr_t)o->ptr) : NULL;
 }
 
-/* Hands the host the device writes that `clock` covers (all of them for NULL). */
+/* Hands the host the device writes that `clock` covers (all of them for NULL), oldest
+ * first, so the view ends as the device's copy was after the last of them. */
 static void mock_publish(vram_mock *m, const uint64_t *clock) {
-    dwrite **pp = &m->deferred->writes;
+    struct vram_mock__deferred *D = m->deferred;
+    dwrite **pp = &D->writes, *last = NULL;
     while (*pp != NULL) {
         dwrite *w = *pp;
         if (clock == NULL || w->seq <= clock[w->q]) {
-            memcpy(w->view, w->shadow, (size_t)w->bytes);
+            memcpy(w->view, w->bytes, (size_t)w->n);
             *pp = w->next;
+            free(w->bytes);
             free(w);
         } else {
+            last = w;
             pp = &w->next;
         }
     }
+    D->writes_tail = last;
 }
 
 /* Waits until every queue is empty, then hands the host everything: what cudart's calls
@@ -522,25 +528,34 @@ static void *mock_worker(void *arg) {
         pthread_mutex_unlock(&m->lock);
         mock_delay(D, vram_rng_mix(r));
         mock_do(w);
+        dwrite *x = NULL; /* what the host will see of it, taken before any later work */
+        if (w->dst_view != NULL && w->bytes > 0 && (x = (dwrite *)calloc(1, sizeof *x)) != NULL) {
+            x->bytes = (uint8_t *)malloc((size_t)w->bytes);
+            if (x->bytes != NULL) {
+                memcpy(x->bytes, w->dst, (size_t)w->bytes);
+            } else {
+                free(x);
+                x = NULL;
+            }
+        }
         pthread_mutex_lock(&m->lock);
         dqueue *q = &D->q[qi];
         q->head = w->next;
         if (q->head == NULL) q->tail = NULL;
         q->done = w->seq;
         if (w->kind == DW_COPY) D->queued_copies[w->copy_kind]--;
-        if (w->dst_view != NULL && w->bytes > 0) {
-            dwrite *x = (dwrite *)malloc(sizeof *x);
-            if (x != NULL) {
-                x->q = qi;
-                x->seq = w->seq;
-                x->view = w->dst_view;
-                x->shadow = w->dst;
-                x->bytes = w->bytes;
-                x->next = D->writes;
+        if (x != NULL) {
+            x->q = qi;
+            x->seq = w->seq;
+            x->view = w->dst_view;
+            x->n = w->bytes;
+            if (D->writes_tail != NULL)
+                D->writes_tail->next = x;
+            else
                 D->writes = x;
-            } else {
-                memcpy(w->dst_view, w->dst, (size_t)w->bytes); /* cannot defer it: show it */
-            }
+            D->writes_tail = x;
+        } else if (w->dst_view != NULL && w->bytes > 0) {
+            memcpy(w->dst_view, w->dst, (size_t)w->bytes); /* out of host memory: show it now */
         }
         free(w);
         pthread_cond_broadcast(&D->done_cv);
@@ -602,6 +617,7 @@ static void mock_deferred_stop(vram_mock *m) {
     while (D->writes != NULL) {
         dwrite *x = D->writes;
         D->writes = x->next;
+        free(x->bytes);
         free(x);
     }
     pthread_cond_destroy(&D->work_cv);
