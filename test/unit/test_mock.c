@@ -1019,6 +1019,7 @@ Test(mock, deferred_copies_read_their_source_when_they_run) {
     cr_assert_eq(CALL(host_alloc_pinned, N, (void **)&back), VRAM_OK);
     cr_assert_eq(CALL(dev_alloc, 0, N, (void **)&d), VRAM_OK);
     memset(src, 1, N);
+    memset(back, 0, N);
     vram_mock_pause(&m, 1);
     cr_assert_eq(CALL(memcpy_async, d, src, N, VRAM_COPY_H2D, NULL), VRAM_OK);
     cr_assert_eq(CALL(memcpy_async, back, d, N, VRAM_COPY_D2H, NULL), VRAM_OK);
