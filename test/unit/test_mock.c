@@ -1037,6 +1037,35 @@ Test(mock, deferred_copies_read_their_source_when_they_run) {
     finish();
 }
 
+/* What the ordering tests share: two streams and an event on device 0, n bytes of pinned
+ * source and destination, n bytes of device memory. */
+typedef struct two_streams {
+    uint8_t *src, *back, *d;
+    vram_stream a, b;
+    vram_event e;
+} two_streams;
+
+static two_streams two_streams_make(uint64_t n) {
+    two_streams t;
+    memset(&t, 0, sizeof t);
+    cr_assert_eq(CALL(host_alloc_pinned, n, (void **)&t.src), VRAM_OK);
+    cr_assert_eq(CALL(host_alloc_pinned, n, (void **)&t.back), VRAM_OK);
+    cr_assert_eq(CALL(dev_alloc, 0, n, (void **)&t.d), VRAM_OK);
+    cr_assert_eq(CALL(stream_create, 0, &t.a), VRAM_OK);
+    cr_assert_eq(CALL(stream_create, 0, &t.b), VRAM_OK);
+    cr_assert_eq(CALL(event_create, &t.e), VRAM_OK);
+    return t;
+}
+
+static void two_streams_free(two_streams *t) {
+    cr_assert_eq(CALL(event_destroy, t->e), VRAM_OK);
+    cr_assert_eq(CALL(stream_destroy, t->a), VRAM_OK);
+    cr_assert_eq(CALL(stream_destroy, t->b), VRAM_OK);
+    cr_assert_eq(CALL(dev_free, 0, t->d), VRAM_OK);
+    cr_assert_eq(CALL(host_free_pinned, t->src), VRAM_OK);
+    cr_assert_eq(CALL(host_free_pinned, t->back), VRAM_OK);
+}
+
 /* One stream's work: H2D a pattern, then a D2H of it on another stream, with or without a
  * wait in between. Returns 1 when the D2H saw the pattern. */
 static int ordered_across_streams(uint64_t seed, int wait) {
@@ -1044,15 +1073,10 @@ static int ordered_across_streams(uint64_t seed, int wait) {
     vram_mock_init(&m, 1);
     cr_assert_eq(vram_mock_deferred(&m, seed, 30), 0);
     ops = vram_mock_ops(&m);
-    uint8_t *src = NULL, *back = NULL, *d = NULL;
-    vram_stream a = NULL, b = NULL;
-    vram_event e = NULL;
-    cr_assert_eq(CALL(host_alloc_pinned, N, (void **)&src), VRAM_OK);
-    cr_assert_eq(CALL(host_alloc_pinned, N, (void **)&back), VRAM_OK);
-    cr_assert_eq(CALL(dev_alloc, 0, N, (void **)&d), VRAM_OK);
-    cr_assert_eq(CALL(stream_create, 0, &a), VRAM_OK);
-    cr_assert_eq(CALL(stream_create, 0, &b), VRAM_OK);
-    cr_assert_eq(CALL(event_create, &e), VRAM_OK);
+    two_streams t = two_streams_make(N);
+    uint8_t *src = t.src, *back = t.back, *d = t.d;
+    vram_stream a = t.a, b = t.b;
+    vram_event e = t.e;
     memset(src, 7, N);
     for (int i = 0; i < 4; i++) /* several pieces, so the D2H has room to overtake them */
         cr_assert_eq(CALL(memcpy_async, d + i * (N / 4), src + i * (N / 4), N / 4, VRAM_COPY_H2D, a), VRAM_OK);
@@ -1063,12 +1087,7 @@ static int ordered_across_streams(uint64_t seed, int wait) {
     int ok = 1;
     for (int i = 0; i < N; i++) ok &= back[i] == 7;
     cr_assert_eq(CALL(stream_sync, a), VRAM_OK);
-    cr_assert_eq(CALL(event_destroy, e), VRAM_OK);
-    cr_assert_eq(CALL(stream_destroy, a), VRAM_OK);
-    cr_assert_eq(CALL(stream_destroy, b), VRAM_OK);
-    cr_assert_eq(CALL(dev_free, 0, d), VRAM_OK);
-    cr_assert_eq(CALL(host_free_pinned, src), VRAM_OK);
-    cr_assert_eq(CALL(host_free_pinned, back), VRAM_OK);
+    two_streams_free(&t);
     finish();
     return ok;
 }
@@ -1174,15 +1193,10 @@ Test(mock, plain_stand_ins_work_at_once) {
 
 Test(mock, the_fault_switch_drops_one_kind_of_wait) {
     start_deferred(1, 8, 0);
-    uint8_t *src = NULL, *d = NULL, *back = NULL;
-    vram_stream a = NULL, b = NULL;
-    vram_event e = NULL;
-    cr_assert_eq(CALL(host_alloc_pinned, 64, (void **)&src), VRAM_OK);
-    cr_assert_eq(CALL(host_alloc_pinned, 64, (void **)&back), VRAM_OK);
-    cr_assert_eq(CALL(dev_alloc, 0, 64, (void **)&d), VRAM_OK);
-    cr_assert_eq(CALL(stream_create, 0, &a), VRAM_OK);
-    cr_assert_eq(CALL(stream_create, 0, &b), VRAM_OK);
-    cr_assert_eq(CALL(event_create, &e), VRAM_OK);
+    two_streams t = two_streams_make(64);
+    uint8_t *src = t.src, *d = t.d, *back = t.back;
+    vram_stream a = t.a, b = t.b;
+    vram_event e = t.e;
     vram_stream listed[3] = {NULL, NULL, NULL};
     cr_assert_eq(vram_mock_streams(&m, listed, 3), 2);
     cr_assert_eq(listed[0], a, "in the order they were made");
@@ -1221,12 +1235,7 @@ Test(mock, the_fault_switch_drops_one_kind_of_wait) {
     int bogus;
     cr_assert_eq(vram_mock_drop_waits(&m, VRAM_MOCK_DROP_STREAM_WAITS, (vram_stream)&bogus), -1);
     cr_assert_eq(vram_mock_drop_waits(&m, (vram_mock_drop)7, a), -1);
-    cr_assert_eq(CALL(event_destroy, e), VRAM_OK);
-    cr_assert_eq(CALL(stream_destroy, a), VRAM_OK);
-    cr_assert_eq(CALL(stream_destroy, b), VRAM_OK);
-    cr_assert_eq(CALL(dev_free, 0, d), VRAM_OK);
-    cr_assert_eq(CALL(host_free_pinned, src), VRAM_OK);
-    cr_assert_eq(CALL(host_free_pinned, back), VRAM_OK);
+    two_streams_free(&t);
     finish();
 }
 

@@ -310,17 +310,24 @@ Test(stream, one_chunk_and_one_sample_shapes) {
 
 /* ---- the mock: pinned, copied on the stream, nothing per batch, nothing leaked -------- */
 
+/* A plain mock of `devices` GPUs, the two-dataset fixture of n samples, and the base config
+ * copying through slabs (AUTO would write the plain mock's host memory directly). */
+static vram_stream_config mock_start(vram_mock *m, int devices, fixture *f, uint64_t n) {
+    vram_mock_init(m, devices);
+    fx_make(f, n, FEATURES, TARGETS);
+    vram_stream_config c = base_cfg();
+    c.staging = VRAM_STAGE_SLABS;
+    return c;
+}
+
 Test(stream, mock_device_pins_once_and_leaks_nothing) {
     for (int shuffle = 0; shuffle < 2; shuffle++) {
         vram_mock m;
-        vram_mock_init(&m, 1);
-        vram_device_ops ops = vram_mock_ops(&m);
         fixture f;
-        fx_make(&f, 1003, FEATURES, TARGETS);
-        vram_stream_config c = base_cfg();
+        vram_stream_config c = mock_start(&m, 1, &f, 1003);
+        vram_device_ops ops = vram_mock_ops(&m);
         c.plan.shuffle = shuffle;
         c.slab_bytes = 10000;
-        c.staging = VRAM_STAGE_SLABS; /* AUTO would write the mock's host memory directly */
         c.gather = vram_stream_host_gather; /* the mock's device memory is host memory */
         vram_streamer *s = NULL;
         char err[VRAM_STREAM_ERR_MAX];
@@ -353,13 +360,10 @@ Test(stream, mock_device_pins_once_and_leaks_nothing) {
 
 Test(stream, mock_without_host_registration_falls_back_to_pinned_allocation) {
     vram_mock m;
-    vram_mock_init(&m, 1);
+    fixture f;
+    vram_stream_config c = mock_start(&m, 1, &f, 300);
     vram_mock_set_attr(&m, 0, VRAM_ATTR_HOST_REGISTER_SUPPORTED, 0);
     vram_device_ops ops = vram_mock_ops(&m);
-    fixture f;
-    fx_make(&f, 300, FEATURES, TARGETS);
-    vram_stream_config c = base_cfg();
-    c.staging = VRAM_STAGE_SLABS;
     vram_streamer *s = NULL;
     char err[VRAM_STREAM_ERR_MAX];
     cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
@@ -375,12 +379,10 @@ Test(stream, mock_without_host_registration_falls_back_to_pinned_allocation) {
 
 Test(stream, device_memory_refused_is_a_clean_error) {
     vram_mock m;
-    vram_mock_init(&m, 1);
+    fixture f;
+    vram_stream_config c = mock_start(&m, 1, &f, 1003);
     vram_mock_alloc_limit(&m, 0, 150000); /* one chunk buffer (99 KiB) but not two */
     vram_device_ops ops = vram_mock_ops(&m);
-    fixture f;
-    fx_make(&f, 1003, FEATURES, TARGETS);
-    vram_stream_config c = base_cfg();
     vram_streamer *s = NULL;
     char err[VRAM_STREAM_ERR_MAX];
     vram_status st = vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err);
@@ -393,13 +395,10 @@ Test(stream, device_memory_refused_is_a_clean_error) {
 
 Test(stream, a_failed_copy_stops_at_its_chunk) {
     vram_mock m;
-    vram_mock_init(&m, 1);
-    vram_device_ops ops = vram_mock_ops(&m);
     fixture f;
-    fx_make(&f, 1003, FEATURES, TARGETS);
-    vram_stream_config c = base_cfg();
+    vram_stream_config c = mock_start(&m, 1, &f, 1003);
+    vram_device_ops ops = vram_mock_ops(&m);
     c.epochs = 1;
-    c.staging = VRAM_STAGE_SLABS;
     c.slab_bytes = 1u << 20; /* one slab per chunk, two copies each (features, targets) */
     vram_streamer *s = NULL;
     char err[VRAM_STREAM_ERR_MAX];
@@ -435,13 +434,10 @@ Test(stream, the_producer_works_on_the_stream_s_device) {
      * a context on GPU 0 and queues work on GPU 1's stream from it */
     for (int shuffle = 0; shuffle < 2; shuffle++) {
         vram_mock m;
-        vram_mock_init(&m, 2);
-        vram_device_ops ops = vram_mock_ops(&m);
         fixture f;
-        fx_make(&f, 300, FEATURES, TARGETS);
-        vram_stream_config c = base_cfg();
+        vram_stream_config c = mock_start(&m, 2, &f, 300);
+        vram_device_ops ops = vram_mock_ops(&m);
         c.device = 1;
-        c.staging = VRAM_STAGE_SLABS;
         c.plan.shuffle = shuffle;
         c.gather = vram_stream_host_gather;
         c.slab_bytes = 10000;
@@ -461,13 +457,10 @@ Test(stream, the_producer_works_on_the_stream_s_device) {
 
 Test(stream, a_producer_that_cannot_select_the_device_stops_the_stream) {
     vram_mock m;
-    vram_mock_init(&m, 2);
-    vram_device_ops ops = vram_mock_ops(&m);
     fixture f;
-    fx_make(&f, 300, FEATURES, TARGETS);
-    vram_stream_config c = base_cfg();
+    vram_stream_config c = mock_start(&m, 2, &f, 300);
+    vram_device_ops ops = vram_mock_ops(&m);
     c.device = 1;
-    c.staging = VRAM_STAGE_SLABS;
     /* the first set_device is open's (the caller's thread), the second the producer's */
     cr_assert_eq(vram_mock_fail_nth(&m, VRAM_MOCK_OP_SET_DEVICE, 2, 46), 0);
     vram_streamer *s = NULL;
