@@ -18,6 +18,7 @@
 #define MAX_PIECES 32u       /* pieces packed into one slab */
 #define TASK_CAP 4096u       /* read tasks queued at once (the producer waits when full) */
 #define PIECE_ALIGN 256u     /* pieces start at this alignment inside a slab */
+#define COPY_POLL_NS 200000L /* how often the producer, waiting for reads, looks at a copy */
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
@@ -707,10 +708,23 @@ static int slab_drainable_locked(vram_streamer *s, uint32_t ix) {
     return !sl->first_of_chunk || s->bufs[sl->q % s->nbuf].state == BUF_FREE;
 }
 
-/* Waits until slab ix can be drained. Returns 0, or -1 when closing. */
-static int slab_wait_drainable(vram_streamer *s, uint32_t ix) {
+/* Waits until slab ix can be drained, or (poll) for at most COPY_POLL_NS, so the caller can
+ * look at a copy meanwhile. Returns 0, or -1 when closing. */
+static int slab_wait_drainable(vram_streamer *s, uint32_t ix, int poll) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
+    until.tv_nsec += COPY_POLL_NS;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&s->mu);
-    while (!s->closing && !slab_drainable_locked(s, ix)) pthread_cond_wait(&s->cv, &s->mu);
+    while (!s->closing && !slab_drainable_locked(s, ix)) {
+        if (!poll)
+            pthread_cond_wait(&s->cv, &s->mu);
+        else if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT)
+            break;
+    }
     int closing = s->closing;
     pthread_mutex_unlock(&s->mu);
     return closing ? -1 : 0;
@@ -783,8 +797,9 @@ static int slab_drain(vram_streamer *s, uint32_t ix) {
 /* The ring of slabs, in order: a slab is filled (its reads posted) once the copy out of its
  * last use is done, and drained (its copies queued) once its reads are done. Every slab
  * that can be drained is, at once, so copies of several slabs are in flight together; the
- * producer blocks only when nothing can move without waiting: then on the copy that frees
- * the next slab to fill, or else on reads (or the consumer giving a buffer back). */
+ * producer blocks only when nothing can move without waiting: on reads (or the consumer
+ * giving a buffer back) while a slab waits for them, looking every COPY_POLL_NS at the copy
+ * that frees the next slab to fill; on that copy alone once every read slab is copying. */
 static void produce_slabs(vram_streamer *s) {
     gen g;
     uint64_t fill = 0, drain = 0; /* slabs filled / drained so far (ring positions) */
@@ -820,10 +835,11 @@ static void produce_slabs(vram_streamer *s) {
         }
         if (fill == drain && g.q >= s->total_q) return; /* every chunk published */
         if (moved) continue;
-        if (fill - drain < s->nslabs && g.q < s->total_q) {
-            if (slab_settle(s, &s->slabs[fill % s->nslabs]) != 0) return;
-        } else if (slab_wait_drainable(s, (uint32_t)(drain % s->nslabs)) != 0) {
-            return;
+        int copy_blocks_fill = fill - drain < s->nslabs && g.q < s->total_q;
+        if (drain < fill) {
+            if (slab_wait_drainable(s, (uint32_t)(drain % s->nslabs), copy_blocks_fill) != 0) return;
+        } else if (slab_settle(s, &s->slabs[fill % s->nslabs]) != 0) {
+            return; /* drain == fill: only that copy can free anything */
         }
     }
 }
