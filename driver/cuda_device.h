@@ -12,8 +12,9 @@ int vram_cuda_built(void);
 
 /* Fills *ops with the CUDA backend (backend "cuda"). Requires: ops valid (NULL gives
  * VRAM_E_INVALID). Guarantees: VRAM_OK and a table that passes vram_device_ops_check, or
- * VRAM_E_UNSUPPORTED (ops untouched) in a build without the CUDA parts. Loading never
- * fails and touches no GPU: CUDA starts on the first call that needs it.
+ * VRAM_E_UNSUPPORTED (ops untouched) in a build without the CUDA parts. flags is 0 (device
+ * memory is the GPU's). Loading never fails and touches no GPU: CUDA starts on the first
+ * call that needs it.
  * What the table does:
  *   - every CUDA call goes through one check that records the raw error (last_error: a
  *     cudaError_t, or a CUresult for driver API calls; the numbers in vramkit/cudaerr.h
@@ -37,18 +38,23 @@ int vram_cuda_built(void);
  *     driver does not export it, the numbers cudart shares (99, 115, 119) fall back to
  *     cudaDeviceGetAttribute and others are VRAM_E_UNSUPPORTED; an unknown number is the
  *     driver's CUDA_ERROR_INVALID_VALUE (VRAM_E_CUDA, last_error 1);
+ *   - release_device resets the device's primary context (cudaDeviceReset) when it is alive
+ *     (cuDevicePrimaryCtxGetState), and creates none when it is not; the calling thread's
+ *     current device is then selected again if its context still lives, else it stays
+ *     `device` (selecting another would create that one's context again);
  *   - host_alloc_pinned is cudaHostAlloc(portable), host_register cudaHostRegister(portable),
- *     streams are cudaStreamCreate (ordered with the legacy default stream), events have
- *     timing disabled; event_query answers VRAM_E_NOT_READY without recording an error;
+ *     streams are cudaStreamNonBlocking (never ordered with the legacy default stream: only
+ *     events order them), events have timing disabled; event_query answers VRAM_E_NOT_READY without recording an error;
  *     size 0 allocations succeed with NULL; bytes beyond size_t are VRAM_E_OOM; NULL
  *     outputs, negative devices, bad copy kinds, and NULL stream/event handles where one is
  *     needed are VRAM_E_INVALID without any CUDA call. */
 vram_status vram_cuda_ops(vram_device_ops *ops);
 
-/* Releases the primary context of every device (cudaDeviceReset), so that a process that
- * only looked (plan, estimate, try --model before it starts its attempts) holds no GPU
- * memory while other processes load. Pointers, streams and events made through the table
- * are invalid afterwards. Nothing to do without the CUDA parts, a driver, or a device. */
+/* Releases the primary context of every device that has one (the table's release_device
+ * on each), so that a process that only looked (plan, estimate, try --model before it
+ * starts its attempts) holds no GPU memory while other processes load. Pointers, streams
+ * and events made through the table are invalid afterwards. Nothing to do without the CUDA
+ * parts, a driver, or a device. */
 void vram_cuda_release(void);
 
 /* Test hook, private: passes a raw CUDA error number through the very check every CUDA call

@@ -204,6 +204,14 @@ vram_status vram_doctor_gather(const vram_doctor_config *cfg, vram_doctor_report
     }
 
     out->probed = c->probe != 0;
-    if (c->probe) doctor_probe_all(c, out);
+    if (c->probe) {
+        /* the snapshot took a context on every GPU it read: give them back before the
+         * children probe, or each GPU runs them beside ~0.5 GiB of ours, and one in
+         * exclusive-process mode refuses them all ("device busy") */
+        if (ops != NULL && !f->forked_after_init)
+            for (int d = 0; d < vram_snapshot_count(&out->snap); d++)
+                out->released[d] = ops->release_device(ops->ctx, d);
+        doctor_probe_all(c, out);
+    }
     return VRAM_OK;
 }

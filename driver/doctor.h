@@ -56,6 +56,8 @@ typedef struct vram_doctor_report {
     int probed;                  /* the probes were asked for */
     vram_probe_result probes[VRAM_MAX_DEVICES][VRAM_PROBE_COUNT]; /* ran 0: not run */
     vram_status probe_run[VRAM_MAX_DEVICES][VRAM_PROBE_COUNT];    /* what probe_fn returned */
+    vram_status released[VRAM_MAX_DEVICES]; /* release_device before the probes (VRAM_OK when
+                                               none was asked for) */
 } vram_doctor_report;
 
 /* The diagnose.h probe kind of a driver probe kind; VRAM_DIAG_PROBE_COUNT for none. */
@@ -66,7 +68,8 @@ vram_diag_probe_kind vram_doctor_probe_kind(vram_probe_kind k);
  * not an error): VRAM_OK; VRAM_E_FORMAT when cfg->archs does not parse (nothing else is
  * read); VRAM_E_INVALID for a NULL out. Never touches CUDA in a process forked after CUDA
  * was initialised (the snapshot then says VRAM_E_FORKED). Probes run only on GPUs of the
- * snapshot whose compute mode is not prohibited. */
+ * snapshot whose compute mode is not prohibited, after the table's release_device on every
+ * GPU of the snapshot: this process holds no context while its children probe. */
 vram_status vram_doctor_gather(const vram_doctor_config *cfg, vram_doctor_report *out);
 
 /* `vramkit doctor` with its sources injected: parses argv (argv[0] is "doctor"), gathers

@@ -74,6 +74,10 @@ static vram_status fg_set_device(void *ctx, int device) {
     FG_GUARD();
     return FG_INNER(ctx)->set_device(FG_INNER(ctx)->ctx, device);
 }
+static vram_status fg_release_device(void *ctx, int device) {
+    FG_GUARD();
+    return FG_INNER(ctx)->release_device(FG_INNER(ctx)->ctx, device);
+}
 static vram_status fg_dev_alloc(void *ctx, int device, uint64_t bytes, void **ptr) {
     FG_GUARD();
     return FG_INNER(ctx)->dev_alloc(FG_INNER(ctx)->ctx, device, bytes, ptr);
@@ -155,6 +159,7 @@ vram_status vram_fork_guard_wrap(const vram_device_ops *inner, vram_fork_guarded
     memset(&t, 0, sizeof t);
     t.api_version = VRAM_DEVICE_API_VERSION;
     t.size = (uint32_t)sizeof t;
+    t.flags = inner->flags;
     t.backend = inner->backend;
     t.ctx = g;
     t.driver_version = fg_driver_version;
@@ -164,6 +169,7 @@ vram_status vram_fork_guard_wrap(const vram_device_ops *inner, vram_fork_guarded
     t.mem_info = fg_mem_info;
     t.attribute = fg_attribute;
     t.set_device = fg_set_device;
+    t.release_device = fg_release_device;
     t.dev_alloc = fg_dev_alloc;
     t.dev_free = fg_dev_free;
     t.host_alloc_pinned = fg_host_alloc_pinned;

@@ -37,7 +37,7 @@ typedef struct vram_fork_guarded {
 
 /* Makes *out a table that calls through to *inner, except in a tripped child, where every
  * slot returns VRAM_E_FORKED without touching the inner table (last_error returns
- * VRAM_FORK_GUARD_CUDA_CODE). out->backend is inner's, out->ctx is g. Installs the guard.
+ * VRAM_FORK_GUARD_CUDA_CODE). out->backend and out->flags are inner's, out->ctx is g. Installs the guard.
  * Requires: inner passes vram_device_ops_check; g and out valid.
  * Guarantees: VRAM_OK, or the vram_device_ops_check error (then *g and *out untouched),
  * or VRAM_E_STATE when the guard cannot be installed. */

@@ -141,6 +141,12 @@ static vram_status host_set_device(void *ctx, int device) {
     return device == 0 ? VRAM_OK : VRAM_E_INVALID;
 }
 
+/* Nothing is held on the machine's own memory beyond what the caller allocated. */
+static vram_status host_release_device(void *ctx, int device) {
+    (void)ctx;
+    return device == 0 ? VRAM_OK : VRAM_E_INVALID;
+}
+
 /* aligned_alloc wants a size that is a multiple of the alignment. */
 static vram_status host_aligned(uint64_t bytes, size_t align, void **ptr) {
     if (ptr == NULL) return VRAM_E_INVALID;
@@ -275,6 +281,7 @@ vram_device_ops vram_host_ops(void) {
     memset(&ops, 0, sizeof ops);
     ops.api_version = VRAM_DEVICE_API_VERSION;
     ops.size = (uint32_t)sizeof(vram_device_ops);
+    ops.flags = VRAM_DEVICE_HOST_MEMORY;
     ops.backend = "host";
     ops.ctx = NULL;
     ops.driver_version = host_driver_version;
@@ -284,6 +291,7 @@ vram_device_ops vram_host_ops(void) {
     ops.mem_info = host_mem_info;
     ops.attribute = host_attribute;
     ops.set_device = host_set_device;
+    ops.release_device = host_release_device;
     ops.dev_alloc = host_dev_alloc;
     ops.dev_free = host_dev_free;
     ops.host_alloc_pinned = host_alloc_pinned;

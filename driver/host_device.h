@@ -6,8 +6,8 @@
 
 #include <vramkit/device.h>
 
-/* The host table: api_version/size of this build, backend "host", ctx NULL, stateless
- * and thread-safe. What it reports:
+/* The host table: api_version/size of this build, backend "host", flags
+ * VRAM_DEVICE_HOST_MEMORY, ctx NULL, stateless and thread-safe. What it reports:
  *   - device_count 1; device 0 named "host (CPU memory)", cc 0.0, total = physical RAM,
  *     free = MemAvailable (/proc/meminfo; sysconf when that cannot be read), integrated 1
  *     (it *is* system memory), 0 SMs and copy engines, compute mode default;
@@ -16,7 +16,8 @@
  *     (1: it is a successful no-op); pool handle types 0; any other number
  *     VRAM_E_UNSUPPORTED;
  *   - dev_alloc 256-byte aligned, host_alloc_pinned page aligned (both plain heap memory);
- *     memcpy_async copies before returning; event_query always says done; last_error 0.
+ *     memcpy_async copies before returning; event_query always says done; release_device
+ *     has nothing to give back; last_error 0.
  * Bad arguments (NULL outputs, device != 0, bad copy kind, NULL pointers with bytes > 0)
  * give VRAM_E_INVALID; a failed allocation VRAM_E_OOM. */
 vram_device_ops vram_host_ops(void);

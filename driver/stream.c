@@ -18,6 +18,7 @@
 #define MAX_PIECES 32u       /* pieces packed into one slab */
 #define TASK_CAP 4096u       /* read tasks queued at once (the producer waits when full) */
 #define PIECE_ALIGN 256u     /* pieces start at this alignment inside a slab */
+#define COPY_POLL_NS 200000L /* how often the producer, waiting for reads, looks at a copy */
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
@@ -36,13 +37,9 @@ static void set_msg(char *dst, size_t cap, const char *fmt, ...) {
     va_end(ap);
 }
 
-static int is_backend(const vram_device_ops *ops, const char *name) {
-    return ops->backend != NULL && strcmp(ops->backend, name) == 0;
-}
-
-/* Device memory that is host memory: the host backend, and the mock (tests). */
+/* Device memory that the host may use as its own (the host backend; the plain mock). */
 static int host_memory_device(const vram_device_ops *ops) {
-    return is_backend(ops, "host") || is_backend(ops, "mock");
+    return (ops->flags & VRAM_DEVICE_HOST_MEMORY) != 0;
 }
 
 static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1u) / a * a; }
@@ -265,7 +262,7 @@ vram_status vram_stream_plan(const vram_source *src, const vram_stream_config *c
 /* ops NULL: a GPU that is not here (planning only). */
 static vram_stream_staging resolve_staging(vram_stream_staging st, const vram_device_ops *ops) {
     if (st == VRAM_STAGE_AUTO)
-        return ops != NULL && is_backend(ops, "host") ? VRAM_STAGE_DIRECT : VRAM_STAGE_SLABS;
+        return ops != NULL && host_memory_device(ops) ? VRAM_STAGE_DIRECT : VRAM_STAGE_SLABS;
     return st;
 }
 
@@ -416,18 +413,14 @@ static vram_status chunk_at(vram_streamer *s, uint64_t q, vram_chunk *ch, uint64
     return vram_chunks_chunk(&s->plan, s->chunk_order[k], ch);
 }
 
-/* Waits (producer) until buffer b is free or the stream closes; marks it loading.
- * Returns 0, or -1 when closing. */
-static int claim_buffer(vram_streamer *s, uint32_t b) {
-    pthread_mutex_lock(&s->mu);
-    while (s->bufs[b].state != BUF_FREE && !s->closing) pthread_cond_wait(&s->cv, &s->mu);
-    if (s->closing) {
-        pthread_mutex_unlock(&s->mu);
-        return -1;
-    }
-    s->bufs[b].state = BUF_LOADING;
-    pthread_mutex_unlock(&s->mu);
-    return 0;
+/* The status of a group whose tasks are done, its message in err; the group is reset for
+ * its next use. Caller holds mu. */
+static vram_status take_group_locked(vram_streamer *s, uint32_t g, char *err, size_t cap) {
+    vram_status st = s->groups[g].st;
+    if (st != VRAM_OK) snprintf(err, cap, "%s", s->groups[g].err);
+    s->groups[g].st = VRAM_OK;
+    s->groups[g].err[0] = '\0';
+    return st;
 }
 
 /* Waits until a group's tasks are done. Returns its status; -1 as VRAM_E_STATE on close. */
@@ -439,10 +432,7 @@ static vram_status wait_group(vram_streamer *s, uint32_t g, char *err, size_t ca
         pthread_mutex_unlock(&s->mu);
         return VRAM_E_STATE;
     }
-    st = s->groups[g].st;
-    if (st != VRAM_OK) snprintf(err, cap, "%s", s->groups[g].err);
-    s->groups[g].st = VRAM_OK;
-    s->groups[g].err[0] = '\0';
+    st = take_group_locked(s, g, err, cap);
     pthread_mutex_unlock(&s->mu);
     return st;
 }
@@ -660,6 +650,22 @@ static void gen_fill(vram_streamer *s, gen *g, slab *sl) {
     if (!sl->last_of_chunk && gen_left(s, g) == 0) sl->last_of_chunk = 1;
 }
 
+/* Is the copy out of a slab done (so it may be refilled)? Asks without waiting. Returns 1
+ * done (or no copy), 0 not yet, -1 after stopping the stream on a device error. */
+static int slab_copied(vram_streamer *s, slab *sl) {
+    char msg[VRAM_STREAM_ERR_MAX];
+    if (!sl->copying) return 1;
+    vram_status st = s->ops.event_query(s->ops.ctx, sl->ev);
+    if (st == VRAM_E_NOT_READY) return 0;
+    sl->copying = 0;
+    if (st != VRAM_OK) {
+        device_msg(s, msg, sizeof msg, "checking a copy to the device", st);
+        stop_at(s, sl->q, st, msg);
+        return -1;
+    }
+    return 1;
+}
+
 /* Waits for the copy out of a slab before it is refilled. Returns 0 or -1 (stopped). */
 static int slab_settle(vram_streamer *s, slab *sl) {
     char msg[VRAM_STREAM_ERR_MAX];
@@ -694,27 +700,62 @@ static int slab_post(vram_streamer *s, uint32_t ix) {
     return 0;
 }
 
-/* The slab's reads are done: copy its pieces into the chunk's buffer. */
+/* Can the slab's copies be queued: its reads done and, for a chunk's first slab, the
+ * chunk's buffer given back by the consumer? Caller holds mu. */
+static int slab_drainable_locked(vram_streamer *s, uint32_t ix) {
+    const slab *sl = &s->slabs[ix];
+    if (s->groups[ix].pending != 0) return 0;
+    return !sl->first_of_chunk || s->bufs[sl->q % s->nbuf].state == BUF_FREE;
+}
+
+/* Waits until slab ix can be drained, or (poll) for at most COPY_POLL_NS, so the caller can
+ * look at a copy meanwhile. Returns 0, or -1 when closing. */
+static int slab_wait_drainable(vram_streamer *s, uint32_t ix, int poll) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
+    until.tv_nsec += COPY_POLL_NS;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->mu);
+    while (!s->closing && !slab_drainable_locked(s, ix)) {
+        if (!poll)
+            pthread_cond_wait(&s->cv, &s->mu);
+        else if (pthread_cond_timedwait(&s->cv, &s->mu, &until) == ETIMEDOUT)
+            break;
+    }
+    int closing = s->closing;
+    pthread_mutex_unlock(&s->mu);
+    return closing ? -1 : 0;
+}
+
+/* The slab's reads are done (and its buffer free): queue the copies of its pieces into the
+ * chunk's buffer on the copy stream, without waiting for any copy. */
 static int slab_drain(vram_streamer *s, uint32_t ix) {
     slab *sl = &s->slabs[ix];
     char msg[VRAM_STREAM_ERR_MAX];
     uint32_t b = (uint32_t)(sl->q % s->nbuf);
     dbuf *B = &s->bufs[b];
     vram_status st;
+    int wait_done;
     msg[0] = '\0';
-    st = wait_group(s, ix, msg, sizeof msg);
-    if (st == VRAM_E_STATE) return -1;
+    pthread_mutex_lock(&s->mu);
+    st = take_group_locked(s, ix, msg, sizeof msg);
+    if (st == VRAM_OK && sl->first_of_chunk) B->state = BUF_LOADING;
+    wait_done = B->done_recorded;
+    pthread_mutex_unlock(&s->mu);
     if (st != VRAM_OK) {
         stop_at(s, sl->q, st, msg);
         return -1;
     }
     if (sl->first_of_chunk) {
-        if (claim_buffer(s, b) != 0) return -1;
         /* the buffer is ours now: the consumer reads this only once it is READY */
         B->chunk = sl->ch;
         B->epoch_index = sl->epoch_index;
         B->visit = sl->visit;
-        if (B->done_recorded) {
+        if (wait_done) {
+            /* consumer -> reuse: no copy into the buffer before the consumer's work on it */
             st = s->ops.stream_wait_event(s->ops.ctx, s->copy_stream, B->done);
             if (st != VRAM_OK) {
                 device_msg(s, msg, sizeof msg, "waiting for the consumer to finish a buffer", st);
@@ -753,6 +794,12 @@ static int slab_drain(vram_streamer *s, uint32_t ix) {
     return 0;
 }
 
+/* The ring of slabs, in order: a slab is filled (its reads posted) once the copy out of its
+ * last use is done, and drained (its copies queued) once its reads are done. Every slab
+ * that can be drained is, at once, so copies of several slabs are in flight together; the
+ * producer blocks only when nothing can move without waiting: on reads (or the consumer
+ * giving a buffer back) while a slab waits for them, looking every COPY_POLL_NS at the copy
+ * that frees the next slab to fill; on that copy alone once every read slab is copying. */
 static void produce_slabs(vram_streamer *s) {
     gen g;
     uint64_t fill = 0, drain = 0; /* slabs filled / drained so far (ring positions) */
@@ -760,26 +807,54 @@ static void produce_slabs(vram_streamer *s) {
     g.q = 0;
     if (gen_load(s, &g) != 0) return;
     for (;;) {
+        int moved = 0, r;
         while (fill - drain < s->nslabs && g.q < s->total_q) {
             uint32_t ix = (uint32_t)(fill % s->nslabs);
             slab *sl = &s->slabs[ix];
-            if (slab_settle(s, sl) != 0) return;
+            if ((r = slab_copied(s, sl)) < 0) return; /* reader -> copy: not over a copy's source */
+            if (r == 0) break;
             gen_fill(s, &g, sl);
             if (slab_post(s, ix) != 0) return;
             fill++;
+            moved = 1;
             if (sl->last_of_chunk) {
                 g.q++;
                 if (gen_load(s, &g) != 0) return;
             }
         }
-        if (fill == drain) return; /* every chunk published */
-        if (slab_drain(s, (uint32_t)(drain % s->nslabs)) != 0) return;
-        drain++;
+        while (drain < fill) {
+            uint32_t ix = (uint32_t)(drain % s->nslabs);
+            pthread_mutex_lock(&s->mu);
+            r = s->closing ? -1 : slab_drainable_locked(s, ix);
+            pthread_mutex_unlock(&s->mu);
+            if (r < 0) return;
+            if (r == 0) break;
+            if (slab_drain(s, ix) != 0) return;
+            drain++;
+            moved = 1;
+        }
+        if (fill == drain && g.q >= s->total_q) return; /* every chunk published */
+        if (moved) continue;
+        int copy_blocks_fill = fill - drain < s->nslabs && g.q < s->total_q;
+        if (drain < fill) {
+            if (slab_wait_drainable(s, (uint32_t)(drain % s->nslabs), copy_blocks_fill) != 0) return;
+        } else if (slab_settle(s, &s->slabs[fill % s->nslabs]) != 0) {
+            return; /* drain == fill: only that copy can free anything */
+        }
     }
 }
 
 static void *producer_main(void *arg) {
     vram_streamer *s = (vram_streamer *)arg;
+    /* a thread starts on device 0: select the stream's before any work (a context on
+     * another GPU otherwise, and copies issued from it) */
+    vram_status st = s->ops.set_device(s->ops.ctx, s->cfg.device);
+    if (st != VRAM_OK) {
+        char msg[VRAM_STREAM_ERR_MAX];
+        device_msg(s, msg, sizeof msg, "selecting the device for the producer", st);
+        stop_at(s, 0, st, msg);
+        return NULL;
+    }
     if (s->direct)
         produce_direct(s);
     else

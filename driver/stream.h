@@ -49,10 +49,11 @@ typedef struct vram_source {
 
 /* How the bytes reach device memory. */
 typedef enum vram_stream_staging {
-    VRAM_STAGE_AUTO = 0,  /* DIRECT on the host backend, SLABS everywhere else */
+    VRAM_STAGE_AUTO = 0,  /* DIRECT where device memory is host memory (the table's flag
+                             VRAM_DEVICE_HOST_MEMORY: the host backend), SLABS elsewhere */
     VRAM_STAGE_SLABS = 1, /* readers fill pinned slabs; the copy stream moves them */
-    VRAM_STAGE_DIRECT = 2 /* readers write device buffers themselves (host backend only:
-                             its device memory is host memory) */
+    VRAM_STAGE_DIRECT = 2 /* readers write device buffers themselves (VRAM_DEVICE_HOST_MEMORY
+                             only) */
 } vram_stream_staging;
 
 /* dst[i] = src[index[i]] for i < rows, rows of row_bytes bytes, asynchronous on `stream`:
@@ -77,8 +78,8 @@ typedef struct vram_stream_config {
     uint64_t piece_bytes;    /* bytes per read call; 0: 4 MiB */
     vram_stream_staging staging;
     vram_gather_fn gather;   /* the in-chunk shuffle; NULL: vram_stream_host_gather, which
-                                only the host backend and the mock can use (device memory
-                                that is host memory). Unused without shuffle. */
+                                only a table with VRAM_DEVICE_HOST_MEMORY can use (device
+                                memory that is host memory). Unused without shuffle. */
     vram_stream consumer;    /* the consumer's stream: each batch is ready in its order */
 } vram_stream_config;
 

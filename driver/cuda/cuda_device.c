@@ -154,6 +154,7 @@ static void api_load(void) {
     API_ENTRY(cuDeviceGet, 2000);
     API_ENTRY(cuDeviceGetAttribute, 2000);
     API_ENTRY(cuGetErrorName, 6000);
+    API_ENTRY(cuDevicePrimaryCtxGetState, 7000);
     API_ENTRY(cuMemGetAllocationGranularity, 10020);
     API_ENTRY(cuMemAddressReserve, 10020);
     API_ENTRY(cuMemAddressFree, 10020);
@@ -350,6 +351,42 @@ static vram_status cuda_set_device(void *ctx, int device) {
     return VRAM_CUDA_CALL(cudaSetDevice, (device));
 }
 
+/* Is the device's primary context alive in this process? 1 yes, 0 no, -1 cannot tell (the
+ * driver does not export the query, or it failed). Never creates the context. */
+static int cuda_context_active(int device) {
+    const vram__cuda_api *api = NULL;
+    if (vram__cuda_driver_api(&api) != VRAM_OK || api->cuDeviceGet == NULL ||
+        api->cuDevicePrimaryCtxGetState == NULL)
+        return -1;
+    CUdevice dev = 0;
+    unsigned flags = 0;
+    int active = 0;
+    if (VRAM_CUDA_CALL(api->cuDeviceGet, (&dev, device)) != VRAM_OK) return -1;
+    if (VRAM_CUDA_CALL(api->cuDevicePrimaryCtxGetState, (dev, &flags, &active)) != VRAM_OK) return -1;
+    return active != 0;
+}
+
+/* cudaDeviceReset works on the current device, and since CUDA 12 selecting a device creates
+ * its context: so a device without a context is left alone, and the calling thread's
+ * previous device is selected again only when its context still lives. */
+static vram_status cuda_release_device(void *ctx, int device) {
+    (void)ctx;
+    VRAM_CUDA_ENTER();
+    if (device < 0) return VRAM_E_INVALID;
+    int n = 0;
+    vram_status st = VRAM_CUDA_CALL(cudaGetDeviceCount, (&n));
+    if (st != VRAM_OK) return st;
+    if (device >= n) return VRAM_CUDA_CALL(cudaSetDevice, (device)); /* cudart's own error */
+    if (cuda_context_active(device) == 0) return VRAM_OK;
+    int prev = -1;
+    st = VRAM_CUDA_CALL(cudaGetDevice, (&prev));
+    if (st == VRAM_OK) st = VRAM_CUDA_CALL(cudaSetDevice, (device));
+    if (st == VRAM_OK) st = VRAM_CUDA_CALL(cudaDeviceReset, ());
+    if (st == VRAM_OK && prev >= 0 && prev != device && cuda_context_active(prev) == 1)
+        st = VRAM_CUDA_CALL(cudaSetDevice, (prev));
+    return st;
+}
+
 static vram_status cuda_dev_alloc(void *ctx, int device, uint64_t bytes, void **ptr) {
     (void)ctx;
     VRAM_CUDA_ENTER();
@@ -421,7 +458,9 @@ static vram_status cuda_stream_create(void *ctx, int device, vram_stream *out) {
     int prev = -1;
     cudaStream_t s = NULL;
     vram_status st = cuda_enter_device(device, &prev);
-    if (st == VRAM_OK) st = VRAM_CUDA_CALL(cudaStreamCreate, (&s));
+    /* non-blocking: not ordered with the legacy default stream, so work queued here never
+     * waits for (nor holds up) kernels a caller runs on stream 0; events order everything */
+    if (st == VRAM_OK) st = VRAM_CUDA_CALL(cudaStreamCreateWithFlags, (&s, cudaStreamNonBlocking));
     st = cuda_leave_device(device, prev, st);
     if (st == VRAM_OK) *out = (vram_stream)s;
     return st;
@@ -518,9 +557,7 @@ void vram_cuda_release(void) {
         (void)cudaGetLastError(); /* no driver or no device: nothing was created */
         return;
     }
-    for (int d = 0; d < n; d++)
-        if (cudaSetDevice(d) == cudaSuccess) (void)cudaDeviceReset();
-    (void)cudaGetLastError();
+    for (int d = 0; d < n; d++) (void)cuda_release_device(NULL, d);
 }
 
 static int cuda_backend_state; /* ctx: its address; the state itself is process-wide */
@@ -540,6 +577,7 @@ vram_status vram_cuda_ops(vram_device_ops *ops) {
     t.mem_info = cuda_mem_info;
     t.attribute = cuda_attribute;
     t.set_device = cuda_set_device;
+    t.release_device = cuda_release_device;
     t.dev_alloc = cuda_dev_alloc;
     t.dev_free = cuda_dev_free;
     t.host_alloc_pinned = cuda_host_alloc_pinned;

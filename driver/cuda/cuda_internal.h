@@ -16,6 +16,7 @@ typedef struct vram__cuda_api {
     PFN_cuDeviceGet_v2000 cuDeviceGet;
     PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute;
     PFN_cuGetErrorName_v6000 cuGetErrorName;
+    PFN_cuDevicePrimaryCtxGetState_v7000 cuDevicePrimaryCtxGetState;
     PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity;
     PFN_cuMemAddressReserve_v10020 cuMemAddressReserve;
     PFN_cuMemAddressFree_v10020 cuMemAddressFree;

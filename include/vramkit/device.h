@@ -11,7 +11,14 @@
  * size it was written for, and vram_device_ops_check refuses one written for another
  * version, so a backend built against an older header fails loudly instead of calling
  * through a slot it never filled. */
-#define VRAM_DEVICE_API_VERSION 1u
+#define VRAM_DEVICE_API_VERSION 2u
+
+/* Bits of vram_device_ops.flags: what callers may assume about a backend beyond its slots. */
+/* Device pointers are host pointers the host may read and write at any time, and work on a
+ * stream is done when the call that queued it returns (the host backend, the plain mock).
+ * Without it, device memory is only for the device: the host reaches it through copies. */
+#define VRAM_DEVICE_HOST_MEMORY 0x1u
+#define VRAM_DEVICE_FLAGS_KNOWN VRAM_DEVICE_HOST_MEMORY /* every bit this version defines */
 
 #define VRAM_DEVICE_NAME_MAX 256
 #define VRAM_MAX_DEVICES 64
@@ -86,7 +93,8 @@ typedef enum vram_copy_kind {
 typedef struct vram_device_ops {
     uint32_t api_version; /* VRAM_DEVICE_API_VERSION the table was written for */
     uint32_t size;        /* sizeof(vram_device_ops) as the backend saw it */
-    const char *backend;  /* "cuda", "mock", "host" */
+    uint32_t flags;       /* VRAM_DEVICE_* bits; 0 for a GPU */
+    const char *backend;  /* "cuda", "mock", "host": for reports, never for decisions */
     void *ctx;
 
     /* versions and inventory */
@@ -99,6 +107,11 @@ typedef struct vram_device_ops {
 
     /* memory */
     vram_status (*set_device)(void *ctx, int device);
+    /* Gives back what this process holds on the device (a GPU's primary context: its memory,
+     * and its claim under exclusive compute mode), so another process can use it. Everything
+     * made on the device through the table is invalid afterwards; the next call that needs
+     * the device takes it again. Nothing to do when nothing is held. */
+    vram_status (*release_device)(void *ctx, int device);
     vram_status (*dev_alloc)(void *ctx, int device, uint64_t bytes, void **ptr);
     vram_status (*dev_free)(void *ctx, int device, void *ptr);
     vram_status (*host_alloc_pinned)(void *ctx, uint64_t bytes, void **ptr);
@@ -126,14 +139,16 @@ typedef struct vram_device_ops {
 /* Is this table usable by this build? Requires: nothing (NULL is reported).
  * Guarantees: VRAM_OK when the version matches and every slot is set;
  * VRAM_E_VERSION for another API version or a table smaller than this build's;
- * VRAM_E_INVALID for NULL, an unnamed backend or a missing slot. */
+ * VRAM_E_INVALID for NULL, an unnamed backend, a missing slot or a flag bit this version
+ * does not define. */
 VRAM_DEF VRAM_NODISCARD vram_status vram_device_ops_check(const vram_device_ops *ops) {
     if (ops == NULL) return VRAM_E_INVALID;
     if (ops->api_version != VRAM_DEVICE_API_VERSION) return VRAM_E_VERSION;
     if (ops->size < (uint32_t)sizeof(vram_device_ops)) return VRAM_E_VERSION;
+    if ((ops->flags & ~(uint32_t)VRAM_DEVICE_FLAGS_KNOWN) != 0u) return VRAM_E_INVALID;
     if (ops->backend == NULL || !ops->driver_version || !ops->runtime_version || !ops->device_count || !ops->device_info ||
-        !ops->mem_info || !ops->attribute || !ops->set_device || !ops->dev_alloc || !ops->dev_free ||
-        !ops->host_alloc_pinned || !ops->host_free_pinned || !ops->host_register ||
+        !ops->mem_info || !ops->attribute || !ops->set_device || !ops->release_device ||
+        !ops->dev_alloc || !ops->dev_free || !ops->host_alloc_pinned || !ops->host_free_pinned || !ops->host_register ||
         !ops->host_unregister || !ops->stream_create || !ops->stream_destroy || !ops->stream_sync ||
         !ops->memcpy_async || !ops->event_create || !ops->event_destroy || !ops->event_record ||
         !ops->event_query || !ops->event_sync || !ops->stream_wait_event || !ops->last_error)

@@ -1,7 +1,9 @@
 /* hw_doctor.c — `vramkit doctor` on a real GPU (label hw; exits 77 when no CUDA device can
  * be used). The built binary, with --probe, exits 0 and reports every probe run and passed
- * on every GPU, in JSON and in text; its snapshot names the GPUs cudart names; and a build
- * architecture list that cannot run on the GPU turns into an error-level finding (exit 1). */
+ * on every GPU, in JSON and in text; its snapshot names the GPUs cudart names (total memory
+ * as cudaMemGetInfo says, what the backend reports); the gathering holds no context on any
+ * GPU while its probes run; and a build architecture list that cannot run on the GPU turns
+ * into an error-level finding (exit 1). */
 #include <cjson/cJSON.h>
 #include <libgen.h>
 #include <limits.h>
@@ -12,11 +14,14 @@
 #include <unistd.h>
 
 #include "hw_common.h"
+#include "hw_context.h"
 
 #include <vramkit/diagnose.h>
 
+#include "cuda_device.h"
 #include "doctor.h"
 #include "probe.h"
+#include "snapshot.h"
 
 static char exe[PATH_MAX + 32];
 
@@ -112,9 +117,51 @@ Test(hw_doctor, gathered_snapshot_names_what_cudart_names) {
         cr_expect_str_eq(rep.snap.devices[i].name, prop.name);
         cr_expect_eq(rep.snap.devices[i].cc_major, prop.major);
         cr_expect_eq(rep.snap.devices[i].cc_minor, prop.minor);
-        cr_expect_eq(rep.snap.devices[i].total_bytes, (uint64_t)prop.totalGlobalMem);
+        /* the backend reports cudaMemGetInfo's total (which can be below totalGlobalMem) */
+        size_t free_b = 0, total_b = 0;
+        cr_assert_eq(cudaSetDevice(i), cudaSuccess);
+        cr_assert_eq(cudaMemGetInfo(&free_b, &total_b), cudaSuccess);
+        cr_expect_eq(rep.snap.devices[i].total_bytes, (uint64_t)total_b, "GPU %d: total %llu, cudaMemGetInfo %llu", i,
+                     (unsigned long long)rep.snap.devices[i].total_bytes, (unsigned long long)total_b);
+        cr_expect_leq(rep.snap.devices[i].total_bytes, (uint64_t)prop.totalGlobalMem);
     }
     cr_expect_eq(vram_diag_usable_gpus(&rep.facts), gpus);
+}
+
+/* Stands in for the probe children: notes which GPUs this process holds while they run. */
+static int held_during_probes;
+static vram_status note_contexts(int device, vram_probe_kind kind, int timeout_ms, vram_probe_result *out) {
+    (void)device;
+    (void)kind;
+    (void)timeout_ms;
+    int n = 0;
+    cr_assert_eq(cudaGetDeviceCount(&n), cudaSuccess);
+    for (int d = 0; d < n; d++) held_during_probes += hw_context_active(d);
+    out->ran = 0;
+    return VRAM_E_UNSUPPORTED;
+}
+
+Test(hw_doctor, no_context_is_held_while_the_probes_run) {
+    static vram_doctor_report rep;
+    vram_doctor_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.probe = 1;
+    cfg.probe_fn = note_contexts;
+    held_during_probes = 0;
+    cr_assert_eq(vram_doctor_gather(&cfg, &rep), VRAM_OK);
+    cr_assert_eq(rep.snap.status, VRAM_OK, "%s", vram_status_str(rep.snap.status));
+    for (int d = 0; d < rep.snap.device_count; d++) cr_expect_eq(rep.released[d], VRAM_OK, "GPU %d", d);
+    cr_expect_eq(held_during_probes, 0, "the probes ran beside %d context(s) of the doctor", held_during_probes);
+    /* and the check means something: a snapshot alone does hold them */
+    vram_device_ops ops;
+    static vram_device_snapshot snap;
+    cr_assert_eq(vram_cuda_ops(&ops), VRAM_OK);
+    cr_assert_eq(vram_snapshot_take(&ops, &snap), VRAM_OK);
+    cr_expect_eq(hw_context_active(0), 1, "a snapshot takes GPU 0's context");
+    cr_assert_eq(ops.release_device(ops.ctx, 0), VRAM_OK);
+    cr_expect_eq(hw_context_active(0), 0, "release_device gives it back");
+    cr_assert_eq(ops.release_device(ops.ctx, 0), VRAM_OK, "twice is fine");
+    cr_expect_eq(hw_context_active(0), 0, "and makes none");
 }
 
 Test(hw_doctor, an_architecture_the_gpu_cannot_run_is_an_error) {

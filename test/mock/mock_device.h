@@ -1,6 +1,8 @@
 /* test/mock/mock_device.h — the mocked CUDA layer: a scriptable fake behind vram_device_ops.
  * A test sets plain fields (devices, versions, limits) and scripts faults (the Nth call of
- * an op, a sticky error, no driver); "device" memory is real host memory, everything is counted. */
+ * an op, a sticky error, no driver); everything is counted. Plain, "device" memory is host
+ * memory and work is done at once; deferred, a worker thread does the work later, in stream
+ * order, and the host sees device memory only through the waits that cover it. */
 #ifndef VRAMKIT_MOCK_DEVICE_H
 #define VRAMKIT_MOCK_DEVICE_H
 
@@ -21,6 +23,7 @@
     X(MEM_INFO, mem_info)                   \
     X(ATTRIBUTE, attribute)                 \
     X(SET_DEVICE, set_device)               \
+    X(RELEASE_DEVICE, release_device)       \
     X(DEV_ALLOC, dev_alloc)                 \
     X(DEV_FREE, dev_free)                   \
     X(HOST_ALLOC_PINNED, host_alloc_pinned) \
@@ -90,9 +93,18 @@ typedef struct vram_mock_device {
      * device first sets info.free_bytes to the next value; after the last the figure stays */
     uint64_t free_script[VRAM_MOCK_MAX_FREE_SCRIPT];
     int free_script_n, free_script_next;
+
+    /* the primary context a real process would hold on this device: taken by any call that
+     * needs one (see vram_mock_ops), given back by release_device */
+    int context;
+    uint64_t contexts_made; /* times it was taken */
+    uint64_t releases;      /* successful release_device calls */
 } vram_mock_device;
 
-struct vram_mock__obj; /* a live allocation, registration, stream or event */
+struct vram_mock__obj;      /* a live allocation, registration, stream or event */
+struct vram_mock__deferred; /* the worker and its queues (vram_mock_deferred) */
+
+#define VRAM_MOCK_MAX_THREADS 64 /* threads whose current device the mock tells apart */
 
 typedef struct vram_mock {
     /* --- script: set after vram_mock_init, before the ops are used --- */
@@ -116,7 +128,14 @@ typedef struct vram_mock {
     int poisoned;          /* a sticky error fired: every call fails with poison_code */
     int poison_code;
     int last_error;        /* what last_error returns: the CUDA code of the last failure */
-    int current_device;
+    int current_device;    /* the device the last set_device selected (any thread) */
+    struct {
+        pthread_t thread;
+        int device;
+    } thread_device[VRAM_MOCK_MAX_THREADS]; /* each thread's current device (0 until set) */
+    int n_thread_device;
+    uint64_t cross_device_calls; /* work queued on a stream (or an event recorded) of another
+                                    device than the calling thread's current one */
     uint64_t copies[5], bytes_copied[5]; /* indexed by vram_copy_kind */
     uint64_t pageable_copies; /* H2D/D2H copies whose host side was neither pinned nor
                                  registered (real CUDA would not overlap them) */
@@ -125,6 +144,8 @@ typedef struct vram_mock {
     uint64_t streams_live, events_live;
     uint64_t serial; /* numbers objects for the leak report */
     struct vram_mock__obj *objs;
+    struct vram_mock__deferred *deferred; /* NULL: plain mode */
+    uint64_t dropped_waits; /* waits the fault switch (vram_mock_drop_waits) dropped */
     pthread_mutex_t lock;
 } vram_mock;
 
@@ -135,8 +156,9 @@ typedef struct vram_mock {
  * runtime 13000, no limits, no faults. Requires: m valid. Pair with vram_mock_fini. */
 void vram_mock_init(vram_mock *m, int n_devices);
 
-/* The table over this mock: api_version/size of this build, backend "mock", ctx = m.
- * Behaviour beyond the slot contracts in device.h:
+/* The table over this mock: api_version/size of this build, backend "mock", ctx = m, flags
+ * VRAM_DEVICE_HOST_MEMORY in plain mode and 0 in deferred mode (what the mode is when this
+ * is called). Behaviour beyond the slot contracts in device.h:
  *   - failures cudart itself would report carry its code for last_error: a bad ordinal
  *     VRAM_E_INVALID (101), a NULL output or unknown pointer VRAM_E_INVALID (1), an unknown
  *     stream/event VRAM_E_INVALID (400), a bad copy kind VRAM_E_INVALID (21); last_error
@@ -147,14 +169,26 @@ void vram_mock_init(vram_mock *m, int n_devices);
  *     (up to 64 MiB), pinned memory is page aligned;
  *   - dev_free/host_free_pinned(NULL) succeed; freeing through another device's ordinal
  *     is VRAM_E_INVALID (stricter than CUDA, to catch the bug);
- *   - memcpy_async copies at once; NULL is the default stream; 0 bytes always succeed;
- *     a device side must lie inside one live allocation and a host side must not touch
- *     device memory (else VRAM_E_INVALID); H2D/D2H from unpinned memory count in
+ *   - memcpy_async copies at once (plain mode); NULL is the default stream; 0 bytes always
+ *     succeed; a device side must lie inside one live allocation and a host side must not
+ *     touch device memory (else VRAM_E_INVALID); H2D/D2H from unpinned memory count in
  *     pageable_copies;
- *   - host_register fails with 801 (VRAM_E_NOT_SUPPORTED) when the current device says
- *     host_register NO, with 712 over an already registered or pinned range;
+ *   - host_register fails with 801 (VRAM_E_NOT_SUPPORTED) when the calling thread's current
+ *     device says host_register NO, with 712 over an already registered or pinned range;
  *   - compute mode PROHIBITED: set_device, dev_alloc, stream_create on it fail with 46;
- *   - event_query says done unless event_not_ready is set. */
+ *   - event_query says done unless event_not_ready is set (or, deferred, the work before
+ *     the event's record is not done);
+ *   - contexts, as cudart (12 and later) takes them: set_device, and the slots that take a
+ *     device (device_info, mem_info, dev_alloc, dev_free, stream_create), take that
+ *     device's context; every other slot but the version queries, device_count, attribute,
+ *     release_device and last_error takes the context of the calling thread's current
+ *     device (a thread starts on device 0, as in cudart). Events belong to the device that
+ *     is current when they are made; recording one on a stream of another device is
+ *     VRAM_E_INVALID (400). Queuing work on a stream of another device than the calling
+ *     thread's (copies, records, waits, the stand-ins below) counts in cross_device_calls;
+ *   - release_device waits for the device's work (deferred), destroys its allocations,
+ *     streams and events (what cudaDeviceReset does: they are not leaks, later use of them
+ *     is VRAM_E_INVALID) and gives its context back. */
 vram_device_ops vram_mock_ops(vram_mock *m);
 
 /* Releases every live object (real memory), reports each on `log` when not NULL, destroys
@@ -198,6 +232,69 @@ void vram_mock_no_driver(vram_mock *m);
  * (CUDA minor-version compatibility): only the versions differ. */
 void vram_mock_driver_older(vram_mock *m, int drv, int rt);
 
+/* ---- deferred completion ------------------------------------------------------------
+ * Turned on once, after vram_mock_init and before vram_mock_ops and any call. Then:
+ *   - work queued on a stream (memcpy_async, event_record, stream_wait_event, and the
+ *     stand-ins vram_mock_memset_async and vram_mock_gather) is done later by one worker
+ *     thread, in the order of each stream; the worker takes the next piece of work of a
+ *     stream chosen at random among those that can go on, after a random delay (both from
+ *     `seed`, so a seed gives one kind of schedule; thread timing still varies it). A wait
+ *     holds its stream until the event's record (as it was when the wait was queued) is
+ *     done. Every stream, the default (NULL) one included, is independent of the others:
+ *     only events order them (the non-blocking streams the CUDA backend makes);
+ *   - device memory is two copies: the device's, which the work reads and writes, and the
+ *     host's view of it, which is the pointer dev_alloc returned. Writes of the device reach
+ *     the host's view only when the host waits for them: event_sync, or event_query saying
+ *     done, on an event whose record is ordered after them (through its stream and the
+ *     waits before it), stream_sync on such a stream, and the calls that wait for the whole
+ *     device (dev_free, host_free_pinned, host_unregister, release_device, as cudart's do).
+ *     So a host read of device memory that no wait covers sees stale bytes (fresh memory is
+ *     garbage in both copies, different garbage), however long ago the work was done;
+ *   - host memory is shared: H2D copies read it, D2H copies write it, when the worker does
+ *     them (as a DMA engine would), so rewriting a copy's source before the copy is done
+ *     changes what arrives;
+ *   - a stream's device is checked as in plain mode; at most 63 streams are made in the
+ *     mock's life (then stream_create fails with CUDA 2).
+ * `max_delay_us` bounds one delay (0: none, only the reordering). Returns 0, or -1 when
+ * already deferred, the worker cannot start, or a call was already made. */
+int vram_mock_deferred(vram_mock *m, uint64_t seed, uint32_t max_delay_us);
+
+/* Deferred: the worker does nothing while paused (work queues up; waits block). */
+void vram_mock_pause(vram_mock *m, int paused);
+
+/* Deferred: copies of this kind queued and not yet done, on every stream together. */
+uint64_t vram_mock_queued_copies(vram_mock *m, vram_copy_kind kind);
+
+/* The live streams in the order they were made (not the default stream): writes up to cap
+ * handles, returns how many there are. */
+int vram_mock_streams(vram_mock *m, vram_stream *out, int cap);
+
+/* The fault switch (deferred): one kind of wait is dropped from now on, each dropped call
+ * counted in dropped_waits; the call returns VRAM_OK as if it had waited.
+ *   VRAM_MOCK_DROP_HOST_WAITS: event_sync returns at once and event_query says done for
+ *     events recorded on `s`, and nothing reaches the host's view;
+ *   VRAM_MOCK_DROP_STREAM_WAITS: stream_wait_event(s, ...) queues nothing;
+ *   VRAM_MOCK_DROP_NONE: every wait is honoured again.
+ * Returns 0, or -1 in plain mode or for a stream that is not live. */
+typedef enum vram_mock_drop {
+    VRAM_MOCK_DROP_NONE = 0,
+    VRAM_MOCK_DROP_HOST_WAITS = 1,
+    VRAM_MOCK_DROP_STREAM_WAITS = 2
+} vram_mock_drop;
+int vram_mock_drop_waits(vram_mock *m, vram_mock_drop kind, vram_stream s);
+
+/* Kernel stand-ins: work on device memory queued on a stream of m, with the checks of
+ * memcpy_async (the device ranges inside live allocations, a live stream); plain mode does
+ * it at once. They are not ops of the table and are not counted in calls[]. */
+vram_status vram_mock_memset_async(vram_mock *m, void *dst, int value, uint64_t bytes,
+                                   vram_stream s);
+/* The streamer's gather (driver/stream.h, vram_gather_fn): dst[i] = src[index[i]], rows of
+ * row_bytes, on `stream`, which must be a stream of a live mock (the mock is found by it:
+ * the default stream is VRAM_E_INVALID here). index may be device or host memory; an index
+ * >= src_rows sets *bad_index_flag (when not NULL) and copies nothing for that row. */
+vram_status vram_mock_gather(void *dst, const void *src, uint64_t src_rows, const uint64_t *index,
+                             uint64_t rows, uint64_t row_bytes, int *bad_index_flag, void *stream);
+
 /* ---- reading the state (each takes the lock) ------------------------------------- */
 
 typedef struct vram_mock_outstanding {
@@ -208,6 +305,8 @@ typedef struct vram_mock_outstanding {
 } vram_mock_outstanding;
 
 vram_mock_outstanding vram_mock_live(vram_mock *m);
+/* Devices whose context the process holds now. */
+int vram_mock_contexts(vram_mock *m);
 /* Live objects of every kind together: 0 means nothing leaked so far. */
 uint64_t vram_mock_leaks(vram_mock *m);
 uint64_t vram_mock_calls(vram_mock *m, vram_mock_op op);

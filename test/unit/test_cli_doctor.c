@@ -363,6 +363,44 @@ Test(cli_doctor_mock, probes_all_ok) {
     finish();
 }
 
+/* A probe that notes how many GPUs this process holds a context on while it runs. */
+static int contexts_during_probes;
+static vram_status context_probe(int device, vram_probe_kind kind, int timeout_ms, vram_probe_result *out) {
+    int held = vram_mock_contexts(&m);
+    if (held > contexts_during_probes) contexts_during_probes = held;
+    return fake_probe(device, kind, timeout_ms, out);
+}
+
+Test(cli_doctor_mock, no_context_is_held_while_the_probes_run) {
+    start(3);
+    m.dev[2].info.compute_mode = VRAM_COMPUTE_PROHIBITED; /* never had one */
+    cfg.probe_fn = context_probe;
+    failing = 0;
+    probe_calls = 0;
+    contexts_during_probes = -1;
+    char *t;
+    int rc = doctor(&t, "--probe", NULL);
+    cr_expect_eq(rc, 1, "the prohibited GPU is an error-level finding: %s", t);
+    cr_assert_eq(probe_calls, 2 * VRAM_PROBE_COUNT);
+    cr_assert_eq(m.dev[0].contexts_made + m.dev[1].contexts_made, 2, "the snapshot read both GPUs");
+    cr_assert_eq(contexts_during_probes, 0, "the probes ran beside contexts this process held");
+    cr_assert_eq(m.dev[0].releases + m.dev[1].releases, 2);
+    cr_assert_eq(m.dev[2].releases, 0, "nothing held there, nothing to give back");
+    free(t);
+    /* the gathering records what each release said */
+    static vram_doctor_report rep;
+    cfg.probe = 1;
+    cr_assert_eq(vram_doctor_gather(&cfg, &rep), VRAM_OK);
+    for (int d = 0; d < 3; d++) cr_assert_eq(rep.released[d], VRAM_OK, "GPU %d", d);
+    /* without --probe nothing needs giving back */
+    uint64_t before = m.dev[0].releases;
+    cfg.probe = 0;
+    rc = doctor(&t, NULL);
+    cr_assert_eq(m.dev[0].releases, before);
+    free(t);
+    finish();
+}
+
 Test(cli_doctor_mock, probe_contradicts_the_attribute) {
     start(1); /* the attribute says VMM yes */
     cfg.probe_fn = fake_probe;

@@ -57,6 +57,7 @@ Test(cuda, table_passes_ops_check) {
     cr_assert_eq(vram_cuda_built(), 1);
     cr_assert_eq(vram_device_ops_check(&ops), VRAM_OK);
     cr_assert_str_eq(ops.backend, "cuda");
+    cr_assert_eq(ops.flags, 0u, "a GPU's memory is not host memory");
     cr_assert_eq(ops.api_version, VRAM_DEVICE_API_VERSION);
     cr_assert_eq(ops.size, sizeof(vram_device_ops));
     cr_assert_not_null(ops.ctx);
@@ -105,6 +106,8 @@ Test(cuda, every_slot_without_driver) {
     int v = 0;
     cr_assert_eq(CALL(attribute, 0, VRAM_ATTR_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &v), VRAM_E_NO_DRIVER);
     cr_assert_eq(CALL(set_device, 0), VRAM_E_NO_DRIVER);
+    cr_assert_eq(CALL(release_device, 0), VRAM_E_NO_DRIVER);
+    vram_cuda_release(); /* nothing to give back, nothing breaks */
     void *p = (void *)&v;
     cr_assert_eq(CALL(dev_alloc, 0, 4096, &p), VRAM_E_NO_DRIVER);
     cr_assert_null(p, "a failed allocation leaves NULL");
@@ -140,6 +143,7 @@ Test(cuda, bad_arguments_never_reach_cuda) {
     cr_assert_eq(CALL(attribute, -1, 102, &v), VRAM_E_INVALID);
     cr_assert_eq(CALL(attribute, 0, 102, NULL), VRAM_E_INVALID);
     cr_assert_eq(CALL(set_device, -2), VRAM_E_INVALID);
+    cr_assert_eq(CALL(release_device, -1), VRAM_E_INVALID);
     cr_assert_eq(CALL(dev_alloc, 0, 16, NULL), VRAM_E_INVALID);
     cr_assert_eq(CALL(dev_alloc, -1, 16, &p), VRAM_E_INVALID);
     cr_assert_eq(CALL(dev_free, -1, NULL), VRAM_E_INVALID);

@@ -15,7 +15,7 @@
  * this list does not name, so "each slot removed in turn" stays complete. */
 #define SLOTS(X)                                                                        \
     X(driver_version) X(runtime_version) X(device_count) X(device_info) X(mem_info)     \
-    X(attribute) X(set_device) X(dev_alloc) X(dev_free) X(host_alloc_pinned)             \
+    X(attribute) X(set_device) X(release_device) X(dev_alloc) X(dev_free) X(host_alloc_pinned)             \
     X(host_free_pinned) X(host_register) X(host_unregister) X(stream_create)             \
     X(stream_destroy) X(stream_sync) X(memcpy_async) X(event_create) X(event_destroy)    \
     X(event_record) X(event_query) X(event_sync) X(stream_wait_event) X(last_error)
@@ -114,6 +114,20 @@ ParameterizedTest(int *slot, device_ops, missing_slot) {
     clear_slot(&ops, *slot);
     cr_assert_eq(vram_device_ops_check(&ops), VRAM_E_INVALID, "table without %s accepted",
                  slot_name(*slot));
+}
+
+Test(device_ops, flags_this_version_does_not_define_are_refused) {
+    /* a table that promises something this build cannot know how to honour is not usable */
+    vram_device_ops ops = vram_host_ops();
+    cr_assert_eq(ops.flags, VRAM_DEVICE_HOST_MEMORY, "the host backend's memory is host memory");
+    for (int bit = 0; bit < 32; bit++) {
+        uint32_t f = 1u << bit;
+        ops.flags = f;
+        vram_status want = (f & VRAM_DEVICE_FLAGS_KNOWN) ? VRAM_OK : VRAM_E_INVALID;
+        cr_assert_eq(vram_device_ops_check(&ops), want, "flag bit %d", bit);
+    }
+    ops.flags = 0;
+    cr_assert_eq(vram_device_ops_check(&ops), VRAM_OK, "no flag: a GPU");
 }
 
 Test(device_ops, ctx_is_not_checked) {

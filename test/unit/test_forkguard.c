@@ -50,6 +50,7 @@ static int call_every_slot(const vram_device_ops *t, vram_status want) {
     EXPECT(t->stream_sync(t->ctx, s));
     EXPECT(t->event_destroy(t->ctx, e));
     EXPECT(t->stream_destroy(t->ctx, s));
+    EXPECT(t->release_device(t->ctx, 0));
 #undef EXPECT
     return 0;
 }
@@ -78,6 +79,7 @@ static void setup(fixture *f) {
     cr_assert_eq(vram_fork_guard_wrap(&f->inner, &f->g, &f->guarded), VRAM_OK);
     cr_assert_eq(vram_device_ops_check(&f->guarded), VRAM_OK);
     cr_assert_str_eq(f->guarded.backend, "mock");
+    cr_assert_eq(f->guarded.flags, f->inner.flags, "the flags are the inner table's");
 }
 
 /* In a child after an initialisation: every slot says FORKED, the mock is never called. */

@@ -310,21 +310,29 @@ Test(stream, one_chunk_and_one_sample_shapes) {
 
 /* ---- the mock: pinned, copied on the stream, nothing per batch, nothing leaked -------- */
 
+/* A plain mock of `devices` GPUs, the two-dataset fixture of n samples, and the base config
+ * copying through slabs (AUTO would write the plain mock's host memory directly). */
+static vram_stream_config mock_start(vram_mock *m, int devices, fixture *f, uint64_t n) {
+    vram_mock_init(m, devices);
+    fx_make(f, n, FEATURES, TARGETS);
+    vram_stream_config c = base_cfg();
+    c.staging = VRAM_STAGE_SLABS;
+    return c;
+}
+
 Test(stream, mock_device_pins_once_and_leaks_nothing) {
     for (int shuffle = 0; shuffle < 2; shuffle++) {
         vram_mock m;
-        vram_mock_init(&m, 1);
-        vram_device_ops ops = vram_mock_ops(&m);
         fixture f;
-        fx_make(&f, 1003, FEATURES, TARGETS);
-        vram_stream_config c = base_cfg();
+        vram_stream_config c = mock_start(&m, 1, &f, 1003);
+        vram_device_ops ops = vram_mock_ops(&m);
         c.plan.shuffle = shuffle;
         c.slab_bytes = 10000;
         c.gather = vram_stream_host_gather; /* the mock's device memory is host memory */
         vram_streamer *s = NULL;
         char err[VRAM_STREAM_ERR_MAX];
         cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
-        cr_assert_str_eq(vram_streamer_staging(s), "slabs", "AUTO is slabs off the host backend");
+        cr_assert_str_eq(vram_streamer_staging(s), "slabs");
         vram_mock_outstanding before = vram_mock_live(&m);
         uint64_t allocs = vram_mock_calls(&m, VRAM_MOCK_OP_DEV_ALLOC) +
                           vram_mock_calls(&m, VRAM_MOCK_OP_HOST_ALLOC_PINNED) +
@@ -352,12 +360,10 @@ Test(stream, mock_device_pins_once_and_leaks_nothing) {
 
 Test(stream, mock_without_host_registration_falls_back_to_pinned_allocation) {
     vram_mock m;
-    vram_mock_init(&m, 1);
+    fixture f;
+    vram_stream_config c = mock_start(&m, 1, &f, 300);
     vram_mock_set_attr(&m, 0, VRAM_ATTR_HOST_REGISTER_SUPPORTED, 0);
     vram_device_ops ops = vram_mock_ops(&m);
-    fixture f;
-    fx_make(&f, 300, FEATURES, TARGETS);
-    vram_stream_config c = base_cfg();
     vram_streamer *s = NULL;
     char err[VRAM_STREAM_ERR_MAX];
     cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
@@ -373,12 +379,10 @@ Test(stream, mock_without_host_registration_falls_back_to_pinned_allocation) {
 
 Test(stream, device_memory_refused_is_a_clean_error) {
     vram_mock m;
-    vram_mock_init(&m, 1);
+    fixture f;
+    vram_stream_config c = mock_start(&m, 1, &f, 1003);
     vram_mock_alloc_limit(&m, 0, 150000); /* one chunk buffer (99 KiB) but not two */
     vram_device_ops ops = vram_mock_ops(&m);
-    fixture f;
-    fx_make(&f, 1003, FEATURES, TARGETS);
-    vram_stream_config c = base_cfg();
     vram_streamer *s = NULL;
     char err[VRAM_STREAM_ERR_MAX];
     vram_status st = vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err);
@@ -391,11 +395,9 @@ Test(stream, device_memory_refused_is_a_clean_error) {
 
 Test(stream, a_failed_copy_stops_at_its_chunk) {
     vram_mock m;
-    vram_mock_init(&m, 1);
-    vram_device_ops ops = vram_mock_ops(&m);
     fixture f;
-    fx_make(&f, 1003, FEATURES, TARGETS);
-    vram_stream_config c = base_cfg();
+    vram_stream_config c = mock_start(&m, 1, &f, 1003);
+    vram_device_ops ops = vram_mock_ops(&m);
     c.epochs = 1;
     c.slab_bytes = 1u << 20; /* one slab per chunk, two copies each (features, targets) */
     vram_streamer *s = NULL;
@@ -423,6 +425,54 @@ Test(stream, a_failed_copy_stops_at_its_chunk) {
     vram_batch again;
     cr_assert_eq(vram_streamer_next(s, &again), st, "the error stays");
     vram_streamer_close(s);
+    cr_assert_eq(vram_mock_fini(&m, stderr), 0);
+    fx_free(&f);
+}
+
+Test(stream, the_producer_works_on_the_stream_s_device) {
+    /* a thread starts on device 0: a producer that does not select the stream's device makes
+     * a context on GPU 0 and queues work on GPU 1's stream from it */
+    for (int shuffle = 0; shuffle < 2; shuffle++) {
+        vram_mock m;
+        fixture f;
+        vram_stream_config c = mock_start(&m, 2, &f, 300);
+        vram_device_ops ops = vram_mock_ops(&m);
+        c.device = 1;
+        c.plan.shuffle = shuffle;
+        c.gather = vram_stream_host_gather;
+        c.slab_bytes = 10000;
+        vram_streamer *s = NULL;
+        char err[VRAM_STREAM_ERR_MAX];
+        cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+        drain_checked(s, &f.src, "on cuda:1", NULL);
+        cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+        cr_assert_eq(m.dev[0].contexts_made, 0, "a context was made on GPU 0");
+        cr_assert_eq(m.cross_device_calls, 0, "%llu calls queued work on GPU 1 from GPU 0",
+                     (unsigned long long)m.cross_device_calls);
+        cr_assert_eq(m.dev[1].context, 1);
+        cr_assert_eq(vram_mock_fini(&m, stderr), 0);
+        fx_free(&f);
+    }
+}
+
+Test(stream, a_producer_that_cannot_select_the_device_stops_the_stream) {
+    vram_mock m;
+    fixture f;
+    vram_stream_config c = mock_start(&m, 2, &f, 300);
+    vram_device_ops ops = vram_mock_ops(&m);
+    c.device = 1;
+    /* the first set_device is open's (the caller's thread), the second the producer's */
+    cr_assert_eq(vram_mock_fail_nth(&m, VRAM_MOCK_OP_SET_DEVICE, 2, 46), 0);
+    vram_streamer *s = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    vram_batch b;
+    vram_status st = vram_streamer_next(s, &b);
+    cr_assert_eq(st, VRAM_E_CUDA, "%s", vram_status_name(st));
+    cr_assert_str_eq(vram_streamer_error(s),
+                     "selecting the device for the producer failed: CUDA call failed (CUDA error 46)");
+    cr_assert_eq(m.copies[VRAM_COPY_H2D], 0, "nothing was copied from the wrong device");
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
     cr_assert_eq(vram_mock_fini(&m, stderr), 0);
     fx_free(&f);
 }
@@ -520,9 +570,10 @@ Test(stream, bad_sources_and_configs) {
     vram_stream_config ep = c;
     ep.epochs = VRAM_STREAM_MAX_EPOCHS + 1;
     cr_assert_eq(vram_streamer_open(&ops, &f.src, &ep, &s, err, sizeof err), VRAM_E_RANGE);
-    /* a GPU-like backend: no direct staging, no shuffle without a device gather */
+    /* a GPU-like table (no VRAM_DEVICE_HOST_MEMORY; the name does not matter): no direct
+     * staging, no shuffle without a device gather */
     vram_device_ops gpu = ops;
-    gpu.backend = "gpu-like";
+    gpu.flags = 0;
     vram_stream_config d = c;
     d.staging = VRAM_STAGE_DIRECT;
     cr_assert_eq(vram_streamer_open(&gpu, &f.src, &d, &s, err, sizeof err), VRAM_E_UNSUPPORTED);
@@ -537,6 +588,41 @@ Test(stream, bad_sources_and_configs) {
     cr_assert_eq(vram_streamer_open(&broken, &f.src, &c, &s, err, sizeof err), VRAM_E_INVALID);
     cr_assert_null(s);
     cr_assert_eq(vram_streamer_close(NULL), VRAM_OK);
+    fx_free(&f);
+}
+
+Test(stream, staging_follows_the_host_memory_flag_not_the_name) {
+    fixture f;
+    fx_make(&f, 100, 8, 0);
+    vram_stream_config c = base_cfg();
+    c.plan.budget_bytes = 2u * 20u * 8u;
+    char err[VRAM_STREAM_ERR_MAX];
+    vram_streamer *s = NULL;
+    /* host memory under another name: AUTO writes it directly */
+    vram_device_ops renamed = vram_host_ops();
+    renamed.backend = "renamed";
+    cr_assert_eq(vram_streamer_open(&renamed, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_str_eq(vram_streamer_staging(s), "direct");
+    drain_checked(s, &f.src, "renamed host", NULL);
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+    /* called "host" but without the flag: a device the host cannot write */
+    vram_device_ops unflagged = vram_host_ops();
+    unflagged.flags = 0;
+    cr_assert_eq(vram_streamer_open(&unflagged, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_str_eq(vram_streamer_staging(s), "slabs");
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+    c.staging = VRAM_STAGE_DIRECT;
+    cr_assert_eq(vram_streamer_open(&unflagged, &f.src, &c, &s, err, sizeof err), VRAM_E_UNSUPPORTED);
+    cr_assert(strstr(err, "direct staging needs device memory that is host memory"), "%s", err);
+    /* the plain mock is host memory too; a deferred one is not */
+    vram_mock m;
+    vram_mock_init(&m, 1);
+    cr_assert_eq(vram_mock_ops(&m).flags, VRAM_DEVICE_HOST_MEMORY);
+    cr_assert_eq(vram_mock_fini(&m, stderr), 0);
+    vram_mock_init(&m, 1);
+    cr_assert_eq(vram_mock_deferred(&m, 1, 0), 0);
+    cr_assert_eq(vram_mock_ops(&m).flags, 0u);
+    cr_assert_eq(vram_mock_fini(&m, stderr), 0);
     fx_free(&f);
 }
 

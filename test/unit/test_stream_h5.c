@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "deferred_check.h"
 #include "h5_fixture.h"
 #include "hdf5/h5source.h"
 #include "host_device.h"
@@ -187,6 +188,48 @@ Test(stream_h5, every_combination_of_shuffle_drop_last_and_ranks) {
                     stream_exact(f, c, what);
                 }
     vram_h5_close(f);
+}
+
+/* The device half on the CPU (test_stream_deferred.c) over files: pread paths (contiguous,
+ * chunked) and the HDF5 path, shuffled or not, sharded or not, byte-exact on the deferred
+ * mock over several seeds, used on the consumer stream and on the host. */
+Test(stream_h5, deferred_device_byte_exact_from_each_read_path) {
+    struct {
+        const char *name;
+        h5fx_opts o;
+    } files[] = {
+        {"d_contig.h5", {.n = 301}},
+        {"d_chunked.h5", {.n = 301, .layout = H5FX_CHUNKED, .chunk_rows = 37, .both = 1}},
+        {"d_deflate.h5", {.n = 301, .layout = H5FX_DEFLATE, .chunk_rows = 50}},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        const char *path = write_file(files[i].name, &files[i].o);
+        vram_h5_file *f = open_ok(path, "/features", "/targets");
+        vram_source src = vram_h5_source(f);
+        for (uint64_t seed = 1; seed <= 4; seed++)
+            for (int shuffle = 0; shuffle < 2; shuffle++)
+                for (uint32_t world = 1; world <= 3; world += 2) {
+                    vram_stream_config c = cfg();
+                    c.plan.batch = 16;
+                    c.plan.budget_bytes = 2u * 50u * (H5FX_FEATURE_BYTES + H5FX_TARGET_BYTES);
+                    c.plan.shuffle = shuffle;
+                    c.plan.seed = 3;
+                    c.plan.world = world;
+                    c.plan.rank = world - 1u;
+                    c.plan.drop_last = (int)(seed & 1u);
+                    c.slab_bytes = 20000; /* several slabs a chunk */
+                    c.slabs = 3;
+                    dc_result r;
+                    dc_mode mode = seed <= 2 ? DC_DEVICE : DC_HOST;
+                    cr_assert_eq(dc_run(&src, c, seed, 30, mode, DC_NO_FAULT, &r, NULL), 0, "leaks");
+                    cr_assert_eq(r.st, VRAM_OK, "%s seed %llu shuffle %d world %u: %s", files[i].name,
+                                 (unsigned long long)seed, shuffle, world, r.first);
+                    cr_assert_eq(r.bad_rows + r.bad_meta, 0, "%s seed %llu shuffle %d world %u: %s",
+                                 files[i].name, (unsigned long long)seed, shuffle, world, r.first);
+                    cr_assert_gt(r.batches, 0);
+                }
+        vram_h5_close(f);
+    }
 }
 
 Test(stream_h5, plain_read_matches_the_pattern) {
