@@ -1,5 +1,5 @@
 /* kernels/probe_kernel.h — the trivial kernels behind `vramkit doctor --probe`'s kernel
- * probe (driver/probe.h): does a kernel of this build load and run on this GPU (a missing
+ * probe (driver/doctor/probe.h): does a kernel of this build load and run on this GPU (a missing
  * image for its architecture is error 209), and, for the hw tests, a kernel that traps.
  * Plain C API: no CUDA headers; a stream is a cudaStream_t passed as void * (NULL: default). */
 #ifndef VRAMKIT_KERNELS_PROBE_KERNEL_H

@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "stream.h"
+#include "stream/stream.h"
 
 #define VRAM_H5_MAX_RANK 32
 #define VRAM_H5_NAME_MAX 256

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "snapshot.h"
+#include "device/snapshot.h"
 #include "util/text.h"
 
 /* ---- inputs ------------------------------------------------------------------------- */

@@ -62,7 +62,7 @@ typedef enum vram_attempt_rule {
 /* Signal numbers as Linux defines them on x86, x86-64, arm, arm64, riscv and powerpc
  * (alpha, mips, sparc and parisc number some differently). The core may include only C
  * standard headers, and SIGBUS is POSIX, not C; so the numbers live here and the driver
- * checks at compile time that <signal.h> agrees (driver/isolate.c), so a port to another
+ * checks at compile time that <signal.h> agrees (driver/isolate/isolate.c), so a port to another
  * numbering fails to build instead of misclassifying. X(NAME without SIG, number). */
 #define VRAM_SIGNAL_LIST(X) \
     X(HUP, 1)               \

@@ -348,7 +348,7 @@ typedef struct vram_finding {
     int64_t ev[VRAM_FINDING_EVIDENCE];
 } vram_finding;
 
-/* The probes a caller may have run (the driver's driver/probe.h runs them in children). */
+/* The probes a caller may have run (driver/doctor/probe.h runs them in children). */
 typedef enum vram_diag_probe_kind {
     VRAM_DIAG_PROBE_VMM = 0, /* reserve + create + map + set access one granule */
     VRAM_DIAG_PROBE_PINNED,  /* cudaHostAlloc, touch, free */

@@ -12,7 +12,7 @@
  * between epochs).
  *
  * Samples. Each sample is one device at one moment: used, free and total bytes. "Used" is
- * what the caller measures; the driver's samplers (driver/gpustats.h, `vramkit watch`)
+ * what the caller measures; the driver's samplers (driver/gpustats/gpustats.h, `vramkit watch`)
  * give total - free, i.e. every process's memory on the device, as nvidia-smi shows it.
  * Time is in milliseconds from any origin and never goes back on one device.
  *

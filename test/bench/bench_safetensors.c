@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "model_read.h"
+#include "models/model_read.h"
 
 #define RUNS 7
 

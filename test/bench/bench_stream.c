@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cuda_device.h"
-#include "host_device.h"
-#include "stream.h"
+#include "cli/cli.h"
+#include "cuda/cuda_device.h"
+#include "device/host_device.h"
+#include "stream/stream.h"
 
 #ifdef VRAMKIT_HAVE_HDF5
 #include <hdf5.h>

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "isolate.h"
+#include "isolate/isolate.h"
 
 extern char **environ;
 

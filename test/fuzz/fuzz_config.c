@@ -1,11 +1,11 @@
-/* Fuzzes the config.json reader (driver/model_config.c): the input is the JSON text.
+/* Fuzzes the config.json reader (driver/models/model_config.c): the input is the JSON text.
  * Seeds: corpus/config/ (ok_* public configs, bad_* malformed), written by
  * test/fuzz/gen/gen_corpus.c. Invariants: model_invariants.h (an accepted architecture passes
  * vram_arch_check and has a parameter count), and a config never fills tensor statistics. */
 #include <string.h>
 
 #include "gen/model_invariants.h"
-#include "model_read.h"
+#include "models/model_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     vram_model m;

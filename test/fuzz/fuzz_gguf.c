@@ -1,4 +1,4 @@
-/* Fuzzes the GGUF header parser (driver/model_gguf.c) over each input twice:
+/* Fuzzes the GGUF header parser (driver/models/model_gguf.c) over each input twice:
  *   - as a whole file in memory;
  *   - as the head of a 1 TiB file whose bytes past the input cannot be read (reads there
  *     fail with EIO): real-shaped headers (a TinyLlama Q4_K_M) without their data.
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gen/model_invariants.h"
-#include "model_read.h"
+#include "models/model_read.h"
 
 typedef struct head_only {
     const uint8_t *p;

@@ -1,4 +1,4 @@
-/* fuzz_result_line.c — the VRAMKIT_RESULT protocol (driver/isolate.h): the line scanner
+/* fuzz_result_line.c — the VRAMKIT_RESULT protocol (driver/isolate/isolate.h): the line scanner
  * that follows a child's stdout in pieces, and the payload parser. Input bytes:
  *   [0]  bit 0: 0 = parser run, 1 = scanner run
  *   parser run:  [1..] the payload, copied into a heap block of exactly its length (no NUL
@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "isolate.h"
+#include "isolate/isolate.h"
 
 static int depth(const cJSON *v) {
     int d = 0;

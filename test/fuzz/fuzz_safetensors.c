@@ -1,4 +1,4 @@
-/* Fuzzes the safetensors header parser (driver/model_safetensors.c) two ways per input:
+/* Fuzzes the safetensors header parser (driver/models/model_safetensors.c) two ways per input:
  *   - the whole input as a safetensors file image (8-byte length, JSON, data section);
  *   - the first 8 bytes (little-endian) as the size of a data section that is not there,
  *     the rest as the header JSON: real-shaped headers (GPT-2's) without their weights.
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "gen/model_invariants.h"
-#include "model_read.h"
+#include "models/model_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     vram_model m;

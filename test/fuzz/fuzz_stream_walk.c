@@ -1,4 +1,4 @@
-/* Fuzzes the planner-to-batch walk of the streamer (driver/stream.h) end to end on an
+/* Fuzzes the planner-to-batch walk of the streamer (driver/stream/stream.h) end to end on an
  * in-memory source and the host backend: random shapes (samples, datasets, row bytes),
  * budgets, buffers, ranks, shard modes, drop_last, shuffle, epochs, staging, slab and read
  * sizes, reader counts, and an injected read error. Invariants: open fails exactly when the
@@ -12,8 +12,8 @@
 
 #include "../unit/stream_check.h"
 #include "fuzz_common.h"
-#include "host_device.h"
-#include "stream.h"
+#include "device/host_device.h"
+#include "stream/stream.h"
 
 #define MAX_SAMPLES 1500u
 #define MAX_ROW 40u

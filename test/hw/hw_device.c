@@ -17,9 +17,9 @@
 #include <vramkit/cudaerr.h>
 #include <vramkit/device.h>
 
-#include "cuda_device.h"
-#include "probe.h"
-#include "snapshot.h"
+#include "cuda/cuda_device.h"
+#include "doctor/probe.h"
+#include "device/snapshot.h"
 
 #define MiB (1024ull * 1024ull)
 #define GiB (1024ull * MiB)

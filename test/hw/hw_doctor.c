@@ -18,10 +18,10 @@
 
 #include <vramkit/diagnose.h>
 
-#include "cuda_device.h"
-#include "doctor.h"
-#include "probe.h"
-#include "snapshot.h"
+#include "cuda/cuda_device.h"
+#include "doctor/doctor.h"
+#include "doctor/probe.h"
+#include "device/snapshot.h"
 
 static char exe[PATH_MAX + 32];
 

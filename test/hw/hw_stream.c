@@ -17,8 +17,8 @@
 #include <vramkit/chunks.h>
 
 #include "../unit/stream_check.h"
-#include "cuda_device.h"
-#include "stream.h"
+#include "cuda/cuda_device.h"
+#include "stream/stream.h"
 
 #if defined(__has_include)
 #if __has_include(<vramkit_kernels.h>)

@@ -1,4 +1,4 @@
-/* hw_watch.c — on a real GPU, the samples of driver/gpustats.h (what `vramkit watch` prints)
+/* hw_watch.c — on a real GPU, the samples of driver/gpustats/gpustats.h (what `vramkit watch` prints)
  * move when memory is allocated: 1 GiB from cudaMalloc between two samples shows as 1 GiB
  * more used, and less again after cudaFree; the figures match cudaMemGetInfo; a limit set
  * just above the current use raises near_limit once the 1 GiB lands; an allocation kept
@@ -9,8 +9,8 @@
 
 #include "hw_common.h"
 
-#include "cuda_device.h"
-#include "gpustats.h"
+#include "cuda/cuda_device.h"
+#include "gpustats/gpustats.h"
 
 #define GIB (UINT64_C(1) << 30)
 #define MIB (UINT64_C(1) << 20)

@@ -288,7 +288,7 @@ int vram_mock_drop_waits(vram_mock *m, vram_mock_drop kind, vram_stream s);
  * it at once. They are not ops of the table and are not counted in calls[]. */
 vram_status vram_mock_memset_async(vram_mock *m, void *dst, int value, uint64_t bytes,
                                    vram_stream s);
-/* The streamer's gather (driver/stream.h, vram_gather_fn): dst[i] = src[index[i]], rows of
+/* The streamer's gather (driver/stream/stream.h, vram_gather_fn): dst[i] = src[index[i]], rows of
  * row_bytes, on `stream`, which must be a stream of a live mock (the mock is found by it:
  * the default stream is VRAM_E_INVALID here). index may be device or host memory; an index
  * >= src_rows sets *bad_index_flag (when not NULL) and copies nothing for that row. */

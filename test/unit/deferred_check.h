@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "mock_device.h"
-#include "stream.h"
+#include "stream/stream.h"
 #include "stream_check.h"
 
 typedef enum dc_mode {

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "builtin_models.h"
+#include "models/builtin_models.h"
 
 /* Published counts: model cards and the hub's safetensors metadata. */
 static const struct {

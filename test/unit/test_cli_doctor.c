@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli_run.h"
-#include "doctor.h"
+#include "doctor/doctor.h"
 #include "json_check.h"
 #include "mock_device.h"
 

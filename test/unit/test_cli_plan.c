@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_model.h"
+#include "cli/cli_model.h"
 #include "cli_run.h"
-#include "snapshot.h"
+#include "device/snapshot.h"
 #include "json_check.h"
 
 static cJSON *parse(const cli_result *r) {

@@ -34,7 +34,7 @@ Test(cli_stream, file_forms_say_hdf5_is_missing) {
 
 #include <cjson/cJSON.h>
 
-#include "cuda_device.h"
+#include "cuda/cuda_device.h"
 #include "h5_fixture.h"
 #include "json_check.h"
 

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 typedef struct size_case {
     char text[32]; /* inline: Criterion copies params into its worker process */

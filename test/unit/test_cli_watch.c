@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "cli_run.h"
-#include "cuda_device.h"
+#include "cuda/cuda_device.h"
 #include "json_check.h"
 #include "mock_device.h"
 

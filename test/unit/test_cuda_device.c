@@ -1,4 +1,4 @@
-/* test_cuda_device.c — the real CUDA backend (driver/cuda_device.h) where no GPU is needed:
+/* test_cuda_device.c — the real CUDA backend (driver/cuda/cuda_device.h) where no GPU is needed:
  * the table is complete, a machine without an NVIDIA driver gets VRAM_E_NO_DRIVER from the
  * snapshot and no crash from any slot, bad arguments never reach CUDA, and the one check
  * every CUDA call goes through records errors and retires the backend on a sticky one
@@ -12,9 +12,9 @@
 #include <vramkit/cudaerr.h>
 #include <vramkit/device.h>
 
-#include "cuda_device.h"
-#include "forkguard.h"
-#include "snapshot.h"
+#include "cuda/cuda_device.h"
+#include "isolate/forkguard.h"
+#include "device/snapshot.h"
 
 #ifdef VRAMKIT_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -9,7 +9,7 @@
 
 #include <vramkit/device.h>
 
-#include "host_device.h"
+#include "device/host_device.h"
 
 /* Every function slot, in order. The layout test below fails when device.h gains a slot
  * this list does not name, so "each slot removed in turn" stays complete. */

@@ -11,7 +11,7 @@
 #include <vramkit/diagnose.h>
 
 #include "mock_device.h"
-#include "snapshot.h"
+#include "device/snapshot.h"
 
 #define GB UINT64_C(1000000000)
 #define GiB (UINT64_C(1) << 30)

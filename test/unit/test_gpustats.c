@@ -1,4 +1,4 @@
-/* Unit tests of driver/gpustats.h on the mock: free memory scripted to move between samples
+/* Unit tests of driver/gpustats/gpustats.h on the mock: free memory scripted to move between samples
  * (vram_mock_script_free, and real mock allocations), a leak across epochs detected with
  * the right numbers, the log line's exact text, the warning queue (order, partial reads,
  * overflow), every open failure with its one-line reason, and a NULL handle everywhere. */
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_device.h"
-#include "gpustats.h"
-#include "host_device.h"
+#include "cuda/cuda_device.h"
+#include "gpustats/gpustats.h"
+#include "device/host_device.h"
 #include "mock_device.h"
 
 #define GIB (UINT64_C(1) << 30)

@@ -8,8 +8,8 @@
 
 #include <vramkit/device.h>
 
-#include "host_device.h"
-#include "snapshot.h"
+#include "device/host_device.h"
+#include "device/snapshot.h"
 
 static vram_device_ops ops;
 

@@ -1,4 +1,4 @@
-/* test_isolate.c — the isolation library (driver/isolate.h) against the test child
+/* test_isolate.c — the isolation library (driver/isolate/isolate.h) against the test child
  * (test/unit/child): every way a load can end gives the right outcome, within the timeout
  * plus the grace period, leaving no zombie, no open descriptor and no stray grandchild,
  * with the pidfd and with the polling fallback. Also the VRAMKIT_RESULT scanner and parser. */
@@ -18,7 +18,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "isolate.h"
+#include "isolate/isolate.h"
 
 /* How late an attempt may end past timeout + grace (+ drain): process start-up, a loaded CI. */
 #define SLACK_S 1.5

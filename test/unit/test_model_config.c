@@ -1,4 +1,4 @@
-/* Unit tests of the config.json reader (driver/model_config.c): the public configs of the
+/* Unit tests of the config.json reader (driver/models/model_config.c): the public configs of the
  * models vramkit's users run, read into architecture numbers whose parameter count
  * (vram_arch_params) must equal the published one exactly; the defaults of each config
  * class; the fallback and notes; and every bad number with the key it names. */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../fuzz/gen/model_fixtures.h"
-#include "model_read.h"
+#include "models/model_read.h"
 
 /* ---- public configs ------------------------------------------------------------------- */
 

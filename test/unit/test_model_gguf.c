@@ -1,4 +1,4 @@
-/* Unit tests of the GGUF reader (driver/model_gguf.c): a TinyLlama-1.1B-shaped Q4_K_M file
+/* Unit tests of the GGUF reader (driver/models/model_gguf.c): a TinyLlama-1.1B-shaped Q4_K_M file
  * (v3 and v2, sparse data, a 32,000-string vocabulary), architectures from metadata, and
  * every malformed header with the status and the words of its message. */
 #include <criterion/criterion.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../fuzz/gen/model_fixtures.h"
-#include "model_read.h"
+#include "models/model_read.h"
 
 static char tmp[64];
 

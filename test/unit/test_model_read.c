@@ -1,4 +1,4 @@
-/* Unit tests of vram_read_path (driver/model_read.c): a model directory (config.json with
+/* Unit tests of vram_read_path (driver/models/model_read.c): a model directory (config.json with
  * model.safetensors, with a sharded index, with one .gguf, config alone), files told apart
  * by content, the errors of each; the reader's hash set; and the committed fuzz seeds,
  * which must still parse (ok_*, hdr_*) or fail (bad_*, as whole files) as their names say. */
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "../fuzz/gen/model_fixtures.h"
-#include "model_read.h"
+#include "models/model_read.h"
 
 static char tmp[64];
 

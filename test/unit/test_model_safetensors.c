@@ -1,4 +1,4 @@
-/* Unit tests of the safetensors readers (driver/model_safetensors.c): GPT-2's real header
+/* Unit tests of the safetensors readers (driver/models/model_safetensors.c): GPT-2's real header
  * over a sparse data section, a TinyLlama-shaped model sharded in two with a block split
  * across the shards, and every malformed header with the status and the words of its
  * message (the file, the tensor, the defect). */
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../fuzz/gen/model_fixtures.h"
-#include "model_read.h"
+#include "models/model_read.h"
 
 static char tmp[64];
 

@@ -1,11 +1,11 @@
-/* test_model_util.c — what the model readers share (driver/model_util.h): the names of JSON
+/* test_model_util.c — what the model readers share (driver/models/model_util.h): the names of JSON
  * value types that their messages use, quoting of untrusted names, one-line errors. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "model_util.h"
+#include "models/model_util.h"
 
 Test(model_util, json_type_names_every_kind_of_value) {
     static const struct {

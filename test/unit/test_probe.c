@@ -1,4 +1,4 @@
-/* test_probe.c — capability probes (driver/probe.h) where no GPU is needed: names, argument
+/* test_probe.c — capability probes (driver/doctor/probe.h) where no GPU is needed: names, argument
  * checks, the hidden `vramkit __probe` command (hidden from --help, bad usage, the result
  * line it prints), the parent's reading of that line, and every way a child can end badly
  * (crash, hang, silence, garbage: the VRAMKIT_PROBE_TEST hook) turning into a failed probe
@@ -13,9 +13,9 @@
 #include <vramkit/attempt.h>
 
 #include "cli_run.h"
-#include "cuda_device.h"
-#include "isolate.h"
-#include "probe.h"
+#include "cuda/cuda_device.h"
+#include "isolate/isolate.h"
+#include "doctor/probe.h"
 
 #ifdef VRAMKIT_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -9,7 +9,7 @@
 #include <vramkit/device.h>
 
 #include "mock_device.h"
-#include "snapshot.h"
+#include "device/snapshot.h"
 
 #define GiB (1ull << 30)
 

@@ -1,4 +1,4 @@
-/* test_stream.c — the streamer (driver/stream.h) over a memory source, on the host backend
+/* test_stream.c — the streamer (driver/stream/stream.h) over a memory source, on the host backend
  * and on the mock device: every batch in the planner's order and byte-exact, for every
  * combination of shuffle, drop_last, sharding and staging, over several epochs; nothing
  * allocated per batch, nothing pageable copied, nothing leaked; every error clean. */
@@ -10,9 +10,9 @@
 
 #include <vramkit/chunks.h>
 
-#include "host_device.h"
+#include "device/host_device.h"
 #include "mock_device.h"
-#include "stream.h"
+#include "stream/stream.h"
 #include "stream_check.h"
 
 /* ---- a two-dataset memory source: /features 36 x 7 float32, /targets 3 int64 ---------- */

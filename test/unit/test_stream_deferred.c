@@ -15,7 +15,7 @@
 
 #include "deferred_check.h"
 #include "mock_device.h"
-#include "stream.h"
+#include "stream/stream.h"
 #include "stream_check.h"
 
 #define ROW0 40u /* 10 float32 */

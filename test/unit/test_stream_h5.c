@@ -17,8 +17,8 @@
 #include "deferred_check.h"
 #include "h5_fixture.h"
 #include "hdf5/h5source.h"
-#include "host_device.h"
-#include "stream.h"
+#include "device/host_device.h"
+#include "stream/stream.h"
 #include "stream_check.h"
 
 static char dir[64];

@@ -1,0 +1,104 @@
+/* driver/cli/cli.h — what every `vramkit` command shares: exit codes, sizes, errors, JSON.
+ * Commands are `int cmd_NAME(int argc, char **argv)` returning an exit code; main.c
+ * dispatches to them. Errors go to stderr as one line naming the input. */
+#ifndef VRAMKIT_CLI_H
+#define VRAMKIT_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <vramkit/base.h>
+
+#include "util/text.h"
+
+/* Exit codes (documented in the README and every --help). */
+enum {
+    VRAM_EXIT_OK = 0,    /* success */
+    VRAM_EXIT_NO = 1,    /* the answer is "no": does not fit, check failed */
+    VRAM_EXIT_USAGE = 2, /* bad usage or input */
+    VRAM_EXIT_ENV = 3    /* environment error (no GPU, I/O failure, ...) */
+};
+
+/* `vramkit: CMD: message` on stderr, one line. Returns VRAM_EXIT_USAGE for convenience. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, with the code the caller wants returned. */
+int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Numbers, sizes and fractions from text, and sizes as text: driver/util/text.h
+ * (vram_parse_u64, vram_parse_size, vram_parse_fraction, vram_parse_percent, vram_fmt_size).
+ * The cli_ names below stay until every command is switched over. */
+#define cli_parse_size vram_parse_size
+#define cli_parse_fraction vram_parse_fraction
+#define cli_parse_u64 vram_parse_u64
+#define cli_parse_percent vram_parse_percent
+#define cli_format_size vram_fmt_size
+
+/* ---- option values: parse, or say what is wrong ------------------------------------------
+ * Each parses the value TEXT of option --NAME of command CMD; returns 0 with *out set, or
+ * prints one line ("vramkit: CMD: --NAME: ...") and returns VRAM_EXIT_USAGE. The commands
+ * word some defects differently, and those lines are part of what the CLI does (the golden
+ * test pins them), so the flags keep each command's words: */
+enum {
+    /* a value starting with '-' is "'TEXT' is negative" (else the malformed line) */
+    CLI_OPT_NEGATIVE = 1u << 0,
+    /* a value below the minimum has its own line: counts "must be at least MIN", sizes
+     * "must be more than 0 bytes" (else the malformed line) */
+    CLI_OPT_AT_LEAST = 1u << 1,
+    /* sizes: the malformed line is short, "'TEXT' is not a size" (" above 0" when 0 is not
+     * allowed), instead of listing the units */
+    CLI_OPT_BRIEF = 1u << 2
+};
+/* A whole number in [min, max]; malformed: "'TEXT' is not a whole number from MIN to MAX". */
+int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
+                  unsigned flags, uint64_t *out);
+/* A size (cli_parse_size), 0 only when allow_zero; malformed: "'TEXT' is not a size (bytes,
+ * or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)". */
+int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
+                 unsigned flags, uint64_t *out);
+/* A fraction in (0, 1] (cli_parse_fraction). */
+int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out);
+/* A percentage in (0, 100] (cli_parse_percent); *out is the percentage (90 for "90%"). */
+int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out);
+
+/* Before a command's getopt_long loop: a full GNU reset (optind = 0, which also clears
+ * getopt's state inside a half-scanned argv), so a command parses correctly however often
+ * one process runs it (the in-process tests run many), and no getopt message of its own
+ * (opterr = 0: the command words its errors). */
+void cli_getopt_reset(void);
+
+/* A small streaming JSON writer: valid output, strings escaped, commas handled. */
+typedef struct cli_json {
+    FILE *out;
+    int depth;
+    unsigned char need_comma[64];
+    int after_key;
+} cli_json;
+void cli_json_init(cli_json *j, FILE *out);
+void cli_json_begin_object(cli_json *j);
+void cli_json_end_object(cli_json *j);
+void cli_json_begin_array(cli_json *j);
+void cli_json_end_array(cli_json *j);
+void cli_json_key(cli_json *j, const char *key);
+void cli_json_string(cli_json *j, const char *s);
+void cli_json_u64(cli_json *j, uint64_t v);
+void cli_json_i64(cli_json *j, int64_t v);
+void cli_json_double(cli_json *j, double v); /* non-finite values are written as null */
+void cli_json_bool(cli_json *j, int v);
+void cli_json_null(cli_json *j);
+/* Ends the document with a newline. */
+void cli_json_finish(cli_json *j);
+
+/* The commands. */
+int cmd_chunks(int argc, char **argv);
+int cmd_try(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_stream(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_probe_child(int argc, char **argv); /* hidden `__probe`: driver/doctor/probe.h */
+int cmd_watch(int argc, char **argv);
+/* cmd_watch over a given device table, printing to `out` (the tests script the mock). */
+struct vram_device_ops;
+int cmd_watch_ops(int argc, char **argv, const struct vram_device_ops *ops, FILE *out);
+
+#endif

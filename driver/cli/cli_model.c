@@ -1,0 +1,297 @@
+/* driver/cli/cli_model.c — see cli_model.h. */
+#include "cli_model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "models/builtin_models.h"
+#include "plan/workload.h"
+
+/* ---- finding a model ------------------------------------------------------------- */
+
+int cli_model_resolve(const char *cmd, const char *arg, cli_model *out) {
+    char err[1200];
+    vram_status st = vram_model_find(arg, out, err, sizeof err);
+    if (st == VRAM_OK) return 0;
+    return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, cmd,
+                     "%s", err);
+}
+
+void cli_model_list(FILE *out) {
+    size_t n = 0;
+    const vram_builtin_model *all = vram_builtin_models(&n);
+    for (size_t i = 0; i < n; i++) {
+        vram_param_count c;
+        char ps[32] = "?";
+        if (vram_arch_params(&all[i].arch, &c) == VRAM_OK)
+            snprintf(ps, sizeof ps, "%.2fB", (double)c.total / 1e9);
+        fprintf(out, "  %-26s %7s params  %s\n", all[i].name, ps, all[i].summary);
+    }
+}
+
+/* ---- workload options -------------------------------------------------------------- */
+
+const char cli_workload_help[] =
+    "workload:\n"
+    "  --mode infer|train     inference (default) or training\n"
+    "  --format F             storage of the weights: fp32, fp16, bf16, int8, int4 (nf4),\n"
+    "                         int4_double (nf4_dq), fp4, or a GGUF format (q4_k, q8_0, ...);\n"
+    "                         default: as published\n"
+    "  --compute F            activations: f32, f16 or bf16 (default: f32 for fp32 weights,\n"
+    "                         bf16 for bf16 models, else f16; 16-bit training is mixed\n"
+    "                         precision with fp32 master weights)\n"
+    "  --batch N              sequences per step (the micro-batch; default 1)\n"
+    "  --seq N                tokens per sequence, prompt and generated (default: the\n"
+    "                         model's context, at most 2048)\n"
+    "  --src-len N, --tgt-len N  encoder-decoder source and target tokens (default --seq)\n"
+    "  --optimizer O          adamw (default; also adam), sgd-momentum, sgd, adam8bit\n"
+    "  --checkpointing        training: recompute activations per block\n"
+    "  --flash-attention      fused attention: no sequence x sequence score matrix\n"
+    "  --grad-accum N         micro-batches per step (changes no memory; shown)\n"
+    "  --lora-rank R          training: LoRA adapters of rank R on frozen (possibly\n"
+    "                         quantised) weights\n"
+    "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n";
+
+int cli_parse_format(const char *text, vram_dtype *out) {
+    return vram_wl_format(text, out) == VRAM_OK ? 0 : -1;
+}
+
+int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w) {
+    char err[512];
+    if (vram_wl_apply(w, (vram_wl_option)code, arg, err, sizeof err) != VRAM_OK)
+        return cli_usage_error(cmd, "%s", err);
+    return 0;
+}
+
+/* ---- --assume-gpu -------------------------------------------------------------------- */
+
+int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out) {
+    char buf[256];
+    char *save = NULL, *tok;
+    int first = 1, have_used = 0, have_free = 0;
+    uint64_t used = 0, freeb = 0;
+    memset(out, 0, sizeof *out);
+    if (text == NULL || text[0] == '\0' || strlen(text) >= sizeof buf)
+        return cli_usage_error(cmd, "--assume-gpu: '%s' is not SIZE[,used=SIZE][,cc=M.m]",
+                               text ? text : "");
+    if (text[strlen(text) - 1] == ',' || strstr(text, ",,"))
+        return cli_usage_error(cmd, "--assume-gpu: '%s' has an empty item", text);
+    snprintf(buf, sizeof buf, "%s", text);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = 0) {
+        char *eq = strchr(tok, '=');
+        if (first) {
+            if (eq != NULL || cli_parse_size(tok, &out->total) != 0 || out->total == 0)
+                return cli_usage_error(cmd,
+                                       "--assume-gpu: '%s': the first item is the GPU's size "
+                                       "(e.g. 8GiB), not '%s'",
+                                       text, tok);
+            continue;
+        }
+        if (eq == NULL)
+            return cli_usage_error(cmd, "--assume-gpu: '%s': '%s' is not KEY=VALUE", text, tok);
+        *eq = '\0';
+        const char *val = eq + 1;
+        if (strcmp(tok, "used") == 0) {
+            if (cli_parse_size(val, &used) != 0)
+                return cli_usage_error(cmd, "--assume-gpu: '%s': used='%s' is not a size", text,
+                                       val);
+            have_used = 1;
+        } else if (strcmp(tok, "free") == 0) {
+            if (cli_parse_size(val, &freeb) != 0)
+                return cli_usage_error(cmd, "--assume-gpu: '%s': free='%s' is not a size", text,
+                                       val);
+            have_free = 1;
+        } else if (strcmp(tok, "cc") == 0) {
+            unsigned maj = 0, min = 0;
+            int n = 0;
+            if (sscanf(val, "%2u.%1u%n", &maj, &min, &n) != 2 || val[n] != '\0' || maj == 0)
+                return cli_usage_error(cmd,
+                                       "--assume-gpu: '%s': cc='%s' is not a compute "
+                                       "capability such as 8.9",
+                                       text, val);
+            out->cc_major = (int)maj;
+            out->cc_minor = (int)min;
+        } else {
+            return cli_usage_error(cmd, "--assume-gpu: '%s': unknown key '%s' (used, free, cc)",
+                                   text, tok);
+        }
+    }
+    if (have_used && have_free)
+        return cli_usage_error(cmd, "--assume-gpu: '%s': give used= or free=, not both", text);
+    if (have_used && used > out->total)
+        return cli_usage_error(cmd, "--assume-gpu: '%s': used is more than the GPU's size", text);
+    if (have_free && freeb > out->total)
+        return cli_usage_error(cmd, "--assume-gpu: '%s': free is more than the GPU's size", text);
+    out->free = have_free ? freeb : out->total - used;
+    return 0;
+}
+
+/* ---- printing ------------------------------------------------------------------------ */
+
+void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_estimate *e,
+                       char *buf, size_t cap) {
+    int n;
+    if (m->arch.family == VRAM_FAMILY_ENCODER_DECODER)
+        n = snprintf(buf, cap, "%s, batch %llu, source %llu and target %llu tokens",
+                     w->mode == VRAM_MODE_TRAIN ? "training" : "inference",
+                     (unsigned long long)e->batch,
+                     (unsigned long long)(w->src_len ? w->src_len : e->seq),
+                     (unsigned long long)(w->tgt_len ? w->tgt_len : e->seq));
+    else
+        n = snprintf(buf, cap, "%s, batch %llu, sequence %llu",
+                     w->mode == VRAM_MODE_TRAIN ? "training" : "inference",
+                     (unsigned long long)e->batch, (unsigned long long)e->seq);
+    if (n < 0 || (size_t)n >= cap) return;
+    n += snprintf(buf + n, cap - (size_t)n, ", weights %s, compute %s",
+                  vram_dtype_name(e->format), vram_dtype_name(e->compute));
+    if (w->mode == VRAM_MODE_TRAIN && (size_t)n < cap) {
+        n += snprintf(buf + n, cap - (size_t)n, ", %s%s%s", vram_optimizer_name(w->optimizer),
+                      w->checkpointing ? ", checkpointing" : "",
+                      w->lora_rank ? ", LoRA" : "");
+        if (w->lora_rank && (size_t)n < cap)
+            n += snprintf(buf + n, cap - (size_t)n, " rank %llu", (unsigned long long)w->lora_rank);
+        if (w->grad_accum > 1 && (size_t)n < cap)
+            snprintf(buf + n, cap - (size_t)n, ", %llu micro-batches per step",
+                     (unsigned long long)w->grad_accum);
+    } else if (w->flash_attention && (size_t)n < cap) {
+        snprintf(buf + n, cap - (size_t)n, ", flash attention");
+    }
+}
+
+void cli_estimate_table(FILE *out, const vram_estimate *e) {
+    char a[32], b[32], c[32];
+    int causes[VRAM_CAUSE_COUNT] = {0};
+    fprintf(out, "  %-17s %12s %12s %12s  %s\n", "term", "low", "expected", "high", "range");
+    for (int i = 0; i < VRAM_TERM_COUNT; i++) {
+        const vram_term *t = &e->term[i];
+        if (t->high == 0) continue;
+        fprintf(out, "  %-17s %12s %12s %12s  %s\n", vram_term_name((vram_term_id)i),
+                cli_format_size(t->low, a, sizeof a), cli_format_size(t->expected, b, sizeof b),
+                cli_format_size(t->high, c, sizeof c),
+                t->low == t->high ? "exact" : vram_cause_name(t->cause));
+        if (t->low != t->high) causes[t->cause] = 1;
+    }
+    fprintf(out, "  %-17s %12s %12s %12s\n", "total", cli_format_size(e->low, a, sizeof a),
+            cli_format_size(e->expected, b, sizeof b), cli_format_size(e->high, c, sizeof c));
+    for (int k = 0; k < VRAM_CAUSE_COUNT; k++)
+        if (causes[k])
+            fprintf(out, "  %s: %s\n", vram_cause_name((vram_cause)k),
+                    vram_cause_text((vram_cause)k));
+    if (e->notes & VRAM_NOTE_NO_ARCH)
+        fprintf(out, "  note: no architecture numbers (config.json): activations, KV cache and "
+                     "logits are not counted\n");
+    if (e->notes & VRAM_NOTE_DTYPE_ASSUMED)
+        fprintf(out, "  note: the published format is unknown; f16 assumed\n");
+    if (e->notes & VRAM_NOTE_GQA_KV)
+        fprintf(out, "  note: training activations count keys and values at full width "
+                     "(grouped-query attention stores less)\n");
+}
+
+void cli_estimate_json(cli_json *j, const vram_estimate *e) {
+    cli_json_key(j, "terms");
+    cli_json_begin_array(j);
+    for (int i = 0; i < VRAM_TERM_COUNT; i++) {
+        const vram_term *t = &e->term[i];
+        cli_json_begin_object(j);
+        cli_json_key(j, "name");
+        cli_json_string(j, vram_term_name((vram_term_id)i));
+        cli_json_key(j, "bytes");
+        cli_json_u64(j, t->expected);
+        cli_json_key(j, "low");
+        cli_json_u64(j, t->low);
+        cli_json_key(j, "high");
+        cli_json_u64(j, t->high);
+        cli_json_key(j, "cause");
+        cli_json_string(j, t->low == t->high ? "exact" : vram_cause_name(t->cause));
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+    cli_json_key(j, "total");
+    cli_json_begin_object(j);
+    cli_json_key(j, "low");
+    cli_json_u64(j, e->low);
+    cli_json_key(j, "expected");
+    cli_json_u64(j, e->expected);
+    cli_json_key(j, "high");
+    cli_json_u64(j, e->high);
+    cli_json_end_object(j);
+    cli_json_key(j, "notes");
+    cli_json_begin_array(j);
+    if (e->notes & VRAM_NOTE_NO_ARCH) cli_json_string(j, "no_arch");
+    if (e->notes & VRAM_NOTE_DTYPE_ASSUMED) cli_json_string(j, "dtype_assumed");
+    if (e->notes & VRAM_NOTE_GQA_KV) cli_json_string(j, "gqa_kv");
+    cli_json_end_array(j);
+}
+
+void cli_model_json(cli_json *j, const cli_model *m, const vram_estimate *e) {
+    cli_json_begin_object(j);
+    cli_json_key(j, "name");
+    cli_json_string(j, m->label);
+    cli_json_key(j, "source");
+    cli_json_string(j, m->source);
+    if (m->hf_id[0]) {
+        cli_json_key(j, "hf_id");
+        cli_json_string(j, m->hf_id);
+    }
+    cli_json_key(j, "family");
+    cli_json_string(j, vram_family_name(m->model.arch.family));
+    cli_json_key(j, "params");
+    cli_json_u64(j, e->params);
+    cli_json_key(j, "blocks");
+    cli_json_u64(j, e->blocks);
+    cli_json_key(j, "published_format");
+    cli_json_string(j, m->model.dtype != VRAM_DTYPE_NONE ? vram_dtype_name(m->model.dtype)
+                                                         : "unknown");
+    if (m->model.stats.tensors) {
+        cli_json_key(j, "tensors");
+        cli_json_u64(j, m->model.stats.tensors);
+        cli_json_key(j, "stored_bytes");
+        cli_json_u64(j, m->model.stats.bytes);
+    }
+    if (m->note[0]) {
+        cli_json_key(j, "note");
+        cli_json_string(j, m->note);
+    }
+    cli_json_end_object(j);
+}
+
+void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e) {
+    cli_json_begin_object(j);
+    cli_json_key(j, "mode");
+    cli_json_string(j, w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
+    cli_json_key(j, "format");
+    cli_json_string(j, vram_dtype_name(e->format));
+    cli_json_key(j, "compute");
+    cli_json_string(j, vram_dtype_name(e->compute));
+    cli_json_key(j, "batch");
+    cli_json_u64(j, e->batch);
+    cli_json_key(j, "seq");
+    cli_json_u64(j, e->seq);
+    if (w->src_len) {
+        cli_json_key(j, "src_len");
+        cli_json_u64(j, w->src_len);
+    }
+    if (w->tgt_len) {
+        cli_json_key(j, "tgt_len");
+        cli_json_u64(j, w->tgt_len);
+    }
+    if (w->mode == VRAM_MODE_TRAIN) {
+        cli_json_key(j, "optimizer");
+        cli_json_string(j, vram_optimizer_name(w->optimizer));
+        cli_json_key(j, "checkpointing");
+        cli_json_bool(j, w->checkpointing);
+        cli_json_key(j, "grad_accum");
+        cli_json_u64(j, w->grad_accum ? w->grad_accum : 1u);
+        cli_json_key(j, "lora_rank");
+        cli_json_u64(j, w->lora_rank);
+        cli_json_key(j, "trainable_params");
+        cli_json_u64(j, e->trainable);
+    }
+    cli_json_key(j, "flash_attention");
+    cli_json_bool(j, w->flash_attention);
+    cli_json_end_object(j);
+}
+

@@ -1,0 +1,96 @@
+/* driver/cli/cli_model.h — what `vramkit estimate` and `vramkit plan` share: finding a model
+ * (built-in name, file or directory), the workload options, `--assume-gpu` specs, the
+ * host's available memory, and printing an estimate. */
+#ifndef VRAMKIT_CLI_MODEL_H
+#define VRAMKIT_CLI_MODEL_H
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <vramkit/estimate.h>
+#include <vramkit/strategy.h>
+
+#include "cli.h"
+#include "models/model_find.h"
+
+/* A model found by cli_model_resolve (driver/models/model_find.h). */
+typedef vram_model_ref cli_model;
+
+/* Find MODEL: a built-in name or Hugging Face id (see `vramkit plan --list-models`), else
+ * a path (file or directory) read without loading weights. Returns 0, or an exit code
+ * after printing one error line naming the input (2: unknown name, unreadable or malformed
+ * file; 3: an I/O error other than a missing file). */
+int cli_model_resolve(const char *cmd, const char *arg, cli_model *out);
+
+/* Print the built-in models, one per line. */
+void cli_model_list(FILE *out);
+
+/* The workload options, shared by estimate and plan (long options only; their codes start
+ * at CLI_WL_BASE so commands can add their own below it). */
+enum {
+    CLI_WL_BASE = 1000,
+    CLI_WL_MODE = CLI_WL_BASE,
+    CLI_WL_FORMAT,
+    CLI_WL_COMPUTE,
+    CLI_WL_BATCH,
+    CLI_WL_SEQ,
+    CLI_WL_SRC,
+    CLI_WL_TGT,
+    CLI_WL_OPTIMIZER,
+    CLI_WL_CHECKPOINTING,
+    CLI_WL_FLASH,
+    CLI_WL_GRAD_ACCUM,
+    CLI_WL_LORA_RANK,
+    CLI_WL_LORA_TARGETS,
+    CLI_WL_END
+};
+#define CLI_WORKLOAD_LONG_OPTIONS                                       \
+    {"mode", required_argument, NULL, CLI_WL_MODE},                     \
+    {"format", required_argument, NULL, CLI_WL_FORMAT},                 \
+    {"compute", required_argument, NULL, CLI_WL_COMPUTE},               \
+    {"batch", required_argument, NULL, CLI_WL_BATCH},                   \
+    {"seq", required_argument, NULL, CLI_WL_SEQ},                       \
+    {"src-len", required_argument, NULL, CLI_WL_SRC},                   \
+    {"tgt-len", required_argument, NULL, CLI_WL_TGT},                   \
+    {"optimizer", required_argument, NULL, CLI_WL_OPTIMIZER},           \
+    {"checkpointing", no_argument, NULL, CLI_WL_CHECKPOINTING},         \
+    {"flash-attention", no_argument, NULL, CLI_WL_FLASH},               \
+    {"grad-accum", required_argument, NULL, CLI_WL_GRAD_ACCUM},         \
+    {"lora-rank", required_argument, NULL, CLI_WL_LORA_RANK},           \
+    {"lora-targets", required_argument, NULL, CLI_WL_LORA_TARGETS}
+
+/* The workload options' help text (one block, for --help). */
+extern const char cli_workload_help[];
+
+/* Apply one workload option (code from the list above) to w. Returns 0, or 2 after
+ * printing an error line naming the option and the text. */
+int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w);
+
+/* A storage format from the user's spelling: vramkit's names (f16, bf16, nf4, q4_k, ...)
+ * and the preset aliases fp32, fp16, int4 (nf4), int4_double (nf4_dq). 0 or -1. */
+int cli_parse_format(const char *text, vram_dtype *out);
+
+/* A GPU described on the command line: `--assume-gpu SIZE[,used=SIZE|,free=SIZE][,cc=M.m]`
+ * e.g. "8GiB,used=4.7GB,cc=8.9". */
+typedef vram_gpu_budget cli_gpu;
+#define CLI_MAX_GPUS VRAM_PLAN_MAX_GPUS
+
+/* Parse one spec. Returns 0, or 2 after printing an error line naming the spec and what is
+ * wrong with it (bad size, used > total, unknown key, bad cc). */
+int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out);
+
+/* Human text of a workload ("inference, batch 1, sequence 512, weights f16, compute f16"). */
+void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_estimate *e,
+                       char *buf, size_t cap);
+
+/* Print the terms of an estimate as a table (text) or the "terms" and "total" members of
+ * an open JSON object. */
+void cli_estimate_table(FILE *out, const vram_estimate *e);
+void cli_estimate_json(cli_json *j, const vram_estimate *e);
+/* The model's description as a JSON object under the current key. */
+void cli_model_json(cli_json *j, const cli_model *m, const vram_estimate *e);
+/* The workload as a JSON object under the current key. */
+void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e);
+
+#endif

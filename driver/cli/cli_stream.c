@@ -1,0 +1,154 @@
+/* driver/cli/cli_stream.c — the HDF5 side of `vramkit chunks FILE` and `vramkit stream`
+ * (cli_stream.h): status -> exit code, dataset descriptions. Without HDF5 only the message
+ * that says so is compiled. */
+#include "cli_stream.h"
+
+#include <string.h>
+
+int cli_h5_built(void) {
+#ifdef VRAMKIT_HAVE_HDF5
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int cli_h5_open(const char *cmd, const char *path, const char *const *names, uint32_t n,
+                vram_h5_file **out) {
+    *out = NULL;
+#ifdef VRAMKIT_HAVE_HDF5
+    char err[VRAM_STREAM_ERR_MAX];
+    vram_status st = vram_h5_open(path, names, n, out, err, sizeof err);
+    if (st == VRAM_OK) return -1;
+    return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, cmd,
+                     "%s", err);
+#else
+    (void)names;
+    (void)n;
+    return cli_error(VRAM_EXIT_ENV, cmd,
+                     "%s: this vramkit was built without HDF5, so it cannot read files (install "
+                     "libhdf5-dev and rebuild)",
+                     path);
+#endif
+}
+
+void cli_h5_close(vram_h5_file *f) {
+#ifdef VRAMKIT_HAVE_HDF5
+    vram_h5_close(f);
+#else
+    (void)f;
+#endif
+}
+
+vram_source cli_h5_source(vram_h5_file *f) {
+#ifdef VRAMKIT_HAVE_HDF5
+    return vram_h5_source(f);
+#else
+    vram_source s;
+    (void)f;
+    memset(&s, 0, sizeof s);
+    return s;
+#endif
+}
+
+vram_status cli_h5_read_plain(vram_h5_file *f, uint32_t d, uint64_t first, uint64_t count,
+                              void *dst, char *err, size_t cap) {
+#ifdef VRAMKIT_HAVE_HDF5
+    return vram_h5_read_plain(f, d, first, count, dst, err, cap);
+#else
+    (void)f, (void)d, (void)first, (void)count, (void)dst;
+    snprintf(err, cap, "built without HDF5");
+    return VRAM_E_UNSUPPORTED;
+#endif
+}
+
+const char *cli_h5_shape(const vram_h5_dataset *ds, char *buf, size_t cap) {
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ds->rank && len < cap; i++) {
+        int w = snprintf(buf + len, cap - len, "%s%llu", i ? " x " : "", (unsigned long long)ds->dims[i]);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+    return buf;
+}
+
+/* vram_h5_path_name's words, here so that a build without HDF5 links. */
+static const char *path_name(vram_h5_path p) {
+    switch (p) {
+    case VRAM_H5_PATH_CONTIGUOUS: return "contiguous";
+    case VRAM_H5_PATH_CHUNKED: return "chunked";
+    case VRAM_H5_PATH_HDF5: return "hdf5";
+    }
+    return "unknown";
+}
+
+static void path_text(const vram_h5_dataset *ds, char *buf, size_t cap) {
+    switch (ds->path) {
+    case VRAM_H5_PATH_CONTIGUOUS:
+        snprintf(buf, cap, "contiguous: pread from offset %llu", (unsigned long long)ds->offset);
+        break;
+    case VRAM_H5_PATH_CHUNKED:
+        snprintf(buf, cap, "chunked: pread at %llu chunk addresses (%llu samples each)",
+                 (unsigned long long)ds->nchunks, (unsigned long long)ds->chunk_rows);
+        break;
+    default: snprintf(buf, cap, "hdf5: H5Dread per range (%s)", ds->reason); break;
+    }
+}
+
+void cli_h5_text(FILE *out, const vram_h5_file *f) {
+    size_t w = 4;
+    for (uint32_t d = 0; d < f->datasets; d++) w = strlen(f->ds[d].name) > w ? strlen(f->ds[d].name) : w;
+    if (w > 40) w = 40;
+    for (uint32_t d = 0; d < f->datasets; d++) {
+        const vram_h5_dataset *ds = &f->ds[d];
+        char shape[256], bytes[32], path[320];
+        cli_h5_shape(ds, shape, sizeof shape);
+        cli_format_size(ds->row_bytes, bytes, sizeof bytes);
+        path_text(ds, path, sizeof path);
+        fprintf(out, "  %-*s  %s %s, %s per sample; %s\n", (int)w, ds->name, shape, ds->type, bytes, path);
+    }
+}
+
+void cli_h5_json(cli_json *j, const vram_h5_file *f) {
+    cli_json_key(j, "file");
+    cli_json_string(j, f->path);
+    cli_json_key(j, "datasets");
+    cli_json_begin_array(j);
+    for (uint32_t d = 0; d < f->datasets; d++) {
+        const vram_h5_dataset *ds = &f->ds[d];
+        cli_json_begin_object(j);
+        cli_json_key(j, "name");
+        cli_json_string(j, ds->name);
+        cli_json_key(j, "shape");
+        cli_json_begin_array(j);
+        for (int i = 0; i < ds->rank; i++) cli_json_u64(j, ds->dims[i]);
+        cli_json_end_array(j);
+        cli_json_key(j, "type");
+        cli_json_string(j, ds->type);
+        cli_json_key(j, "layout");
+        cli_json_string(j, ds->layout);
+        cli_json_key(j, "filters");
+        cli_json_string(j, ds->filters);
+        cli_json_key(j, "row_bytes");
+        cli_json_u64(j, ds->row_bytes);
+        cli_json_key(j, "read_path");
+        cli_json_string(j, path_name(ds->path));
+        cli_json_key(j, "reason");
+        if (ds->path == VRAM_H5_PATH_HDF5)
+            cli_json_string(j, ds->reason);
+        else
+            cli_json_null(j);
+        cli_json_key(j, "offset");
+        if (ds->path == VRAM_H5_PATH_CONTIGUOUS)
+            cli_json_u64(j, ds->offset);
+        else
+            cli_json_null(j);
+        cli_json_key(j, "chunk_rows");
+        cli_json_u64(j, ds->chunk_rows);
+        cli_json_key(j, "chunks");
+        cli_json_u64(j, ds->nchunks);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+}

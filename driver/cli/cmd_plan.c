@@ -1,0 +1,288 @@
+/* driver/cli/cmd_plan.c — `vramkit plan`: options in, the plan (driver/plan/planner.h) made, and
+ * the strategy chain or the placement printed as text, or the plan document
+ * (driver/plan/plan_doc.h) printed and saved. Plans are loaded with what changed since. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_model.h"
+#include "plan/plan_doc.h"
+#include "plan/planner.h"
+#include "plan/workload.h"
+
+#define CMD "plan"
+
+_Static_assert((int)CLI_WL_MODE == (int)VRAM_WL_MODE && (int)CLI_WL_END == (int)VRAM_WL_END,
+               "the CLI's workload option codes are the planner's");
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: vramkit plan (--model MODEL | --component NAME=MODEL[@DEVICE] ...)\n"
+            "                    [workload options] [--assume-gpu SPEC]... [--host-memory SIZE]\n"
+            "                    [--margin SIZE] [--save FILE] [--json]\n"
+            "       vramkit plan --load FILE [--assume-gpu SPEC]... [--save FILE] [--json]\n"
+            "\n"
+            "Decides, before anything is loaded, how to load a model and where each component of\n"
+            "a service lives. For --model: every load strategy in the order to try it -- 16-bit\n"
+            "on one GPU (bf16 on compute capability >= 8.0, else fp16), int8, int4, 16-bit over\n"
+            "several GPUs, 16-bit split by whole blocks between a GPU and the CPU (how many\n"
+            "blocks fit on the GPU), CPU fp32 -- with its bytes per device, whether it fits and\n"
+            "why, and the first that fits. For --component: each component placed on the GPU\n"
+            "with the most room or on the CPU, beside what other processes already hold.\n"
+            "\n"
+            "models:\n"
+            "  --model MODEL          a built-in name (vramkit estimate --list-models), a\n"
+            "                         .safetensors/.gguf file, an index, a config.json or a\n"
+            "                         directory (headers only)\n"
+            "  --component NAME=MODEL[@DEVICE]\n"
+            "                         one component of a service (repeat, at most %d); NAME is\n"
+            "                         letters, digits, '-' and '_'. DEVICE is auto, cpu, cuda,\n"
+            "                         cuda:N (gpu, gpu:N); without @DEVICE the component uses\n"
+            "                         VRAMKIT_<NAME>_DEVICE (NAME upper-cased, '-' as '_'), else\n"
+            "                         inherits VRAMKIT_DEVICE (default auto)\n"
+            "\n"
+            "%s"
+            "\n"
+            "machine:\n"
+            "  --assume-gpu SPEC      a GPU: SIZE[,used=SIZE|,free=SIZE][,cc=M.m], e.g.\n"
+            "                         8GiB,used=4.7GB,cc=8.9; repeat for several (GPU 0, 1, ...).\n"
+            "                         Without it vramkit reads this machine's GPUs through the\n"
+            "                         NVIDIA driver (total, free beside other tenants, compute\n"
+            "                         capability); with none the plan is for the CPU, and says why\n"
+            "  --host-memory SIZE     free host memory (default: MemAvailable of /proc/meminfo)\n"
+            "  --margin SIZE          kept free on every device for other tenants' growth\n"
+            "                         (default 256MiB; 0 for none)\n"
+            "\n"
+            "plans:\n"
+            "  --save FILE            also write the plan as JSON to FILE (replaced atomically)\n"
+            "  --load FILE            plan again from a saved plan's inputs (models, components,\n"
+            "                         settings, workload, machine); --assume-gpu replaces its\n"
+            "                         machine; says what changed since it was saved\n"
+            "  --json                 print the plan as JSON: version, inputs, strategies [{name,\n"
+            "                         devices, bytes, per_device [{device, bytes, blocks}], fits,\n"
+            "                         reason, reason_text}], chosen (null when none fits),\n"
+            "                         placement [{component, model, device, strategy, bytes,\n"
+            "                         fits, setting, setting_from, reason, reason_text}], and with\n"
+            "                         --load, changes\n"
+            "\n"
+            "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
+            "exit codes: 0 a strategy fits / every component is placed, 1 nothing fits / a\n"
+            "            component is not placed, 2 bad usage or input, 3 environment error\n",
+            VRAM_PLACE_MAX, cli_workload_help);
+}
+
+
+enum { OPT_MODEL = 1, OPT_COMPONENT, OPT_ASSUME_GPU, OPT_HOST, OPT_MARGIN, OPT_SAVE, OPT_LOAD, OPT_JSON };
+
+static const struct option long_options[] = {
+    CLI_WORKLOAD_LONG_OPTIONS,
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"component", required_argument, NULL, OPT_COMPONENT},
+    {"assume-gpu", required_argument, NULL, OPT_ASSUME_GPU},
+    {"host-memory", required_argument, NULL, OPT_HOST},
+    {"margin", required_argument, NULL, OPT_MARGIN},
+    {"save", required_argument, NULL, OPT_SAVE},
+    {"load", required_argument, NULL, OPT_LOAD},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* A planner or plan-document failure as this command reports it. */
+static int fail(vram_status st, const char *err) {
+    return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, CMD,
+                     "%s", err);
+}
+
+static void print_strategies(FILE *out, const vram_plan *p) {
+    char a[32], buf[512], wl[512];
+    const vram_plan_component *c = &p->comps[0];
+    const vram_candidate *any = &p->chain.cand[VRAM_STRATEGY_CPU];
+    fprintf(out, "model: %s (%s%s%s), %.2fM parameters\n", c->m.label, c->m.source,
+            c->m.hf_id[0] ? ", " : "", c->m.hf_id, (double)any->estimate.params / 1e6);
+    cli_workload_text(&c->m.model, &p->w, &p->chain.cand[0].estimate, wl, sizeof wl);
+    fprintf(out, "workload: %s\n\nstrategies, in the order to try them:\n", wl);
+    for (int i = 0; i < p->chain.count; i++) {
+        const vram_candidate *k = &p->chain.cand[i];
+        char where[256] = "";
+        size_t n = 0;
+        for (int g = 0; g < VRAM_PLAN_MAX_GPUS && n < sizeof where; g++)
+            if (k->gpu_mask & (1u << g)) {
+                n += (size_t)snprintf(where + n, sizeof where - n, "%sGPU %d %s", n ? " + " : "", g,
+                                      cli_format_size(k->gpu_bytes[g], a, sizeof a));
+                if (k->kind == VRAM_STRATEGY_MULTI_GPU || k->kind == VRAM_STRATEGY_GPU_CPU)
+                    n += (size_t)snprintf(where + n, sizeof where - n, " (%llu blocks)",
+                                          (unsigned long long)k->gpu_blocks[g]);
+            }
+        if (k->cpu_bytes && n < sizeof where) {
+            n += (size_t)snprintf(where + n, sizeof where - n, "%sCPU %s", n ? " + " : "",
+                                  cli_format_size(k->cpu_bytes, a, sizeof a));
+            if (k->kind == VRAM_STRATEGY_GPU_CPU && n < sizeof where)
+                snprintf(where + n, sizeof where - n, " (%llu blocks)",
+                         (unsigned long long)k->cpu_blocks);
+        }
+        fprintf(out, "  %d. %-9s %-4s %s\n     %s\n", i + 1, k->name, k->fits ? "yes" : "no",
+                where[0] ? where : "-", vram_plan_candidate_text(k, buf, sizeof buf));
+    }
+    if (p->chain.chosen >= 0)
+        fprintf(out, "\nchosen: %s\n", p->chain.cand[p->chain.chosen].name);
+    else
+        fprintf(out, "\nchosen: none fits\n");
+}
+
+static void print_placement(FILE *out, const vram_plan *p) {
+    char a[32], b[32], buf[512], st[32];
+    fprintf(out, "global device setting: %s\n\nplacement:\n", p->global_text);
+    for (int i = 0; i < p->ncomp; i++) {
+        const vram_plan_component *c = &p->comps[i];
+        const vram_placement *pl = &p->placed[i];
+        fprintf(out, "  %-16s %-26s %-4s %s (%s, setting %s from %s)\n", c->name, c->m.label,
+                pl->fits ? "yes" : "no", vram_plan_placement_text(pl, buf, sizeof buf),
+                pl->device == VRAM_PLAN_CPU ? "cpu fp32" : vram_plan_format_strategy(c->gpu_format),
+                vram_plan_setting_text(pl->setting, st, sizeof st), c->setting_from);
+    }
+    for (int g = 0; g < p->sum.gpus; g++)
+        fprintf(out, "GPU %d: %s used of %s (%d components)\n", g,
+                cli_format_size(p->sum.gpu[g].used, a, sizeof a),
+                cli_format_size(p->sum.gpu[g].budget, b, sizeof b), p->sum.gpu[g].components);
+    fprintf(out, "%s\n", p->sum.all_fit ? "every component is placed"
+                                        : "not every component could be placed");
+}
+
+static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, size_t nch) {
+    char a[32], b[32], buf[512];
+    if (p->ngpu == 0)
+        fprintf(out, "machine: no GPU (%s; --assume-gpu SPEC plans for one); host %s free\n",
+                p->no_gpu, p->host ? cli_format_size(p->host, a, sizeof a) : "unknown");
+    for (int g = 0; g < p->ngpu; g++) {
+        fprintf(out, "GPU %d%s: %s, %s free", g, p->gpus_detected ? "" : " (assumed)",
+                cli_format_size(p->gpus[g].total, a, sizeof a),
+                cli_format_size(p->gpus[g].free, b, sizeof b));
+        if (p->gpus[g].cc_major) fprintf(out, ", cc %d.%d", p->gpus[g].cc_major, p->gpus[g].cc_minor);
+        fprintf(out, "\n");
+    }
+    if (p->ngpu)
+        fprintf(out, "host: %s free; margin %s per device\n",
+                p->host ? cli_format_size(p->host, a, sizeof a) : "unknown",
+                cli_format_size(vram_devices_margin(&p->dev), b, sizeof b));
+    if (p->single)
+        print_strategies(out, p);
+    else
+        print_placement(out, p);
+    if (p->saved.present) {
+        if (nch == 0) fprintf(out, "unchanged since the plan was saved\n");
+        for (size_t i = 0; i < nch; i++)
+            fprintf(out, "changed since saved: %s\n", vram_plan_change_text(p, &ch[i], buf, sizeof buf));
+    }
+}
+
+/* Returns -1 when the options were read, else the exit code. */
+static int parse(int argc, char **argv, vram_plan *p, const char **save, const char **load,
+                 int *json) {
+    char err[1024];
+    int c;
+    cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return VRAM_EXIT_OK;
+        case OPT_MODEL:
+            if (vram_plan_set_model(p, optarg, err, sizeof err) != VRAM_OK) return cli_usage_error(CMD, "%s", err);
+            break;
+        case OPT_COMPONENT:
+            if (vram_plan_add_component(p, optarg, err, sizeof err) != VRAM_OK)
+                return cli_usage_error(CMD, "%s", err);
+            break;
+        case OPT_ASSUME_GPU: {
+            int rc;
+            if (p->ngpu == VRAM_PLAN_MAX_GPUS)
+                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", VRAM_PLAN_MAX_GPUS);
+            if ((rc = cli_parse_gpu_spec(CMD, optarg, &p->gpus[p->ngpu]))) return rc;
+            p->ngpu++;
+            p->gpus_given = 1;
+            break;
+        }
+        case OPT_HOST:
+            if (cli_parse_size(optarg, &p->host) != 0 || p->host == 0)
+                return cli_usage_error(CMD, "--host-memory: '%s' is not a size above 0", optarg);
+            p->host_given = 1;
+            break;
+        case OPT_MARGIN:
+            if (cli_parse_size(optarg, &p->margin) != 0)
+                return cli_usage_error(CMD, "--margin: '%s' is not a size", optarg);
+            p->margin_given = 1;
+            break;
+        case OPT_SAVE: *save = optarg; break;
+        case OPT_LOAD: *load = optarg; break;
+        case OPT_JSON: *json = 1; break;
+        case ':': return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
+        case '?':
+            return cli_usage_error(CMD, "unknown option '%s' (see vramkit plan --help)", argv[optind - 1]);
+        default:
+            if (c >= VRAM_WL_BASE && c < VRAM_WL_END) {
+                if (vram_wl_apply(&p->w, (vram_wl_option)c, optarg, err, sizeof err) != VRAM_OK)
+                    return cli_usage_error(CMD, "%s", err);
+                break;
+            }
+            return cli_usage_error(CMD, "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+int cmd_plan(int argc, char **argv) {
+    vram_plan *p = calloc(1, sizeof *p);
+    vram_change changes[VRAM_PLACE_MAX + 1];
+    size_t nch = 0;
+    const char *save = NULL, *load = NULL;
+    int json = 0, rc;
+    char *text = NULL, err[4400];
+    vram_status st;
+    if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    if ((rc = parse(argc, argv, p, &save, &load, &json)) >= 0) goto out;
+    if (load != NULL) {
+        char what[4200];
+        if (p->ncomp > 0) {
+            rc = cli_usage_error(CMD, "--load takes its models from the plan; drop --model/--component");
+            goto out;
+        }
+        snprintf(what, sizeof what, "--load %s", load);
+        if ((st = vram_plan_doc_load(load, what, p, err, sizeof err)) != VRAM_OK) {
+            rc = fail(st, err);
+            goto out;
+        }
+    } else if (p->ncomp == 0) {
+        rc = cli_usage_error(CMD, "give --model MODEL or --component NAME=MODEL (see vramkit plan --help)");
+        goto out;
+    }
+    if ((st = vram_plan_make(p, err, sizeof err)) != VRAM_OK) {
+        rc = fail(st, err);
+        goto out;
+    }
+    /* at most one change per saved entry, plus the chosen strategy */
+    if (vram_plan_changes_since(p, changes, sizeof changes / sizeof changes[0], &nch) != VRAM_OK)
+        nch = sizeof changes / sizeof changes[0];
+    text = vram_plan_doc_json(p, changes, nch);
+    if (text == NULL) {
+        rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+        goto out;
+    }
+    if (save != NULL && (st = vram_plan_doc_save(save, text, err, sizeof err)) != VRAM_OK) {
+        rc = fail(st, err);
+        goto out;
+    }
+    if (json)
+        fputs(text, stdout);
+    else
+        print_text(stdout, p, changes, nch);
+    rc = p->single ? (p->chain.chosen >= 0 ? VRAM_EXIT_OK : VRAM_EXIT_NO)
+                   : (p->sum.all_fit ? VRAM_EXIT_OK : VRAM_EXIT_NO);
+out:
+    free(text);
+    free(p);
+    return rc;
+}

@@ -1,0 +1,887 @@
+/* driver/cli/cmd_try.c — `vramkit try`: run a load under each strategy, in a child process,
+ * until one works. Each attempt goes through the isolation library (isolate.h), so a
+ * native crash, an OOM or a sticky CUDA error costs that attempt only; the core
+ * (vramkit/attempt.h) says what each ending means. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <vramkit/attempt.h>
+
+#include "cli.h"
+#include "cli_model.h"
+#include "isolate/isolate.h"
+#include "plan/plan_doc.h"
+#include "plan/planner.h"
+
+#define CMD "try"
+#define MAX_STRATEGIES 64
+#define MAX_STRATEGY_LEN 64
+#define MAX_SECONDS 1000000.0
+/* Longest "last stderr line" and VRAMKIT_RESULT summary in text mode, in bytes. */
+#define TEXT_LINE_MAX 160
+
+/* What a strategy name means for {device} and {dtype}. Names not listed run on cuda:0 with
+ * the name itself as the dtype, so engine-specific names (q4_k_m, awq) pass through. */
+static const struct {
+    const char *name, *device, *dtype;
+} strategy_map[] = {
+    {"fp32", "cuda:0", "float32"},  {"fp16", "cuda:0", "float16"},
+    {"bf16", "cuda:0", "bfloat16"}, {"fp8", "cuda:0", "float8_e4m3fn"},
+    {"int8", "cuda:0", "int8"},     {"int4", "cuda:0", "int4"},
+    {"nf4", "cuda:0", "nf4"},       {"gpu+cpu", "auto", "float16"},
+    {"split", "auto", "float16"},   {"cpu", "cpu", "float32"},
+};
+#define N_STRATEGY_MAP (sizeof strategy_map / sizeof strategy_map[0])
+
+static void usage(FILE *out) {
+    fprintf(out,
+        "usage: vramkit try (--strategies LIST | --plan FILE | --model MODEL [--assume-gpu SPEC])\n"
+        "                   [--timeout SECONDS] [--grace SECONDS] [--json] -- COMMAND [ARGS...]\n"
+        "\n"
+        "Runs COMMAND once per strategy, in order, each time in a fresh child process (spawned,\n"
+        "never forked, in a process group of its own, stdin from /dev/null), until one attempt\n"
+        "succeeds. A crash, an out-of-memory error or a sticky CUDA error ends that attempt\n"
+        "only; the next strategy runs in a new process. When an attempt ends, whatever it\n"
+        "left running is ended too: its process group, and processes that left the group\n"
+        "(setsid, daemons), which vramkit adopts as a subreaper (Linux), so none keeps GPU\n"
+        "memory from the next attempt.\n"
+        "\n"
+        "options:\n"
+        "  --strategies LIST   comma-separated strategies to try in order, e.g. fp16,int8,cpu\n"
+        "                      (at most %d, each 1 to %d characters, no blanks)\n"
+        "  --plan FILE         the strategies of a plan saved by 'vramkit plan --model MODEL\n"
+        "                      --save FILE', in its order, skipping those that do not fit\n"
+        "  --model MODEL       the chain 'vramkit plan --model MODEL' computes now (default\n"
+        "                      workload), skipping those that do not fit; MODEL as for plan\n"
+        "  --assume-gpu SPEC   with --model: plan for this GPU (as in vramkit plan; repeat\n"
+        "                      for several); without it the plan has no GPU\n"
+        "  --timeout SECONDS   wall-clock limit per attempt, like 600 or 2.5 (default: none);\n"
+        "                      when it passes the attempt's process group gets SIGTERM, then\n"
+        "                      SIGKILL after the grace period\n"
+        "  --grace SECONDS     time between SIGTERM and SIGKILL (default 2)\n"
+        "  --json              print one JSON document at the end instead of text lines\n"
+        "  -h, --help          this text\n"
+        "\n",
+        MAX_STRATEGIES, MAX_STRATEGY_LEN);
+    fputs(
+        "Each attempt replaces {strategy}, {device} and {dtype} anywhere in COMMAND and ARGS,\n"
+        "and adds to the environment VRAMKIT_STRATEGY, VRAMKIT_DEVICE, VRAMKIT_DTYPE and\n"
+        "VRAMKIT_ATTEMPT (1 for the first attempt). Strategies and what they set:\n"
+        "  fp32 cuda:0 float32    fp16 cuda:0 float16    bf16 cuda:0 bfloat16\n"
+        "  fp8  cuda:0 float8_e4m3fn                     int8 cuda:0 int8\n"
+        "  int4 cuda:0 int4       nf4  cuda:0 nf4        cpu  cpu float32\n"
+        "  gpu+cpu, split: auto float16 (as much on the GPU as fits, the rest on the CPU)\n"
+        "  any other name: cuda:0, and the name itself as the dtype\n"
+        "From a plan (--plan, --model), the device is the plan's: cuda:N for GPU N, cpu, or\n"
+        "auto when the strategy spans several devices (multi_gpu, gpu_cpu); the dtype is the\n"
+        "plan's format: float32, float16, bfloat16, int8, nf4. Strategies that do not fit are\n"
+        "listed first as 'skipped NAME: why' and are not run.\n"
+        "\n"
+        "Outcomes (how an attempt ended; the first rule that applies):\n"
+        "  start_failed   the command could not be started (not found, not executable)\n"
+        "  timeout        it ran past --timeout and was stopped\n"
+        "  success        it exited with code 0\n"
+        "  cuda_sticky    its stderr names a sticky CUDA error (illegal memory access,\n"
+        "                 cudaErrorIllegalAddress, CUDA_ERROR_LAUNCH_FAILED, error 700, ...)\n"
+        "  not_supported  its stderr says \"operation not supported\" (CUDA error 801)\n"
+        "  oom            its stderr says out of memory (CUDA, PyTorch, cuBLAS), or it was\n"
+        "                 killed by a SIGKILL vramkit did not send (the kernel's OOM killer)\n"
+        "  crash          killed by SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT\n"
+        "  failed         any other nonzero exit or signal\n"
+        "Each attempt prints one line as it ends: strategy, outcome, exit code or signal,\n"
+        "seconds, the evidence, and the last line of its stderr; then 'chosen: STRATEGY'.\n"
+        "A child may print a line 'VRAMKIT_RESULT {json object}' on stdout (peak memory, the\n"
+        "device it used, ...): the last such line is parsed and reported, or rejected with\n"
+        "the reason when it is not a JSON object.\n"
+        "\n"
+        "JSON (--json): {command, source {kind: strategies|plan|model, value}, strategies\n"
+        "(those to try), skipped [{strategy, reason}], timeout_s (null: none), grace_s, attempts,\n"
+        "chosen (the strategy that succeeded, or null)}; each attempt is {strategy, device,\n"
+        "dtype, argv, outcome, rule, reason, matched (the stderr text that decided, or null),\n"
+        "source, cuda_code, exit_code, signal, signal_name (null when not applicable),\n"
+        "seconds, timed_out, start_error, stderr_tail, stderr_bytes, stdout_tail, stdout_bytes\n"
+        "(tails are the last 64 KiB; NULs and bytes that are not UTF-8 appear as '?'),\n"
+        "escaped (processes it left outside its process group, which vramkit ended; null\n"
+        "when they could not be listed),\n"
+        "result (the VRAMKIT_RESULT object, or null), result_error (or null)}.\n"
+        "\n"
+        "exit codes: 0 an attempt succeeded, 1 every attempt failed (or the plan has no\n"
+        "strategy that fits), 2 bad usage or input (a malformed plan file), 3 environment\n"
+        "error (a plan file that cannot be read, cannot write the report); interrupted by SIGINT/SIGTERM/SIGHUP,\n"
+        "it stops the running attempt and then dies of the same signal\n",
+        out);
+}
+
+enum { OPT_STRATEGIES = 256, OPT_TIMEOUT, OPT_GRACE, OPT_JSON, OPT_PLAN, OPT_MODEL, OPT_GPU };
+
+static const struct option long_options[] = {
+    {"strategies", required_argument, NULL, OPT_STRATEGIES},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"grace", required_argument, NULL, OPT_GRACE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"plan", required_argument, NULL, OPT_PLAN},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"assume-gpu", required_argument, NULL, OPT_GPU},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct opts {
+    char *strategy_text;        /* owned copy of the list, cut at the commas */
+    const char *strategy_text_orig; /* the list as given */
+    const char *strategies[MAX_STRATEGIES];
+    int n_strategies;
+    /* From a plan (--plan, --model): each strategy's device and dtype (NULL: by name), the
+     * ones skipped and why; strings point into rows or the buffers here. */
+    const char *plan_file, *model;
+    vram_gpu_budget gpus[VRAM_PLAN_MAX_GPUS];
+    int ngpu;
+    vram_plan_rows *rows;
+    const char *device_of[MAX_STRATEGIES], *dtype_of[MAX_STRATEGIES];
+    char device_buf[MAX_STRATEGIES][24];
+    const char *skipped[MAX_STRATEGIES], *skipped_why[MAX_STRATEGIES];
+    int n_skipped;
+    double timeout_s, grace_s;  /* 0: none / default */
+    int json;
+    char **command;             /* argv after "--" */
+    int n_command;
+} opts;
+
+/* Seconds: digits with at most one '.' between digits, > 0 and <= MAX_SECONDS. */
+static int parse_seconds(const char *name, const char *text, double *out) {
+    const char *p = text;
+    int digits = 0, dot = 0, frac = 0;
+    for (; *p; p++) {
+        if (*p >= '0' && *p <= '9') {
+            digits++;
+            if (dot) frac++;
+        } else if (*p == '.' && !dot && digits > 0) {
+            dot = 1;
+        } else {
+            break;
+        }
+    }
+    if (*p != '\0' || digits == 0 || (dot && frac == 0)) {
+        if (text[0] == '-') return cli_usage_error(CMD, "--%s: '%s' is negative", name, text);
+        return cli_usage_error(CMD, "--%s: '%s' is not a number of seconds (like 30 or 2.5)", name,
+                               text);
+    }
+    double v = strtod(text, NULL);
+    if (!(v > 0.0)) return cli_usage_error(CMD, "--%s: must be more than 0 seconds", name);
+    if (v > MAX_SECONDS)
+        return cli_usage_error(CMD, "--%s: '%s' is more than %.0f seconds", name, text, MAX_SECONDS);
+    *out = v;
+    return 0;
+}
+
+static int parse_strategies(const char *text, opts *o) {
+    if (o->strategy_text)
+        return cli_usage_error(CMD, "--strategies is given twice (give one list)");
+    if (text[0] == '\0') return cli_usage_error(CMD, "--strategies: the list is empty");
+    o->strategy_text = strdup(text);
+    o->strategy_text_orig = text;
+    if (!o->strategy_text) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    char *item = o->strategy_text;
+    for (int k = 1;; k++) {
+        char *comma = strchr(item, ',');
+        if (comma) *comma = '\0';
+        size_t n = strlen(item);
+        if (n == 0)
+            return cli_usage_error(CMD, "--strategies: item %d of '%s' is empty", k, text);
+        if (n > MAX_STRATEGY_LEN)
+            return cli_usage_error(CMD, "--strategies: '%.*s...' is longer than %d characters",
+                                   MAX_STRATEGY_LEN, item, MAX_STRATEGY_LEN);
+        for (const char *c = item; *c; c++)
+            if ((unsigned char)*c <= ' ' || *c == 0x7f)
+                return cli_usage_error(CMD, "--strategies: item %d of '%s' contains a blank or "
+                                            "control character", k, text);
+        if (o->n_strategies == MAX_STRATEGIES)
+            return cli_usage_error(CMD, "--strategies: more than %d strategies in '%s'",
+                                   MAX_STRATEGIES, text);
+        o->strategies[o->n_strategies++] = item;
+        if (!comma) break;
+        item = comma + 1;
+    }
+    return 0;
+}
+
+/* The dtype a plan's format stands for; NULL for a format not listed. */
+static const char *format_dtype(vram_dtype f) {
+    switch (f) {
+    case VRAM_DTYPE_F32: return "float32";
+    case VRAM_DTYPE_F16: return "float16";
+    case VRAM_DTYPE_BF16: return "bfloat16";
+    case VRAM_DTYPE_INT8: return "int8";
+    case VRAM_DTYPE_NF4: return "nf4";
+    default: return NULL;
+    }
+}
+
+/* The strategies of a plan (driver/plan/plan_doc.h): those that fit, in the plan's order,
+ * with the plan's device and format; the others in skipped[]. `what` names the plan in
+ * errors. Returns 0, or the exit code after printing the error. */
+static int strategies_from_rows(const vram_plan_rows *rows, const char *what, opts *o) {
+    for (int i = 0; i < rows->n; i++) {
+        const vram_plan_row *r = &rows->row[i];
+        int k = o->n_strategies;
+        if (!r->fits) {
+            o->skipped[o->n_skipped] = r->name;
+            o->skipped_why[o->n_skipped++] = r->why[0] ? r->why : "it does not fit";
+            continue;
+        }
+        if (r->device == VRAM_PLAN_CPU)
+            o->device_of[k] = "cpu";
+        else if (r->device >= 0)
+            o->device_of[k] = (snprintf(o->device_buf[k], sizeof o->device_buf[k], "cuda:%d",
+                                        r->device),
+                               o->device_buf[k]);
+        else
+            o->device_of[k] = "auto";
+        o->strategies[k] = r->name;
+        o->dtype_of[k] = format_dtype(r->format);
+        o->n_strategies++;
+    }
+    if (o->n_strategies == 0)
+        return cli_error(VRAM_EXIT_NO, CMD, "%s: none of the plan's %d strategies fits: nothing "
+                                            "to try (see 'vramkit plan')", what, rows->n);
+    return 0;
+}
+
+/* The plan of --model now (default workload), on the --assume-gpu GPUs or this machine's. */
+static int plan_model(opts *o) {
+    vram_plan *p = calloc(1, sizeof *p);
+    char err[1200];
+    vram_status st;
+    int rc = 0;
+    if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    if ((st = vram_plan_set_model(p, o->model, err, sizeof err)) == VRAM_OK) {
+        for (int g = 0; g < o->ngpu; g++) p->gpus[g] = o->gpus[g];
+        p->ngpu = o->ngpu;
+        p->gpus_given = o->ngpu > 0;
+        st = vram_plan_make(p, err, sizeof err);
+    }
+    if (st != VRAM_OK)
+        rc = cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, CMD,
+                       "%s", err);
+    else
+        vram_plan_rows_from_chain(p, o->rows);
+    free(p);
+    return rc;
+}
+
+/* Returns -1 when parsing succeeded, else the exit code to return. */
+static int parse(int argc, char **argv, opts *o) {
+    int c, rc, dd = argc;
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0) {
+            dd = i;
+            break;
+        }
+    cli_getopt_reset();
+    while ((c = getopt_long(dd, argv, ":h", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return VRAM_EXIT_OK;
+        case OPT_STRATEGIES:
+            if ((rc = parse_strategies(optarg, o))) return rc;
+            break;
+        case OPT_TIMEOUT:
+            if ((rc = parse_seconds("timeout", optarg, &o->timeout_s))) return rc;
+            break;
+        case OPT_GRACE:
+            if ((rc = parse_seconds("grace", optarg, &o->grace_s))) return rc;
+            break;
+        case OPT_JSON: o->json = 1; break;
+        case OPT_PLAN:
+            if (o->plan_file) return cli_usage_error(CMD, "--plan is given twice (give one plan)");
+            o->plan_file = optarg;
+            break;
+        case OPT_MODEL:
+            if (o->model) return cli_usage_error(CMD, "--model is given twice (give one model)");
+            o->model = optarg;
+            break;
+        case OPT_GPU:
+            if (o->ngpu == VRAM_PLAN_MAX_GPUS)
+                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", VRAM_PLAN_MAX_GPUS);
+            if ((rc = cli_parse_gpu_spec(CMD, optarg, &o->gpus[o->ngpu]))) return rc;
+            o->ngpu++;
+            break;
+        case ':':
+            return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage_error(CMD, "unknown option '%s' (see 'vramkit try --help')",
+                                   argv[optind - 1]);
+        }
+    }
+    if (optind < dd)
+        return cli_usage_error(CMD, "unexpected argument '%s': the command goes after '--' "
+                                    "(vramkit try --strategies LIST -- COMMAND ARGS...)",
+                               argv[optind]);
+    if ((o->strategy_text != NULL) + (o->plan_file != NULL) + (o->model != NULL) != 1)
+        return cli_usage_error(CMD, o->strategy_text || o->plan_file || o->model
+                                        ? "give one of --strategies, --plan and --model"
+                                        : "--strategies, --plan or --model is required (e.g. "
+                                          "--strategies fp16,int8,cpu)");
+    if (o->ngpu > 0 && !o->model)
+        return cli_usage_error(CMD, "--assume-gpu goes with --model (a saved plan has its GPUs)");
+    if (dd == argc)
+        return cli_usage_error(CMD, "missing '--' before the command (vramkit try --strategies "
+                                    "LIST -- COMMAND ARGS...)");
+    o->command = argv + dd + 1;
+    o->n_command = argc - dd - 1;
+    if (o->n_command == 0) return cli_usage_error(CMD, "no command after '--'");
+    if (o->command[0][0] == '\0') return cli_usage_error(CMD, "the command after '--' is empty ('')");
+    if (o->plan_file || o->model) {
+        char what[4200];
+        o->rows = calloc(1, sizeof *o->rows);
+        if (o->rows == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+        if (o->plan_file) {
+            char err[4400];
+            vram_status st;
+            snprintf(what, sizeof what, "--plan %s", o->plan_file);
+            st = vram_plan_doc_strategies(o->plan_file, what, o->rows, err, sizeof err);
+            if (st != VRAM_OK)
+                return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE,
+                                 CMD, "%s", err);
+        } else {
+            snprintf(what, sizeof what, "the plan of %s", o->model);
+            if ((rc = plan_model(o))) return rc;
+        }
+        if ((rc = strategies_from_rows(o->rows, what, o))) return rc;
+    }
+    return -1;
+}
+
+/* ---- text that came from a child ------------------------------------------------------ */
+
+/* Length of the valid UTF-8 sequence at p (n bytes left), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p, size_t n) {
+    unsigned char c = p[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) len = 2;
+    else if (c >= 0xe0 && c <= 0xef) len = 3;
+    else if (c >= 0xf0 && c <= 0xf4) len = 4;
+    else return 0;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+    if (n < len) return 0;
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (size_t k = 2; k < len; k++)
+        if (p[k] < 0x80 || p[k] > 0xbf) return 0;
+    return len;
+}
+
+/* p[0, n) as a NUL-terminated string of valid UTF-8 of at most max bytes: NULs, invalid
+ * bytes and (unless keep_lines) control characters become '?'. NULL without memory. */
+static char *clean_text(const char *p, size_t n, size_t max, int keep_lines) {
+    size_t cap = n < max ? n : max;
+    char *out = (char *)malloc(cap + 1);
+    size_t k = 0, i = 0;
+    if (!out) return NULL;
+    while (i < n) {
+        const unsigned char *u = (const unsigned char *)p + i;
+        size_t l = utf8_len(u, n - i);
+        if (l == 0 || (l == 1 && (u[0] < 0x20 || u[0] == 0x7f) &&
+                       !(keep_lines && (u[0] == '\n' || u[0] == '\t' || u[0] == '\r')))) {
+            if (l == 1 && u[0] == '\t') {
+                if (k + 1 > cap) break;
+                out[k++] = ' ';
+            } else {
+                if (k + 1 > cap) break;
+                out[k++] = '?';
+            }
+            i += l ? l : 1;
+            continue;
+        }
+        if (k + l > cap) break;
+        memcpy(out + k, u, l);
+        k += l;
+        i += l;
+    }
+    out[k] = '\0';
+    return out;
+}
+
+/* The last line of data[0, len) with something other than blanks on it. */
+static void last_line(const char *data, size_t len, const char **start, size_t *n) {
+    size_t end = len;
+    *start = data;
+    *n = 0;
+    while (end > 0) {
+        size_t b = end;
+        while (b > 0 && data[b - 1] != '\n') b--;
+        for (size_t i = b; i < end; i++)
+            if (data[i] != ' ' && data[i] != '\t' && data[i] != '\r') {
+                size_t e = end;
+                while (e > b && (data[e - 1] == ' ' || data[e - 1] == '\t' || data[e - 1] == '\r')) e--;
+                *start = data + b;
+                *n = e - b;
+                return;
+            }
+        end = b > 0 ? b - 1 : 0;
+    }
+}
+
+/* ---- one attempt ---------------------------------------------------------------------------- */
+
+typedef struct attempt {
+    const char *strategy, *device, *dtype;
+    char **argv;   /* substituted, NULL-terminated */
+    vram_isolate_result res;
+    vram_attempt_outcome outcome;
+    vram_attempt_evidence ev;
+    cJSON *result; /* the VRAMKIT_RESULT object */
+    char result_error[256];
+} attempt;
+
+static void map_strategy(const char *s, const char **device, const char **dtype) {
+    for (size_t i = 0; i < N_STRATEGY_MAP; i++)
+        if (strcmp(s, strategy_map[i].name) == 0) {
+            *device = strategy_map[i].device;
+            *dtype = strategy_map[i].dtype;
+            return;
+        }
+    *device = "cuda:0";
+    *dtype = s;
+}
+
+/* `text` with every {strategy}, {device}, {dtype} replaced. NULL without memory. */
+static char *substitute(const char *text, const attempt *a) {
+    static const char *keys[3] = {"{strategy}", "{device}", "{dtype}"};
+    const char *vals[3] = {a->strategy, a->device, a->dtype};
+    size_t cap = strlen(text) + 1, n = 0;
+    char *out = (char *)malloc(cap);
+    if (!out) return NULL;
+    for (const char *p = text; *p;) {
+        int k;
+        for (k = 0; k < 3; k++)
+            if (strncmp(p, keys[k], strlen(keys[k])) == 0) break;
+        const char *piece = k < 3 ? vals[k] : p;
+        size_t len = k < 3 ? strlen(vals[k]) : 1;
+        if (n + len + 1 > cap) {
+            while (n + len + 1 > cap) cap *= 2;
+            char *b = (char *)realloc(out, cap);
+            if (!b) {
+                free(out);
+                return NULL;
+            }
+            out = b;
+        }
+        memcpy(out + n, piece, len);
+        n += len;
+        p += k < 3 ? strlen(keys[k]) : 1;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void attempt_free(attempt *a) {
+    if (a->argv)
+        for (char **p = a->argv; *p; p++) free(*p);
+    free(a->argv);
+    a->argv = NULL;
+    vram_isolate_result_free(&a->res);
+    cJSON_Delete(a->result);
+    a->result = NULL;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig) { interrupted = sig; }
+
+/* Runs attempt number k (0-based). Returns 0, or an exit code when the run itself failed. */
+static int run_attempt(const opts *o, int k, attempt *a) {
+    char env_strategy[128], env_device[128], env_dtype[128], env_attempt[64];
+    const char *env[5];
+    a->strategy = o->strategies[k];
+    map_strategy(a->strategy, &a->device, &a->dtype);
+    if (o->device_of[k]) a->device = o->device_of[k];
+    if (o->dtype_of[k]) a->dtype = o->dtype_of[k];
+    a->argv = (char **)calloc((size_t)o->n_command + 1, sizeof *a->argv);
+    if (!a->argv) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    for (int i = 0; i < o->n_command; i++)
+        if (!(a->argv[i] = substitute(o->command[i], a)))
+            return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    snprintf(env_strategy, sizeof env_strategy, "VRAMKIT_STRATEGY=%s", a->strategy);
+    snprintf(env_device, sizeof env_device, "VRAMKIT_DEVICE=%s", a->device);
+    snprintf(env_dtype, sizeof env_dtype, "VRAMKIT_DTYPE=%s", a->dtype);
+    snprintf(env_attempt, sizeof env_attempt, "VRAMKIT_ATTEMPT=%d", k + 1);
+    env[0] = env_strategy;
+    env[1] = env_device;
+    env[2] = env_dtype;
+    env[3] = env_attempt;
+    env[4] = NULL;
+
+    vram_isolate_opts io;
+    memset(&io, 0, sizeof io);
+    io.argv = (const char *const *)a->argv;
+    io.env = env;
+    io.timeout_s = o->timeout_s;
+    io.grace_s = o->grace_s;
+    io.cancel = &interrupted;
+    /* processes the attempt leaves outside its group (daemons, setsid) would keep GPU memory
+       from the next attempt: adopt and end them (this command has no other children) */
+    io.reap_descendants = 1;
+    vram_status st = vram_isolate_run(&io, &a->res);
+    if (st == VRAM_E_UNSUPPORTED) { /* no subreaper on this system: the group kill only */
+        io.reap_descendants = 0;
+        st = vram_isolate_run(&io, &a->res);
+    }
+    if (st != VRAM_OK)
+        return cli_error(VRAM_EXIT_ENV, CMD, "cannot run '%s': %s", a->argv[0], vram_status_str(st));
+    vram_attempt_end end = vram_isolate_end(&a->res);
+    a->outcome = vram_attempt_explain(&end, &a->ev);
+    if (a->res.result_too_long) {
+        snprintf(a->result_error, sizeof a->result_error,
+                 "VRAMKIT_RESULT line is longer than %u bytes", VRAM_ISOLATE_RESULT_MAX);
+    } else if (a->res.result_line) {
+        if (vram_isolate_parse_result(a->res.result_line, a->res.result_len, &a->result,
+                                      a->result_error, sizeof a->result_error) != VRAM_OK)
+            a->result = NULL;
+    }
+    return 0;
+}
+
+/* "exit 3", "signal 11 (SIGSEGV)", "timed out after 2 s, SIGTERM then SIGKILL", ... */
+static void describe_end(const opts *o, const attempt *a, char *buf, size_t cap) {
+    const vram_isolate_result *r = &a->res;
+    char sigtxt[48] = "";
+    if (r->signal) snprintf(sigtxt, sizeof sigtxt, "signal %d %s", r->signal,
+                            r->signal_name ? r->signal_name : "unknown");
+    switch (r->how) {
+    case VRAM_ATTEMPT_NOT_STARTED:
+        snprintf(buf, cap, "%s", r->start_error);
+        return;
+    case VRAM_ATTEMPT_TIMED_OUT:
+        snprintf(buf, cap, "%s%.3g s, sent SIGTERM%s; it ended with %s",
+                 r->cancelled ? "interrupted after " : "timed out after ",
+                 r->cancelled ? r->seconds : o->timeout_s, r->sent_kill ? " then SIGKILL" : "",
+                 r->signal ? sigtxt : (r->exit_code >= 0 ? "an exit" : "no status"));
+        if (!r->signal && r->exit_code >= 0) {
+            size_t n = strlen(buf);
+            snprintf(buf + n, cap - n, " %d", r->exit_code);
+        }
+        return;
+    case VRAM_ATTEMPT_SIGNALED:
+        snprintf(buf, cap, "%s", sigtxt);
+        return;
+    default:
+        snprintf(buf, cap, "exit %d", r->exit_code);
+        return;
+    }
+}
+
+static int print_attempt_line(const opts *o, int k, const attempt *a) {
+    char how[400], why[256] = "";
+    describe_end(o, a, how, sizeof how);
+    const vram_attempt_evidence *ev = &a->ev;
+    if (ev->length > 0 && a->res.err.data) {
+        char *m = clean_text(a->res.err.data + ev->offset, ev->length, 80, 0);
+        snprintf(why, sizeof why, "; stderr has \"%s\"%s%s", m ? m : "?",
+                 ev->source[0] ? " from " : "", ev->source);
+        free(m);
+    } else if (ev->rule == VRAM_ATTEMPT_RULE_SIGKILL || ev->rule == VRAM_ATTEMPT_RULE_SHELL_SIGNAL) {
+        snprintf(why, sizeof why, "; %s", vram_attempt_rule_text(ev->rule));
+    }
+    printf("[%d/%d] %s: %s (%s%s) after %.2f s", k + 1, o->n_strategies, a->strategy,
+           vram_attempt_outcome_name(a->outcome), how, why, a->res.seconds);
+    if (a->res.err.len > 0) {
+        const char *ls;
+        size_t ln;
+        last_line(a->res.err.data, a->res.err.len, &ls, &ln);
+        if (ln > 0) {
+            char *t = clean_text(ls, ln, TEXT_LINE_MAX, 0);
+            printf(" | stderr: %s", t ? t : "?");
+            free(t);
+        }
+    }
+    if (a->res.escaped > 0)
+        printf(" | ended %d process%s it left outside its process group", a->res.escaped,
+               a->res.escaped == 1 ? "" : "es");
+    if (a->result) {
+        char *j = cJSON_PrintUnformatted(a->result);
+        char *t = j ? clean_text(j, strlen(j), TEXT_LINE_MAX, 0) : NULL;
+        printf(" | result: %s", t ? t : "?");
+        free(t);
+        cJSON_free(j);
+    } else if (a->result_error[0]) {
+        printf(" | %s", a->result_error);
+    }
+    printf("\n");
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static void json_text(cli_json *j, const char *p, size_t n) {
+    char *t = clean_text(p, n, n, 1);
+    cli_json_string(j, t ? t : "");
+    free(t);
+}
+
+static void json_cstr(cli_json *j, const char *s) { json_text(j, s, strlen(s)); }
+
+/* A cJSON value through the CLI's writer (nesting was bounded when it was parsed). */
+static void json_value(cli_json *j, const cJSON *v) {
+    if (cJSON_IsObject(v)) {
+        cli_json_begin_object(j);
+        for (const cJSON *c = v->child; c; c = c->next) {
+            char *k = clean_text(c->string ? c->string : "", c->string ? strlen(c->string) : 0,
+                                 VRAM_ISOLATE_RESULT_MAX, 1);
+            cli_json_key(j, k ? k : "");
+            free(k);
+            json_value(j, c);
+        }
+        cli_json_end_object(j);
+    } else if (cJSON_IsArray(v)) {
+        cli_json_begin_array(j);
+        for (const cJSON *c = v->child; c; c = c->next) json_value(j, c);
+        cli_json_end_array(j);
+    } else if (cJSON_IsString(v)) {
+        json_cstr(j, v->valuestring ? v->valuestring : "");
+    } else if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d == (double)(int64_t)d && d > -9007199254740992.0 && d < 9007199254740992.0)
+            cli_json_i64(j, (int64_t)d);
+        else
+            cli_json_double(j, d);
+    } else if (cJSON_IsBool(v)) {
+        cli_json_bool(j, cJSON_IsTrue(v));
+    } else {
+        cli_json_null(j);
+    }
+}
+
+static void json_int_or_null(cli_json *j, const char *key, int have, int64_t v) {
+    cli_json_key(j, key);
+    if (have)
+        cli_json_i64(j, v);
+    else
+        cli_json_null(j);
+}
+
+static void json_attempt(cli_json *j, const attempt *a) {
+    const vram_isolate_result *r = &a->res;
+    const vram_attempt_evidence *ev = &a->ev;
+    cli_json_begin_object(j);
+    cli_json_key(j, "strategy");
+    json_cstr(j, a->strategy);
+    cli_json_key(j, "device");
+    json_cstr(j, a->device);
+    cli_json_key(j, "dtype");
+    json_cstr(j, a->dtype);
+    cli_json_key(j, "argv");
+    cli_json_begin_array(j);
+    for (char **p = a->argv; *p; p++) json_cstr(j, *p);
+    cli_json_end_array(j);
+    cli_json_key(j, "outcome");
+    cli_json_string(j, vram_attempt_outcome_name(a->outcome));
+    cli_json_key(j, "rule");
+    cli_json_string(j, vram_attempt_rule_name(ev->rule));
+    cli_json_key(j, "reason");
+    cli_json_string(j, vram_attempt_rule_text(ev->rule));
+    cli_json_key(j, "matched");
+    if (ev->length > 0 && r->err.data)
+        json_text(j, r->err.data + ev->offset, ev->length);
+    else
+        cli_json_null(j);
+    cli_json_key(j, "source");
+    cli_json_string(j, ev->source);
+    json_int_or_null(j, "cuda_code", ev->cuda_code != 0, ev->cuda_code);
+    json_int_or_null(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
+                     r->exit_code);
+    json_int_or_null(j, "signal", r->signal != 0, r->signal);
+    cli_json_key(j, "signal_name");
+    cli_json_string(j, r->signal_name);
+    cli_json_key(j, "seconds");
+    cli_json_double(j, r->seconds);
+    cli_json_key(j, "timed_out");
+    cli_json_bool(j, r->how == VRAM_ATTEMPT_TIMED_OUT);
+    cli_json_key(j, "start_error");
+    if (r->how == VRAM_ATTEMPT_NOT_STARTED)
+        json_cstr(j, r->start_error);
+    else
+        cli_json_null(j);
+    cli_json_key(j, "stderr_tail");
+    json_text(j, r->err.data ? r->err.data : "", r->err.len);
+    cli_json_key(j, "stderr_bytes");
+    cli_json_u64(j, r->err.total);
+    cli_json_key(j, "stdout_tail");
+    json_text(j, r->out.data ? r->out.data : "", r->out.len);
+    cli_json_key(j, "stdout_bytes");
+    cli_json_u64(j, r->out.total);
+    json_int_or_null(j, "escaped", r->escaped >= 0, r->escaped);
+    cli_json_key(j, "result");
+    if (a->result)
+        json_value(j, a->result);
+    else
+        cli_json_null(j);
+    cli_json_key(j, "result_error");
+    if (a->result_error[0])
+        cli_json_string(j, a->result_error);
+    else
+        cli_json_null(j);
+    cli_json_end_object(j);
+}
+
+static int print_json(const opts *o, const attempt *as, int n, int chosen) {
+    cli_json j;
+    cli_json_init(&j, stdout);
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "command");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < o->n_command; i++) json_cstr(&j, o->command[i]);
+    cli_json_end_array(&j);
+    cli_json_key(&j, "source");
+    cli_json_begin_object(&j);
+    cli_json_key(&j, "kind");
+    cli_json_string(&j, o->plan_file ? "plan" : o->model ? "model" : "strategies");
+    cli_json_key(&j, "value");
+    json_cstr(&j, o->plan_file ? o->plan_file : o->model ? o->model : o->strategy_text_orig);
+    cli_json_end_object(&j);
+    cli_json_key(&j, "strategies");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < o->n_strategies; i++) json_cstr(&j, o->strategies[i]);
+    cli_json_end_array(&j);
+    cli_json_key(&j, "skipped");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < o->n_skipped; i++) {
+        cli_json_begin_object(&j);
+        cli_json_key(&j, "strategy");
+        json_cstr(&j, o->skipped[i]);
+        cli_json_key(&j, "reason");
+        json_cstr(&j, o->skipped_why[i]);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_key(&j, "timeout_s");
+    if (o->timeout_s > 0)
+        cli_json_double(&j, o->timeout_s);
+    else
+        cli_json_null(&j);
+    cli_json_key(&j, "grace_s");
+    cli_json_double(&j, o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S);
+    cli_json_key(&j, "attempts");
+    cli_json_begin_array(&j);
+    for (int i = 0; i < n; i++) json_attempt(&j, &as[i]);
+    cli_json_end_array(&j);
+    cli_json_key(&j, "chosen");
+    if (chosen >= 0)
+        json_cstr(&j, as[chosen].strategy);
+    else
+        cli_json_null(&j);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+    return ferror(stdout) ? -1 : 0;
+}
+
+/* ---- the command ------------------------------------------------------------------------------ */
+
+static void opts_free(opts *o) {
+    free(o->strategy_text);
+    free(o->rows);
+    o->strategy_text = NULL;
+    o->rows = NULL;
+}
+
+int cmd_try(int argc, char **argv) {
+    opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0) {
+        opts_free(&o);
+        return rc;
+    }
+    attempt *as = (attempt *)calloc((size_t)o.n_strategies, sizeof *as);
+    if (!as) {
+        opts_free(&o);
+        return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    }
+
+    /* Ctrl-C reaches only vramkit (the child has a group of its own): stop the child, then
+     * die of the same signal, so no attempt outlives the command. */
+    struct sigaction sa, old[3];
+    static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    for (int s = 0; s < 3; s++) sigaction(sigs[s], &sa, &old[s]);
+
+    int n = 0, chosen = -1, write_failed = 0;
+    rc = -1;
+    if (!o.json) {
+        for (int i = 0; i < o.n_skipped; i++) {
+            char *t = clean_text(o.skipped_why[i], strlen(o.skipped_why[i]), TEXT_LINE_MAX, 0);
+            printf("skipped %s: %s\n", o.skipped[i], t ? t : "?");
+            free(t);
+        }
+        if (fflush(stdout) != 0 || ferror(stdout)) write_failed = 1;
+    }
+    for (int k = 0; k < o.n_strategies && !interrupted; k++) {
+        int e = run_attempt(&o, k, &as[k]);
+        n = k + 1;
+        if (e != 0) {
+            rc = e;
+            break;
+        }
+        if (as[k].res.cancelled) break;
+        if (!o.json && print_attempt_line(&o, k, &as[k]) != 0) write_failed = 1;
+        if (as[k].outcome == VRAM_ATTEMPT_SUCCESS) {
+            chosen = k;
+            break;
+        }
+    }
+    int sig = interrupted;
+    for (int s = 0; s < 3; s++) sigaction(sigs[s], &old[s], NULL);
+
+    if (sig) {
+        fprintf(stderr, "vramkit: try: interrupted by %s: the running attempt was stopped\n",
+                vram_signal_name(sig) ? vram_signal_name(sig) : "a signal");
+        for (int i = 0; i < n; i++) attempt_free(&as[i]);
+        free(as);
+        opts_free(&o);
+        fflush(stdout);
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return VRAM_EXIT_ENV; /* the signal was blocked or ignored after all */
+    }
+    if (rc < 0) {
+        if (o.json) {
+            if (print_json(&o, as, n, chosen) != 0) write_failed = 1;
+        } else if (chosen >= 0) {
+            printf("chosen: %s\n", as[chosen].strategy);
+        } else {
+            printf("chosen: none\n");
+        }
+        if (fflush(stdout) != 0 || ferror(stdout)) write_failed = 1;
+        if (write_failed)
+            rc = cli_error(VRAM_EXIT_ENV, CMD, "cannot write the report to standard output");
+        else if (chosen >= 0)
+            rc = VRAM_EXIT_OK;
+        else {
+            char list[512] = "";
+            size_t used = 0;
+            for (int i = 0; i < n && used + 1 < sizeof list; i++) {
+                int w = snprintf(list + used, sizeof list - used, "%s%s: %s", i ? ", " : "",
+                                 as[i].strategy, vram_attempt_outcome_name(as[i].outcome));
+                if (w < 0) break;
+                used += (size_t)w;
+            }
+            rc = cli_error(VRAM_EXIT_NO, CMD, "every strategy failed (%s)", list);
+        }
+    }
+    for (int i = 0; i < n; i++) attempt_free(&as[i]);
+    free(as);
+    opts_free(&o);
+    return rc;
+}

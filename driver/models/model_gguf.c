@@ -1,0 +1,775 @@
+/* driver/models/model_gguf.c — GGUF v2/v3 headers, streamed: metadata and tensor infos are read
+ * through a 64 KiB window over a byte source (a file, or memory for the fuzzer), so a
+ * multi-megabyte vocabulary array is skipped, never held, and tensor data is never read.
+ * Every count is checked against the bytes left before anything is sized by it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model_gguf.h"
+
+#define GG_WINDOW 65536u
+
+enum {
+    GG_U8 = 0,
+    GG_I8,
+    GG_U16,
+    GG_I16,
+    GG_U32,
+    GG_I32,
+    GG_F32,
+    GG_BOOL,
+    GG_STRING,
+    GG_ARRAY,
+    GG_U64,
+    GG_I64,
+    GG_F64,
+    GG_TYPES
+};
+/* bytes of each scalar value type (0: string or array, sized by its contents) */
+static const uint8_t gg_size[GG_TYPES] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+
+/* how a metadata key's value was recorded (vram__set_entry.aux) */
+enum { GG_VAL_OTHER = 0, GG_VAL_UINT = 1, GG_VAL_NEG = 2, GG_VAL_ARRAY = 3 };
+
+typedef struct gg {
+    const vram_gguf_source *src;
+    uint64_t pos, size;
+    unsigned char *win; /* [woff, woff + wlen) of the source */
+    uint64_t woff;
+    size_t wlen;
+    const char *label;
+    char *err;
+    size_t errcap;
+} gg;
+
+static uint64_t gg_left(const gg *g) { return g->size - g->pos; }
+
+/* n bytes at the cursor, or a "truncated" error saying what was being read. */
+static vram_status gg_read(gg *g, void *out, size_t n, const char *what) {
+    if ((uint64_t)n > gg_left(g))
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "truncated: %s at byte %llu needs %zu bytes, but the file ends at %llu",
+                          what, (unsigned long long)g->pos, n, (unsigned long long)g->size);
+    if (n == 0) return VRAM_OK;
+    if (n > GG_WINDOW) {
+        int rc = g->src->read_at(g->src->ctx, g->pos, out, n);
+        if (rc != 0)
+            return vram__fail(g->err, g->errcap, VRAM_E_IO, g->label,
+                              "read failed at byte %llu (%s): %s", (unsigned long long)g->pos, what,
+                              strerror(rc > 0 ? rc : EIO));
+        g->pos += n;
+        return VRAM_OK;
+    }
+    if (g->pos < g->woff || g->pos + n > g->woff + g->wlen) {
+        /* refill the window from the cursor; a source that cannot give the whole window
+           (a file that shrank, the fuzzer's sparse tail) is asked for just the bytes needed */
+        uint64_t want = gg_left(g) < GG_WINDOW ? gg_left(g) : GG_WINDOW;
+        int rc = g->src->read_at(g->src->ctx, g->pos, g->win, (size_t)want);
+        if (rc != 0 && want > n) {
+            want = n;
+            rc = g->src->read_at(g->src->ctx, g->pos, g->win, n);
+        }
+        if (rc != 0) {
+            g->wlen = 0;
+            return vram__fail(g->err, g->errcap, VRAM_E_IO, g->label,
+                              "read failed at byte %llu (%s): %s", (unsigned long long)g->pos, what,
+                              strerror(rc > 0 ? rc : EIO));
+        }
+        g->woff = g->pos;
+        g->wlen = (size_t)want;
+    }
+    memcpy(out, g->win + (g->pos - g->woff), n);
+    g->pos += n;
+    return VRAM_OK;
+}
+
+static vram_status gg_skip(gg *g, uint64_t n, const char *what) {
+    if (n > gg_left(g))
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "truncated: %s at byte %llu needs %llu bytes, but the file ends at %llu",
+                          what, (unsigned long long)g->pos, (unsigned long long)n,
+                          (unsigned long long)g->size);
+    g->pos += n;
+    return VRAM_OK;
+}
+
+static vram_status gg_u64(gg *g, uint64_t *v, const char *what) {
+    unsigned char b[8] = {0};
+    vram_status st = gg_read(g, b, 8, what);
+    if (st != VRAM_OK) return st;
+    *v = 0;
+    for (int i = 7; i >= 0; i--)
+        *v = *v << 8 | b[i];
+    return VRAM_OK;
+}
+
+static vram_status gg_u32(gg *g, uint32_t *v, const char *what) {
+    unsigned char b[4] = {0};
+    vram_status st = gg_read(g, b, 4, what);
+    if (st != VRAM_OK) return st;
+    *v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return VRAM_OK;
+}
+
+/* A key or a tensor name (u64 length + bytes) into buf (VRAM_GGUF_MAX_NAME + 1 bytes). */
+static vram_status gg_name(gg *g, char *buf, size_t *len, const char *what) {
+    uint64_t n;
+    vram_status st = gg_u64(g, &n, what);
+    if (st != VRAM_OK) return st;
+    if (n > VRAM_GGUF_MAX_NAME)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "%s at byte %llu has length %llu, over the %llu-byte limit", what,
+                          (unsigned long long)(g->pos - 8), (unsigned long long)n,
+                          (unsigned long long)VRAM_GGUF_MAX_NAME);
+    if (n > gg_left(g))
+        return vram__fail(
+            g->err, g->errcap, VRAM_E_FORMAT, g->label,
+            "%s of %llu bytes at byte %llu runs past the end of the file (%llu bytes)", what,
+            (unsigned long long)n, (unsigned long long)g->pos, (unsigned long long)g->size);
+    if ((st = gg_read(g, buf, (size_t)n, what)) != VRAM_OK) return st;
+    buf[n] = '\0';
+    *len = (size_t)n;
+    return VRAM_OK;
+}
+
+/* A string value's length, checked: at most 1 GiB and inside the file. */
+static vram_status gg_string_len(gg *g, const char *key, uint64_t *n) {
+    char q[VRAM__QUOTE_CAP];
+    vram_status st = gg_u64(g, n, "a string length");
+    if (st != VRAM_OK) return st;
+    if (*n > VRAM_GGUF_MAX_STRING)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata %s: string length %llu is over the 1 GiB limit",
+                          vram__quote(key, strlen(key), q), (unsigned long long)*n);
+    if (*n > gg_left(g))
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata %s: string of %llu bytes at byte %llu runs past the end of the "
+                          "file (%llu bytes)",
+                          vram__quote(key, strlen(key), q), (unsigned long long)*n,
+                          (unsigned long long)g->pos, (unsigned long long)g->size);
+    return VRAM_OK;
+}
+
+/* An array value (after its key and type): skipped, its element count returned. Arrays of
+ * arrays are allowed one level down (depth 2), no deeper. */
+static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_out) {
+    char q[VRAM__QUOTE_CAP];
+    uint32_t et;
+    uint64_t count;
+    vram_status st = gg_u32(g, &et, "an array's element type");
+    if (st != VRAM_OK) return st;
+    if ((st = gg_u64(g, &count, "an array's element count")) != VRAM_OK) return st;
+    if (et >= GG_TYPES)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata %s: array element type %u is not one of 0-12",
+                          vram__quote(key, strlen(key), q), et);
+    if (et == GG_ARRAY && depth >= 2)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata %s: arrays nested more than 2 deep",
+                          vram__quote(key, strlen(key), q));
+    /* the least each element takes: its scalar size, a string's 8-byte length, an array's
+       type and count */
+    uint64_t least = et == GG_STRING ? 8u : et == GG_ARRAY ? 12u : gg_size[et];
+    if (count > gg_left(g) / least)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata %s: an array of %llu elements cannot fit in the %llu bytes "
+                          "left in the file",
+                          vram__quote(key, strlen(key), q), (unsigned long long)count,
+                          (unsigned long long)gg_left(g));
+    *count_out = count;
+    if (et == GG_STRING) {
+        for (uint64_t i = 0; i < count; i++) {
+            uint64_t n;
+            if ((st = gg_string_len(g, key, &n)) != VRAM_OK) return st;
+            g->pos += n; /* checked inside the file by gg_string_len */
+        }
+        return VRAM_OK;
+    }
+    if (et == GG_ARRAY) {
+        for (uint64_t i = 0; i < count; i++) {
+            uint64_t inner;
+            if ((st = gg_array(g, key, depth + 1, &inner)) != VRAM_OK) return st;
+        }
+        return VRAM_OK;
+    }
+    return gg_skip(g, count * least, "array elements");
+}
+
+/* ---- architectures ------------------------------------------------------------------- */
+
+/* general.architecture -> the pattern of model.h. Biases are not listed: they are read
+ * from the tensor names (blk.N.attn_q.bias, ...), which llama.cpp's converters fix. The
+ * output head is tied when the file has no output.weight. */
+static const struct {
+    const char *name;
+    vram_family family;
+    vram_mlp mlp;
+    vram_norm norm;
+    uint32_t flags;
+} gg_archs[] = {
+    {"llama", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"mistral", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"mistral3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"qwen2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"qwen3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"gemma", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"gemma2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"gemma3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"phi3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"internlm2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"granite", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"olmo2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"stablelm", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
+    {"gpt2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
+    {"gptneox", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
+    {"falcon", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
+    {"starcoder2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
+    {"phi2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
+    {"bert", VRAM_FAMILY_ENCODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER,
+     VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD},
+    {"nomic-bert", VRAM_FAMILY_ENCODER, VRAM_MLP_GATED, VRAM_NORM_LAYER,
+     VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD},
+};
+
+/* What the tensor names tell about the architecture. */
+typedef struct gg_seen {
+    int output, token_embd;
+    uint64_t vocab_rows, positions, type_vocab;
+    uint32_t bias_flags;
+} gg_seen;
+
+static int ends_with(const char *s, size_t len, const char *suffix) {
+    size_t n = strlen(suffix);
+    return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const uint64_t *rdims,
+                           uint32_t nd) {
+    if (strcmp(name, "output.weight") == 0) seen->output = 1;
+    if (strcmp(name, "token_embd.weight") == 0 && nd == 2) {
+        seen->token_embd = 1;
+        seen->vocab_rows = rdims[0];
+    }
+    if (strcmp(name, "position_embd.weight") == 0 && nd == 2) seen->positions = rdims[0];
+    if (strcmp(name, "token_types.weight") == 0 && nd == 2) seen->type_vocab = rdims[0];
+    if (strncmp(name, "blk.", 4) != 0) return;
+    if (ends_with(name, len, ".attn_q.bias") || ends_with(name, len, ".attn_k.bias") ||
+        ends_with(name, len, ".attn_v.bias") || ends_with(name, len, ".attn_qkv.bias"))
+        seen->bias_flags |= VRAM_ARCH_QKV_BIAS;
+    if (ends_with(name, len, ".attn_output.bias")) seen->bias_flags |= VRAM_ARCH_OUT_BIAS;
+    if (ends_with(name, len, ".ffn_up.bias") || ends_with(name, len, ".ffn_down.bias"))
+        seen->bias_flags |= VRAM_ARCH_MLP_BIAS;
+}
+
+/* One architecture number: <arch>.<suffix>. 0 when absent (or a per-layer array); an error
+ * when it is not a positive integer within limit. */
+static vram_status gg_arch_num(gg *g, const vram__set *keys, const char *arch, const char *suffix,
+                               uint64_t limit, uint64_t *out) {
+    char key[512], q[VRAM__QUOTE_CAP];
+    int n = snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    *out = 0;
+    if (n < 0 || (size_t)n >= sizeof key) return VRAM_OK;
+    const vram__set_entry *e = vram__set_get(keys, key, (size_t)n, 0);
+    if (e == NULL || e->aux == GG_VAL_ARRAY) return VRAM_OK;
+    if (e->aux == GG_VAL_OTHER)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata %s is not an integer", vram__quote(key, (size_t)n, q));
+    if (e->aux == GG_VAL_NEG || e->value == 0 || e->value > limit)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata %s is %s%llu, not an integer in 1..%llu",
+                          vram__quote(key, (size_t)n, q), e->aux == GG_VAL_NEG ? "-" : "",
+                          (unsigned long long)e->value, (unsigned long long)limit);
+    *out = e->value;
+    return VRAM_OK;
+}
+
+static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const gg_seen *seen,
+                           vram_arch *a, char *note, size_t notecap) {
+    char q[VRAM__QUOTE_CAP];
+    vram_status st;
+    size_t k;
+    memset(a, 0, sizeof *a);
+    if (arch[0] == '\0') {
+        snprintf(note, notecap, "%s: no general.architecture; architecture left unknown", g->label);
+        return VRAM_OK;
+    }
+    for (k = 0; k < sizeof gg_archs / sizeof gg_archs[0]; k++)
+        if (strcmp(gg_archs[k].name, arch) == 0) break;
+    if (k == sizeof gg_archs / sizeof gg_archs[0]) {
+        snprintf(note, notecap,
+                 "%s: general.architecture %s is not in vramkit's table; architecture left unknown",
+                 g->label, vram__quote(arch, strlen(arch), q));
+        return VRAM_OK;
+    }
+    uint64_t experts = 0, tokens = 0;
+    const vram__set_entry *te = vram__set_get(keys, "tokenizer.ggml.tokens", 21, 0);
+    if (te != NULL && te->aux == GG_VAL_ARRAY) tokens = te->value;
+    if ((st = gg_arch_num(g, keys, arch, "block_count", VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = gg_arch_num(g, keys, arch, "embedding_length", VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = gg_arch_num(g, keys, arch, "feed_forward_length", VRAM_LIMIT_INTERMEDIATE,
+                          &a->intermediate)) ||
+        (st = gg_arch_num(g, keys, arch, "attention.head_count", VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = gg_arch_num(g, keys, arch, "attention.head_count_kv", VRAM_LIMIT_HEADS,
+                          &a->kv_heads)) ||
+        (st =
+             gg_arch_num(g, keys, arch, "attention.key_length", VRAM_LIMIT_HIDDEN, &a->head_dim)) ||
+        (st = gg_arch_num(g, keys, arch, "context_length", VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = gg_arch_num(g, keys, arch, "expert_count", VRAM_LIMIT_HIDDEN, &experts)))
+        return st;
+    a->vocab = seen->token_embd ? seen->vocab_rows : tokens;
+    const char *missing = a->layers == 0         ? "block_count"
+                          : a->hidden == 0       ? "embedding_length"
+                          : a->heads == 0        ? "attention.head_count"
+                          : a->intermediate == 0 ? "feed_forward_length"
+                                                 : NULL;
+    if (experts > 1 || missing != NULL || a->vocab == 0 || a->vocab > VRAM_LIMIT_VOCAB) {
+        if (experts > 1)
+            snprintf(note, notecap,
+                     "%s: %s with %llu experts (mixture of experts) is not modelled; "
+                     "architecture left unknown",
+                     g->label, arch, (unsigned long long)experts);
+        else if (missing != NULL)
+            snprintf(note, notecap, "%s: metadata has no %s.%s; architecture left unknown",
+                     g->label, arch, missing);
+        else if (a->vocab == 0)
+            snprintf(note, notecap,
+                     "%s: no vocabulary (neither token_embd.weight nor tokenizer.ggml.tokens); "
+                     "architecture left unknown",
+                     g->label);
+        else
+            snprintf(note, notecap,
+                     "%s: vocabulary of %llu rows is over the limit; architecture left unknown",
+                     g->label, (unsigned long long)a->vocab);
+        memset(a, 0, sizeof *a);
+        return VRAM_OK;
+    }
+    if (a->heads != 0 && a->kv_heads != 0 && a->heads % a->kv_heads != 0)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata: %llu attention heads are not a multiple of %llu KV heads",
+                          (unsigned long long)a->heads, (unsigned long long)a->kv_heads);
+    a->family = gg_archs[k].family;
+    a->mlp = gg_archs[k].mlp;
+    a->norm = gg_archs[k].norm;
+    a->flags = gg_archs[k].flags | seen->bias_flags;
+    if (a->family == VRAM_FAMILY_DECODER && !seen->output) a->flags |= VRAM_ARCH_TIED;
+    a->positions = seen->positions;
+    a->type_vocab = seen->type_vocab;
+    return VRAM_OK;
+}
+
+/* ---- the parse ----------------------------------------------------------------------- */
+
+typedef struct gg_tensor {
+    uint64_t offset, bytes;
+    size_t name; /* offset into the names arena */
+} gg_tensor;
+
+static int gg_tensor_cmp(const void *a, const void *b) {
+    const gg_tensor *x = a, *y = b;
+    if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+    return 0;
+}
+
+static vram_status gg_metadata(gg *g, uint64_t count, vram__set *keys, char *kbuf, char *arch,
+                               size_t archcap, uint64_t *alignment) {
+    char q[VRAM__QUOTE_CAP];
+    vram_status st;
+    for (uint64_t i = 0; i < count; i++) {
+        size_t klen;
+        uint32_t type;
+        char what[64];
+        snprintf(what, sizeof what, "metadata key %llu of %llu", (unsigned long long)i + 1,
+                 (unsigned long long)count);
+        if ((st = gg_name(g, kbuf, &klen, what)) != VRAM_OK) return st;
+        vram__set_entry *e;
+        int found;
+        if (vram__set_put(keys, kbuf, klen, 0, &e, &found) != VRAM_OK)
+            return vram__fail(g->err, g->errcap, VRAM_E_OOM, g->label, "out of host memory");
+        if (found)
+            return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                              "metadata key %s appears twice", vram__quote(kbuf, klen, q));
+        if ((st = gg_u32(g, &type, "a metadata value type")) != VRAM_OK) return st;
+        if (type >= GG_TYPES)
+            return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                              "metadata %s has value type %u, not one of 0-12",
+                              vram__quote(kbuf, klen, q), type);
+        uint64_t v = 0;
+        unsigned char b[8];
+        switch (type) {
+        case GG_STRING:
+            if ((st = gg_string_len(g, kbuf, &v)) != VRAM_OK) return st;
+            if (strcmp(kbuf, "general.architecture") == 0 && v < archcap) {
+                if ((st = gg_read(g, arch, (size_t)v, "general.architecture")) != VRAM_OK)
+                    return st;
+                arch[v] = '\0';
+                if (strlen(arch) != v) arch[0] = '\0'; /* an embedded NUL: no known name */
+            } else {
+                g->pos += v;
+            }
+            break;
+        case GG_ARRAY:
+            if ((st = gg_array(g, kbuf, 1, &v)) != VRAM_OK) return st;
+            e = vram__set_get(keys, kbuf, klen, 0);
+            e->aux = GG_VAL_ARRAY;
+            e->value = v;
+            break;
+        default: {
+            size_t n = gg_size[type];
+            if ((st = gg_read(g, b, n, "a metadata value")) != VRAM_OK) return st;
+            for (size_t j = n; j-- > 0;)
+                v = v << 8 | b[j];
+            e = vram__set_get(keys, kbuf, klen, 0);
+            if (type == GG_F32 || type == GG_F64 || type == GG_BOOL) break;
+            int neg = (type == GG_I8 || type == GG_I16 || type == GG_I32 || type == GG_I64) &&
+                      (b[n - 1] & 0x80u) != 0;
+            if (neg) {
+                /* the magnitude, from the sign-extended value */
+                uint64_t ext = n == 8 ? v : v | (~UINT64_C(0) << (8 * n));
+                e->value = ~ext + 1u;
+                e->aux = GG_VAL_NEG;
+            } else {
+                e->value = v;
+                e->aux = GG_VAL_UINT;
+            }
+            break;
+        }
+        }
+        if (strcmp(kbuf, "general.alignment") == 0) {
+            e = vram__set_get(keys, kbuf, klen, 0);
+            if (e->aux != GG_VAL_UINT && e->aux != GG_VAL_NEG)
+                return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                                  "general.alignment is not an integer");
+            if (e->aux != GG_VAL_UINT || e->value == 0 || (e->value & (e->value - 1)) != 0 ||
+                e->value > (UINT64_C(1) << 30))
+                return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                                  "general.alignment is %s%llu, not a power of two up to 2^30",
+                                  e->aux == GG_VAL_NEG ? "-" : "", (unsigned long long)e->value);
+            *alignment = e->value;
+        }
+    }
+    return VRAM_OK;
+}
+
+vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram_model *m, char *err,
+                            size_t errcap) {
+    char q[VRAM__QUOTE_CAP], q2[VRAM__QUOTE_CAP], note[512] = "";
+    gg g;
+    memset(&g, 0, sizeof g);
+    g.src = src;
+    g.size = src->size;
+    g.label = label;
+    g.err = err;
+    g.errcap = errcap;
+    if (err != NULL && errcap > 0) err[0] = '\0';
+
+    unsigned char magic[4];
+    uint32_t version;
+    uint64_t tcount, mcount, alignment = VRAM_GGUF_DEFAULT_ALIGNMENT;
+    vram_status st;
+    if (g.size < 4)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "truncated: %llu bytes, too short for the GGUF magic",
+                          (unsigned long long)g.size);
+    g.win = malloc(GG_WINDOW);
+    char *kbuf = malloc(VRAM_GGUF_MAX_NAME + 1);
+    if (g.win == NULL || kbuf == NULL) {
+        free(g.win);
+        free(kbuf);
+        return vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+    }
+    vram__set keys = {0}, names = {0};
+    vram__tensor_acc acc;
+    memset(&acc, 0, sizeof acc);
+    gg_tensor *tensors = NULL;
+    char *arena = NULL;
+    size_t arena_len = 0, arena_cap = 0;
+    char arch[128] = "";
+    gg_seen seen;
+    memset(&seen, 0, sizeof seen);
+
+    if ((st = gg_read(&g, magic, 4, "the magic")) != VRAM_OK) goto done;
+    if (memcmp(magic, "GGUF", 4) != 0) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                        "bad magic %02x %02x %02x %02x: not a GGUF file (wants \"GGUF\")", magic[0],
+                        magic[1], magic[2], magic[3]);
+        goto done;
+    }
+    if ((st = gg_u32(&g, &version, "the version")) != VRAM_OK) goto done;
+    if (version != 2 && version != 3) {
+        if (version == 1)
+            st =
+                vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+                           "GGUF version 1 is not supported (only 2 and 3; v1 used 32-bit counts)");
+        else if ((version & 0xffffu) == 0 && (version >> 24) <= 3)
+            st = vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+                            "GGUF version %u: a big-endian file? only little-endian versions 2 "
+                            "and 3 are supported",
+                            version);
+        else
+            st = vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+                            "GGUF version %u is not supported (only 2 and 3)", version);
+        goto done;
+    }
+    if ((st = gg_u64(&g, &tcount, "the tensor count")) != VRAM_OK ||
+        (st = gg_u64(&g, &mcount, "the metadata count")) != VRAM_OK)
+        goto done;
+    if (tcount > VRAM_GGUF_MAX_TENSORS) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                        "tensor count %llu is absurd (over 1,000,000)", (unsigned long long)tcount);
+        goto done;
+    }
+    if (mcount > VRAM_GGUF_MAX_METADATA) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                        "metadata count %llu is absurd (over 1,000,000)",
+                        (unsigned long long)mcount);
+        goto done;
+    }
+    /* each metadata entry takes at least 13 bytes (key length, type, a 1-byte value), each
+       tensor info at least 24 (name length, n_dims, one dim... type, offset) */
+    if (mcount > gg_left(&g) / 13 || tcount > (gg_left(&g) - mcount * 13) / 24) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                        "%llu metadata entries and %llu tensor infos cannot fit in the %llu bytes "
+                        "left in the file",
+                        (unsigned long long)mcount, (unsigned long long)tcount,
+                        (unsigned long long)gg_left(&g));
+        goto done;
+    }
+    if ((st = gg_metadata(&g, mcount, &keys, kbuf, arch, sizeof arch, &alignment)) != VRAM_OK)
+        goto done;
+
+    if (tcount > gg_left(&g) / 24) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                        "tensor count %llu cannot fit in the %llu bytes left in the file",
+                        (unsigned long long)tcount, (unsigned long long)gg_left(&g));
+        goto done;
+    }
+    tensors = malloc((tcount > 0 ? (size_t)tcount : 1) * sizeof *tensors);
+    if (tensors == NULL) {
+        st = vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+        goto done;
+    }
+    for (uint64_t i = 0; i < tcount; i++) {
+        size_t nlen;
+        uint32_t nd, type;
+        uint64_t ne[VRAM_GGUF_MAX_DIMS], rd[VRAM_GGUF_MAX_DIMS], numel = 1, offset, bytes;
+        char what[64];
+        snprintf(what, sizeof what, "tensor name %llu of %llu", (unsigned long long)i + 1,
+                 (unsigned long long)tcount);
+        if ((st = gg_name(&g, kbuf, &nlen, what)) != VRAM_OK) goto done;
+        if ((st = gg_u32(&g, &nd, "a tensor's n_dims")) != VRAM_OK) goto done;
+        if (nd == 0 || nd > VRAM_GGUF_MAX_DIMS) {
+            st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                            "tensor %s has %u dimensions, not 1 to 4", vram__quote(kbuf, nlen, q),
+                            nd);
+            goto done;
+        }
+        for (uint32_t d = 0; d < nd; d++) {
+            if ((st = gg_u64(&g, &ne[d], "a tensor dimension")) != VRAM_OK) goto done;
+            if (ne[d] > (uint64_t)INT64_MAX) {
+                st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                "tensor %s: dimension %u is %llu, over 2^63",
+                                vram__quote(kbuf, nlen, q), d, (unsigned long long)ne[d]);
+                goto done;
+            }
+            if (vram__mul_u64(numel, ne[d], &numel) != VRAM_OK) {
+                st = vram__fail(err, errcap, VRAM_E_OVERFLOW, label,
+                                "tensor %s: its dimensions hold more than 2^64 elements",
+                                vram__quote(kbuf, nlen, q));
+                goto done;
+            }
+        }
+        if ((st = gg_u32(&g, &type, "a tensor's ggml type")) != VRAM_OK ||
+            (st = gg_u64(&g, &offset, "a tensor's offset")) != VRAM_OK)
+            goto done;
+        vram_dtype dt;
+        vram_dtype_layout lay;
+        if (vram_dtype_from_ggml(type, &dt) != VRAM_OK || vram_dtype_get(dt, &lay) != VRAM_OK) {
+            st = vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+                            "tensor %s has ggml type %u, which vramkit does not know",
+                            vram__quote(kbuf, nlen, q), type);
+            goto done;
+        }
+        if (lay.block > 1 && ne[0] % lay.block != 0) {
+            st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                            "tensor %s: rows of %llu elements are not whole %s blocks of %u",
+                            vram__quote(kbuf, nlen, q), (unsigned long long)ne[0],
+                            vram_dtype_name(dt), lay.block);
+            goto done;
+        }
+        for (uint32_t d = 0; d < nd; d++)
+            rd[d] = ne[nd - 1 - d];
+        if (vram_dtype_bytes(dt, numel, rd[0], &bytes) != VRAM_OK) {
+            st = vram__fail(err, errcap, VRAM_E_OVERFLOW, label,
+                            "tensor %s: %llu elements of %s take more than 2^64 bytes",
+                            vram__quote(kbuf, nlen, q), (unsigned long long)numel,
+                            vram_dtype_name(dt));
+            goto done;
+        }
+        vram__set_entry *e;
+        int found;
+        if (vram__set_put(&names, kbuf, nlen, 0, &e, &found) != VRAM_OK) {
+            st = vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+            goto done;
+        }
+        if (found) {
+            st = vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s appears twice",
+                            vram__quote(kbuf, nlen, q));
+            goto done;
+        }
+        if ((st = vram__acc_add(&acc, kbuf, nlen, nd, rd, numel, bytes, dt, label, err, errcap)) !=
+            VRAM_OK)
+            goto done;
+        gg_note_tensor(&seen, kbuf, nlen, rd, nd);
+        /* the name, kept for messages about offsets (the arena grows with the file's bytes) */
+        if (arena_len + nlen + 1 > arena_cap) {
+            size_t cap = arena_cap == 0 ? 4096 : arena_cap;
+            while (cap < arena_len + nlen + 1)
+                cap *= 2;
+            char *na = realloc(arena, cap);
+            if (na == NULL) {
+                st = vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+                goto done;
+            }
+            arena = na;
+            arena_cap = cap;
+        }
+        memcpy(arena + arena_len, kbuf, nlen + 1);
+        tensors[i].offset = offset;
+        tensors[i].bytes = bytes;
+        tensors[i].name = arena_len;
+        arena_len += nlen + 1;
+    }
+
+    /* the data section: aligned after the header; tensors aligned, disjoint, inside */
+    uint64_t data_start;
+    if (vram__add_u64(g.pos, alignment - 1, &data_start) != VRAM_OK) {
+        st = vram__fail(err, errcap, VRAM_E_OVERFLOW, label, "data section offset overflows");
+        goto done;
+    }
+    data_start -= data_start % alignment;
+    qsort(tensors, (size_t)tcount, sizeof *tensors, gg_tensor_cmp);
+    for (uint64_t i = 0; i < tcount; i++) {
+        const gg_tensor *t = &tensors[i];
+        const char *nm = arena + t->name;
+        uint64_t end;
+        if (t->offset % alignment != 0) {
+            st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                            "tensor %s: offset %llu is not a multiple of the alignment %llu",
+                            vram__quote(nm, strlen(nm), q), (unsigned long long)t->offset,
+                            (unsigned long long)alignment);
+            goto done;
+        }
+        if (i > 0 && t->offset < tensors[i - 1].offset + tensors[i - 1].bytes) {
+            const char *pn = arena + tensors[i - 1].name;
+            st = vram__fail(
+                err, errcap, VRAM_E_FORMAT, label,
+                "tensors %s [%llu, +%llu) and %s [%llu, +%llu) overlap",
+                vram__quote(pn, strlen(pn), q), (unsigned long long)tensors[i - 1].offset,
+                (unsigned long long)tensors[i - 1].bytes, vram__quote(nm, strlen(nm), q2),
+                (unsigned long long)t->offset, (unsigned long long)t->bytes);
+            goto done;
+        }
+        if (vram__add_u64(data_start, t->offset, &end) != VRAM_OK ||
+            vram__add_u64(end, t->bytes, &end) != VRAM_OK) {
+            st = vram__fail(err, errcap, VRAM_E_OVERFLOW, label,
+                            "tensor %s: offset %llu plus %llu bytes overflows",
+                            vram__quote(nm, strlen(nm), q), (unsigned long long)t->offset,
+                            (unsigned long long)t->bytes);
+            goto done;
+        }
+        if (end > g.size) {
+            st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                            "tensor %s (%llu bytes at data offset %llu) ends at byte %llu, past "
+                            "the end of the file (%llu bytes): the file is truncated",
+                            vram__quote(nm, strlen(nm), q), (unsigned long long)t->bytes,
+                            (unsigned long long)t->offset, (unsigned long long)end,
+                            (unsigned long long)g.size);
+            goto done;
+        }
+    }
+
+    {
+        vram_model out;
+        memset(&out, 0, sizeof out);
+        if ((st = gg_arch(&g, &keys, arch, &seen, &out.arch, note, sizeof note)) != VRAM_OK ||
+            (st = vram__arch_validate(&out.arch, label, err, errcap)) != VRAM_OK)
+            goto done;
+        const vram__set_entry *sc = vram__set_get(&keys, "split.count", 11, 0);
+        if (sc != NULL && sc->aux == GG_VAL_UINT && sc->value > 1 && note[0] == '\0')
+            snprintf(note, sizeof note,
+                     "%s: one part of a GGUF split in %llu files; only this part was counted",
+                     label, (unsigned long long)sc->value);
+        out.stats = acc.stats;
+        out.blocks = acc.blocks.count;
+        out.dtype = vram_tensor_stats_dtype(&acc.stats);
+        *m = out;
+        if (err != NULL && errcap > 0) snprintf(err, errcap, "%s", note);
+    }
+
+done:
+    free(g.win);
+    free(kbuf);
+    free(tensors);
+    free(arena);
+    vram__set_free(&keys);
+    vram__set_free(&names);
+    vram__set_free(&acc.blocks);
+    return st;
+}
+
+/* ---- sources ---------------------------------------------------------------------------- */
+
+static int mem_read_at(void *ctx, uint64_t offset, void *buf, size_t n) {
+    memcpy(buf, (const unsigned char *)ctx + offset, n);
+    return 0;
+}
+
+vram_gguf_source vram_gguf_source_memory(const void *data, size_t len) {
+    vram_gguf_source s;
+    s.size = len;
+    s.read_at = mem_read_at;
+    s.ctx = (void *)data;
+    return s;
+}
+
+static int fd_read_at(void *ctx, uint64_t offset, void *buf, size_t n) {
+    int fd = *(int *)ctx;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(offset + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return errno;
+        if (r == 0) return EIO; /* the file shrank */
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+vram_status vram_gguf_read(const char *path, vram_model *m, char *err, size_t errcap) {
+    if (err != NULL && errcap > 0) err[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return vram__fail(err, errcap, VRAM_E_IO, path, "not a regular file");
+    }
+    vram_gguf_source src;
+    src.size = (uint64_t)sb.st_size;
+    src.read_at = fd_read_at;
+    src.ctx = &fd;
+    vram_status st = vram_gguf_parse(&src, path, m, err, errcap);
+    close(fd);
+    return st;
+}

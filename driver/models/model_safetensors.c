@@ -1,0 +1,539 @@
+/* driver/models/model_safetensors.c — safetensors headers, one file or sharded, read without the
+ * weights. The header is checked the way the reference reader checks it (length limit,
+ * known dtypes, sizes that agree with shapes, offsets that tile the data section), plus
+ * what the reference leaves to chance (duplicate names, numbers too large to be exact). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "model_safetensors.h"
+
+typedef struct st_span {
+    uint64_t begin, end;
+    const char *name;
+} st_span;
+
+static int span_cmp(const void *a, const void *b) {
+    const st_span *x = a, *y = b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return 0;
+}
+
+/* One exact non-negative integer of an array, for shape and data_offsets. */
+static vram_status st_u64(const cJSON *j, const char *tensor, const char *field, int index,
+                          uint64_t *out, const char *label, char *err, size_t errcap) {
+    char q[VRAM__QUOTE_CAP], num[40];
+    if (!cJSON_IsNumber(j))
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "tensor %s: %s[%d] is %s, not an integer",
+                          vram__quote(tensor, strlen(tensor), q), field, index, vram__json_type(j));
+    if (!vram__json_exact_u64(j->valuedouble, out))
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "tensor %s: %s[%d] is %s, not an exact non-negative integer (below 2^53)",
+                          vram__quote(tensor, strlen(tensor), q), field, index,
+                          vram__fmt_double(j->valuedouble, num));
+    return VRAM_OK;
+}
+
+static vram_status st_metadata(const cJSON *meta, const char *label, char *err, size_t errcap) {
+    char q[VRAM__QUOTE_CAP];
+    if (!cJSON_IsObject(meta))
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "__metadata__ is %s, not an object of strings", vram__json_type(meta));
+    for (const cJSON *e = meta->child; e != NULL; e = e->next)
+        if (!cJSON_IsString(e))
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "__metadata__ entry %s is %s, not a string",
+                              vram__quote(e->string, strlen(e->string), q), vram__json_type(e));
+    return VRAM_OK;
+}
+
+/* One tensor entry: checked, added to acc, its span recorded. */
+static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *names,
+                             const vram__shard_check *chk, st_span *span, const char *label,
+                             char *err, size_t errcap) {
+    char q[VRAM__QUOTE_CAP], q2[VRAM__QUOTE_CAP];
+    const char *name = t->string;
+    size_t nlen = strlen(name);
+    vram_status st;
+    if (!cJSON_IsObject(t))
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s is %s, not an object",
+                          vram__quote(name, nlen, q), vram__json_type(t));
+
+    /* dtype */
+    const cJSON *jd = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+    if (jd == NULL)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s has no dtype",
+                          vram__quote(name, nlen, q));
+    if (!cJSON_IsString(jd))
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s: dtype is %s, not a string",
+                          vram__quote(name, nlen, q), vram__json_type(jd));
+    vram_dtype dt;
+    if (vram_dtype_from_safetensors(jd->valuestring, strlen(jd->valuestring), &dt) != VRAM_OK)
+        return vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+                          "tensor %s has dtype %s, which vramkit does not know",
+                          vram__quote(name, nlen, q),
+                          vram__quote(jd->valuestring, strlen(jd->valuestring), q2));
+
+    /* shape */
+    const cJSON *js = cJSON_GetObjectItemCaseSensitive(t, "shape");
+    if (js == NULL)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s has no shape",
+                          vram__quote(name, nlen, q));
+    if (!cJSON_IsArray(js))
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s: shape is %s, not an array",
+                          vram__quote(name, nlen, q), vram__json_type(js));
+    uint64_t dims[VRAM_SAFETENSORS_MAX_DIMS], numel = 1;
+    uint32_t nd = 0;
+    for (const cJSON *d = js->child; d != NULL; d = d->next) {
+        if (nd == VRAM_SAFETENSORS_MAX_DIMS)
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "tensor %s has more than %d dimensions", vram__quote(name, nlen, q),
+                              VRAM_SAFETENSORS_MAX_DIMS);
+        if ((st = st_u64(d, name, "shape", (int)nd, &dims[nd], label, err, errcap)) != VRAM_OK)
+            return st;
+        if (vram__mul_u64(numel, dims[nd], &numel) != VRAM_OK)
+            return vram__fail(err, errcap, VRAM_E_OVERFLOW, label,
+                              "tensor %s: its shape holds more than 2^64 elements",
+                              vram__quote(name, nlen, q));
+        nd++;
+    }
+
+    /* data_offsets */
+    const cJSON *jo = cJSON_GetObjectItemCaseSensitive(t, "data_offsets");
+    if (jo == NULL)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label, "tensor %s has no data_offsets",
+                          vram__quote(name, nlen, q));
+    if (!cJSON_IsArray(jo) || cJSON_GetArraySize(jo) != 2)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "tensor %s: data_offsets is not an array of two integers [begin, end]",
+                          vram__quote(name, nlen, q));
+    uint64_t begin, end;
+    if ((st = st_u64(jo->child, name, "data_offsets", 0, &begin, label, err, errcap)) != VRAM_OK ||
+        (st = st_u64(jo->child->next, name, "data_offsets", 1, &end, label, err, errcap)) !=
+            VRAM_OK)
+        return st;
+    if (end < begin)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "tensor %s: data_offsets [%llu, %llu] end before they begin",
+                          vram__quote(name, nlen, q), (unsigned long long)begin,
+                          (unsigned long long)end);
+
+    /* the bytes the shape takes in the dtype must be the bytes the offsets span */
+    uint64_t bytes;
+    if (vram_dtype_bytes(dt, numel, nd > 0 ? dims[0] : 1u, &bytes) != VRAM_OK)
+        return vram__fail(err, errcap, VRAM_E_OVERFLOW, label,
+                          "tensor %s: %llu elements of %s take more than 2^64 bytes",
+                          vram__quote(name, nlen, q), (unsigned long long)numel, jd->valuestring);
+    if (end - begin != bytes) {
+        char shape[160];
+        size_t o = 0;
+        shape[o++] = '[';
+        for (uint32_t i = 0; i < nd && o < sizeof shape - 28; i++)
+            o += (size_t)snprintf(shape + o, sizeof shape - o, "%s%llu", i ? ", " : "",
+                                  (unsigned long long)dims[i]);
+        snprintf(shape + o, sizeof shape - o, "]");
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "tensor %s: shape %s of %s takes %llu bytes, but data_offsets "
+                          "[%llu, %llu] span %llu",
+                          vram__quote(name, nlen, q), shape, jd->valuestring,
+                          (unsigned long long)bytes, (unsigned long long)begin,
+                          (unsigned long long)end, (unsigned long long)(end - begin));
+    }
+
+    /* a name once per file; in a shard, the name where the weight_map puts it */
+    vram__set_entry *e;
+    int found;
+    if (vram__set_put(names, name, nlen, 0, &e, &found) != VRAM_OK)
+        return vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+    if (found)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "tensor %s appears twice in the header", vram__quote(name, nlen, q));
+    if (chk != NULL) {
+        vram__set_entry *w = vram__set_get(chk->map, name, nlen, 0);
+        if (w == NULL)
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "holds tensor %s, which the index's weight_map does not list",
+                              vram__quote(name, nlen, q));
+        if (w->value != chk->shard)
+            return vram__fail(
+                err, errcap, VRAM_E_FORMAT, label,
+                "holds tensor %s, which the index's weight_map puts in %s",
+                vram__quote(name, nlen, q),
+                vram__quote(chk->shard_names[w->value], strlen(chk->shard_names[w->value]), q2));
+        w->aux = 1;
+    }
+    if ((st = vram__acc_add(acc, name, nlen, nd, nd > 0 ? dims : NULL, numel, bytes, dt, label, err,
+                            errcap)) != VRAM_OK)
+        return st;
+    span->begin = begin;
+    span->end = end;
+    span->name = name;
+    return VRAM_OK;
+}
+
+/* Sorted by offset, the spans must tile [0, data_bytes). */
+static vram_status st_tiling(st_span *spans, size_t n, uint64_t data_bytes, const char *label,
+                             char *err, size_t errcap) {
+    char q[VRAM__QUOTE_CAP], q2[VRAM__QUOTE_CAP];
+    qsort(spans, n, sizeof *spans, span_cmp);
+    uint64_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        const st_span *s = &spans[i];
+        if (s->begin < at)
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "tensors %s [%llu, %llu) and %s [%llu, %llu) overlap",
+                              vram__quote(spans[i - 1].name, strlen(spans[i - 1].name), q),
+                              (unsigned long long)spans[i - 1].begin,
+                              (unsigned long long)spans[i - 1].end,
+                              vram__quote(s->name, strlen(s->name), q2),
+                              (unsigned long long)s->begin, (unsigned long long)s->end);
+        if (s->begin > at) {
+            if (i == 0)
+                return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                  "gap of %llu bytes at the start of the data section: the first "
+                                  "tensor %s begins at %llu, not 0",
+                                  (unsigned long long)s->begin,
+                                  vram__quote(s->name, strlen(s->name), q),
+                                  (unsigned long long)s->begin);
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "gap of %llu bytes between tensor %s (ends at %llu) and tensor %s "
+                              "(begins at %llu)",
+                              (unsigned long long)(s->begin - at),
+                              vram__quote(spans[i - 1].name, strlen(spans[i - 1].name), q),
+                              (unsigned long long)at, vram__quote(s->name, strlen(s->name), q2),
+                              (unsigned long long)s->begin);
+        }
+        if (s->end > data_bytes)
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "tensor %s [%llu, %llu) runs past the end of the data section "
+                              "(%llu bytes): the file is truncated",
+                              vram__quote(s->name, strlen(s->name), q),
+                              (unsigned long long)s->begin, (unsigned long long)s->end,
+                              (unsigned long long)data_bytes);
+        at = s->end;
+    }
+    if (at < data_bytes) {
+        if (n == 0)
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "no tensors, but a data section of %llu bytes",
+                              (unsigned long long)data_bytes);
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "gap of %llu bytes at the end of the data section: the last tensor %s "
+                          "ends at %llu of %llu",
+                          (unsigned long long)(data_bytes - at),
+                          vram__quote(spans[n - 1].name, strlen(spans[n - 1].name), q),
+                          (unsigned long long)at, (unsigned long long)data_bytes);
+    }
+    return VRAM_OK;
+}
+
+vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t data_bytes,
+                                         const char *label, vram__tensor_acc *acc,
+                                         const vram__shard_check *chk, char *err, size_t errcap) {
+    if ((uint64_t)len > VRAM_SAFETENSORS_HEADER_MAX)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "header length %zu is over the 100,000,000-byte limit", len);
+    const char *stop = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(json, len, &stop, 0);
+    if (doc == NULL) {
+        size_t at =
+            (stop != NULL && stop >= json && stop <= json + len) ? (size_t)(stop - json) : 0;
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "header is not valid JSON (error near byte %zu of %zu)", at, len);
+    }
+    for (const char *p = stop; p != NULL && p < json + len; p++) {
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            cJSON_Delete(doc);
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "header has bytes after its JSON (at byte %zu of %zu)",
+                              (size_t)(p - json), len);
+        }
+    }
+    if (!cJSON_IsObject(doc)) {
+        vram_status st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                    "header is %s, not a JSON object", vram__json_type(doc));
+        cJSON_Delete(doc);
+        return st;
+    }
+
+    size_t count = 0;
+    for (const cJSON *t = doc->child; t != NULL; t = t->next)
+        count++;
+    st_span *spans = malloc((count > 0 ? count : 1) * sizeof *spans);
+    vram__set names = {0};
+    vram_status st = VRAM_OK;
+    size_t n = 0;
+    if (spans == NULL || vram__set_reserve(&names, count) != VRAM_OK)
+        st = vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+    for (const cJSON *t = doc->child; t != NULL && st == VRAM_OK; t = t->next) {
+        if (strcmp(t->string, "__metadata__") == 0) {
+            st = st_metadata(t, label, err, errcap);
+            continue;
+        }
+        st = st_tensor(t, acc, &names, chk, &spans[n], label, err, errcap);
+        if (st == VRAM_OK) n++;
+    }
+    if (st == VRAM_OK) st = st_tiling(spans, n, data_bytes, label, err, errcap);
+    vram__set_free(&names);
+    free(spans);
+    cJSON_Delete(doc);
+    return st;
+}
+
+static void st_fill(vram__tensor_acc *acc, vram_model *m) {
+    memset(m, 0, sizeof *m);
+    m->stats = acc->stats;
+    m->blocks = acc->blocks.count;
+    m->dtype = vram_tensor_stats_dtype(&acc->stats);
+}
+
+vram_status vram_safetensors_parse(const char *json, size_t len, uint64_t data_bytes,
+                                   const char *label, vram_model *m, char *err, size_t errcap) {
+    vram__tensor_acc acc;
+    memset(&acc, 0, sizeof acc);
+    if (err != NULL && errcap > 0) err[0] = '\0';
+    vram_status st =
+        vram__safetensors_parse_into(json, len, data_bytes, label, &acc, NULL, err, errcap);
+    if (st == VRAM_OK) st_fill(&acc, m);
+    vram__set_free(&acc.blocks);
+    return st;
+}
+
+/* The 8-byte length and where the header ends, against the file's size. */
+static vram_status st_header_len(const unsigned char *b, uint64_t size, uint64_t *n,
+                                 const char *label, char *err, size_t errcap) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    if (v > size - 8)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "header length %llu is past the end of the file (%llu bytes)",
+                          (unsigned long long)v, (unsigned long long)size);
+    if (v > VRAM_SAFETENSORS_HEADER_MAX)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "header length %llu is over the 100,000,000-byte limit",
+                          (unsigned long long)v);
+    *n = v;
+    return VRAM_OK;
+}
+
+vram_status vram_safetensors_parse_image(const void *file, size_t len, const char *label,
+                                         vram_model *m, char *err, size_t errcap) {
+    const unsigned char *b = file;
+    uint64_t n = 0;
+    if (err != NULL && errcap > 0) err[0] = '\0';
+    if (len < 8)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "truncated: %zu bytes, shorter than the 8-byte header length", len);
+    vram_status st = st_header_len(b, len, &n, label, err, errcap);
+    if (st != VRAM_OK) return st;
+    return vram_safetensors_parse((const char *)b + 8, (size_t)n, (uint64_t)len - 8 - n, label, m,
+                                  err, errcap);
+}
+
+/* ---- files ---------------------------------------------------------------------------- */
+
+static vram_status st_pread(int fd, void *buf, size_t n, uint64_t off, const char *label, char *err,
+                            size_t errcap) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0)
+            return vram__fail(err, errcap, VRAM_E_IO, label, "read failed: %s", strerror(errno));
+        if (r == 0)
+            return vram__fail(err, errcap, VRAM_E_IO, label,
+                              "read failed: the file shrank while being read");
+        got += (size_t)r;
+    }
+    return VRAM_OK;
+}
+
+vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,
+                                        const vram__shard_check *chk, char *err, size_t errcap) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
+    struct stat sb;
+    vram_status st;
+    char *json = NULL;
+    uint64_t n = 0;
+    unsigned char head[8];
+    if (fstat(fd, &sb) != 0) {
+        st = vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
+    } else if (!S_ISREG(sb.st_mode)) {
+        st = vram__fail(err, errcap, VRAM_E_IO, path, "not a regular file");
+    } else if (sb.st_size < 8) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, path,
+                        "truncated: %lld bytes, shorter than the 8-byte header length",
+                        (long long)sb.st_size);
+    } else if ((st = st_pread(fd, head, 8, 0, path, err, errcap)) == VRAM_OK &&
+               (st = st_header_len(head, (uint64_t)sb.st_size, &n, path, err, errcap)) == VRAM_OK) {
+        json = malloc((size_t)n + 1);
+        if (json == NULL)
+            st = vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+        else
+            st = st_pread(fd, json, (size_t)n, 8, path, err, errcap);
+    }
+    close(fd);
+    if (st == VRAM_OK)
+        st = vram__safetensors_parse_into(json, (size_t)n, (uint64_t)sb.st_size - 8 - n, path, acc,
+                                          chk, err, errcap);
+    free(json);
+    return st;
+}
+
+vram_status vram_safetensors_read(const char *path, vram_model *m, char *err, size_t errcap) {
+    vram__tensor_acc acc;
+    memset(&acc, 0, sizeof acc);
+    if (err != NULL && errcap > 0) err[0] = '\0';
+    vram_status st = vram__safetensors_read_into(path, &acc, NULL, err, errcap);
+    if (st == VRAM_OK) st_fill(&acc, m);
+    vram__set_free(&acc.blocks);
+    return st;
+}
+
+/* ---- sharded: model.safetensors.index.json -------------------------------------------- */
+
+/* A shard name is a file name next to the index: no separators, no way up. */
+static int shard_name_ok(const char *s) {
+    return s[0] != '\0' && strchr(s, '/') == NULL && strchr(s, '\\') == NULL &&
+           strstr(s, "..") == NULL && strcmp(s, ".") != 0;
+}
+
+vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *err, size_t errcap) {
+    char q[VRAM__QUOTE_CAP], q2[VRAM__QUOTE_CAP];
+    char *text = NULL;
+    size_t len = 0;
+    if (err != NULL && errcap > 0) err[0] = '\0';
+    vram_status st = vram__read_small_file(path, VRAM_JSON_FILE_MAX, &text, &len, err, errcap);
+    if (st != VRAM_OK) return st;
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (doc == NULL) return vram__fail(err, errcap, VRAM_E_FORMAT, path, "not valid JSON");
+
+    vram__set map = {0}, shard_ids = {0};
+    vram__tensor_acc acc;
+    const char **shards = NULL;
+    size_t nshards = 0;
+    memset(&acc, 0, sizeof acc);
+
+    const cJSON *wm =
+        cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "weight_map") : NULL;
+    if (!cJSON_IsObject(doc)) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "is %s, not a JSON object",
+                        vram__json_type(doc));
+    } else if (wm == NULL) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "has no weight_map");
+    } else if (!cJSON_IsObject(wm)) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "weight_map is %s, not an object",
+                        vram__json_type(wm));
+    } else if (wm->child == NULL) {
+        st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "weight_map is empty");
+    }
+
+    /* the map: tensor -> shard number, shards numbered in order of first mention */
+    size_t entries = 0;
+    for (const cJSON *e = st == VRAM_OK ? wm->child : NULL; e != NULL && st == VRAM_OK; e = e->next)
+        entries++;
+    if (st == VRAM_OK) {
+        shards = malloc(entries * sizeof *shards);
+        if (shards == NULL) st = vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+    }
+    for (const cJSON *e = st == VRAM_OK ? wm->child : NULL; e != NULL && st == VRAM_OK;
+         e = e->next) {
+        vram__set_entry *se, *te;
+        int found;
+        if (!cJSON_IsString(e)) {
+            st = vram__fail(err, errcap, VRAM_E_FORMAT, path,
+                            "weight_map entry %s is %s, not a file name",
+                            vram__quote(e->string, strlen(e->string), q), vram__json_type(e));
+            break;
+        }
+        const char *file = e->valuestring;
+        if (!shard_name_ok(file)) {
+            st = vram__fail(err, errcap, VRAM_E_FORMAT, path,
+                            "weight_map puts tensor %s in %s: a shard must be a plain file name "
+                            "next to the index (no path separator, no \"..\")",
+                            vram__quote(e->string, strlen(e->string), q),
+                            vram__quote(file, strlen(file), q2));
+            break;
+        }
+        if (vram__set_put(&shard_ids, file, strlen(file), 0, &se, &found) != VRAM_OK) {
+            st = vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+            break;
+        }
+        if (!found) {
+            se->value = nshards;
+            shards[nshards++] = file;
+        }
+        se->aux++; /* tensors the map puts in this shard */
+        uint64_t shard = se->value;
+        if (vram__set_put(&map, e->string, strlen(e->string), 0, &te, &found) != VRAM_OK) {
+            st = vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+            break;
+        }
+        if (found) {
+            st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "weight_map lists tensor %s twice",
+                            vram__quote(e->string, strlen(e->string), q));
+            break;
+        }
+        te->value = shard;
+    }
+
+    /* each shard, next to the index */
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    for (size_t i = 0; i < nshards && st == VRAM_OK; i++) {
+        char sp[PATH_MAX];
+        int w = snprintf(sp, sizeof sp, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, shards[i]);
+        if (w < 0 || (size_t)w >= sizeof sp) {
+            st = vram__fail(err, errcap, VRAM_E_IO, path, "shard %s: %s",
+                            vram__quote(shards[i], strlen(shards[i]), q), strerror(ENAMETOOLONG));
+            break;
+        }
+        if (access(sp, F_OK) != 0) {
+            st = vram__fail(err, errcap, VRAM_E_IO, path, "shard %s (%s): %s",
+                            vram__quote(shards[i], strlen(shards[i]), q), sp, strerror(errno));
+            break;
+        }
+        vram__shard_check chk = {&map, i, shards};
+        st = vram__safetensors_read_into(sp, &acc, &chk, err, errcap);
+        if (st != VRAM_OK) break;
+        /* every tensor the map puts here was found here */
+        for (const cJSON *e = wm->child; e != NULL; e = e->next) {
+            vram__set_entry *te = vram__set_get(&map, e->string, strlen(e->string), 0);
+            if (te != NULL && te->value == i && te->aux == 0) {
+                st =
+                    vram__fail(err, errcap, VRAM_E_FORMAT, sp,
+                               "tensor %s is missing: the index's weight_map puts it in this shard",
+                               vram__quote(e->string, strlen(e->string), q));
+                break;
+            }
+        }
+    }
+    if (st == VRAM_OK) {
+        st_fill(&acc, m);
+        if (err != NULL && errcap > 0) err[0] = '\0';
+    }
+    vram__set_free(&acc.blocks);
+    vram__set_free(&map);
+    vram__set_free(&shard_ids);
+    free(shards);
+    cJSON_Delete(doc);
+    return st;
+}

@@ -1,0 +1,286 @@
+/* driver/models/model_util.c — what the model readers share: one-line errors, quoting of
+ * untrusted names, the names of JSON value types, the readers' hash set, the tensor
+ * accumulator (stats plus distinct blocks), the architecture check and whole-file reads. */
+#include "model_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+/* ---- messages ------------------------------------------------------------------------ */
+
+vram_status vram__fail(char *err, size_t errcap, vram_status st, const char *label, const char *fmt,
+                       ...) {
+    if (err == NULL || errcap == 0) return st;
+    int n = snprintf(err, errcap, "%s: ", label != NULL ? label : "(input)");
+    if (n >= 0 && (size_t)n < errcap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err + n, errcap - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    /* one line, whatever the file put into a name */
+    for (char *p = err; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    return st;
+}
+
+const char *vram__quote(const char *s, size_t len, char out[VRAM__QUOTE_CAP]) {
+    size_t o = 0, shown = len > 80 ? 80 : len;
+    out[o++] = '\'';
+    for (size_t i = 0; i < shown; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (shown < len) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o++] = '\'';
+    out[o] = '\0';
+    return out;
+}
+
+const char *vram__fmt_double(double v, char out[40]) {
+    if (isfinite(v) && v == floor(v) && fabs(v) < 1e15)
+        snprintf(out, 40, "%.0f", v);
+    else
+        snprintf(out, 40, "%g", v);
+    return out;
+}
+
+/* Exact integers only: cJSON keeps numbers as doubles, and from 2^53 on a double no longer
+ * tells 2^53 from 2^53 + 1, so such a value is not trusted as a size. */
+int vram__json_exact_u64(double v, uint64_t *out) {
+    if (!(v >= 0.0) || v >= 9007199254740992.0 || v != floor(v)) return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+const char *vram__json_type(const cJSON *j) {
+    if (cJSON_IsObject(j)) return "an object";
+    if (cJSON_IsArray(j)) return "an array";
+    if (cJSON_IsString(j)) return "a string";
+    if (cJSON_IsNumber(j)) return "a number";
+    if (cJSON_IsBool(j)) return "a boolean";
+    if (cJSON_IsNull(j)) return "null";
+    return "an invalid value";
+}
+
+/* ---- the hash set ------------------------------------------------------------------- */
+
+static uint64_t set_hash(const char *key, size_t len, uint64_t tag) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)key[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    for (int i = 0; i < 8; i++) {
+        h ^= (tag >> (8 * i)) & 0xffu;
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+static vram__set_entry *set_find(vram__set_entry *slots, size_t cap, uint64_t h, const char *key,
+                                 size_t len, uint64_t tag) {
+    size_t i = (size_t)h & (cap - 1);
+    for (;;) {
+        vram__set_entry *e = &slots[i];
+        if (!e->used) return e;
+        if (e->hash == h && e->tag == tag && e->len == len &&
+            (len == 0 || memcmp(e->key, key, len) == 0))
+            return e;
+        i = (i + 1) & (cap - 1);
+    }
+}
+
+static vram_status set_rehash(vram__set *s, size_t cap) {
+    if (cap > SIZE_MAX / sizeof(vram__set_entry)) return VRAM_E_OOM;
+    vram__set_entry *slots = calloc(cap, sizeof *slots);
+    if (slots == NULL) return VRAM_E_OOM;
+    for (size_t i = 0; i < s->cap; i++) {
+        vram__set_entry *old = &s->slots[i];
+        if (!old->used) continue;
+        *set_find(slots, cap, old->hash, old->key, old->len, old->tag) = *old;
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->cap = cap;
+    return VRAM_OK;
+}
+
+vram_status vram__set_reserve(vram__set *s, size_t n) {
+    size_t cap = s->cap == 0 ? 64 : s->cap;
+    if (n > SIZE_MAX / 4) return VRAM_E_OOM;
+    while (cap < 2 * n)
+        cap *= 2;
+    return cap == s->cap ? VRAM_OK : set_rehash(s, cap);
+}
+
+/* A copy of key in the set's blocks. Each block starts with a pointer to the previous one,
+ * so freeing walks the chain. */
+static char *set_copy(vram__set *s, const char *key, size_t len) {
+    const size_t head = sizeof(char *);
+    if (s->block == NULL || len + 1 > s->block_cap - s->block_used) {
+        size_t cap = 65536;
+        if (len + 1 > cap - head) cap = head + len + 1;
+        char *b = malloc(cap);
+        if (b == NULL) return NULL;
+        memcpy(b, &s->block, head);
+        s->block = b;
+        s->block_used = head;
+        s->block_cap = cap;
+    }
+    char *copy = s->block + s->block_used;
+    if (len > 0) memcpy(copy, key, len);
+    copy[len] = '\0';
+    s->block_used += len + 1;
+    return copy;
+}
+
+vram_status vram__set_put(vram__set *s, const char *key, size_t len, uint64_t tag,
+                          vram__set_entry **e, int *found) {
+    /* load factor at most 1/2 */
+    if ((s->count + 1) * 2 > s->cap) {
+        vram_status st = set_rehash(s, s->cap == 0 ? 64 : s->cap * 2);
+        if (st != VRAM_OK) return st;
+    }
+    uint64_t h = set_hash(key, len, tag);
+    vram__set_entry *slot = set_find(s->slots, s->cap, h, key, len, tag);
+    if (slot->used) {
+        *e = slot;
+        *found = 1;
+        return VRAM_OK;
+    }
+    char *copy = set_copy(s, key, len);
+    if (copy == NULL) return VRAM_E_OOM;
+    slot->used = 1;
+    slot->hash = h;
+    slot->tag = tag;
+    slot->key = copy;
+    slot->len = len;
+    slot->value = 0;
+    slot->aux = 0;
+    s->count++;
+    *e = slot;
+    *found = 0;
+    return VRAM_OK;
+}
+
+vram__set_entry *vram__set_get(const vram__set *s, const char *key, size_t len, uint64_t tag) {
+    if (s->cap == 0) return NULL;
+    vram__set_entry *e = set_find(s->slots, s->cap, set_hash(key, len, tag), key, len, tag);
+    return e->used ? e : NULL;
+}
+
+void vram__set_free(vram__set *s) {
+    while (s->block != NULL) {
+        char *prev;
+        memcpy(&prev, s->block, sizeof prev);
+        free(s->block);
+        s->block = prev;
+    }
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- the tensor accumulator --------------------------------------------------------- */
+
+vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len, uint32_t ndims,
+                          const uint64_t *dims, uint64_t numel, uint64_t bytes, vram_dtype t,
+                          const char *label, char *err, size_t errcap) {
+    char q[VRAM__QUOTE_CAP];
+    vram_tensor_class c;
+    if (vram_tensor_classify(name, len, ndims, dims, &c) != VRAM_OK)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "tensor %s has a block index of more than 18 digits",
+                          vram__quote(name, len, q));
+    if (vram_tensor_stats_add(&acc->stats, &c, numel, bytes, t) != VRAM_OK)
+        return vram__fail(err, errcap, VRAM_E_OVERFLOW, label,
+                          "the tensors' sizes add up to more than 2^64 (at tensor %s)",
+                          vram__quote(name, len, q));
+    if (c.in_block) {
+        vram__set_entry *e;
+        int found;
+        if (vram__set_put(&acc->blocks, name, c.stack_len, c.block, &e, &found) != VRAM_OK)
+            return vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+    }
+    return VRAM_OK;
+}
+
+vram_status vram__arch_validate(const vram_arch *a, const char *label, char *err, size_t errcap) {
+    if (a->family == VRAM_FAMILY_NONE || vram_arch_check(a) == VRAM_OK) return VRAM_OK;
+    if (a->heads != 0 && a->head_dim > VRAM_ARCH_MAX_WIDTH / a->heads)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "attention width %llu heads x %llu head_dim is over %u",
+                          (unsigned long long)a->heads, (unsigned long long)a->head_dim,
+                          (unsigned)VRAM_ARCH_MAX_WIDTH);
+    if (a->heads != 0 && a->head_dim == 0 && a->hidden % a->heads != 0)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "hidden size %llu is not a multiple of %llu heads (and no head "
+                          "dimension is given)",
+                          (unsigned long long)a->hidden, (unsigned long long)a->heads);
+    if (a->extra_params > VRAM_ARCH_MAX_EXTRA)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "%llu parameters outside the blocks (heads, poolers) are over 10^12",
+                          (unsigned long long)a->extra_params);
+    return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                      "the architecture numbers are outside vramkit's limits");
+}
+
+/* ---- files ---------------------------------------------------------------------------- */
+
+vram_status vram__read_small_file(const char *path, uint64_t max, char **out, size_t *len,
+                                  char *err, size_t errcap) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return vram__fail(err, errcap, VRAM_E_IO, path, "not a regular file");
+    }
+    if ((uint64_t)st.st_size > max) {
+        close(fd);
+        return vram__fail(err, errcap, VRAM_E_FORMAT, path,
+                          "%llu bytes is over the %llu-byte limit for this kind of file",
+                          (unsigned long long)st.st_size, (unsigned long long)max);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (buf == NULL) {
+        close(fd);
+        return vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, buf + got, n - got, (off_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : EIO;
+            free(buf);
+            close(fd);
+            return vram__fail(err, errcap, VRAM_E_IO, path, "read failed: %s",
+                              r < 0 ? strerror(e) : "the file shrank while being read");
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return VRAM_OK;
+}

@@ -1,0 +1,108 @@
+/* driver/models/model_util.h — what the model readers (model_safetensors.c, model_gguf.c,
+ * model_config.c) share, and model_read.c with them: the limits on untrusted input, one-line
+ * errors, quoting of untrusted names, JSON value type names, the readers' hash set and
+ * tensor accumulator, the architecture check and whole-file reads. Driver-internal. */
+#ifndef VRAMKIT_MODEL_UTIL_H
+#define VRAMKIT_MODEL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vramkit/model.h>
+
+/* Limits on untrusted input (the reference safetensors reader's header limit; the rest
+ * are far above any real model and far below what would exhaust memory). */
+#define VRAM_SAFETENSORS_HEADER_MAX UINT64_C(100000000) /* header JSON bytes */
+#define VRAM_SAFETENSORS_MAX_DIMS 8
+#define VRAM_JSON_FILE_MAX UINT64_C(100000000) /* config.json, model.safetensors.index.json */
+#define VRAM_GGUF_MAX_TENSORS UINT64_C(1000000)
+#define VRAM_GGUF_MAX_METADATA UINT64_C(1000000)
+#define VRAM_GGUF_MAX_STRING (UINT64_C(1) << 30) /* a metadata string value: 1 GiB */
+#define VRAM_GGUF_MAX_NAME UINT64_C(65535)       /* a key or a tensor name */
+#define VRAM_GGUF_MAX_DIMS 4
+#define VRAM_GGUF_DEFAULT_ALIGNMENT 32u
+/* Architecture numbers (config.json, GGUF metadata) must be exact integers in (0, limit]:
+ * the core's limits (vram_arch_check), so whatever a reader accepts, the estimator takes. */
+#define VRAM_LIMIT_LAYERS ((uint64_t)VRAM_ARCH_MAX_LAYERS) /* per stack: 10,000 */
+#define VRAM_LIMIT_HIDDEN ((uint64_t)VRAM_ARCH_MAX_WIDTH)  /* also head_dim, MLP width */
+#define VRAM_LIMIT_INTERMEDIATE ((uint64_t)VRAM_ARCH_MAX_WIDTH)
+#define VRAM_LIMIT_HEADS ((uint64_t)VRAM_ARCH_MAX_HEADS)
+#define VRAM_LIMIT_VOCAB ((uint64_t)VRAM_ARCH_MAX_VOCAB)   /* also labels, type_vocab */
+#define VRAM_LIMIT_CONTEXT ((uint64_t)VRAM_ARCH_MAX_VOCAB) /* positions, context */
+
+/* Every reader writes one line into err (the file, then the defect: "model.safetensors:
+ * header length 123456789012 is past the end of the file (4096 bytes)") and returns
+ *   VRAM_E_IO           the file cannot be opened or read (the line carries strerror),
+ *   VRAM_E_FORMAT       malformed: truncated, invalid JSON, offsets that overlap, ...,
+ *   VRAM_E_UNSUPPORTED  well formed but unknown to vramkit: a dtype, a ggml type, a GGUF
+ *                       version other than 2 or 3,
+ *   VRAM_E_OVERFLOW     sizes that do not fit in 64 bits,
+ *   VRAM_E_OOM          the host ran out of memory.
+ * On error the output model is untouched (readers fill a local copy and copy it on
+ * success). On VRAM_OK err holds "" or a note ("config.json: model_type 'mixtral' (mixture
+ * of experts) is not modelled; architecture left unknown"). */
+
+/* "label: message" into err (always NUL-terminated when errcap > 0); returns st. */
+vram_status vram__fail(char *err, size_t errcap, vram_status st, const char *label, const char *fmt,
+                       ...) __attribute__((format(printf, 5, 6)));
+/* A name from an untrusted file, quoted for a message: 'name', at most 80 bytes shown
+ * ("..." after), bytes outside printable ASCII shown as '?'. Returns out. */
+#define VRAM__QUOTE_CAP 96
+const char *vram__quote(const char *s, size_t len, char out[VRAM__QUOTE_CAP]);
+
+/* What a JSON value is, for a message ("header is an array, not a JSON object"): "an
+ * object", "an array", "a string", "a number", "a boolean", "null"; "an invalid value" for
+ * NULL or an item no parser returns. Static, never NULL. */
+struct cJSON;
+const char *vram__json_type(const struct cJSON *j);
+
+/* A set of (bytes, tag) keys with two payload words: the readers' one hash table (tensor
+ * names, block ids, metadata keys). Keys are copied. Open addressing, FNV-1a. */
+typedef struct vram__set_entry {
+    uint64_t hash, tag, value, aux;
+    char *key;
+    size_t len;
+    int used;
+} vram__set_entry;
+typedef struct vram__set {
+    vram__set_entry *slots;
+    size_t cap, count;
+    char *block; /* keys live in a chain of blocks (one malloc per 64 KiB) */
+    size_t block_used, block_cap;
+} vram__set;
+/* Finds (key, tag) or inserts it with value/aux zero. *e points at the entry (valid until
+ * the next insert); *found says whether it was there. VRAM_E_OOM when out of memory. */
+VRAM_NODISCARD vram_status vram__set_put(vram__set *s, const char *key, size_t len, uint64_t tag,
+                                         vram__set_entry **e, int *found);
+/* Room for n entries without growing (an optimisation; VRAM_E_OOM when out of memory). */
+VRAM_NODISCARD vram_status vram__set_reserve(vram__set *s, size_t n);
+/* The entry of (key, tag), or NULL. */
+vram__set_entry *vram__set_get(const vram__set *s, const char *key, size_t len, uint64_t tag);
+void vram__set_free(vram__set *s);
+
+/* Tensor statistics being gathered over one or several files: the stats and the set of
+ * distinct (stack, block index) pairs that m->blocks counts. */
+typedef struct vram__tensor_acc {
+    vram_tensor_stats stats;
+    vram__set blocks;
+} vram__tensor_acc;
+/* Classify one tensor (dims outermost first), count its block and add it to the stats. */
+VRAM_NODISCARD vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len,
+                                         uint32_t ndims, const uint64_t *dims, uint64_t numel,
+                                         uint64_t bytes, vram_dtype t, const char *label, char *err,
+                                         size_t errcap);
+
+/* A whole file into memory (at most max bytes, else VRAM_E_FORMAT); *out is malloc'd and
+ * NUL-terminated. */
+VRAM_NODISCARD vram_status vram__read_small_file(const char *path, uint64_t max, char **out,
+                                                 size_t *len, char *err, size_t errcap);
+/* The core's vram_arch_check on what a reader filled (family NONE passes), with a message
+ * naming the rule that failed. */
+VRAM_NODISCARD vram_status vram__arch_validate(const vram_arch *a, const char *label, char *err,
+                                               size_t errcap);
+/* A JSON number that is an exact integer in [0, 2^53): 1 and *out set, else 0. */
+int vram__json_exact_u64(double v, uint64_t *out);
+/* A double for a message: integers as integers, anything else with %g. */
+const char *vram__fmt_double(double v, char out[40]);
+
+#endif /* VRAMKIT_MODEL_UTIL_H */
