@@ -95,7 +95,6 @@ int cmd_estimate(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
-int cmd_probe_child(int argc, char **argv); /* hidden `__probe`: driver/doctor/probe.h */
 int cmd_watch(int argc, char **argv);
 /* cmd_watch over a given device table, printing to `out` (the tests script the mock). */
 struct vram_device_ops;

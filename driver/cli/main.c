@@ -1,10 +1,11 @@
 /* driver/cli/main.c — `vramkit <command> [options]`: finds the command and hands over.
- * Each command lives in driver/cmd_<name>.c and answers --help itself; this file only
+ * Each command lives in driver/cli/cmd_<name>.c and answers --help itself; this file only
  * knows the list, the version and the top-level help. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "doctor/probe.h"
 
 typedef struct cli_command {
     const char *name;
@@ -19,7 +20,7 @@ static const cli_command commands[] = {
     {"stream", cmd_stream, "stream HDF5 datasets into device memory, chunk by chunk, and time it"},
     {"try", cmd_try, "run a load under each strategy in a child process until one works"},
     {"doctor", cmd_doctor, "is this machine fit for CUDA work: what is wrong, and the fix"},
-    {"__probe", cmd_probe_child, NULL}, /* the child of doctor --probe (driver/doctor/probe.h) */
+    {"__probe", vram_probe_child_main, NULL}, /* the child of doctor --probe (doctor/probe.h) */
     {"watch", cmd_watch, "device memory every interval, with warnings: near the limit, leaks"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

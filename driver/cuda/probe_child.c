@@ -10,7 +10,7 @@
 #include <vramkit/cudaerr.h>
 #include <vramkit/device.h>
 
-#include "cli/cli.h"
+#include "util/text.h"
 #include "cuda_device.h"
 #include "cuda_internal.h"
 #include "doctor/probe.h"
@@ -89,7 +89,7 @@ static int pc_open(vram_device_ops *ops, int device, vram_probe_result *out) {
     return 1;
 }
 
-static const char *pc_size(uint64_t bytes, char *buf, size_t cap) { return cli_format_size(bytes, buf, cap); }
+static const char *pc_size(uint64_t bytes, char *buf, size_t cap) { return vram_fmt_size(bytes, buf, cap); }
 
 /* ---- vmm --------------------------------------------------------------------------- */
 

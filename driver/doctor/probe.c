@@ -21,9 +21,9 @@
 #include <vramkit/attempt.h>
 #include <vramkit/device.h>
 
-#include "cli/cli.h"
 #include "cuda/cuda_device.h"
 #include "isolate/isolate.h"
+#include "util/text.h"
 
 #define PROBE_EXE_MAX 4096
 
@@ -342,6 +342,18 @@ static void probe_print(const vram_probe_result *r) {
     cJSON_Delete(o);
 }
 
+/* One line "vramkit: __probe: ..." on stderr; the child's exit code for bad usage. */
+static int child_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int child_usage_error(const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "vramkit: " VRAM_PROBE_COMMAND ": ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return VRAM_PROBE_EXIT_USAGE;
+}
+
 /* The test hook (VRAMKIT_PROBE_TEST): ends the child as asked. Returns -1 when the hook is
  * not set, else an exit code. */
 static int probe_test_hook(const char *hook, vram_probe_kind kind, int device) {
@@ -376,27 +388,27 @@ static int probe_test_hook(const char *hook, vram_probe_kind kind, int device) {
         vram__probe_trap(device, &r);
         r.seconds = probe_now() - t0;
         probe_print(&r);
-        return r.ran ? (r.status == VRAM_OK ? VRAM_EXIT_OK : VRAM_EXIT_NO) : VRAM_EXIT_ENV;
+        return r.ran ? (r.status == VRAM_OK ? VRAM_PROBE_EXIT_WORKS : VRAM_PROBE_EXIT_FAILS) : VRAM_PROBE_EXIT_NOT_RUN;
     }
-    return cli_usage_error(VRAM_PROBE_COMMAND, "%s='%s' is not a test hook (segfault, hang, exit, garbage, trap)",
+    return child_usage_error("%s='%s' is not a test hook (segfault, hang, exit, garbage, trap)",
                            VRAM_PROBE_TEST_ENV, hook);
 }
 
 int vram_probe_child_main(int argc, char **argv) {
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         probe_child_usage(stdout);
-        return VRAM_EXIT_OK;
+        return VRAM_PROBE_EXIT_WORKS;
     }
     if (argc != 3)
-        return cli_usage_error(VRAM_PROBE_COMMAND, "expected KIND DEVICE, got %d argument%s (run 'vramkit "
+        return child_usage_error("expected KIND DEVICE, got %d argument%s (run 'vramkit "
                                VRAM_PROBE_COMMAND " --help')", argc - 1, argc == 2 ? "" : "s");
     vram_probe_kind kind;
     if (vram_probe_parse_name(argv[1], &kind) != VRAM_OK)
-        return cli_usage_error(VRAM_PROBE_COMMAND, "unknown probe '%s' (expected vmm, pinned, pool, kernel or alloc90)",
+        return child_usage_error("unknown probe '%s' (expected vmm, pinned, pool, kernel or alloc90)",
                                argv[1]);
     uint64_t dev = 0;
-    if (cli_parse_u64(argv[2], VRAM_MAX_DEVICES - 1, &dev) != 0)
-        return cli_usage_error(VRAM_PROBE_COMMAND, "device '%s' is not a number from 0 to %d", argv[2],
+    if (vram_parse_u64(argv[2], VRAM_MAX_DEVICES - 1, &dev) != 0)
+        return child_usage_error("device '%s' is not a number from 0 to %d", argv[2],
                                VRAM_MAX_DEVICES - 1);
     int hooked = probe_test_hook(getenv(VRAM_PROBE_TEST_ENV), kind, (int)dev);
     if (hooked >= 0) return hooked;
@@ -407,11 +419,9 @@ int vram_probe_child_main(int argc, char **argv) {
     vram__probe_execute(kind, (int)dev, &r);
     r.seconds = probe_now() - t0;
     probe_print(&r);
-    if (!r.ran) return VRAM_EXIT_ENV;
-    return r.status == VRAM_OK ? VRAM_EXIT_OK : VRAM_EXIT_NO;
+    if (!r.ran) return VRAM_PROBE_EXIT_NOT_RUN;
+    return r.status == VRAM_OK ? VRAM_PROBE_EXIT_WORKS : VRAM_PROBE_EXIT_FAILS;
 }
-
-int cmd_probe_child(int argc, char **argv) { return vram_probe_child_main(argc, argv); }
 
 /* ---- without the CUDA parts ------------------------------------------------------- */
 

@@ -78,6 +78,13 @@ vram_status vram_probe_run(int device, vram_probe_kind kind, int timeout_ms, vra
  * run (no CUDA parts, no driver, no such device). Programs that embed the driver library
  * and want probes from their own executable dispatch `__probe` to it. */
 int vram_probe_child_main(int argc, char **argv);
+/* Its exit codes (the same numbers as the CLI's). */
+enum {
+    VRAM_PROBE_EXIT_WORKS = 0,  /* the capability works */
+    VRAM_PROBE_EXIT_FAILS = 1,  /* it does not */
+    VRAM_PROBE_EXIT_USAGE = 2,  /* bad usage: one line on stderr */
+    VRAM_PROBE_EXIT_NOT_RUN = 3 /* the probe could not run */
+};
 
 /* ---- private: exposed for the tests ------------------------------------------------- */
 

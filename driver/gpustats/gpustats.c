@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
+#include "util/text.h"
 #include "cuda/cuda_device.h"
 
 struct vram_gpustats {
@@ -33,16 +33,6 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
-static void put_error(char *err, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void put_error(char *err, size_t cap, const char *fmt, ...) {
-    va_list ap;
-    if (err == NULL || cap == 0) return;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-}
-
 /* " (CUDA error N)" when the backend recorded one. */
 static void cuda_suffix(const vram_device_ops *ops, char *buf, size_t cap) {
     int code = ops->last_error ? ops->last_error(ops->ctx) : 0;
@@ -59,9 +49,9 @@ vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_co
     vram_gpustats *g;
     char sfx[48];
     int count = 0, driver = 0;
-    put_error(err, errcap, "%s", "");
+    vram_msgf(err, errcap, "%s", "");
     if (out == NULL) {
-        put_error(err, errcap, "no place for the handle (out is NULL)");
+        vram_msgf(err, errcap, "no place for the handle (out is NULL)");
         return VRAM_E_INVALID;
     }
     *out = NULL;
@@ -69,7 +59,7 @@ vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_co
         memset(&table, 0, sizeof table);
         st = vram_cuda_ops(&table);
         if (st != VRAM_OK) {
-            put_error(err, errcap, "this vramkit was built without CUDA: no GPU backend");
+            vram_msgf(err, errcap, "this vramkit was built without CUDA: no GPU backend");
             return st;
         }
     } else {
@@ -77,7 +67,7 @@ vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_co
     }
     st = vram_device_ops_check(&table);
     if (st != VRAM_OK) {
-        put_error(err, errcap, "the device table cannot be used by this build: %s",
+        vram_msgf(err, errcap, "the device table cannot be used by this build: %s",
                   vram_status_str(st));
         return st;
     }
@@ -88,17 +78,17 @@ vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_co
         if (table.driver_version(table.ctx, &driver) == VRAM_OK && driver == 0)
             st = VRAM_E_NO_DRIVER;
         if (st == VRAM_E_NO_DRIVER)
-            put_error(err, errcap, "no NVIDIA driver found");
+            vram_msgf(err, errcap, "no NVIDIA driver found");
         else if (st == VRAM_E_NO_DEVICE)
-            put_error(err, errcap, "no usable GPU: the driver sees no device%s (check "
+            vram_msgf(err, errcap, "no usable GPU: the driver sees no device%s (check "
                                    "CUDA_VISIBLE_DEVICES)", sfx);
         else
-            put_error(err, errcap, "%s backend: device_count failed: %s%s", table.backend,
+            vram_msgf(err, errcap, "%s backend: device_count failed: %s%s", table.backend,
                       vram_status_str(st), sfx);
         return st;
     }
     if (count <= 0) {
-        put_error(err, errcap, "no usable GPU: the %s backend reports %d devices",
+        vram_msgf(err, errcap, "no usable GPU: the %s backend reports %d devices",
                   table.backend, count);
         return VRAM_E_NO_DEVICE;
     }
@@ -106,13 +96,13 @@ vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_co
 
     g = (vram_gpustats *)calloc(1, sizeof *g);
     if (g == NULL) {
-        put_error(err, errcap, "out of host memory");
+        vram_msgf(err, errcap, "out of host memory");
         return VRAM_E_OOM;
     }
     st = vram_monitor_init(&g->mon, cfg);
     if (st != VRAM_OK) {
         free(g);
-        put_error(err, errcap, "bad monitor settings: the limit must be in (0, 1] and the "
+        vram_msgf(err, errcap, "bad monitor settings: the limit must be in (0, 1] and the "
                                "re-arm margin in (0, limit]");
         return st;
     }
@@ -125,7 +115,7 @@ vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_co
         st = table.device_info(table.ctx, d, &info);
         if (st != VRAM_OK) {
             cuda_suffix(&table, sfx, sizeof sfx);
-            put_error(err, errcap, "%s backend: device_info(%d) failed: %s%s", table.backend, d,
+            vram_msgf(err, errcap, "%s backend: device_info(%d) failed: %s%s", table.backend, d,
                       vram_status_str(st), sfx);
             free(g);
             return st;
@@ -295,7 +285,7 @@ static void sb_add(sbuf *b, const char *fmt, ...) {
 
 static void sb_size(sbuf *b, uint64_t bytes) {
     char s[32];
-    sb_add(b, "%s", cli_format_size(bytes, s, sizeof s));
+    sb_add(b, "%s", vram_fmt_size(bytes, s, sizeof s));
 }
 
 /* A threshold as the user most likely gave it: whole decimal MB as such. */

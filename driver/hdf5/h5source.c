@@ -15,14 +15,7 @@
 
 #include <hdf5.h>
 
-static void msg(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void msg(char *dst, size_t cap, const char *fmt, ...) {
-    va_list ap;
-    if (dst == NULL || cap == 0) return;
-    va_start(ap, fmt);
-    vsnprintf(dst, cap, fmt, ap);
-    va_end(ap);
-}
+#include "util/text.h"
 
 const char *vram_h5_path_name(vram_h5_path p) {
     switch (p) {
@@ -93,23 +86,23 @@ static void type_name(hid_t t, char *out, size_t cap) {
     const char *be = H5Tget_order(t) == H5T_ORDER_BE ? " big-endian" : "";
     switch (c) {
     case H5T_INTEGER:
-        msg(out, cap, "%sint%zu%s", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", size * 8u, be);
+        vram_msgf(out, cap, "%sint%zu%s", H5Tget_sign(t) == H5T_SGN_NONE ? "u" : "", size * 8u, be);
         break;
-    case H5T_FLOAT: msg(out, cap, "float%zu%s", size * 8u, be); break;
+    case H5T_FLOAT: vram_msgf(out, cap, "float%zu%s", size * 8u, be); break;
     case H5T_STRING:
         if (H5Tis_variable_str(t) > 0)
-            msg(out, cap, "variable-length string");
+            vram_msgf(out, cap, "variable-length string");
         else
-            msg(out, cap, "string[%zu]", size);
+            vram_msgf(out, cap, "string[%zu]", size);
         break;
-    case H5T_COMPOUND: msg(out, cap, "compound (%zu bytes)", size); break;
-    case H5T_ARRAY: msg(out, cap, "array (%zu bytes)", size); break;
-    case H5T_ENUM: msg(out, cap, "enum (%zu bytes)", size); break;
-    case H5T_BITFIELD: msg(out, cap, "bitfield (%zu bytes)", size); break;
-    case H5T_OPAQUE: msg(out, cap, "opaque (%zu bytes)", size); break;
-    case H5T_VLEN: msg(out, cap, "variable-length sequence"); break;
-    case H5T_REFERENCE: msg(out, cap, "reference"); break;
-    default: msg(out, cap, "class %d (%zu bytes)", (int)c, size); break;
+    case H5T_COMPOUND: vram_msgf(out, cap, "compound (%zu bytes)", size); break;
+    case H5T_ARRAY: vram_msgf(out, cap, "array (%zu bytes)", size); break;
+    case H5T_ENUM: vram_msgf(out, cap, "enum (%zu bytes)", size); break;
+    case H5T_BITFIELD: vram_msgf(out, cap, "bitfield (%zu bytes)", size); break;
+    case H5T_OPAQUE: vram_msgf(out, cap, "opaque (%zu bytes)", size); break;
+    case H5T_VLEN: vram_msgf(out, cap, "variable-length sequence"); break;
+    case H5T_REFERENCE: vram_msgf(out, cap, "reference"); break;
+    default: vram_msgf(out, cap, "class %d (%zu bytes)", (int)c, size); break;
     }
 }
 
@@ -129,12 +122,12 @@ static vram_status pread_all(const vram_h5_file *f, const vram_h5_dataset *ds, u
         ssize_t r = pread(f->fd, p + got, want, (off_t)(off + got));
         if (r < 0) {
             if (errno == EINTR) continue;
-            msg(err, cap, "%s: %s: read error at offset %llu (%llu bytes): %s", f->path, ds->name,
+            vram_msgf(err, cap, "%s: %s: read error at offset %llu (%llu bytes): %s", f->path, ds->name,
                 (unsigned long long)(off + got), (unsigned long long)(n - got), strerror(errno));
             return VRAM_E_IO;
         }
         if (r == 0) {
-            msg(err, cap,
+            vram_msgf(err, cap,
                 "%s: %s: short read at offset %llu: wanted %llu more bytes, the file ends there "
                 "(truncated or changed under the reader)",
                 f->path, ds->name, (unsigned long long)(off + got), (unsigned long long)(n - got));
@@ -172,7 +165,7 @@ static vram_status h5_read_rows(vram_h5_file *f, uint32_t d, uint64_t first, uin
     if (fs >= 0) H5Sclose(fs);
     pthread_mutex_unlock(&f->lock);
     if (rc < 0) {
-        msg(err, cap, "%s: %s: HDF5 could not read rows [%llu, %llu)%s%s", f->path, ds->name,
+        vram_msgf(err, cap, "%s: %s: HDF5 could not read rows [%llu, %llu)%s%s", f->path, ds->name,
             (unsigned long long)first, (unsigned long long)(first + count), why[0] ? ": " : "", why);
         return VRAM_E_IO;
     }
@@ -182,7 +175,7 @@ static vram_status h5_read_rows(vram_h5_file *f, uint32_t d, uint64_t first, uin
 vram_status vram_h5_read_plain(vram_h5_file *f, uint32_t d, uint64_t first, uint64_t count,
                                void *dst, char *err, size_t cap) {
     if (f == NULL || d >= f->datasets || first > f->samples || count > f->samples - first) {
-        msg(err, cap, "rows [%llu, %llu) of dataset %u are out of range", (unsigned long long)first,
+        vram_msgf(err, cap, "rows [%llu, %llu) of dataset %u are out of range", (unsigned long long)first,
             (unsigned long long)(first + count), d);
         return VRAM_E_RANGE;
     }
@@ -391,15 +384,15 @@ static vram_status open_dataset(vram_h5_file *f, uint32_t d, const char *name, u
     ds->dset = -1;
     ds->memtype = -1;
     if (strlen(name) >= sizeof ds->name || name[0] == '\0') {
-        msg(err, cap, "%s: dataset name '%s' is empty or too long", f->path, name);
+        vram_msgf(err, cap, "%s: dataset name '%s' is empty or too long", f->path, name);
         return VRAM_E_INVALID;
     }
     if (H5Oget_info_by_name2((hid_t)f->file, name, &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
-        msg(err, cap, "%s: no dataset '%s' in the file", f->path, name);
+        vram_msgf(err, cap, "%s: no dataset '%s' in the file", f->path, name);
         return VRAM_E_INVALID;
     }
     if (info.type != H5O_TYPE_DATASET) {
-        msg(err, cap, "%s: '%s' is a %s, not a dataset", f->path, name,
+        vram_msgf(err, cap, "%s: '%s' is a %s, not a dataset", f->path, name,
             info.type == H5O_TYPE_GROUP ? "group" : "named datatype");
         return VRAM_E_INVALID;
     }
@@ -407,7 +400,7 @@ static vram_status open_dataset(vram_h5_file *f, uint32_t d, const char *name, u
     ds->dset = H5Dopen2((hid_t)f->file, name, dapl >= 0 ? dapl : H5P_DEFAULT);
     if (ds->dset < 0) {
         hdf5_reason(why);
-        msg(err, cap, "%s: cannot open dataset '%s': %s", f->path, name, why[0] ? why : "HDF5 error");
+        vram_msgf(err, cap, "%s: cannot open dataset '%s': %s", f->path, name, why[0] ? why : "HDF5 error");
         st = VRAM_E_IO;
         goto out;
     }
@@ -415,14 +408,14 @@ static vram_status open_dataset(vram_h5_file *f, uint32_t d, const char *name, u
     ftype = H5Dget_type((hid_t)ds->dset);
     dcpl = H5Dget_create_plist((hid_t)ds->dset);
     if (space < 0 || ftype < 0 || dcpl < 0) {
-        msg(err, cap, "%s: cannot read the shape, type or layout of '%s'", f->path, name);
+        vram_msgf(err, cap, "%s: cannot read the shape, type or layout of '%s'", f->path, name);
         st = VRAM_E_IO;
         goto out;
     }
     H5S_class_t sc = H5Sget_simple_extent_type(space);
     ds->rank = H5Sget_simple_extent_ndims(space);
     if (sc != H5S_SIMPLE || ds->rank < 1 || ds->rank > VRAM_H5_MAX_RANK) {
-        msg(err, cap, "%s: '%s' is %s: it has no sample dimension", f->path, name,
+        vram_msgf(err, cap, "%s: '%s' is %s: it has no sample dimension", f->path, name,
             sc == H5S_NULL ? "a null dataspace" : sc == H5S_SCALAR ? "a scalar" : "of no usable shape");
         st = VRAM_E_FORMAT;
         goto out;
@@ -431,20 +424,20 @@ static vram_status open_dataset(vram_h5_file *f, uint32_t d, const char *name, u
     for (int i = 0; i < ds->rank; i++) ds->dims[i] = (uint64_t)dims[i];
     type_name(ftype, ds->type, sizeof ds->type);
     if ((problem = type_problem(ftype)) != NULL) {
-        msg(err, cap, "%s: '%s' holds %s (type %s): only fixed-size samples can be moved as bytes",
+        vram_msgf(err, cap, "%s: '%s' holds %s (type %s): only fixed-size samples can be moved as bytes",
             f->path, name, problem, ds->type);
         st = VRAM_E_UNSUPPORTED;
         goto out;
     }
     if (ds->dims[0] == 0) {
-        msg(err, cap, "%s: '%s' is empty (0 samples)", f->path, name);
+        vram_msgf(err, cap, "%s: '%s' is empty (0 samples)", f->path, name);
         st = VRAM_E_INVALID;
         goto out;
     }
     ds->memtype = H5Tget_native_type(ftype, H5T_DIR_ASCEND);
     if (ds->memtype < 0) ds->memtype = H5Tcopy(ftype);
     if (ds->memtype < 0) {
-        msg(err, cap, "%s: '%s': no native type for %s", f->path, name, ds->type);
+        vram_msgf(err, cap, "%s: '%s': no native type for %s", f->path, name, ds->type);
         st = VRAM_E_UNSUPPORTED;
         goto out;
     }
@@ -452,20 +445,20 @@ static vram_status open_dataset(vram_h5_file *f, uint32_t d, const char *name, u
         uint64_t rb = (uint64_t)H5Tget_size((hid_t)ds->memtype);
         for (int i = 1; i < ds->rank; i++) {
             if (vram__mul_u64(rb, ds->dims[i], &rb) != VRAM_OK) {
-                msg(err, cap, "%s: one sample of '%s' is more than 2^64 bytes", f->path, name);
+                vram_msgf(err, cap, "%s: one sample of '%s' is more than 2^64 bytes", f->path, name);
                 st = VRAM_E_OVERFLOW;
                 goto out;
             }
         }
         ds->row_bytes = rb;
         if (rb == 0) {
-            msg(err, cap, "%s: '%s' has samples of 0 bytes (a zero dimension)", f->path, name);
+            vram_msgf(err, cap, "%s: '%s' has samples of 0 bytes (a zero dimension)", f->path, name);
             st = VRAM_E_INVALID;
             goto out;
         }
         uint64_t total;
         if (vram__mul_u64(rb, ds->dims[0], &total) != VRAM_OK) {
-            msg(err, cap, "%s: '%s' is more than 2^64 bytes", f->path, name);
+            vram_msgf(err, cap, "%s: '%s' is more than 2^64 bytes", f->path, name);
             st = VRAM_E_OVERFLOW;
             goto out;
         }
@@ -482,7 +475,7 @@ static vram_status open_dataset(vram_h5_file *f, uint32_t d, const char *name, u
             H5Dclose((hid_t)ds->dset);
             ds->dset = H5Dopen2((hid_t)f->file, name, dapl);
             if (ds->dset < 0) {
-                msg(err, cap, "%s: cannot reopen dataset '%s'", f->path, name);
+                vram_msgf(err, cap, "%s: cannot reopen dataset '%s'", f->path, name);
                 st = VRAM_E_IO;
                 goto out;
             }
@@ -519,23 +512,23 @@ vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,
     vram_status rc = VRAM_OK;
     if (err && cap) err[0] = '\0';
     if (out == NULL || path == NULL || names == NULL) {
-        msg(err, cap, "NULL argument");
+        vram_msgf(err, cap, "NULL argument");
         return VRAM_E_INVALID;
     }
     *out = NULL;
     if (n == 0 || n > VRAM_STREAM_MAX_DATASETS) {
-        msg(err, cap, "%s: %u datasets given: from 1 to %u", path, n, VRAM_STREAM_MAX_DATASETS);
+        vram_msgf(err, cap, "%s: %u datasets given: from 1 to %u", path, n, VRAM_STREAM_MAX_DATASETS);
         return VRAM_E_INVALID;
     }
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(names[i], names[j]) == 0) {
-                msg(err, cap, "%s: dataset '%s' is given twice", path, names[i]);
+                vram_msgf(err, cap, "%s: dataset '%s' is given twice", path, names[i]);
                 return VRAM_E_INVALID;
             }
     f = (vram_h5_file *)calloc(1, sizeof *f);
     if (f == NULL) {
-        msg(err, cap, "out of host memory");
+        vram_msgf(err, cap, "out of host memory");
         return VRAM_E_OOM;
     }
     f->fd = -1;
@@ -543,7 +536,7 @@ vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,
     for (uint32_t d = 0; d < VRAM_STREAM_MAX_DATASETS; d++) f->ds[d].dset = f->ds[d].memtype = -1;
     pthread_mutex_init(&f->lock, NULL);
     if (strlen(path) >= sizeof f->path) {
-        msg(err, cap, "file name too long: %.80s...", path);
+        vram_msgf(err, cap, "file name too long: %.80s...", path);
         vram_h5_close(f);
         return VRAM_E_INVALID;
     }
@@ -551,12 +544,12 @@ vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0) {
         int e = errno;
-        msg(err, cap, "%s: %s", path, e == ENOENT ? "no such file" : strerror(e));
+        vram_msgf(err, cap, "%s: %s", path, e == ENOENT ? "no such file" : strerror(e));
         vram_h5_close(f);
         return e == ENOENT || e == ENOTDIR ? VRAM_E_INVALID : VRAM_E_IO;
     }
     if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        msg(err, cap, "%s: not a regular file", path);
+        vram_msgf(err, cap, "%s: not a regular file", path);
         vram_h5_close(f);
         return VRAM_E_INVALID;
     }
@@ -568,7 +561,7 @@ vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,
     /* nothing else uses f yet: no lock (the checks below read through h5_read_rows) */
     quiet();
     if (H5Fis_hdf5(path) <= 0) {
-        msg(err, cap, "%s: not an HDF5 file", path);
+        vram_msgf(err, cap, "%s: not an HDF5 file", path);
         rc = VRAM_E_FORMAT;
         goto done;
     }
@@ -577,7 +570,7 @@ vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,
     f->file = H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
     if (f->file < 0) {
         hdf5_reason(why);
-        msg(err, cap, "%s: HDF5 cannot open it%s%s", path, why[0] ? ": " : "", why);
+        vram_msgf(err, cap, "%s: HDF5 cannot open it%s%s", path, why[0] ? ": " : "", why);
         rc = VRAM_E_FORMAT;
         goto done;
     }
@@ -590,7 +583,7 @@ vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,
         if (d == 0) {
             f->samples = f->ds[0].dims[0];
         } else if (f->ds[d].dims[0] != f->samples) {
-            msg(err, cap, "%s: '%s' has %llu samples and '%s' has %llu: datasets streamed together "
+            vram_msgf(err, cap, "%s: '%s' has %llu samples and '%s' has %llu: datasets streamed together "
                           "must share their first dimension",
                 path, f->ds[0].name, (unsigned long long)f->samples, f->ds[d].name,
                 (unsigned long long)f->ds[d].dims[0]);
@@ -615,7 +608,7 @@ static vram_status src_read(void *ctx, uint32_t d, uint64_t first, uint64_t coun
                             char *err, size_t cap) {
     vram_h5_file *f = (vram_h5_file *)ctx;
     if (d >= f->datasets || first > f->samples || count > f->samples - first) {
-        msg(err, cap, "%s: rows [%llu, %llu) of dataset %u are out of range", f->path,
+        vram_msgf(err, cap, "%s: rows [%llu, %llu) of dataset %u are out of range", f->path,
             (unsigned long long)first, (unsigned long long)(first + count), d);
         return VRAM_E_RANGE;
     }
@@ -627,23 +620,23 @@ static vram_status src_check(void *ctx, char *err, size_t cap) {
     vram_h5_file *f = (vram_h5_file *)ctx;
     struct stat st;
     if (fstat(f->fd, &st) != 0) {
-        msg(err, cap, "%s: cannot stat the open file: %s", f->path, strerror(errno));
+        vram_msgf(err, cap, "%s: cannot stat the open file: %s", f->path, strerror(errno));
         return VRAM_E_IO;
     }
     if ((uint64_t)st.st_size < f->file_bytes) {
-        msg(err, cap, "%s: the file was truncated under the reader: %llu bytes at open, %llu now "
+        vram_msgf(err, cap, "%s: the file was truncated under the reader: %llu bytes at open, %llu now "
                       "(the data from offset %llu on is gone)",
             f->path, (unsigned long long)f->file_bytes, (unsigned long long)st.st_size,
             (unsigned long long)st.st_size);
         return VRAM_E_IO;
     }
     if ((uint64_t)st.st_size != f->file_bytes) {
-        msg(err, cap, "%s: the file changed under the reader: %llu bytes at open, %llu now", f->path,
+        vram_msgf(err, cap, "%s: the file changed under the reader: %llu bytes at open, %llu now", f->path,
             (unsigned long long)f->file_bytes, (unsigned long long)st.st_size);
         return VRAM_E_IO;
     }
     if (mtime_ns(&st) != f->mtime_ns || (uint64_t)st.st_ino != f->ino) {
-        msg(err, cap, "%s: the file changed under the reader (modified since it was opened)", f->path);
+        vram_msgf(err, cap, "%s: the file changed under the reader (modified since it was opened)", f->path);
         return VRAM_E_IO;
     }
     return VRAM_OK;

@@ -6,13 +6,14 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/text.h"
 
 #define MAX_HELD 2u          /* batches the consumer may hold at once */
 #define MAX_PIECES 32u       /* pieces packed into one slab */
@@ -28,15 +29,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void set_msg(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_msg(char *dst, size_t cap, const char *fmt, ...) {
-    va_list ap;
-    if (dst == NULL || cap == 0) return;
-    va_start(ap, fmt);
-    vsnprintf(dst, cap, fmt, ap);
-    va_end(ap);
-}
-
 /* Device memory that the host may use as its own (the host backend; the plain mock). */
 static int host_memory_device(const vram_device_ops *ops) {
     return (ops->flags & VRAM_DEVICE_HOST_MEMORY) != 0;
@@ -50,13 +42,13 @@ static vram_status mem_read(void *ctx, uint32_t d, uint64_t first, uint64_t coun
                             char *err, size_t cap) {
     const vram_memsource *m = (const vram_memsource *)ctx;
     if (d >= m->datasets || first > m->samples || count > m->samples - first) {
-        set_msg(err, cap, "memory source: rows [%llu, %llu) of dataset %u are out of range",
+        vram_msgf(err, cap, "memory source: rows [%llu, %llu) of dataset %u are out of range",
                 (unsigned long long)first, (unsigned long long)(first + count), d);
         return VRAM_E_RANGE;
     }
     if (m->fail_at != 0 && d == m->fail_dataset && m->fail_at - 1u >= first &&
         m->fail_at - 1u - first < count) {
-        set_msg(err, cap, "memory source: injected read error at sample %llu of dataset %u",
+        vram_msgf(err, cap, "memory source: injected read error at sample %llu of dataset %u",
                 (unsigned long long)(m->fail_at - 1u), d);
         return VRAM_E_IO;
     }
@@ -965,13 +957,13 @@ static vram_status open_slabs(vram_streamer *s, char *err, size_t cap) {
     vram_status st;
     s->slab_bytes = round_up(s->slab_bytes, PIECE_ALIGN);
     if (vram__mul_u64(round_up(s->slab_bytes, pg), s->nslabs, &total) != VRAM_OK || total > SIZE_MAX) {
-        set_msg(err, cap, "%u slabs of %llu bytes overflow the address space", s->nslabs,
+        vram_msgf(err, cap, "%u slabs of %llu bytes overflow the address space", s->nslabs,
                 (unsigned long long)s->slab_bytes);
         return VRAM_E_OVERFLOW;
     }
     void *m = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) {
-        set_msg(err, cap, "cannot map %llu bytes of host memory for the slabs: %s",
+        vram_msgf(err, cap, "cannot map %llu bytes of host memory for the slabs: %s",
                 (unsigned long long)total, strerror(errno));
         return VRAM_E_OOM;
     }
@@ -988,7 +980,7 @@ static vram_status open_slabs(vram_streamer *s, char *err, size_t cap) {
         s->slab_mem = NULL;
         st = s->ops.host_alloc_pinned(s->ops.ctx, total, &p);
         if (st != VRAM_OK || p == NULL) {
-            set_msg(err, cap, "cannot pin %llu bytes of host memory for %u slabs: %s",
+            vram_msgf(err, cap, "cannot pin %llu bytes of host memory for %u slabs: %s",
                     (unsigned long long)total, s->nslabs, vram_status_str(st));
             return st != VRAM_OK ? st : VRAM_E_OOM;
         }
@@ -1008,7 +1000,7 @@ static vram_status dev_alloc(vram_streamer *s, uint64_t bytes, void **p, const c
         snprintf(sz, sizeof sz, "%llu bytes", (unsigned long long)bytes);
         char m[VRAM_STREAM_ERR_MAX];
         device_msg(s, m, sizeof m, "allocating", st != VRAM_OK ? st : VRAM_E_OOM);
-        set_msg(err, cap, "cannot allocate %s of device memory for %s (%s)", sz, what, m);
+        vram_msgf(err, cap, "cannot allocate %s of device memory for %s (%s)", sz, what, m);
         return st != VRAM_OK ? st : VRAM_E_OOM;
     }
     return VRAM_OK;
@@ -1019,7 +1011,7 @@ static vram_status make_event(vram_streamer *s, vram_event *e, char *err, size_t
     if (st != VRAM_OK) {
         char m[VRAM_STREAM_ERR_MAX];
         device_msg(s, m, sizeof m, "creating an event", st);
-        set_msg(err, cap, "%s", m);
+        vram_msgf(err, cap, "%s", m);
     }
     return st;
 }
@@ -1028,7 +1020,7 @@ static void plan_msg(vram_status st, const vram_chunks_plan *p, char *err, size_
     const vram_chunks_config *c = &p->config;
     switch (st) {
     case VRAM_E_NOSPACE:
-        set_msg(err, cap,
+        vram_msgf(err, cap,
                 "a batch of %llu samples x %llu bytes = %llu bytes does not fit one buffer: the "
                 "budget is %llu bytes in %u buffers (%llu bytes each), %llu bytes needed",
                 (unsigned long long)c->batch, (unsigned long long)c->sample_bytes,
@@ -1037,25 +1029,25 @@ static void plan_msg(vram_status st, const vram_chunks_plan *p, char *err, size_
         break;
     case VRAM_E_RANGE:
         if (c->rank >= c->world)
-            set_msg(err, cap, "rank %u is not below world %u", c->rank, c->world);
+            vram_msgf(err, cap, "rank %u is not below world %u", c->rank, c->world);
         else if (p->rank_samples == 0 && c->shard == VRAM_SHARD_DROP)
-            set_msg(err, cap, "%llu samples leave nothing for each of %u ranks",
+            vram_msgf(err, cap, "%llu samples leave nothing for each of %u ranks",
                     (unsigned long long)c->samples, c->world);
         else if (c->drop_last && p->rank_samples < c->batch)
-            set_msg(err, cap, "drop_last: each rank has %llu samples, less than one batch of %llu",
+            vram_msgf(err, cap, "drop_last: each rank has %llu samples, less than one batch of %llu",
                     (unsigned long long)p->rank_samples, (unsigned long long)c->batch);
         else
-            set_msg(err, cap, "cannot plan: %s (budget fraction or reserve)", vram_status_str(st));
+            vram_msgf(err, cap, "cannot plan: %s (budget fraction or reserve)", vram_status_str(st));
         break;
     case VRAM_E_INVALID:
         if (c->samples == 0)
-            set_msg(err, cap, "the source has no samples");
+            vram_msgf(err, cap, "the source has no samples");
         else if (c->batch == 0)
-            set_msg(err, cap, "the batch size is 0");
+            vram_msgf(err, cap, "the batch size is 0");
         else
-            set_msg(err, cap, "cannot plan: no budget (give budget_bytes or free_bytes)");
+            vram_msgf(err, cap, "cannot plan: no budget (give budget_bytes or free_bytes)");
         break;
-    default: set_msg(err, cap, "cannot plan: %s", vram_status_str(st)); break;
+    default: vram_msgf(err, cap, "cannot plan: %s", vram_status_str(st)); break;
     }
 }
 
@@ -1066,26 +1058,26 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     vram_status st;
     if (err && cap) err[0] = '\0';
     if (out == NULL || src == NULL || cfg == NULL || ops == NULL) {
-        set_msg(err, cap, "NULL argument");
+        vram_msgf(err, cap, "NULL argument");
         return VRAM_E_INVALID;
     }
     *out = NULL;
     if ((st = vram_device_ops_check(ops)) != VRAM_OK) {
-        set_msg(err, cap, "the device table is not usable: %s", vram_status_str(st));
+        vram_msgf(err, cap, "the device table is not usable: %s", vram_status_str(st));
         return st;
     }
     if (src->read == NULL || src->datasets == 0 || src->datasets > VRAM_STREAM_MAX_DATASETS) {
-        set_msg(err, cap, "the source has %u datasets (1 to %u) or no read function",
+        vram_msgf(err, cap, "the source has %u datasets (1 to %u) or no read function",
                 src->datasets, VRAM_STREAM_MAX_DATASETS);
         return VRAM_E_INVALID;
     }
     if (src->samples == 0) {
-        set_msg(err, cap, "the source has no samples (empty dataset)");
+        vram_msgf(err, cap, "the source has no samples (empty dataset)");
         return VRAM_E_INVALID;
     }
     s = (vram_streamer *)calloc(1, sizeof *s);
     if (s == NULL) {
-        set_msg(err, cap, "out of host memory");
+        vram_msgf(err, cap, "out of host memory");
         return VRAM_E_OOM;
     }
     s->ops = *ops;
@@ -1093,13 +1085,13 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     s->cfg = vram_stream_defaults(cfg, src);
     s->cfg.staging = resolve_staging(cfg->staging, ops);
     if (s->cfg.staging != VRAM_STAGE_SLABS && s->cfg.staging != VRAM_STAGE_DIRECT) {
-        set_msg(err, cap, "unknown staging %d", (int)cfg->staging);
+        vram_msgf(err, cap, "unknown staging %d", (int)cfg->staging);
         free(s);
         return VRAM_E_INVALID;
     }
     s->direct = s->cfg.staging == VRAM_STAGE_DIRECT;
     if (s->direct && !host_memory_device(ops)) {
-        set_msg(err, cap, "direct staging needs device memory that is host memory (the host "
+        vram_msgf(err, cap, "direct staging needs device memory that is host memory (the host "
                           "backend), not backend '%s'", ops->backend);
         free(s);
         return VRAM_E_UNSUPPORTED;
@@ -1113,13 +1105,13 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     s->cfg.plan = s->plan.config;
     if (vram__mul_u64(s->cfg.epochs, s->plan.chunk_count, &s->total_q) != VRAM_OK ||
         s->cfg.epochs > (UINT64_MAX - s->cfg.first_epoch)) {
-        set_msg(err, cap, "%llu epochs of %llu chunks overflow 64 bits",
+        vram_msgf(err, cap, "%llu epochs of %llu chunks overflow 64 bits",
                 (unsigned long long)s->cfg.epochs, (unsigned long long)s->plan.chunk_count);
         free(s);
         return VRAM_E_OVERFLOW;
     }
     if (s->cfg.epochs > VRAM_STREAM_MAX_EPOCHS) {
-        set_msg(err, cap, "%llu epochs: at most %llu", (unsigned long long)s->cfg.epochs,
+        vram_msgf(err, cap, "%llu epochs: at most %llu", (unsigned long long)s->cfg.epochs,
                 (unsigned long long)VRAM_STREAM_MAX_EPOCHS);
         free(s);
         return VRAM_E_RANGE;
@@ -1127,7 +1119,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     s->gather = s->cfg.gather;
     if (s->plan.config.shuffle && s->gather == NULL) {
         if (!host_memory_device(ops)) {
-            set_msg(err, cap, "shuffling on backend '%s' needs a device gather (the kernels "
+            vram_msgf(err, cap, "shuffling on backend '%s' needs a device gather (the kernels "
                               "library's vram_k_gather_rows), and none was given", ops->backend);
             free(s);
             return VRAM_E_UNSUPPORTED;
@@ -1169,13 +1161,13 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
         s->bsamples[i] = (uint64_t *)calloc((size_t)s->plan.config.batch, sizeof(uint64_t));
     if (!s->bufs || (s->nslabs && !s->slabs) || !s->groups || !s->tasks || !s->stats ||
         !s->chunk_order || !s->bsamples[0] || !s->bsamples[1]) {
-        set_msg(err, cap, "out of host memory for the streamer's bookkeeping");
+        vram_msgf(err, cap, "out of host memory for the streamer's bookkeeping");
         teardown(s);
         return VRAM_E_OOM;
     }
     if (pthread_mutex_init(&s->mu, NULL) != 0 || pthread_cond_init(&s->cv, NULL) != 0 ||
         pthread_cond_init(&s->task_cv, NULL) != 0 || pthread_cond_init(&s->space_cv, NULL) != 0) {
-        set_msg(err, cap, "cannot create the streamer's locks");
+        vram_msgf(err, cap, "cannot create the streamer's locks");
         teardown(s);
         return VRAM_E_STATE;
     }
@@ -1185,14 +1177,14 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     if ((st = ops->set_device(ops->ctx, s->cfg.device)) != VRAM_OK) {
         char m[VRAM_STREAM_ERR_MAX];
         device_msg(s, m, sizeof m, "selecting the device", st);
-        set_msg(err, cap, "device %d: %s", s->cfg.device, m);
+        vram_msgf(err, cap, "device %d: %s", s->cfg.device, m);
         teardown(s);
         return st;
     }
     if ((st = ops->stream_create(ops->ctx, s->cfg.device, &s->copy_stream)) != VRAM_OK) {
         char m[VRAM_STREAM_ERR_MAX];
         device_msg(s, m, sizeof m, "creating the copy stream", st);
-        set_msg(err, cap, "%s", m);
+        vram_msgf(err, cap, "%s", m);
         teardown(s);
         return st;
     }
@@ -1215,7 +1207,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
             p = NULL;
             st = ops->host_alloc_pinned(ops->ctx, ob, &p);
             if (st != VRAM_OK || p == NULL) {
-                set_msg(err, cap, "cannot allocate %llu bytes of pinned host memory for a "
+                vram_msgf(err, cap, "cannot allocate %llu bytes of pinned host memory for a "
                                   "shuffle order: %s",
                         (unsigned long long)ob, vram_status_str(st != VRAM_OK ? st : VRAM_E_OOM));
                 teardown(s);
@@ -1252,7 +1244,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     /* the threads, then the slabs (the readers touch their pages) */
     for (uint32_t i = 0; i < s->cfg.readers; i++) {
         if (pthread_create(&s->readers[i], NULL, reader_main, s) != 0) {
-            set_msg(err, cap, "cannot start reader thread %u: %s", i, strerror(errno));
+            vram_msgf(err, cap, "cannot start reader thread %u: %s", i, strerror(errno));
             teardown(s);
             return VRAM_E_STATE;
         }
@@ -1262,7 +1254,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
         /* the device buffers are host memory: back their pages now, not on the first write */
         for (uint32_t b = 0; b < s->nbuf; b++) {
             if (touch(s, s->bufs[b].dev, s->plan.bytes_per_chunk, page_size()) != VRAM_OK) {
-                set_msg(err, cap, "cannot prepare the buffers");
+                vram_msgf(err, cap, "cannot prepare the buffers");
                 teardown(s);
                 return VRAM_E_STATE;
             }
@@ -1282,7 +1274,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     }
     s->epoch_mark = now_s();
     if (pthread_create(&s->producer, NULL, producer_main, s) != 0) {
-        set_msg(err, cap, "cannot start the producer thread: %s", strerror(errno));
+        vram_msgf(err, cap, "cannot start the producer thread: %s", strerror(errno));
         teardown(s);
         return VRAM_E_STATE;
     }

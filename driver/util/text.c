@@ -182,9 +182,17 @@ size_t vram_expand(const char *tpl, vram_expand_fn lookup, void *ctx, char *out,
     return n;
 }
 
+void vram_msgf(char *dst, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    if (dst == NULL || cap == 0) return;
+    va_start(ap, fmt);
+    vsnprintf(dst, cap, fmt, ap);
+    va_end(ap);
+}
+
 vram_status vram_errorf(char *err, size_t cap, vram_status st, const char *fmt, ...) {
     va_list ap;
-    if (cap == 0) return st;
+    if (err == NULL || cap == 0) return st;
     va_start(ap, fmt);
     vsnprintf(err, cap, fmt, ap);
     va_end(ap);

@@ -37,8 +37,11 @@ typedef int (*vram_expand_fn)(void *ctx, const char *key, size_t klen, char *val
  * a result >= cap was cut. */
 size_t vram_expand(const char *tpl, vram_expand_fn lookup, void *ctx, char *out, size_t cap);
 
-/* One line into err[0 .. cap) (cut there; nothing when cap is 0), and `st` back, so a
- * failure reads `return vram_errorf(err, cap, VRAM_E_INVALID, "--x: '%s' ...", text);`. */
+/* One line into dst[0 .. cap), cut there; nothing when dst is NULL or cap is 0. */
+void vram_msgf(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The same, and `st` back, so a failure reads
+ * `return vram_errorf(err, cap, VRAM_E_INVALID, "--x: '%s' ...", text);`. */
 vram_status vram_errorf(char *err, size_t cap, vram_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
