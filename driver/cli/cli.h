@@ -24,14 +24,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Same, with the code the caller wants returned. */
 int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Numbers, sizes and fractions from text, and sizes as text: driver/util/text.h
- * (vram_parse_u64, vram_parse_size, vram_parse_fraction, vram_parse_percent, vram_fmt_size).
- * The cli_ names below stay until every command is switched over. */
-#define cli_parse_size vram_parse_size
-#define cli_parse_fraction vram_parse_fraction
-#define cli_parse_u64 vram_parse_u64
-#define cli_parse_percent vram_parse_percent
-#define cli_format_size vram_fmt_size
+/* Numbers, sizes and fractions from text, and sizes as text: util/text.h (vram_parse_u64,
+ * vram_parse_size, vram_parse_fraction, vram_parse_percent, vram_fmt_size). */
 
 /* ---- option values: parse, or say what is wrong ------------------------------------------
  * Each parses the value TEXT of option --NAME of command CMD; returns 0 with *out set, or
@@ -51,13 +45,13 @@ enum {
 /* A whole number in [min, max]; malformed: "'TEXT' is not a whole number from MIN to MAX". */
 int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
                   unsigned flags, uint64_t *out);
-/* A size (cli_parse_size), 0 only when allow_zero; malformed: "'TEXT' is not a size (bytes,
+/* A size (vram_parse_size), 0 only when allow_zero; malformed: "'TEXT' is not a size (bytes,
  * or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)". */
 int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
                  unsigned flags, uint64_t *out);
-/* A fraction in (0, 1] (cli_parse_fraction). */
+/* A fraction in (0, 1] (vram_parse_fraction). */
 int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out);
-/* A percentage in (0, 100] (cli_parse_percent); *out is the percentage (90 for "90%"). */
+/* A percentage in (0, 100] (vram_parse_percent); *out is the percentage (90 for "90%"). */
 int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out);
 
 /* Before a command's getopt_long loop: a full GNU reset (optind = 0, which also clears

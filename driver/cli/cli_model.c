@@ -12,7 +12,7 @@
 
 /* ---- finding a model ------------------------------------------------------------- */
 
-int cli_model_resolve(const char *cmd, const char *arg, cli_model *out) {
+int cli_model_resolve(const char *cmd, const char *arg, vram_model_ref *out) {
     char err[1200];
     vram_status st = vram_model_find(arg, out, err, sizeof err);
     if (st == VRAM_OK) return 0;
@@ -55,10 +55,6 @@ const char cli_workload_help[] =
     "                         quantised) weights\n"
     "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n";
 
-int cli_parse_format(const char *text, vram_dtype *out) {
-    return vram_wl_format(text, out) == VRAM_OK ? 0 : -1;
-}
-
 int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w) {
     char err[512];
     if (vram_wl_apply(w, (vram_wl_option)code, arg, err, sizeof err) != VRAM_OK)
@@ -68,7 +64,7 @@ int cli_workload_option(const char *cmd, int code, const char *arg, vram_workloa
 
 /* ---- --assume-gpu -------------------------------------------------------------------- */
 
-int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out) {
+int cli_parse_gpu_spec(const char *cmd, const char *text, vram_gpu_budget *out) {
     char buf[256];
     char *save = NULL, *tok;
     int first = 1, have_used = 0, have_free = 0;
@@ -83,7 +79,7 @@ int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out) {
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = 0) {
         char *eq = strchr(tok, '=');
         if (first) {
-            if (eq != NULL || cli_parse_size(tok, &out->total) != 0 || out->total == 0)
+            if (eq != NULL || vram_parse_size(tok, &out->total) != 0 || out->total == 0)
                 return cli_usage_error(cmd,
                                        "--assume-gpu: '%s': the first item is the GPU's size "
                                        "(e.g. 8GiB), not '%s'",
@@ -95,12 +91,12 @@ int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out) {
         *eq = '\0';
         const char *val = eq + 1;
         if (strcmp(tok, "used") == 0) {
-            if (cli_parse_size(val, &used) != 0)
+            if (vram_parse_size(val, &used) != 0)
                 return cli_usage_error(cmd, "--assume-gpu: '%s': used='%s' is not a size", text,
                                        val);
             have_used = 1;
         } else if (strcmp(tok, "free") == 0) {
-            if (cli_parse_size(val, &freeb) != 0)
+            if (vram_parse_size(val, &freeb) != 0)
                 return cli_usage_error(cmd, "--assume-gpu: '%s': free='%s' is not a size", text,
                                        val);
             have_free = 1;
@@ -169,13 +165,13 @@ void cli_estimate_table(FILE *out, const vram_estimate *e) {
         const vram_term *t = &e->term[i];
         if (t->high == 0) continue;
         fprintf(out, "  %-17s %12s %12s %12s  %s\n", vram_term_name((vram_term_id)i),
-                cli_format_size(t->low, a, sizeof a), cli_format_size(t->expected, b, sizeof b),
-                cli_format_size(t->high, c, sizeof c),
+                vram_fmt_size(t->low, a, sizeof a), vram_fmt_size(t->expected, b, sizeof b),
+                vram_fmt_size(t->high, c, sizeof c),
                 t->low == t->high ? "exact" : vram_cause_name(t->cause));
         if (t->low != t->high) causes[t->cause] = 1;
     }
-    fprintf(out, "  %-17s %12s %12s %12s\n", "total", cli_format_size(e->low, a, sizeof a),
-            cli_format_size(e->expected, b, sizeof b), cli_format_size(e->high, c, sizeof c));
+    fprintf(out, "  %-17s %12s %12s %12s\n", "total", vram_fmt_size(e->low, a, sizeof a),
+            vram_fmt_size(e->expected, b, sizeof b), vram_fmt_size(e->high, c, sizeof c));
     for (int k = 0; k < VRAM_CAUSE_COUNT; k++)
         if (causes[k])
             fprintf(out, "  %s: %s\n", vram_cause_name((vram_cause)k),
@@ -226,7 +222,7 @@ void cli_estimate_json(cli_json *j, const vram_estimate *e) {
     cli_json_end_array(j);
 }
 
-void cli_model_json(cli_json *j, const cli_model *m, const vram_estimate *e) {
+void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e) {
     cli_json_begin_object(j);
     cli_json_key(j, "name");
     cli_json_string(j, m->label);

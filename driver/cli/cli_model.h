@@ -13,52 +13,33 @@
 
 #include "cli.h"
 #include "models/model_find.h"
-
-/* A model found by cli_model_resolve (driver/models/model_find.h). */
-typedef vram_model_ref cli_model;
+#include "plan/workload.h"
 
 /* Find MODEL: a built-in name or Hugging Face id (see `vramkit plan --list-models`), else
  * a path (file or directory) read without loading weights. Returns 0, or an exit code
  * after printing one error line naming the input (2: unknown name, unreadable or malformed
  * file; 3: an I/O error other than a missing file). */
-int cli_model_resolve(const char *cmd, const char *arg, cli_model *out);
+int cli_model_resolve(const char *cmd, const char *arg, vram_model_ref *out);
 
 /* Print the built-in models, one per line. */
 void cli_model_list(FILE *out);
 
-/* The workload options, shared by estimate and plan (long options only; their codes start
- * at CLI_WL_BASE so commands can add their own below it). */
-enum {
-    CLI_WL_BASE = 1000,
-    CLI_WL_MODE = CLI_WL_BASE,
-    CLI_WL_FORMAT,
-    CLI_WL_COMPUTE,
-    CLI_WL_BATCH,
-    CLI_WL_SEQ,
-    CLI_WL_SRC,
-    CLI_WL_TGT,
-    CLI_WL_OPTIMIZER,
-    CLI_WL_CHECKPOINTING,
-    CLI_WL_FLASH,
-    CLI_WL_GRAD_ACCUM,
-    CLI_WL_LORA_RANK,
-    CLI_WL_LORA_TARGETS,
-    CLI_WL_END
-};
+/* The workload options, shared by estimate and plan (long options only; their codes are
+ * plan/workload.h's, from VRAM_WL_BASE, so commands can add their own below it). */
 #define CLI_WORKLOAD_LONG_OPTIONS                                       \
-    {"mode", required_argument, NULL, CLI_WL_MODE},                     \
-    {"format", required_argument, NULL, CLI_WL_FORMAT},                 \
-    {"compute", required_argument, NULL, CLI_WL_COMPUTE},               \
-    {"batch", required_argument, NULL, CLI_WL_BATCH},                   \
-    {"seq", required_argument, NULL, CLI_WL_SEQ},                       \
-    {"src-len", required_argument, NULL, CLI_WL_SRC},                   \
-    {"tgt-len", required_argument, NULL, CLI_WL_TGT},                   \
-    {"optimizer", required_argument, NULL, CLI_WL_OPTIMIZER},           \
-    {"checkpointing", no_argument, NULL, CLI_WL_CHECKPOINTING},         \
-    {"flash-attention", no_argument, NULL, CLI_WL_FLASH},               \
-    {"grad-accum", required_argument, NULL, CLI_WL_GRAD_ACCUM},         \
-    {"lora-rank", required_argument, NULL, CLI_WL_LORA_RANK},           \
-    {"lora-targets", required_argument, NULL, CLI_WL_LORA_TARGETS}
+    {"mode", required_argument, NULL, VRAM_WL_MODE}, \
+    {"format", required_argument, NULL, VRAM_WL_FORMAT}, \
+    {"compute", required_argument, NULL, VRAM_WL_COMPUTE}, \
+    {"batch", required_argument, NULL, VRAM_WL_BATCH}, \
+    {"seq", required_argument, NULL, VRAM_WL_SEQ}, \
+    {"src-len", required_argument, NULL, VRAM_WL_SRC}, \
+    {"tgt-len", required_argument, NULL, VRAM_WL_TGT}, \
+    {"optimizer", required_argument, NULL, VRAM_WL_OPTIMIZER}, \
+    {"checkpointing", no_argument, NULL, VRAM_WL_CHECKPOINTING}, \
+    {"flash-attention", no_argument, NULL, VRAM_WL_FLASH}, \
+    {"grad-accum", required_argument, NULL, VRAM_WL_GRAD_ACCUM}, \
+    {"lora-rank", required_argument, NULL, VRAM_WL_LORA_RANK}, \
+    {"lora-targets", required_argument, NULL, VRAM_WL_LORA_TARGETS}
 
 /* The workload options' help text (one block, for --help). */
 extern const char cli_workload_help[];
@@ -67,18 +48,12 @@ extern const char cli_workload_help[];
  * printing an error line naming the option and the text. */
 int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w);
 
-/* A storage format from the user's spelling: vramkit's names (f16, bf16, nf4, q4_k, ...)
- * and the preset aliases fp32, fp16, int4 (nf4), int4_double (nf4_dq). 0 or -1. */
-int cli_parse_format(const char *text, vram_dtype *out);
-
 /* A GPU described on the command line: `--assume-gpu SIZE[,used=SIZE|,free=SIZE][,cc=M.m]`
  * e.g. "8GiB,used=4.7GB,cc=8.9". */
-typedef vram_gpu_budget cli_gpu;
-#define CLI_MAX_GPUS VRAM_PLAN_MAX_GPUS
 
 /* Parse one spec. Returns 0, or 2 after printing an error line naming the spec and what is
  * wrong with it (bad size, used > total, unknown key, bad cc). */
-int cli_parse_gpu_spec(const char *cmd, const char *text, cli_gpu *out);
+int cli_parse_gpu_spec(const char *cmd, const char *text, vram_gpu_budget *out);
 
 /* Human text of a workload ("inference, batch 1, sequence 512, weights f16, compute f16"). */
 void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_estimate *e,
@@ -89,7 +64,7 @@ void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_e
 void cli_estimate_table(FILE *out, const vram_estimate *e);
 void cli_estimate_json(cli_json *j, const vram_estimate *e);
 /* The model's description as a JSON object under the current key. */
-void cli_model_json(cli_json *j, const cli_model *m, const vram_estimate *e);
+void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e);
 /* The workload as a JSON object under the current key. */
 void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e);
 

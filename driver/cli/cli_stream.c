@@ -104,7 +104,7 @@ void cli_h5_text(FILE *out, const vram_h5_file *f) {
         const vram_h5_dataset *ds = &f->ds[d];
         char shape[256], bytes[32], path[320];
         cli_h5_shape(ds, shape, sizeof shape);
-        cli_format_size(ds->row_bytes, bytes, sizeof bytes);
+        vram_fmt_size(ds->row_bytes, bytes, sizeof bytes);
         path_text(ds, path, sizeof path);
         fprintf(out, "  %-*s  %s %s, %s per sample; %s\n", (int)w, ds->name, shape, ds->type, bytes, path);
     }

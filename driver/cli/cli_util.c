@@ -41,7 +41,7 @@ int cli_error(int code, const char *cmd, const char *fmt, ...) {
 int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
                   unsigned flags, uint64_t *out) {
     uint64_t v = 0;
-    int parsed = cli_parse_u64(text, max, &v) == 0;
+    int parsed = vram_parse_u64(text, max, &v) == 0;
     if (text == NULL) text = "";
     if (parsed && v < min && (flags & CLI_OPT_AT_LEAST))
         return cli_usage_error(cmd, "--%s: must be at least %llu", name, (unsigned long long)min);
@@ -58,7 +58,7 @@ int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t 
 int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
                  unsigned flags, uint64_t *out) {
     uint64_t v = 0;
-    int parsed = cli_parse_size(text, &v) == 0;
+    int parsed = vram_parse_size(text, &v) == 0;
     if (text == NULL) text = "";
     if (parsed && v == 0 && !allow_zero && (flags & CLI_OPT_AT_LEAST))
         return cli_usage_error(cmd, "--%s: must be more than 0 bytes", name);
@@ -78,13 +78,13 @@ int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_
 }
 
 int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out) {
-    if (cli_parse_fraction(text, out) == 0) return 0;
+    if (vram_parse_fraction(text, out) == 0) return 0;
     return cli_usage_error(cmd, "--%s: '%s' is not a fraction in (0, 1] (like 0.75 or 75%%)",
                            name, text ? text : "");
 }
 
 int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out) {
-    if (cli_parse_percent(text, out) == 0) return 0;
+    if (vram_parse_percent(text, out) == 0) return 0;
     return cli_usage_error(cmd, "--%s: '%s' is not a percentage in (0, 100] (like 90 or 92.5%%)",
                            name, text ? text : "");
 }

@@ -153,7 +153,7 @@ typedef struct opts {
     const char *file;                             /* the FILE form */
     const char *names[VRAM_STREAM_MAX_DATASETS];  /* its --dataset paths */
     uint32_t n_names;
-    cli_gpu gpu;                                  /* --assume-gpu */
+    vram_gpu_budget gpu;                                  /* --assume-gpu */
     const vram_h5_file *h5;                       /* the FILE form's datasets */
     uint64_t extra_device_bytes;
 } opts;
@@ -310,8 +310,8 @@ static int plan_error(vram_status st, const opts *o, const vram_chunks_plan *p) 
     case VRAM_E_RANGE:
         if (o->have_free && c->reserve_bytes > c->free_bytes)
             return cli_usage_error(CMD, "--reserve %s is more than --free %s",
-                                   cli_format_size(c->reserve_bytes, a, sizeof a),
-                                   cli_format_size(c->free_bytes, b, sizeof b));
+                                   vram_fmt_size(c->reserve_bytes, a, sizeof a),
+                                   vram_fmt_size(c->free_bytes, b, sizeof b));
         if (p->rank_samples == 0)
             return cli_usage_error(CMD, "--no-pad: %llu samples leave nothing for each of %u ranks",
                                    (unsigned long long)c->samples, c->world);
@@ -329,17 +329,17 @@ static int does_not_fit(const opts *o, const vram_chunks_plan *p) {
     char source[160] = "";
     if (o->have_free)
         snprintf(source, sizeof source, " (%.4g%% of %s free after a %s reserve)",
-                 c->fraction * 100.0, cli_format_size(c->free_bytes, fr, sizeof fr),
-                 cli_format_size(c->reserve_bytes, rs, sizeof rs));
+                 c->fraction * 100.0, vram_fmt_size(c->free_bytes, fr, sizeof fr),
+                 vram_fmt_size(c->reserve_bytes, rs, sizeof rs));
     return cli_error(VRAM_EXIT_NO, CMD,
                      "does not fit: one batch per buffer needs %u x %s = %s (%llu bytes), the "
                      "budget is %s (%llu bytes)%s, %s per buffer",
-                     c->buffers, cli_format_size(p->batch_bytes, batch, sizeof batch),
-                     cli_format_size(p->needed_bytes, need, sizeof need),
+                     c->buffers, vram_fmt_size(p->batch_bytes, batch, sizeof batch),
+                     vram_fmt_size(p->needed_bytes, need, sizeof need),
                      (unsigned long long)p->needed_bytes,
-                     cli_format_size(p->budget_bytes, have, sizeof have),
+                     vram_fmt_size(p->budget_bytes, have, sizeof have),
                      (unsigned long long)p->budget_bytes, source,
-                     cli_format_size(p->buffer_bytes, per, sizeof per));
+                     vram_fmt_size(p->buffer_bytes, per, sizeof per));
 }
 
 /* The storage index of the chunk visited k-th. */
@@ -518,24 +518,24 @@ static int print_text(const opts *o, const vram_chunks_plan *p, const uint64_t *
     const vram_chunks_config *c = &p->config;
     char s1[32], s2[32], s3[32], s4[32];
     printf("vramkit chunks: %llu samples of %s (%s), batch %llu (%s)\n",
-           (unsigned long long)c->samples, cli_format_size(c->sample_bytes, s1, sizeof s1),
-           cli_format_size(p->total_bytes, s2, sizeof s2), (unsigned long long)c->batch,
-           cli_format_size(p->batch_bytes, s3, sizeof s3));
+           (unsigned long long)c->samples, vram_fmt_size(c->sample_bytes, s1, sizeof s1),
+           vram_fmt_size(p->total_bytes, s2, sizeof s2), (unsigned long long)c->batch,
+           vram_fmt_size(p->batch_bytes, s3, sizeof s3));
     if (o->h5) {
         printf("file            %s: %u dataset%s\n", o->h5->path, o->h5->datasets,
                o->h5->datasets == 1 ? "" : "s");
         cli_h5_text(stdout, o->h5);
     }
-    printf("budget          %s", cli_format_size(p->budget_bytes, s1, sizeof s1));
+    printf("budget          %s", vram_fmt_size(p->budget_bytes, s1, sizeof s1));
     if (o->have_free)
         printf(" (%.4g%% of %s free after a %s reserve)", c->fraction * 100.0,
-               cli_format_size(c->free_bytes, s2, sizeof s2),
-               cli_format_size(c->reserve_bytes, s3, sizeof s3));
+               vram_fmt_size(c->free_bytes, s2, sizeof s2),
+               vram_fmt_size(c->reserve_bytes, s3, sizeof s3));
     printf(" in %u buffer%s: %s per buffer\n", c->buffers, c->buffers == 1 ? "" : "s",
-           cli_format_size(p->buffer_bytes, s4, sizeof s4));
+           vram_fmt_size(p->buffer_bytes, s4, sizeof s4));
     printf("chunks          %llu of up to %llu samples (%s)\n", (unsigned long long)p->chunk_count,
            (unsigned long long)p->samples_per_chunk,
-           cli_format_size(p->bytes_per_chunk, s1, sizeof s1));
+           vram_fmt_size(p->bytes_per_chunk, s1, sizeof s1));
     printf("batches         %llu, the last of %llu sample%s", (unsigned long long)p->batch_count,
            (unsigned long long)p->last_batch_samples, p->last_batch_samples == 1 ? "" : "s");
     if (c->drop_last)
@@ -560,7 +560,7 @@ static int print_text(const opts *o, const vram_chunks_plan *p, const uint64_t *
     if (o->h5 && c->shuffle)
         printf("gather          %s more device memory on a GPU: two gather buffers of a batch and "
                "each buffer's order\n",
-               cli_format_size(o->extra_device_bytes, s1, sizeof s1));
+               vram_fmt_size(o->extra_device_bytes, s1, sizeof s1));
     printf("\n");
     if (c->shuffle) printf("%7s  ", "visit");
     printf("%5s  %-24s %10s  %s\n", "chunk", "positions", "samples", "batches");

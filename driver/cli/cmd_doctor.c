@@ -119,7 +119,7 @@ static void cuda_version_text(long long v, char *buf, size_t cap) {
 static void evidence_text(vram_evidence_unit unit, int64_t v, char *buf, size_t cap) {
     long long x = (long long)v;
     switch (unit) {
-    case VRAM_EVU_BYTES: cli_format_size(v < 0 ? 0u : (uint64_t)v, buf, cap); return;
+    case VRAM_EVU_BYTES: vram_fmt_size(v < 0 ? 0u : (uint64_t)v, buf, cap); return;
     case VRAM_EVU_CUDA_VERSION: cuda_version_text(x, buf, cap); return;
     case VRAM_EVU_CC:
         if (x <= 0) snprintf(buf, cap, "unknown");
@@ -244,8 +244,8 @@ static void print_device(FILE *o, const vram_doctor_report *rep, int d) {
     fprintf(o, "  compute capability %d.%d, %d multiprocessors, %d copy engines, compute mode %s%s\n",
             g->cc_major, g->cc_minor, g->multiprocessors, g->copy_engines,
             compute_mode_name(g->compute_mode), g->integrated ? ", integrated" : "");
-    fprintf(o, "  memory: %s total, %s free, %s in use\n", cli_format_size(g->total_bytes, a, sizeof a),
-            cli_format_size(g->free_bytes, b, sizeof b), cli_format_size(used, c, sizeof c));
+    fprintf(o, "  memory: %s total, %s free, %s in use\n", vram_fmt_size(g->total_bytes, a, sizeof a),
+            vram_fmt_size(g->free_bytes, b, sizeof b), vram_fmt_size(used, c, sizeof c));
     fprintf(o, "  VMM %s (POSIX fd handles %s), memory pools %s, host register %s\n",
             tristate_name(g->vmm), tristate_name(g->vmm_posix_fd), tristate_name(g->memory_pools),
             tristate_name(g->host_register));
@@ -333,10 +333,10 @@ static void print_text(FILE *o, const vram_doctor_report *rep, const vram_findin
             fprintf(o, "(the GPUs after these could not be read: %s)\n", vram_status_str(s->status));
     }
     if (m->given) {
-        fprintf(o, "\nmodel: %s needs %s (expected)\n", m->label, cli_format_size(m->need, a, sizeof a));
+        fprintf(o, "\nmodel: %s needs %s (expected)\n", m->label, vram_fmt_size(m->need, a, sizeof a));
         if (m->rec_ok && m->rec_device >= 0)
             fprintf(o, "  preset that fits GPU %d (its free memory less %s of margin): %s\n", m->rec_device,
-                    cli_format_size(DOCTOR_MARGIN, b, sizeof b), vram_preset_name(m->r->chosen));
+                    vram_fmt_size(DOCTOR_MARGIN, b, sizeof b), vram_preset_name(m->r->chosen));
     }
 
     if (nf == 0) {
@@ -362,7 +362,7 @@ static void print_text(FILE *o, const vram_doctor_report *rep, const vram_findin
         fprintf(o, "\nrecommendation: use the CPU strategy: no GPU can be used here");
         if (m->given && m->rec_ok)
             fprintf(o, " (%s needs %s on the CPU)", m->label,
-                    cli_format_size(m->r->cpu_bytes[VRAM_PRESET_CPU], a, sizeof a));
+                    vram_fmt_size(m->r->cpu_bytes[VRAM_PRESET_CPU], a, sizeof a));
         fprintf(o, "; vramkit plan --model MODEL plans for the CPU\n");
     }
 }
@@ -634,7 +634,7 @@ int vram_doctor_cli(int argc, char **argv, const vram_doctor_config *base, FILE 
         case '?':
             return cli_usage_error(CMD, "unknown option '%s' (see vramkit doctor --help)", argv[optind - 1]);
         default:
-            if (c >= CLI_WL_BASE && c < CLI_WL_END) {
+            if (c >= VRAM_WL_BASE && c < VRAM_WL_END) {
                 if ((rc = cli_workload_option(CMD, c, optarg, &w))) return rc;
                 workload_given = 1;
                 break;
@@ -649,7 +649,7 @@ int vram_doctor_cli(int argc, char **argv, const vram_doctor_config *base, FILE 
     if (workload_given && model_arg == NULL)
         return cli_usage_error(CMD, "workload options describe a --model: give --model MODEL");
 
-    cli_model *cm = NULL;
+    vram_model_ref *cm = NULL;
     vram_doctor_report *rep = NULL;
     vram_finding *fs = NULL;
     m.r = calloc(1, sizeof *m.r);

@@ -78,14 +78,14 @@ static const char *preset_reason(const vram_recommendation *r, int p) {
 
 int cmd_estimate(int argc, char **argv) {
     vram_workload w;
-    cli_gpu gpus[CLI_MAX_GPUS];
+    vram_gpu_budget gpus[VRAM_PLAN_MAX_GPUS];
     int ngpu = 0, json = 0, c, rc, best = -1, detected = 0;
     char no_gpu[128] = "";
     uint64_t margin = VRAM_PLAN_DEFAULT_MARGIN, budget = 0, host;
     int margin_given = 0;
     vram_devices dev;
     const char *model_arg = NULL;
-    cli_model *m;
+    vram_model_ref *m;
     vram_estimate e;
     vram_recommendation *r;
     vram_status st;
@@ -105,13 +105,13 @@ int cmd_estimate(int argc, char **argv) {
             json = 1;
             break;
         case OPT_MARGIN:
-            if (cli_parse_size(optarg, &margin) != 0)
+            if (vram_parse_size(optarg, &margin) != 0)
                 return cli_usage_error(CMD, "--margin: '%s' is not a size", optarg);
             margin_given = 1;
             break;
         case OPT_ASSUME_GPU:
-            if (ngpu == CLI_MAX_GPUS)
-                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", CLI_MAX_GPUS);
+            if (ngpu == VRAM_PLAN_MAX_GPUS)
+                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", VRAM_PLAN_MAX_GPUS);
             if ((rc = cli_parse_gpu_spec(CMD, optarg, &gpus[ngpu]))) return rc;
             ngpu++;
             break;
@@ -121,7 +121,7 @@ int cmd_estimate(int argc, char **argv) {
             return cli_usage_error(CMD, "unknown option '%s' (see vramkit estimate --help)",
                                    argv[optind - 1]);
         default:
-            if (c >= CLI_WL_BASE && c < CLI_WL_END) {
+            if (c >= VRAM_WL_BASE && c < VRAM_WL_END) {
                 if ((rc = cli_workload_option(CMD, c, optarg, &w))) return rc;
                 break;
             }
@@ -170,7 +170,7 @@ int cmd_estimate(int argc, char **argv) {
     /* the recommendation: for the GPU with the largest budget (vram_devices_best_gpu), else
        for the CPU; the margin as given (0: none, the core's one byte), else the default */
     if (ngpu == 0) {
-        ngpu = vram_machine_gpus(gpus, CLI_MAX_GPUS, no_gpu, sizeof no_gpu);
+        ngpu = vram_machine_gpus(gpus, VRAM_PLAN_MAX_GPUS, no_gpu, sizeof no_gpu);
         detected = ngpu > 0;
     }
     memset(&dev, 0, sizeof dev);
@@ -270,7 +270,7 @@ int cmd_estimate(int argc, char **argv) {
     if (best >= 0)
         printf("recommended preset for GPU %d (%s: %s free; %s kept as margin): %s\n", best,
                detected ? "this machine's" : "assumed",
-               cli_format_size(gpus[best].free, a, sizeof a), cli_format_size(margin, b, sizeof b),
+               vram_fmt_size(gpus[best].free, a, sizeof a), vram_fmt_size(margin, b, sizeof b),
                vram_preset_name(r->chosen));
     else
         printf("recommended preset: cpu (no GPU: %s; --assume-gpu SPEC plans for one)\n",
@@ -283,16 +283,16 @@ int cmd_estimate(int argc, char **argv) {
         }
         if (p == VRAM_PRESET_CPU)
             printf("  %-13s %s on the CPU (%s available)\n", "cpu",
-                   cli_format_size(r->cpu_bytes[p], g, sizeof g),
-                   host ? cli_format_size(host, h, sizeof h) : "unknown");
+                   vram_fmt_size(r->cpu_bytes[p], g, sizeof g),
+                   host ? vram_fmt_size(host, h, sizeof h) : "unknown");
         else if (p == VRAM_PRESET_INT4_OFFLOAD && r->fits[p])
             printf("  %-13s %s on the GPU (%llu of %llu blocks) + %s on the CPU\n",
-                   "int4_offload", cli_format_size(r->gpu_bytes[p], g, sizeof g),
+                   "int4_offload", vram_fmt_size(r->gpu_bytes[p], g, sizeof g),
                    (unsigned long long)r->gpu_blocks, (unsigned long long)r->est[p].blocks,
-                   cli_format_size(r->cpu_bytes[p], h, sizeof h));
+                   vram_fmt_size(r->cpu_bytes[p], h, sizeof h));
         else
             printf("  %-13s %s on the GPU%s%s\n", vram_preset_name((vram_preset)p),
-                   cli_format_size(r->gpu_bytes[p], g, sizeof g),
+                   vram_fmt_size(r->gpu_bytes[p], g, sizeof g),
                    best < 0 ? "" : (r->fits[p] ? ": fits" : ": does not fit"),
                    p == VRAM_PRESET_INT4_OFFLOAD && !r->fits[p] ? " (non-block part + 1 block)"
                                                                 : "");
@@ -300,7 +300,7 @@ int cmd_estimate(int argc, char **argv) {
     if (r->next_better >= 0 && best >= 0)
         printf("to use %s instead: %s more free memory\n",
                vram_preset_name((vram_preset)r->next_better),
-               cli_format_size(r->next_short, a, sizeof a));
+               vram_fmt_size(r->next_short, a, sizeof a));
     rc = VRAM_EXIT_OK;
 done:
     free(m);

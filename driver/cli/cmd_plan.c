@@ -14,9 +14,6 @@
 
 #define CMD "plan"
 
-_Static_assert((int)CLI_WL_MODE == (int)VRAM_WL_MODE && (int)CLI_WL_END == (int)VRAM_WL_END,
-               "the CLI's workload option codes are the planner's");
-
 static void usage(FILE *out) {
     fprintf(out,
             "usage: vramkit plan (--model MODEL | --component NAME=MODEL[@DEVICE] ...)\n"
@@ -111,14 +108,14 @@ static void print_strategies(FILE *out, const vram_plan *p) {
         for (int g = 0; g < VRAM_PLAN_MAX_GPUS && n < sizeof where; g++)
             if (k->gpu_mask & (1u << g)) {
                 n += (size_t)snprintf(where + n, sizeof where - n, "%sGPU %d %s", n ? " + " : "", g,
-                                      cli_format_size(k->gpu_bytes[g], a, sizeof a));
+                                      vram_fmt_size(k->gpu_bytes[g], a, sizeof a));
                 if (k->kind == VRAM_STRATEGY_MULTI_GPU || k->kind == VRAM_STRATEGY_GPU_CPU)
                     n += (size_t)snprintf(where + n, sizeof where - n, " (%llu blocks)",
                                           (unsigned long long)k->gpu_blocks[g]);
             }
         if (k->cpu_bytes && n < sizeof where) {
             n += (size_t)snprintf(where + n, sizeof where - n, "%sCPU %s", n ? " + " : "",
-                                  cli_format_size(k->cpu_bytes, a, sizeof a));
+                                  vram_fmt_size(k->cpu_bytes, a, sizeof a));
             if (k->kind == VRAM_STRATEGY_GPU_CPU && n < sizeof where)
                 snprintf(where + n, sizeof where - n, " (%llu blocks)",
                          (unsigned long long)k->cpu_blocks);
@@ -145,8 +142,8 @@ static void print_placement(FILE *out, const vram_plan *p) {
     }
     for (int g = 0; g < p->sum.gpus; g++)
         fprintf(out, "GPU %d: %s used of %s (%d components)\n", g,
-                cli_format_size(p->sum.gpu[g].used, a, sizeof a),
-                cli_format_size(p->sum.gpu[g].budget, b, sizeof b), p->sum.gpu[g].components);
+                vram_fmt_size(p->sum.gpu[g].used, a, sizeof a),
+                vram_fmt_size(p->sum.gpu[g].budget, b, sizeof b), p->sum.gpu[g].components);
     fprintf(out, "%s\n", p->sum.all_fit ? "every component is placed"
                                         : "not every component could be placed");
 }
@@ -155,18 +152,18 @@ static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, siz
     char a[32], b[32], buf[512];
     if (p->ngpu == 0)
         fprintf(out, "machine: no GPU (%s; --assume-gpu SPEC plans for one); host %s free\n",
-                p->no_gpu, p->host ? cli_format_size(p->host, a, sizeof a) : "unknown");
+                p->no_gpu, p->host ? vram_fmt_size(p->host, a, sizeof a) : "unknown");
     for (int g = 0; g < p->ngpu; g++) {
         fprintf(out, "GPU %d%s: %s, %s free", g, p->gpus_detected ? "" : " (assumed)",
-                cli_format_size(p->gpus[g].total, a, sizeof a),
-                cli_format_size(p->gpus[g].free, b, sizeof b));
+                vram_fmt_size(p->gpus[g].total, a, sizeof a),
+                vram_fmt_size(p->gpus[g].free, b, sizeof b));
         if (p->gpus[g].cc_major) fprintf(out, ", cc %d.%d", p->gpus[g].cc_major, p->gpus[g].cc_minor);
         fprintf(out, "\n");
     }
     if (p->ngpu)
         fprintf(out, "host: %s free; margin %s per device\n",
-                p->host ? cli_format_size(p->host, a, sizeof a) : "unknown",
-                cli_format_size(vram_devices_margin(&p->dev), b, sizeof b));
+                p->host ? vram_fmt_size(p->host, a, sizeof a) : "unknown",
+                vram_fmt_size(vram_devices_margin(&p->dev), b, sizeof b));
     if (p->single)
         print_strategies(out, p);
     else
@@ -206,12 +203,12 @@ static int parse(int argc, char **argv, vram_plan *p, const char **save, const c
             break;
         }
         case OPT_HOST:
-            if (cli_parse_size(optarg, &p->host) != 0 || p->host == 0)
+            if (vram_parse_size(optarg, &p->host) != 0 || p->host == 0)
                 return cli_usage_error(CMD, "--host-memory: '%s' is not a size above 0", optarg);
             p->host_given = 1;
             break;
         case OPT_MARGIN:
-            if (cli_parse_size(optarg, &p->margin) != 0)
+            if (vram_parse_size(optarg, &p->margin) != 0)
                 return cli_usage_error(CMD, "--margin: '%s' is not a size", optarg);
             p->margin_given = 1;
             break;

@@ -160,7 +160,7 @@ static int parse_device(const char *text, opts *o) {
         o->device = 0;
         return -1;
     }
-    if (strncmp(text, "cuda:", 5) == 0 && cli_parse_u64(text + 5, VRAM_MAX_DEVICES - 1u, &n) == 0) {
+    if (strncmp(text, "cuda:", 5) == 0 && vram_parse_u64(text + 5, VRAM_MAX_DEVICES - 1u, &n) == 0) {
         o->device_kind = DEV_CUDA;
         o->device = (int)n;
         return -1;
@@ -351,7 +351,7 @@ static int verifier_init(verifier *v, vram_h5_file *f, const vram_chunks_plan *p
     if (!ok) {
         verifier_free(v);
         return cli_error(VRAM_EXIT_ENV, CMD, "--verify: not enough host memory to check a chunk of %s",
-                         cli_format_size(p->bytes_per_chunk, sz, sizeof sz));
+                         vram_fmt_size(p->bytes_per_chunk, sz, sizeof sz));
     }
     v->e = UINT64_MAX;
     return -1;
@@ -621,13 +621,13 @@ static void print_text(const opts *o, const vram_h5_file *f, const device *dv, c
     const vram_chunks_config *c = &p->config;
     char a[32], b[32], d[32];
     printf("vramkit stream: %s, %llu samples of %s (%s)\n", f->path, (unsigned long long)c->samples,
-           cli_format_size(c->sample_bytes, a, sizeof a), cli_format_size(c->samples * c->sample_bytes, b, sizeof b));
+           vram_fmt_size(c->sample_bytes, a, sizeof a), vram_fmt_size(c->samples * c->sample_bytes, b, sizeof b));
     cli_h5_text(stdout, f);
     printf("plan      %llu chunk%s of up to %llu samples (%s) in %u buffer%s of a %s budget; %llu "
            "batches of %llu per epoch",
            (unsigned long long)p->chunk_count, p->chunk_count == 1 ? "" : "s",
-           (unsigned long long)p->samples_per_chunk, cli_format_size(p->bytes_per_chunk, a, sizeof a),
-           c->buffers, c->buffers == 1 ? "" : "s", cli_format_size(p->budget_bytes, b, sizeof b),
+           (unsigned long long)p->samples_per_chunk, vram_fmt_size(p->bytes_per_chunk, a, sizeof a),
+           c->buffers, c->buffers == 1 ? "" : "s", vram_fmt_size(p->budget_bytes, b, sizeof b),
            (unsigned long long)p->batch_count, (unsigned long long)c->batch);
     if (c->world > 1) printf("; rank %u of %u", c->rank, c->world);
     if (c->shuffle) printf("; shuffled, seed %llu", (unsigned long long)c->seed);
@@ -639,19 +639,19 @@ static void print_text(const opts *o, const vram_h5_file *f, const device *dv, c
         const vram_stream_stats *x = &r->epochs[e];
         printf("epoch %-3llu %llu batches, %s in %.3f s: %.2f GB/s, consumer waited %.3f s\n",
                (unsigned long long)e, (unsigned long long)x->batches,
-               cli_format_size(x->bytes_delivered, a, sizeof a), x->seconds,
+               vram_fmt_size(x->bytes_delivered, a, sizeof a), x->seconds,
                rate(x->bytes_delivered, x->seconds), x->wait_seconds);
     }
     printf("total     %llu epoch%s, %llu batches, %llu samples, %s in %.3f s (setup %.3f s)\n",
            (unsigned long long)o->cfg.epochs, o->cfg.epochs == 1 ? "" : "s",
            (unsigned long long)r->total.batches, (unsigned long long)r->total.samples,
-           cli_format_size(r->total.bytes_delivered, a, sizeof a), r->seconds, r->setup);
+           vram_fmt_size(r->total.bytes_delivered, a, sizeof a), r->seconds, r->setup);
     printf("rate      end to end %.2f GB/s; read %.2f GB/s (%s read, %.3f s over %u readers)",
            rate(r->total.bytes_delivered, r->seconds), read_rate(r),
-           cli_format_size(r->total.bytes_read, b, sizeof b), r->total.read_seconds, r->readers);
+           vram_fmt_size(r->total.bytes_read, b, sizeof b), r->total.read_seconds, r->readers);
     if (r->total.bytes_copied)
         printf("; copy %.2f GB/s (%s)", rate(r->total.bytes_copied, r->total.copy_seconds),
-               cli_format_size(r->total.bytes_copied, d, sizeof d));
+               vram_fmt_size(r->total.bytes_copied, d, sizeof d));
     printf("\n");
     printf("consumer  waited %.3f s of %.3f s (%.0f%%)%s\n", r->total.wait_seconds, r->seconds,
            r->seconds > 0 ? 100.0 * r->total.wait_seconds / r->seconds : 0.0,
@@ -707,8 +707,8 @@ int cmd_stream(int argc, char **argv) {
         if (o.cfg.plan.reserve_bytes > freeb) {
             char a[32], b[32];
             rc = cli_usage_error(CMD, "--reserve %s is more than the %s free on %s",
-                                 cli_format_size(o.cfg.plan.reserve_bytes, a, sizeof a),
-                                 cli_format_size(freeb, b, sizeof b), dv.label);
+                                 vram_fmt_size(o.cfg.plan.reserve_bytes, a, sizeof a),
+                                 vram_fmt_size(freeb, b, sizeof b), dv.label);
             goto out;
         }
     }

@@ -241,7 +241,7 @@ static void print_header(watch *w, int first, int n) {
     if (c.leak_bytes % UINT64_C(1000000) == 0 && c.leak_bytes % (UINT64_C(1) << 20) != 0)
         snprintf(leak, sizeof leak, "%llu MB", (unsigned long long)(c.leak_bytes / 1000000u));
     else
-        cli_format_size(c.leak_bytes, leak, sizeof leak);
+        vram_fmt_size(c.leak_bytes, leak, sizeof leak);
     fprintf(w->out, "vramkit watch: %d device%s (%s backend", n, n == 1 ? "" : "s",
             vram_gpustats_backend(w->g));
     if (n == 1) fprintf(w->out, ": %s%d %s", vram_gpustats_label(w->g), first,

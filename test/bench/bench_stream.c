@@ -178,14 +178,14 @@ int main(int argc, char **argv) {
     char file[512] = "";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *n = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--size") == 0 && n && cli_parse_size(n, &size) == 0) i++;
+        if (strcmp(a, "--size") == 0 && n && vram_parse_size(n, &size) == 0) i++;
         else if (strcmp(a, "--file") == 0 && n) snprintf(file, sizeof file, "%s", argv[++i]);
         else if (strcmp(a, "--device") == 0 && n && strcmp(n, "cpu") == 0) i++;
         else if (strcmp(a, "--device") == 0 && n && sscanf(n, "cuda:%d", &dev) == 1) cuda = 1, i++;
-        else if (strcmp(a, "--readers") == 0 && n && cli_parse_u64(n, VRAM_STREAM_MAX_READERS, &v) == 0 && v) readers = (uint32_t)v, i++;
-        else if (strcmp(a, "--batch") == 0 && n && cli_parse_u64(n, UINT64_MAX, &batch) == 0 && batch) i++;
-        else if (strcmp(a, "--budget") == 0 && n && cli_parse_size(n, &budget) == 0 && budget) i++;
-        else if (strcmp(a, "--epochs") == 0 && n && cli_parse_u64(n, 1000, &epochs) == 0 && epochs) i++;
+        else if (strcmp(a, "--readers") == 0 && n && vram_parse_u64(n, VRAM_STREAM_MAX_READERS, &v) == 0 && v) readers = (uint32_t)v, i++;
+        else if (strcmp(a, "--batch") == 0 && n && vram_parse_u64(n, UINT64_MAX, &batch) == 0 && batch) i++;
+        else if (strcmp(a, "--budget") == 0 && n && vram_parse_size(n, &budget) == 0 && budget) i++;
+        else if (strcmp(a, "--epochs") == 0 && n && vram_parse_u64(n, 1000, &epochs) == 0 && epochs) i++;
         else if (strcmp(a, "--shuffle") == 0) shuffle = 1;
         else if (strcmp(a, "--slabs") == 0) slabs = 1;
         else {
@@ -259,7 +259,7 @@ int main(int argc, char **argv) {
     double ceiling_before = ceiling;
     char sz[32], bz[32];
     printf("file      %s: %s, %llu samples of %u B (004's 360 x 167 float32 + 36 float32)\n", file,
-           cli_format_size(fbytes, sz, sizeof sz), (unsigned long long)f->samples, SAMPLE_BYTES);
+           vram_fmt_size(fbytes, sz, sizeof sz), (unsigned long long)f->samples, SAMPLE_BYTES);
     printf("          paths: /features %s, /targets %s; read once cold-ish %.2f GB/s, page-cached %.2f GB/s (1 thread)\n",
            vram_h5_path_name(f->ds[0].path), vram_h5_path_name(f->ds[1].path), warm_rate, hot_rate);
 
@@ -274,8 +274,8 @@ int main(int argc, char **argv) {
     const vram_chunks_plan *p = vram_streamer_plan(s);
     printf("stream    %s, %s staging, %u readers, batch %llu, budget %s: %llu chunks of %s, %s\n",
            cuda ? "cuda" : "cpu", vram_streamer_staging(s), c.readers, (unsigned long long)batch,
-           cli_format_size(budget, bz, sizeof bz), (unsigned long long)p->chunk_count,
-           cli_format_size(p->bytes_per_chunk, sz, sizeof sz), shuffle ? "shuffled" : "in order");
+           vram_fmt_size(budget, bz, sizeof bz), (unsigned long long)p->chunk_count,
+           vram_fmt_size(p->bytes_per_chunk, sz, sizeof sz), shuffle ? "shuffled" : "in order");
     for (;;) {
         vram_batch b;
         rs = vram_streamer_next(s, &b);

@@ -59,7 +59,7 @@ ParameterizedTestParameters(cli_util, parse_size) {
 
 ParameterizedTest(size_case *c, cli_util, parse_size) {
     uint64_t v = 12345;
-    int rc = cli_parse_size(c->text, &v);
+    int rc = vram_parse_size(c->text, &v);
     if (c->ok) {
         cr_assert_eq(rc, 0, "'%s' should parse", c->text);
         cr_assert_eq(v, c->bytes, "'%s' -> %llu, expected %llu", c->text, (unsigned long long)v,
@@ -72,56 +72,56 @@ ParameterizedTest(size_case *c, cli_util, parse_size) {
 
 Test(cli_util, parse_size_null) {
     uint64_t v = 0;
-    cr_assert_eq(cli_parse_size(NULL, &v), -1);
+    cr_assert_eq(vram_parse_size(NULL, &v), -1);
 }
 
 Test(cli_util, parse_fraction) {
     double f = 0;
-    cr_assert_eq(cli_parse_fraction("0.75", &f), 0);
+    cr_assert_eq(vram_parse_fraction("0.75", &f), 0);
     cr_assert_float_eq(f, 0.75, 1e-12);
-    cr_assert_eq(cli_parse_fraction("75%", &f), 0);
+    cr_assert_eq(vram_parse_fraction("75%", &f), 0);
     cr_assert_float_eq(f, 0.75, 1e-12);
-    cr_assert_eq(cli_parse_fraction("1", &f), 0);
+    cr_assert_eq(vram_parse_fraction("1", &f), 0);
     cr_assert_float_eq(f, 1.0, 0);
-    cr_assert_eq(cli_parse_fraction(".5", &f), 0);
+    cr_assert_eq(vram_parse_fraction(".5", &f), 0);
     cr_assert_float_eq(f, 0.5, 0);
     const char *bad[] = {"0", "0%", "1.01", "101%", "-0.5", "abc", "", "0.5x", "nan", "inf", "1e999", "%"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        cr_assert_eq(cli_parse_fraction(bad[i], &f), -1, "'%s' should be rejected", bad[i]);
-    cr_assert_eq(cli_parse_fraction(NULL, &f), -1);
+        cr_assert_eq(vram_parse_fraction(bad[i], &f), -1, "'%s' should be rejected", bad[i]);
+    cr_assert_eq(vram_parse_fraction(NULL, &f), -1);
 }
 
 Test(cli_util, parse_u64) {
     uint64_t v = 0;
-    cr_assert_eq(cli_parse_u64("42", 100, &v), 0);
+    cr_assert_eq(vram_parse_u64("42", 100, &v), 0);
     cr_assert_eq(v, 42);
-    cr_assert_eq(cli_parse_u64("100", 100, &v), 0);
-    cr_assert_eq(cli_parse_u64("101", 100, &v), -1);
-    cr_assert_eq(cli_parse_u64("18446744073709551615", UINT64_MAX, &v), 0);
+    cr_assert_eq(vram_parse_u64("100", 100, &v), 0);
+    cr_assert_eq(vram_parse_u64("101", 100, &v), -1);
+    cr_assert_eq(vram_parse_u64("18446744073709551615", UINT64_MAX, &v), 0);
     cr_assert_eq(v, UINT64_MAX);
-    cr_assert_eq(cli_parse_u64("18446744073709551616", UINT64_MAX, &v), -1);
+    cr_assert_eq(vram_parse_u64("18446744073709551616", UINT64_MAX, &v), -1);
     const char *bad[] = {"", "-1", "+1", "1.0", "1k", " 1", "0x1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        cr_assert_eq(cli_parse_u64(bad[i], UINT64_MAX, &v), -1, "'%s' should be rejected", bad[i]);
-    cr_assert_eq(cli_parse_u64(NULL, 1, &v), -1);
+        cr_assert_eq(vram_parse_u64(bad[i], UINT64_MAX, &v), -1, "'%s' should be rejected", bad[i]);
+    cr_assert_eq(vram_parse_u64(NULL, 1, &v), -1);
 }
 
 Test(cli_util, parse_percent) {
     double f = 0;
-    cr_assert_eq(cli_parse_percent("90", &f), 0);
+    cr_assert_eq(vram_parse_percent("90", &f), 0);
     cr_assert_float_eq(f, 90.0, 0);
-    cr_assert_eq(cli_parse_percent("92.5%", &f), 0);
+    cr_assert_eq(vram_parse_percent("92.5%", &f), 0);
     cr_assert_float_eq(f, 92.5, 1e-12);
-    cr_assert_eq(cli_parse_percent("100", &f), 0);
+    cr_assert_eq(vram_parse_percent("100", &f), 0);
     cr_assert_float_eq(f, 100.0, 0);
-    cr_assert_eq(cli_parse_percent(".5", &f), 0);
+    cr_assert_eq(vram_parse_percent(".5", &f), 0);
     cr_assert_float_eq(f, 0.5, 0);
     f = 7;
     const char *bad[] = {"", "0", "0%", "100.01", "101%", "-5", "+5", " 5", "abc", "5x", "5%%",
                          "nan", "inf", "1e999", "%"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        cr_assert_eq(cli_parse_percent(bad[i], &f), -1, "'%s' should be rejected", bad[i]);
-    cr_assert_eq(cli_parse_percent(NULL, &f), -1);
+        cr_assert_eq(vram_parse_percent(bad[i], &f), -1, "'%s' should be rejected", bad[i]);
+    cr_assert_eq(vram_parse_percent(NULL, &f), -1);
     cr_assert_float_eq(f, 7.0, 0, "a rejected percentage must not write the output");
 }
 
@@ -341,11 +341,11 @@ Test(cli_util, getopt_reset_is_a_full_reset) {
 
 Test(cli_util, format_size) {
     char buf[32];
-    cr_assert_str_eq(cli_format_size(0, buf, sizeof buf), "0 B");
-    cr_assert_str_eq(cli_format_size(1023, buf, sizeof buf), "1023 B");
-    cr_assert_str_eq(cli_format_size(1024, buf, sizeof buf), "1.00 KiB");
-    cr_assert_str_eq(cli_format_size(3ull << 29, buf, sizeof buf), "1.50 GiB");
-    cr_assert_str_eq(cli_format_size(UINT64_MAX, buf, sizeof buf), "16.00 EiB");
+    cr_assert_str_eq(vram_fmt_size(0, buf, sizeof buf), "0 B");
+    cr_assert_str_eq(vram_fmt_size(1023, buf, sizeof buf), "1023 B");
+    cr_assert_str_eq(vram_fmt_size(1024, buf, sizeof buf), "1.00 KiB");
+    cr_assert_str_eq(vram_fmt_size(3ull << 29, buf, sizeof buf), "1.50 GiB");
+    cr_assert_str_eq(vram_fmt_size(UINT64_MAX, buf, sizeof buf), "16.00 EiB");
 }
 
 static char *json_of(void (*build)(cli_json *)) {
