@@ -23,6 +23,9 @@ enum {
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Same, with the code the caller wants returned. */
 int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The exit code of a failure whose status says whose fault it is: the environment's
+ * (VRAM_E_IO, VRAM_E_NOMEM, VRAM_E_OOM, VRAM_E_NOT_BUILT: 3) or the input's (else 2). */
+int cli_exit_code(vram_status st);
 
 /* Numbers, sizes and fractions from text, and sizes as text: util/text.h (vram_parse_u64,
  * vram_parse_size, vram_parse_fraction, vram_parse_percent, vram_fmt_size). */

@@ -16,7 +16,7 @@ int cli_model_resolve(const char *cmd, const char *arg, vram_model_ref *out) {
     char err[1200];
     vram_status st = vram_model_find(arg, out, err, sizeof err);
     if (st == VRAM_OK) return 0;
-    return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, cmd,
+    return cli_error(cli_exit_code(st), cmd,
                      "%s", err);
 }
 

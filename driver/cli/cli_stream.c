@@ -20,7 +20,7 @@ int cli_h5_open(const char *cmd, const char *path, const char *const *names, uin
     char err[VRAM_STREAM_ERR_MAX];
     vram_status st = vram_h5_open(path, names, n, out, err, sizeof err);
     if (st == VRAM_OK) return -1;
-    return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, cmd,
+    return cli_error(cli_exit_code(st), cmd,
                      "%s", err);
 #else
     (void)names;
@@ -58,7 +58,7 @@ vram_status cli_h5_read_plain(vram_h5_file *f, uint32_t d, uint64_t first, uint6
 #else
     (void)f, (void)d, (void)first, (void)count, (void)dst;
     snprintf(err, cap, "built without HDF5");
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_NOT_BUILT;
 #endif
 }
 

@@ -36,6 +36,12 @@ int cli_error(int code, const char *cmd, const char *fmt, ...) {
     return rc;
 }
 
+int cli_exit_code(vram_status st) {
+    return st == VRAM_E_IO || st == VRAM_E_NOMEM || st == VRAM_E_OOM || st == VRAM_E_NOT_BUILT
+               ? VRAM_EXIT_ENV
+               : VRAM_EXIT_USAGE;
+}
+
 /* ---- option values -------------------------------------------------------------------- */
 
 int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,

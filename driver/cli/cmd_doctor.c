@@ -296,7 +296,7 @@ static void print_text(FILE *o, const vram_doctor_report *rep, const vram_findin
     cuda_version_text(s->driver_version, a, sizeof a);
     if (s->driver_version > 0)
         fprintf(o, "driver:   supports CUDA %s", a);
-    else if (s->status == VRAM_E_UNSUPPORTED)
+    else if (s->status == VRAM_E_NOT_BUILT)
         fprintf(o, "driver:   not looked for (this build has no CUDA parts)");
     else
         fprintf(o, "driver:   none found (no libcuda answered)");

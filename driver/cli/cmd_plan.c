@@ -89,7 +89,7 @@ static const struct option long_options[] = {
 
 /* A planner or plan-document failure as this command reports it. */
 static int fail(vram_status st, const char *err) {
-    return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, CMD,
+    return cli_error(cli_exit_code(st), CMD,
                      "%s", err);
 }
 

@@ -285,7 +285,7 @@ static int open_device(opts *o, device *dv) {
             return -1;
         }
         if (o->device_kind == DEV_CUDA) {
-            if (st == VRAM_E_UNSUPPORTED)
+            if (st == VRAM_E_NOT_BUILT)
                 return cli_error(VRAM_EXIT_ENV, CMD, "--device cuda:%d: this vramkit was built "
                                                      "without CUDA", o->device);
             return cli_error(VRAM_EXIT_ENV, CMD, "--device cuda:%d: no usable GPU (%s)", o->device,

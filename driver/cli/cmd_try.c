@@ -265,7 +265,7 @@ static int plan_model(opts *o) {
         st = vram_plan_make(p, err, sizeof err);
     }
     if (st != VRAM_OK)
-        rc = cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE, CMD,
+        rc = cli_error(cli_exit_code(st), CMD,
                        "%s", err);
     else
         vram_plan_rows_from_chain(p, o->rows);
@@ -347,7 +347,7 @@ static int parse(int argc, char **argv, opts *o) {
             snprintf(what, sizeof what, "--plan %s", o->plan_file);
             st = vram_plan_doc_strategies(o->plan_file, what, o->rows, err, sizeof err);
             if (st != VRAM_OK)
-                return cli_error(st == VRAM_E_IO || st == VRAM_E_OOM ? VRAM_EXIT_ENV : VRAM_EXIT_USAGE,
+                return cli_error(cli_exit_code(st),
                                  CMD, "%s", err);
         } else {
             snprintf(what, sizeof what, "the plan of %s", o->model);
@@ -533,7 +533,7 @@ static int run_attempt(const opts *o, int k, attempt *a) {
        from the next attempt: adopt and end them (this command has no other children) */
     io.reap_descendants = 1;
     vram_status st = vram_isolate_run(&io, &a->res);
-    if (st == VRAM_E_UNSUPPORTED) { /* no subreaper on this system: the group kill only */
+    if (st == VRAM_E_NOT_SUPPORTED) { /* no subreaper on this system: the group kill only */
         io.reap_descendants = 0;
         st = vram_isolate_run(&io, &a->res);
     }

@@ -397,7 +397,7 @@ static int open_backend(const opts *o, const vram_device_ops *given, vram_gpusta
     if (ops == NULL) {
         if (st == VRAM_E_NO_DRIVER)
             return cli_error(VRAM_EXIT_ENV, CMD, "no NVIDIA driver: " NO_GPU_HINT);
-        if (st == VRAM_E_UNSUPPORTED)
+        if (st == VRAM_E_NOT_BUILT)
             return cli_error(VRAM_EXIT_ENV, CMD, "this vramkit was built without CUDA: " NO_GPU_HINT);
         if (st == VRAM_E_NO_DEVICE)
             return cli_error(VRAM_EXIT_ENV, CMD, "%s: " NO_GPU_HINT, err);

@@ -257,7 +257,7 @@ static vram_status cuda_attribute(void *ctx, int device, int attr, int *value) {
                attr == VRAM_ATTR_MEMPOOL_SUPPORTED_HANDLE_TYPES) {
         st = VRAM_CUDA_CALL(cudaDeviceGetAttribute, (&v, (enum cudaDeviceAttr)attr, device));
     } else {
-        return VRAM_E_UNSUPPORTED;
+        return VRAM_E_NOT_SUPPORTED;
     }
     if (st == VRAM_OK) *value = v;
     return st;

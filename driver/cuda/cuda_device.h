@@ -12,7 +12,7 @@ int vram_cuda_built(void);
 
 /* Fills *ops with the CUDA backend (backend "cuda"). Requires: ops valid (NULL gives
  * VRAM_E_INVALID). Guarantees: VRAM_OK and a table that passes vram_device_ops_check, or
- * VRAM_E_UNSUPPORTED (ops untouched) in a build without the CUDA parts. flags is 0 (device
+ * VRAM_E_NOT_BUILT (ops untouched) in a build without the CUDA parts. flags is 0 (device
  * memory is the GPU's). Loading never fails and touches no GPU: CUDA starts on the first
  * call that needs it.
  * What the table does:
@@ -36,7 +36,7 @@ int vram_cuda_built(void);
  *     mem_info fails (cudaErrorDevicesUnavailable, 46) and device_info reports free 0;
  *   - attribute reads the CUdevice_attribute number through cuDeviceGetAttribute; when the
  *     driver does not export it, the numbers cudart shares (99, 115, 119) fall back to
- *     cudaDeviceGetAttribute and others are VRAM_E_UNSUPPORTED; an unknown number is the
+ *     cudaDeviceGetAttribute and others are VRAM_E_NOT_SUPPORTED; an unknown number is the
  *     driver's CUDA_ERROR_INVALID_VALUE (VRAM_E_CUDA, last_error 1);
  *   - release_device resets the device's primary context (cudaDeviceReset) when it is alive
  *     (cuDevicePrimaryCtxGetState), and creates none when it is not; the calling thread's
@@ -60,7 +60,7 @@ void vram_cuda_release(void);
 /* Test hook, private: passes a raw CUDA error number through the very check every CUDA call
  * of this backend goes through (as if `call` had returned it), so the recording and the
  * sticky rule can be tested without a GPU. Returns what a slot would return. In a build
- * without the CUDA parts: VRAM_E_UNSUPPORTED, nothing recorded. */
+ * without the CUDA parts: VRAM_E_NOT_BUILT, nothing recorded. */
 vram_status vram__cuda_inject(int code, const char *call);
 
 /* The name of the last CUDA call that failed ("cudaMalloc", "cuMemCreate"), or "" when

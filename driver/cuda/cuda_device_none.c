@@ -9,13 +9,13 @@ void vram_cuda_release(void) {}
 
 vram_status vram_cuda_ops(vram_device_ops *ops) {
     if (ops == NULL) return VRAM_E_INVALID;
-    return VRAM_E_UNSUPPORTED; /* *ops untouched, as promised */
+    return VRAM_E_NOT_BUILT; /* *ops untouched, as promised */
 }
 
 vram_status vram__cuda_inject(int code, const char *call) {
     (void)code;
     (void)call;
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_NOT_BUILT;
 }
 
 const char *vram__cuda_last_call(void) { return ""; }

@@ -130,7 +130,7 @@ static vram_status host_attribute(void *ctx, int device, int attr, int *value) {
     case VRAM_ATTR_GPU_DIRECT_RDMA_WITH_VMM_SUPPORTED:
     case VRAM_ATTR_MEMORY_POOLS_SUPPORTED:
     case VRAM_ATTR_MEMPOOL_SUPPORTED_HANDLE_TYPES: *value = 0; return VRAM_OK;
-    default: return VRAM_E_UNSUPPORTED;
+    default: return VRAM_E_NOT_SUPPORTED;
     }
 }
 

@@ -14,7 +14,7 @@
  *   - driver_version and runtime_version 0: there is no CUDA here;
  *   - attributes: VMM, POSIX-fd handles, RDMA, memory pools no (0); host registration yes
  *     (1: it is a successful no-op); pool handle types 0; any other number
- *     VRAM_E_UNSUPPORTED;
+ *     VRAM_E_NOT_SUPPORTED;
  *   - dev_alloc 256-byte aligned, host_alloc_pinned page aligned (both plain heap memory);
  *     memcpy_async copies before returning; event_query always says done; release_device
  *     has nothing to give back; last_error 0.

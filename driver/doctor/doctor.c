@@ -196,7 +196,7 @@ vram_status vram_doctor_gather(const vram_doctor_config *cfg, vram_doctor_report
     if (f->forked_after_init) {
         out->snap.status = VRAM_E_FORKED;
     } else if (ops == NULL) {
-        out->snap.status = VRAM_E_UNSUPPORTED; /* a build without the CUDA parts */
+        out->snap.status = VRAM_E_NOT_BUILT; /* a build without the CUDA parts */
     } else {
         out->backend = ops->backend != NULL ? ops->backend : "";
         vram_status st = vram_snapshot_take(ops, &out->snap);

@@ -30,7 +30,7 @@ typedef const char *(*vram_doctor_getenv_fn)(const char *name);
 /* Where the facts come from. Zero-initialise: every zero field means the real machine. */
 typedef struct vram_doctor_config {
     const vram_device_ops *ops;      /* NULL: the CUDA backend (vram_cuda_ops); in a build
-                                        without it the snapshot is VRAM_E_UNSUPPORTED */
+                                        without it the snapshot is VRAM_E_NOT_BUILT */
     vram_doctor_paths paths;
     vram_doctor_getenv_fn getenv_fn; /* NULL: getenv */
     int probe;                       /* nonzero: run every probe on every GPU */

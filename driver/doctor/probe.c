@@ -280,8 +280,8 @@ vram_status vram_probe_run(int device, vram_probe_kind kind, int timeout_ms, vra
     vram_status st = probe_check_args(device, kind, timeout_ms, out);
     if (st != VRAM_OK) return st;
     if (!vram_cuda_built()) {
-        probe_fail(out, 0, VRAM_E_UNSUPPORTED, "this vramkit was built without the CUDA parts: nothing to probe");
-        return VRAM_E_UNSUPPORTED;
+        probe_fail(out, 0, VRAM_E_NOT_BUILT, "this vramkit was built without the CUDA parts: nothing to probe");
+        return VRAM_E_NOT_BUILT;
     }
     const char *inside = getenv(VRAM_PROBE_CHILD_ENV);
     if (inside != NULL && inside[0] != '\0') {
@@ -428,11 +428,11 @@ int vram_probe_child_main(int argc, char **argv) {
 #ifndef VRAMKIT_HAVE_CUDA
 void vram__probe_execute(vram_probe_kind kind, int device, vram_probe_result *out) {
     probe_reset(out, kind, device);
-    probe_fail(out, 0, VRAM_E_UNSUPPORTED, "this vramkit was built without the CUDA parts: nothing to probe");
+    probe_fail(out, 0, VRAM_E_NOT_BUILT, "this vramkit was built without the CUDA parts: nothing to probe");
 }
 
 void vram__probe_trap(int device, vram_probe_result *out) {
     probe_reset(out, out->kind, device);
-    probe_fail(out, 0, VRAM_E_UNSUPPORTED, "this vramkit was built without the CUDA parts: nothing to trap");
+    probe_fail(out, 0, VRAM_E_NOT_BUILT, "this vramkit was built without the CUDA parts: nothing to trap");
 }
 #endif

@@ -65,7 +65,7 @@ vram_status vram_probe_parse_name(const char *name, vram_probe_kind *out);
  *                      a crash or a timeout of the child: VRAM_E_CUDA, or what its stderr
  *                      names: VRAM_E_OOM, VRAM_E_CUDA_STICKY, VRAM_E_NOT_SUPPORTED);
  *   VRAM_E_INVALID     NULL out, a kind outside the enum, a negative device or timeout;
- *   VRAM_E_UNSUPPORTED a build without the CUDA parts (nothing is spawned);
+ *   VRAM_E_NOT_BUILT a build without the CUDA parts (nothing is spawned);
  *   VRAM_E_NO_DRIVER, VRAM_E_NO_DEVICE, ... the child could not open the device (no driver,
  *                      no such device): out->status says the same, out->cuda_error why;
  *   VRAM_E_STATE       called inside a probe child (VRAMKIT_PROBE_CHILD is set);
@@ -112,7 +112,7 @@ vram_status vram__probe_interpret(const struct vram_isolate_result *res, int tim
 /* The probe itself, in this process (driver/cuda/probe_child.c; a stub without CUDA).
  * Fills *out (kind and device set by the caller). */
 void vram__probe_execute(vram_probe_kind kind, int device, vram_probe_result *out);
-/* The "trap" test hook's body (CUDA builds; the stub reports VRAM_E_UNSUPPORTED). */
+/* The "trap" test hook's body (CUDA builds; the stub reports VRAM_E_NOT_BUILT). */
 void vram__probe_trap(int device, vram_probe_result *out);
 
 #endif /* VRAMKIT_DRIVER_PROBE_H */

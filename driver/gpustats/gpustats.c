@@ -97,7 +97,7 @@ vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_co
     g = (vram_gpustats *)calloc(1, sizeof *g);
     if (g == NULL) {
         vram_msgf(err, errcap, "out of host memory");
-        return VRAM_E_OOM;
+        return VRAM_E_NOMEM;
     }
     st = vram_monitor_init(&g->mon, cfg);
     if (st != VRAM_OK) {

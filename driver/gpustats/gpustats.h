@@ -49,9 +49,9 @@ typedef struct vram_gpustats vram_gpustats;
  * is the first vram_gpustats_sample.
  * Requires: out valid; err NULL or valid for errcap bytes.
  * Guarantees: VRAM_OK and *out a handle to close; otherwise *out NULL and, when err is
- * given, one line saying why: VRAM_E_UNSUPPORTED (a build without CUDA and ops NULL),
+ * given, one line saying why: VRAM_E_NOT_BUILT (a build without CUDA and ops NULL),
  * VRAM_E_VERSION / VRAM_E_INVALID (a table this build cannot use, a bad cfg),
- * VRAM_E_NO_DRIVER, VRAM_E_NO_DEVICE (none, or 0 devices), VRAM_E_OOM (host memory), or
+ * VRAM_E_NO_DRIVER, VRAM_E_NO_DEVICE (none, or 0 devices), VRAM_E_NOMEM, or
  * the failing call's status. */
 vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_config *cfg,
                                vram_gpustats **out, char *err, size_t errcap);

@@ -426,7 +426,7 @@ static vram_status open_dataset(vram_h5_file *f, uint32_t d, const char *name, u
     if ((problem = type_problem(ftype)) != NULL) {
         vram_msgf(err, cap, "%s: '%s' holds %s (type %s): only fixed-size samples can be moved as bytes",
             f->path, name, problem, ds->type);
-        st = VRAM_E_UNSUPPORTED;
+        st = VRAM_E_UNHANDLED;
         goto out;
     }
     if (ds->dims[0] == 0) {
@@ -438,7 +438,7 @@ static vram_status open_dataset(vram_h5_file *f, uint32_t d, const char *name, u
     if (ds->memtype < 0) ds->memtype = H5Tcopy(ftype);
     if (ds->memtype < 0) {
         vram_msgf(err, cap, "%s: '%s': no native type for %s", f->path, name, ds->type);
-        st = VRAM_E_UNSUPPORTED;
+        st = VRAM_E_UNHANDLED;
         goto out;
     }
     {
@@ -529,7 +529,7 @@ vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,
     f = (vram_h5_file *)calloc(1, sizeof *f);
     if (f == NULL) {
         vram_msgf(err, cap, "out of host memory");
-        return VRAM_E_OOM;
+        return VRAM_E_NOMEM;
     }
     f->fd = -1;
     f->file = -1;

@@ -56,7 +56,7 @@ typedef struct vram_h5_file {
  *   VRAM_E_INVALID  no such file, not a regular file, no such dataset (or not a dataset), a
  *                   dataset named twice, an empty dataset, different sample counts;
  *   VRAM_E_FORMAT   not an HDF5 file (or one HDF5 cannot open), no sample dimension;
- *   VRAM_E_UNSUPPORTED  a type that cannot be moved as bytes (variable-length, reference);
+ *   VRAM_E_UNHANDLED  a type that cannot be moved as bytes (variable-length, reference);
  *   VRAM_E_OVERFLOW a sample larger than 64 bits of bytes;
  *   VRAM_E_IO       any other error opening or reading the file (permissions, truncated). */
 vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,

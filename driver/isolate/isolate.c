@@ -504,9 +504,9 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
     for (const char *const *a = o->env; a && *a; a++)
         if (env_name_len(*a) == 0) return VRAM_E_INVALID;
 #if !(defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29)))
-    if (o->cwd) return VRAM_E_UNSUPPORTED;
+    if (o->cwd) return VRAM_E_NOT_SUPPORTED;
 #endif
-    if (o->reap_descendants && become_subreaper() != 0) return VRAM_E_UNSUPPORTED;
+    if (o->reap_descendants && become_subreaper() != 0) return VRAM_E_NOT_SUPPORTED;
     const char *prog = o->argv[0];
     double grace = o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S;
     double drain = o->drain_s > 0 ? o->drain_s : VRAM_ISOLATE_DEFAULT_DRAIN_S;

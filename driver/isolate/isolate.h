@@ -53,7 +53,7 @@ typedef struct vram_isolate_opts {
      * reparented here when their parent ends; once the child has been reaped, every child
      * this process has is killed (SIGKILL) and reaped, round after round, and counted in
      * `escaped`. Only for a process that has no other children while an attempt runs (the
-     * `vramkit try` command); VRAM_E_UNSUPPORTED where the flag cannot be set. */
+     * `vramkit try` command); VRAM_E_NOT_SUPPORTED where the flag cannot be set. */
     int reap_descendants;
 } vram_isolate_opts;
 
@@ -95,7 +95,7 @@ typedef struct vram_isolate_result {
  * Guarantees: VRAM_OK with *res filled whenever the command was tried, including when it
  * could not be started (how == NOT_STARTED, with errno and its text); VRAM_E_INVALID for
  * bad options (no argv[0], a negative or non-finite time, an env entry without NAME=);
- * VRAM_E_UNSUPPORTED for `cwd` where the C library cannot change directory in posix_spawn,
+ * VRAM_E_NOT_SUPPORTED for `cwd` where the C library cannot change directory in posix_spawn,
  * and for reap_descendants where this process cannot become a child subreaper.
  * The child runs in its own process group; when it ends, anything left in that group is
  * killed. No descriptor opened here stays open, and the child is always reaped. Requires

@@ -42,7 +42,7 @@ vram_status vram_model_find(const char *arg, vram_model_ref *out, char *err, siz
     s = vram_read_path(arg, &out->model, rerr, sizeof rerr);
     if (s != VRAM_OK) {
         snprintf(err, cap, "%s", rerr[0] ? rerr : vram_status_str(s));
-        return s == VRAM_E_IO || s == VRAM_E_OOM ? s : VRAM_E_INVALID;
+        return s == VRAM_E_IO || s == VRAM_E_NOMEM ? s : VRAM_E_INVALID;
     }
     snprintf(out->note, sizeof out->note, "%s", rerr);
     if (S_ISDIR(st.st_mode)) snprintf(out->source, sizeof out->source, "directory");

@@ -19,7 +19,7 @@ typedef struct vram_model_ref {
 
 /* Finds `arg` (*out is zeroed first). Returns VRAM_OK, or a status with err[0 .. cap) one
  * line naming the input: VRAM_E_INVALID for an empty name, a name that is neither built in
- * nor an existing path, or a malformed file; VRAM_E_IO or VRAM_E_OOM when a file could not
+ * nor an existing path, or a malformed file; VRAM_E_IO or VRAM_E_NOMEM when a file could not
  * be read (the environment's fault, not the input's). */
 vram_status vram_model_find(const char *arg, vram_model_ref *out, char *err, size_t cap);
 

@@ -390,7 +390,7 @@ static vram_status gg_metadata(gg *g, uint64_t count, vram__set *keys, char *kbu
         vram__set_entry *e;
         int found;
         if (vram__set_put(keys, kbuf, klen, 0, &e, &found) != VRAM_OK)
-            return vram__fail(g->err, g->errcap, VRAM_E_OOM, g->label, "out of host memory");
+            return vram__fail(g->err, g->errcap, VRAM_E_NOMEM, g->label, "out of host memory");
         if (found)
             return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
                               "metadata key %s appears twice", vram__quote(kbuf, klen, q));
@@ -481,7 +481,7 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
     if (g.win == NULL || kbuf == NULL) {
         free(g.win);
         free(kbuf);
-        return vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+        return vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
     }
     vram__set keys = {0}, names = {0};
     vram__tensor_acc acc;
@@ -504,15 +504,15 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
     if (version != 2 && version != 3) {
         if (version == 1)
             st =
-                vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+                vram__fail(err, errcap, VRAM_E_UNHANDLED, label,
                            "GGUF version 1 is not supported (only 2 and 3; v1 used 32-bit counts)");
         else if ((version & 0xffffu) == 0 && (version >> 24) <= 3)
-            st = vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+            st = vram__fail(err, errcap, VRAM_E_UNHANDLED, label,
                             "GGUF version %u: a big-endian file? only little-endian versions 2 "
                             "and 3 are supported",
                             version);
         else
-            st = vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+            st = vram__fail(err, errcap, VRAM_E_UNHANDLED, label,
                             "GGUF version %u is not supported (only 2 and 3)", version);
         goto done;
     }
@@ -551,7 +551,7 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
     }
     tensors = malloc((tcount > 0 ? (size_t)tcount : 1) * sizeof *tensors);
     if (tensors == NULL) {
-        st = vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+        st = vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
         goto done;
     }
     for (uint64_t i = 0; i < tcount; i++) {
@@ -590,7 +590,7 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
         vram_dtype dt;
         vram_dtype_layout lay;
         if (vram_dtype_from_ggml(type, &dt) != VRAM_OK || vram_dtype_get(dt, &lay) != VRAM_OK) {
-            st = vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+            st = vram__fail(err, errcap, VRAM_E_UNHANDLED, label,
                             "tensor %s has ggml type %u, which vramkit does not know",
                             vram__quote(kbuf, nlen, q), type);
             goto done;
@@ -614,7 +614,7 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
         vram__set_entry *e;
         int found;
         if (vram__set_put(&names, kbuf, nlen, 0, &e, &found) != VRAM_OK) {
-            st = vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+            st = vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
             goto done;
         }
         if (found) {
@@ -633,7 +633,7 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
                 cap *= 2;
             char *na = realloc(arena, cap);
             if (na == NULL) {
-                st = vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+                st = vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
                 goto done;
             }
             arena = na;

@@ -78,7 +78,7 @@ static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *n
                           vram__quote(name, nlen, q), vram__json_type(jd));
     vram_dtype dt;
     if (vram_dtype_from_safetensors(jd->valuestring, strlen(jd->valuestring), &dt) != VRAM_OK)
-        return vram__fail(err, errcap, VRAM_E_UNSUPPORTED, label,
+        return vram__fail(err, errcap, VRAM_E_UNHANDLED, label,
                           "tensor %s has dtype %s, which vramkit does not know",
                           vram__quote(name, nlen, q),
                           vram__quote(jd->valuestring, strlen(jd->valuestring), q2));
@@ -153,7 +153,7 @@ static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *n
     vram__set_entry *e;
     int found;
     if (vram__set_put(names, name, nlen, 0, &e, &found) != VRAM_OK)
-        return vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+        return vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
     if (found)
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "tensor %s appears twice in the header", vram__quote(name, nlen, q));
@@ -273,7 +273,7 @@ vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t 
     vram_status st = VRAM_OK;
     size_t n = 0;
     if (spans == NULL || vram__set_reserve(&names, count) != VRAM_OK)
-        st = vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+        st = vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
     for (const cJSON *t = doc->child; t != NULL && st == VRAM_OK; t = t->next) {
         if (strcmp(t->string, "__metadata__") == 0) {
             st = st_metadata(t, label, err, errcap);
@@ -379,7 +379,7 @@ vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,
                (st = st_header_len(head, (uint64_t)sb.st_size, &n, path, err, errcap)) == VRAM_OK) {
         json = malloc((size_t)n + 1);
         if (json == NULL)
-            st = vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+            st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
         else
             st = st_pread(fd, json, (size_t)n, 8, path, err, errcap);
     }
@@ -446,7 +446,7 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
         entries++;
     if (st == VRAM_OK) {
         shards = malloc(entries * sizeof *shards);
-        if (shards == NULL) st = vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+        if (shards == NULL) st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
     }
     for (const cJSON *e = st == VRAM_OK ? wm->child : NULL; e != NULL && st == VRAM_OK;
          e = e->next) {
@@ -468,7 +468,7 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
             break;
         }
         if (vram__set_put(&shard_ids, file, strlen(file), 0, &se, &found) != VRAM_OK) {
-            st = vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+            st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
             break;
         }
         if (!found) {
@@ -478,7 +478,7 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
         se->aux++; /* tensors the map puts in this shard */
         uint64_t shard = se->value;
         if (vram__set_put(&map, e->string, strlen(e->string), 0, &te, &found) != VRAM_OK) {
-            st = vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+            st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
             break;
         }
         if (found) {

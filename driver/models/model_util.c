@@ -104,9 +104,9 @@ static vram__set_entry *set_find(vram__set_entry *slots, size_t cap, uint64_t h,
 }
 
 static vram_status set_rehash(vram__set *s, size_t cap) {
-    if (cap > SIZE_MAX / sizeof(vram__set_entry)) return VRAM_E_OOM;
+    if (cap > SIZE_MAX / sizeof(vram__set_entry)) return VRAM_E_NOMEM;
     vram__set_entry *slots = calloc(cap, sizeof *slots);
-    if (slots == NULL) return VRAM_E_OOM;
+    if (slots == NULL) return VRAM_E_NOMEM;
     for (size_t i = 0; i < s->cap; i++) {
         vram__set_entry *old = &s->slots[i];
         if (!old->used) continue;
@@ -120,7 +120,7 @@ static vram_status set_rehash(vram__set *s, size_t cap) {
 
 vram_status vram__set_reserve(vram__set *s, size_t n) {
     size_t cap = s->cap == 0 ? 64 : s->cap;
-    if (n > SIZE_MAX / 4) return VRAM_E_OOM;
+    if (n > SIZE_MAX / 4) return VRAM_E_NOMEM;
     while (cap < 2 * n)
         cap *= 2;
     return cap == s->cap ? VRAM_OK : set_rehash(s, cap);
@@ -162,7 +162,7 @@ vram_status vram__set_put(vram__set *s, const char *key, size_t len, uint64_t ta
         return VRAM_OK;
     }
     char *copy = set_copy(s, key, len);
-    if (copy == NULL) return VRAM_E_OOM;
+    if (copy == NULL) return VRAM_E_NOMEM;
     slot->used = 1;
     slot->hash = h;
     slot->tag = tag;
@@ -212,7 +212,7 @@ vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len, u
         vram__set_entry *e;
         int found;
         if (vram__set_put(&acc->blocks, name, c.stack_len, c.block, &e, &found) != VRAM_OK)
-            return vram__fail(err, errcap, VRAM_E_OOM, label, "out of host memory");
+            return vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
     }
     return VRAM_OK;
 }
@@ -263,7 +263,7 @@ vram_status vram__read_small_file(const char *path, uint64_t max, char **out, si
     char *buf = malloc(n + 1);
     if (buf == NULL) {
         close(fd);
-        return vram__fail(err, errcap, VRAM_E_OOM, path, "out of host memory");
+        return vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
     }
     size_t got = 0;
     while (got < n) {

@@ -34,10 +34,10 @@
  * header length 123456789012 is past the end of the file (4096 bytes)") and returns
  *   VRAM_E_IO           the file cannot be opened or read (the line carries strerror),
  *   VRAM_E_FORMAT       malformed: truncated, invalid JSON, offsets that overlap, ...,
- *   VRAM_E_UNSUPPORTED  well formed but unknown to vramkit: a dtype, a ggml type, a GGUF
+ *   VRAM_E_UNHANDLED  well formed but unknown to vramkit: a dtype, a ggml type, a GGUF
  *                       version other than 2 or 3,
  *   VRAM_E_OVERFLOW     sizes that do not fit in 64 bits,
- *   VRAM_E_OOM          the host ran out of memory.
+ *   VRAM_E_NOMEM          the host ran out of memory.
  * On error the output model is untouched (readers fill a local copy and copy it on
  * success). On VRAM_OK err holds "" or a note ("config.json: model_type 'mixtral' (mixture
  * of experts) is not modelled; architecture left unknown"). */
@@ -71,10 +71,10 @@ typedef struct vram__set {
     size_t block_used, block_cap;
 } vram__set;
 /* Finds (key, tag) or inserts it with value/aux zero. *e points at the entry (valid until
- * the next insert); *found says whether it was there. VRAM_E_OOM when out of memory. */
+ * the next insert); *found says whether it was there. VRAM_E_NOMEM when out of memory. */
 VRAM_NODISCARD vram_status vram__set_put(vram__set *s, const char *key, size_t len, uint64_t tag,
                                          vram__set_entry **e, int *found);
-/* Room for n entries without growing (an optimisation; VRAM_E_OOM when out of memory). */
+/* Room for n entries without growing (an optimisation; VRAM_E_NOMEM when out of memory). */
 VRAM_NODISCARD vram_status vram__set_reserve(vram__set *s, size_t n);
 /* The entry of (key, tag), or NULL. */
 vram__set_entry *vram__set_get(const vram__set *s, const char *key, size_t len, uint64_t tag);

@@ -79,7 +79,7 @@ vram_status vram_plan_add_component(vram_plan *p, const char *spec, char *err, s
  * (@DEVICE, VRAMKIT_<NAME>_DEVICE, VRAMKIT_DEVICE), the models; then the chain of a single
  * model or the placement of the components. Returns VRAM_OK, or with err one line:
  * VRAM_E_INVALID for bad input (a device setting, a model, a workload the estimator
- * refuses), VRAM_E_IO / VRAM_E_OOM when a model file cannot be read. */
+ * refuses), VRAM_E_IO / VRAM_E_NOMEM when a model file cannot be read. */
 vram_status vram_plan_make(vram_plan *p, char *err, size_t cap);
 
 /* What changed since the saved plan (p->saved): a --model plan's chosen strategy, each

@@ -965,7 +965,7 @@ static vram_status open_slabs(vram_streamer *s, char *err, size_t cap) {
     if (m == MAP_FAILED) {
         vram_msgf(err, cap, "cannot map %llu bytes of host memory for the slabs: %s",
                 (unsigned long long)total, strerror(errno));
-        return VRAM_E_OOM;
+        return VRAM_E_NOMEM;
     }
     s->slab_mem = (uint8_t *)m;
     s->slab_map_bytes = (size_t)total;
@@ -1078,7 +1078,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     s = (vram_streamer *)calloc(1, sizeof *s);
     if (s == NULL) {
         vram_msgf(err, cap, "out of host memory");
-        return VRAM_E_OOM;
+        return VRAM_E_NOMEM;
     }
     s->ops = *ops;
     s->src = *src;
@@ -1094,7 +1094,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
         vram_msgf(err, cap, "direct staging needs device memory that is host memory (the host "
                           "backend), not backend '%s'", ops->backend);
         free(s);
-        return VRAM_E_UNSUPPORTED;
+        return VRAM_E_NOT_SUPPORTED;
     }
     st = vram_stream_plan(src, &s->cfg, &s->plan);
     if (st != VRAM_OK) {
@@ -1122,7 +1122,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
             vram_msgf(err, cap, "shuffling on backend '%s' needs a device gather (the kernels "
                               "library's vram_k_gather_rows), and none was given", ops->backend);
             free(s);
-            return VRAM_E_UNSUPPORTED;
+            return VRAM_E_NOT_SUPPORTED;
         }
         s->gather = vram_stream_host_gather;
     }
@@ -1163,7 +1163,7 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
         !s->chunk_order || !s->bsamples[0] || !s->bsamples[1]) {
         vram_msgf(err, cap, "out of host memory for the streamer's bookkeeping");
         teardown(s);
-        return VRAM_E_OOM;
+        return VRAM_E_NOMEM;
     }
     if (pthread_mutex_init(&s->mu, NULL) != 0 || pthread_cond_init(&s->cv, NULL) != 0 ||
         pthread_cond_init(&s->task_cv, NULL) != 0 || pthread_cond_init(&s->space_cv, NULL) != 0) {

@@ -142,7 +142,7 @@ uint64_t vram_stream_extra_device_bytes(const vram_chunks_plan *plan, const vram
  * starts reading. Requires: ops passes vram_device_ops_check; src and cfg valid; *out set
  * on VRAM_OK only. On failure err holds one line (input and reason) and nothing is left
  * allocated. Statuses: vram_stream_plan's (VRAM_E_NOSPACE: a batch does not fit one
- * buffer), VRAM_E_INVALID (bad config: epochs, staging, ops), VRAM_E_UNSUPPORTED (DIRECT
+ * buffer), VRAM_E_INVALID (bad config: epochs, staging, ops), VRAM_E_NOT_SUPPORTED (DIRECT
  * staging or the host gather on a device whose memory is not host memory), the device's
  * allocation errors (VRAM_E_OOM), VRAM_E_STATE (a thread could not start). */
 vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *src,

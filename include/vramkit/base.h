@@ -35,7 +35,15 @@
 
 /* ---- status codes ------------------------------------------------------ */
 
-/* X(name, value, text): 0 is success, every error is negative. */
+/* X(name, value, text): 0 is success, every error is negative. Three that sound alike:
+ * VRAM_E_NOT_SUPPORTED  the device, driver, platform or backend cannot do it (CUDA error
+ *                       801, a driver without an entry point, no subreaper, a backend
+ *                       without device gather);
+ * VRAM_E_NOT_BUILT      this build lacks the part (CUDA, HDF5): another build could;
+ * VRAM_E_UNHANDLED      the input is well formed but of a kind vramkit does not handle (an
+ *                       unknown data type, file version or name; a variable-length type).
+ * Memory: VRAM_E_OOM is device memory (and pinned host memory through the device table),
+ * VRAM_E_NOMEM ordinary host memory (malloc). */
 #define VRAM_STATUS_LIST(X)                                                            \
     X(VRAM_OK, 0, "ok")                                                                \
     X(VRAM_E_INVALID, -1, "invalid argument")                                          \
@@ -56,7 +64,9 @@
     X(VRAM_E_NOT_READY, -16, "not ready yet")                                          \
     X(VRAM_E_IO, -17, "I/O error")                                                     \
     X(VRAM_E_FORMAT, -18, "malformed input")                                           \
-    X(VRAM_E_UNSUPPORTED, -19, "not implemented by this backend")
+    X(VRAM_E_UNHANDLED, -19, "well formed, but of a kind vramkit does not handle")     \
+    X(VRAM_E_NOT_BUILT, -20, "this vramkit was built without the part this needs")     \
+    X(VRAM_E_NOMEM, -21, "out of host memory")
 
 typedef enum vram_status {
 #define VRAM__STATUS_ENUM(name, value, text) name = value,

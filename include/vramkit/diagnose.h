@@ -11,7 +11,7 @@
 /* The rules, all of them (source: shared reference cuda-diagnostics.md, PyTorch's
  * allocator-config and CUDA_VISIBLE_DEVICES parsers, user-reports/000-004).
  *
- * Machine. NO_CUDA_IN_BUILD when the snapshot says VRAM_E_UNSUPPORTED (the device table of
+ * Machine. NO_CUDA_IN_BUILD when the snapshot says VRAM_E_NOT_BUILT (the device table of
  * a build without CUDA). NO_DRIVER when the snapshot says VRAM_E_NO_DRIVER, or it failed
  * with the driver version 0 and CUDA 35: cudart reports 35 both without a driver and with
  * one too old; only the version query tells them apart. DRIVER_TOO_OLD when the driver's CUDA major is
@@ -1166,7 +1166,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_diagnose(const vram_diag_facts *f, vram
     int code = s->cuda_error;
 
     /* the driver */
-    int no_cuda = s->status == VRAM_E_UNSUPPORTED;
+    int no_cuda = s->status == VRAM_E_NOT_BUILT;
     int failed = s->status != VRAM_OK && s->status != VRAM_E_RANGE;
     int no_driver = s->status == VRAM_E_NO_DRIVER || (failed && !no_cuda && drv == 0 && code == 35);
     int forked = f->forked_after_init || s->status == VRAM_E_FORKED;

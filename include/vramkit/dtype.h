@@ -185,10 +185,10 @@ VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name,
 
 /* A format from vramkit's name, case-insensitive: "bf16", "NF4", "q4_K". text need not be
  * NUL-terminated (len bytes are read). Guarantees: VRAM_OK with *out a format of the list,
- * or VRAM_E_UNSUPPORTED with *out untouched. */
+ * or VRAM_E_UNHANDLED with *out untouched. */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED;
+    ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
     ensures \result == VRAM_OK ==> VRAM_DTYPE_NONE < *out < VRAM_DTYPE_COUNT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_name(const char *text, size_t len,
                                                          vram_dtype *out) {
@@ -203,15 +203,15 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_name(const char *text, size_
             return VRAM_OK;
         }
     }
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_UNHANDLED;
 }
 
 /* A format from a safetensors dtype string, exactly as the format spells it ("F16", not
  * "f16"); text need not be NUL-terminated. Guarantees: VRAM_OK with *out set, or
- * VRAM_E_UNSUPPORTED (an unknown dtype) with *out untouched. */
+ * VRAM_E_UNHANDLED (an unknown dtype) with *out untouched. */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED;
+    ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
     ensures \result == VRAM_OK ==> VRAM_DTYPE_NONE < *out < VRAM_DTYPE_COUNT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_safetensors(const char *text, size_t len,
                                                                 vram_dtype *out) {
@@ -226,15 +226,15 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_safetensors(const char *text
             return VRAM_OK;
         }
     }
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_UNHANDLED;
 }
 
 /* A format from a GGUF tensor's ggml_type number. Guarantees: VRAM_OK with *out set, or
- * VRAM_E_UNSUPPORTED (a type this table does not know, e.g. a removed one) with *out
+ * VRAM_E_UNHANDLED (a type this table does not know, e.g. a removed one) with *out
  * untouched. */
 /*@ requires \valid(out);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED;
+    ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
     ensures \result == VRAM_OK ==> VRAM_DTYPE_NONE < *out < VRAM_DTYPE_COUNT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_ggml(uint32_t type, vram_dtype *out) {
 #define VRAM__DTYPE_FROM_GGML(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) \
@@ -244,7 +244,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_ggml(uint32_t type, vram_dty
     }
     VRAM_DTYPE_LIST(VRAM__DTYPE_FROM_GGML)
 #undef VRAM__DTYPE_FROM_GGML
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_UNHANDLED;
 }
 
 /* Bytes of a tensor of n elements with `rows` output rows in format t (the formula at the

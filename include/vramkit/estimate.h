@@ -180,10 +180,10 @@ VRAM_DEF const char *vram_optimizer_name(vram_optimizer o) {
 
 /* An optimizer from its name or its alias (exact, lower case: "adamw" or "adam"; text need
  * not be NUL-terminated, len bytes are read). Guarantees: VRAM_OK with *out an optimizer
- * of the enum, or VRAM_E_UNSUPPORTED with *out untouched. */
+ * of the enum, or VRAM_E_UNHANDLED with *out untouched. */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED;
+    ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
     ensures \result == VRAM_OK ==> VRAM_OPT_ADAMW <= *out <= VRAM_OPT_ADAM_8BIT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_optimizer_from_name(const char *text, size_t len,
                                                              vram_optimizer *out) {
@@ -195,7 +195,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_optimizer_from_name(const char *text, s
     }
     VRAM_OPTIMIZER_LIST(VRAM__OPTIMIZER_MATCH)
 #undef VRAM__OPTIMIZER_MATCH
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_UNHANDLED;
 }
 
 /* Name of a term ("kv_cache") and of a cause ("dropout"); "unknown" out of range, never
@@ -1184,7 +1184,7 @@ VRAM_DEF const char *vram_preset_name(vram_preset p) {
 /* A preset from its name (exact, lower case; need not be NUL-terminated). */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED; */
+    ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_preset_from_name(const char *text, size_t len,
                                                           vram_preset *out) {
     int p;
@@ -1197,7 +1197,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_preset_from_name(const char *text, size
             return VRAM_OK;
         }
     }
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_UNHANDLED;
 }
 
 /* What each preset would take, and the one to use. */

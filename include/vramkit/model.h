@@ -150,11 +150,11 @@ VRAM_DEF const char *vram_family_name(vram_family f) {
 }
 
 /* A family from its name (exact, lower case; text need not be NUL-terminated, len bytes are
- * read). Guarantees: VRAM_OK with *out a family other than NONE, or VRAM_E_UNSUPPORTED
+ * read). Guarantees: VRAM_OK with *out a family other than NONE, or VRAM_E_UNHANDLED
  * ("unknown" included) with *out untouched. */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_UNSUPPORTED;
+    ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
     ensures \result == VRAM_OK ==> VRAM_FAMILY_DECODER <= *out <= VRAM_FAMILY_ENCODER_DECODER; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_family_from_name(const char *text, size_t len,
                                                           vram_family *out) {
@@ -165,7 +165,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_family_from_name(const char *text, size
     }
     VRAM_FAMILY_LIST(VRAM__FAMILY_MATCH)
 #undef VRAM__FAMILY_MATCH
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_UNHANDLED;
 }
 
 /* Is c an ASCII digit? */

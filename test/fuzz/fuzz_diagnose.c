@@ -32,7 +32,7 @@ __extension__ typedef unsigned __int128 u128;
 
 static const vram_status statuses[10] = {VRAM_OK, VRAM_E_NO_DRIVER, VRAM_E_NO_DEVICE, VRAM_E_CUDA,
                                          VRAM_E_CUDA_STICKY, VRAM_E_FORKED, VRAM_E_RANGE,
-                                         VRAM_E_VERSION, VRAM_E_UNSUPPORTED, VRAM_E_OOM};
+                                         VRAM_E_VERSION, VRAM_E_NOT_BUILT, VRAM_E_OOM};
 static const int errors[9] = {0, 35, 46, 100, 700, 801, 803, 804, 3};
 static const char *const names[7] = {"NVIDIA H100 80GB HBM3", "NVIDIA A40-48C", "NVIDIA GeForce RTX 4090",
                                      "GRID T4-16Q", "", "NVIDIA TITAN V", "Orin (nvgpu)"};

@@ -138,7 +138,7 @@ static vram_status note_contexts(int device, vram_probe_kind kind, int timeout_m
     cr_assert_eq(cudaGetDeviceCount(&n), cudaSuccess);
     for (int d = 0; d < n; d++) held_during_probes += hw_context_active(d);
     out->ran = 0;
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_NOT_BUILT;
 }
 
 Test(hw_doctor, no_context_is_held_while_the_probes_run) {

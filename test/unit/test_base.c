@@ -43,7 +43,9 @@ static const status_case all_status[] = {
     {VRAM_E_NOT_READY, "VRAM_E_NOT_READY"},
     {VRAM_E_IO, "VRAM_E_IO"},
     {VRAM_E_FORMAT, "VRAM_E_FORMAT"},
-    {VRAM_E_UNSUPPORTED, "VRAM_E_UNSUPPORTED"},
+    {VRAM_E_UNHANDLED, "VRAM_E_UNHANDLED"},
+    {VRAM_E_NOT_BUILT, "VRAM_E_NOT_BUILT"},
+    {VRAM_E_NOMEM, "VRAM_E_NOMEM"},
 };
 #define N_STATUS (sizeof all_status / sizeof all_status[0])
 
@@ -88,7 +90,7 @@ Test(status, values_names_and_texts_are_distinct) {
 }
 
 ParameterizedTestParameters(status, unknown_values) {
-    static int values[] = {1, 2, -20, -21, -100, 12345, INT_MIN, INT_MAX};
+    static int values[] = {1, 2, -22, -23, -100, 12345, INT_MIN, INT_MAX};
     return cr_make_param_array(int, values, sizeof values / sizeof values[0]);
 }
 

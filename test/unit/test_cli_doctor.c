@@ -331,7 +331,7 @@ static vram_status unsupported_probe(int device, vram_probe_kind kind, int timeo
     (void)timeout_ms;
     out->ran = 0;
     snprintf(out->detail, sizeof out->detail, "this build has no CUDA parts");
-    return VRAM_E_UNSUPPORTED;
+    return VRAM_E_NOT_BUILT;
 }
 
 Test(cli_doctor_mock, probes_all_ok) {
@@ -437,7 +437,7 @@ Test(cli_doctor_mock, probes_that_cannot_run_are_not_verdicts) {
     char *t;
     int rc = doctor(&t, "--probe", NULL);
     cr_expect_eq(rc, 0, "%s", t);
-    cr_expect(has(t, "vmm not run (not implemented by this backend)"), "%s", t);
+    cr_expect(has(t, "vmm not run (this vramkit was built without the part this needs)"), "%s", t);
     cr_expect(has(t, "findings: none"), "%s", t);
     free(t);
     finish();

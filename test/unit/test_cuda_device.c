@@ -2,7 +2,7 @@
  * the table is complete, a machine without an NVIDIA driver gets VRAM_E_NO_DRIVER from the
  * snapshot and no crash from any slot, bad arguments never reach CUDA, and the one check
  * every CUDA call goes through records errors and retires the backend on a sticky one
- * (driven through the vram__cuda_inject hook). In a build without CUDA: VRAM_E_UNSUPPORTED.
+ * (driven through the vram__cuda_inject hook). In a build without CUDA: VRAM_E_NOT_BUILT.
  * The GPU side (the snapshot against cudart, allocations, a real trap) is test/hw/hw_device.c. */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -29,9 +29,9 @@ Test(cuda_device, unsupported_without_cuda) {
     vram_device_ops ops, before;
     memset(&ops, 0x5c, sizeof ops);
     memcpy(&before, &ops, sizeof ops);
-    cr_assert_eq(vram_cuda_ops(&ops), VRAM_E_UNSUPPORTED);
+    cr_assert_eq(vram_cuda_ops(&ops), VRAM_E_NOT_BUILT);
     cr_assert_eq(memcmp(&ops, &before, sizeof ops), 0, "the table is left untouched");
-    cr_assert_eq(vram__cuda_inject(700, "cudaMalloc"), VRAM_E_UNSUPPORTED);
+    cr_assert_eq(vram__cuda_inject(700, "cudaMalloc"), VRAM_E_NOT_BUILT);
     cr_assert_str_eq(vram__cuda_last_call(), "");
 }
 

@@ -205,7 +205,7 @@ Test(diagnose, no_driver) {
 Test(diagnose, build_without_cuda) {
     vram_device_snapshot s2;
     memset(&s2, 0, sizeof s2);
-    s2.status = VRAM_E_UNSUPPORTED; /* what the driver records when vram_cuda_ops says so */
+    s2.status = VRAM_E_NOT_BUILT; /* what the driver records when vram_cuda_ops says so */
     s2.cuda_error = 35;
     vram_diag_facts_init(&facts, &s2);
     diagnose();

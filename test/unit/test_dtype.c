@@ -115,11 +115,11 @@ Test(dtype, safetensors_names_are_the_format_s_own_spelling) {
         cr_expect_eq(vram_dtype_from_safetensors(all[i], strlen(all[i]), &t), VRAM_OK, "%s",
                      all[i]);
     t = VRAM_DTYPE_F64;
-    cr_expect_eq(vram_dtype_from_safetensors("f16", 3, &t), VRAM_E_UNSUPPORTED); /* case */
-    cr_expect_eq(vram_dtype_from_safetensors("F1", 2, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_safetensors("F166", 4, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_safetensors("", 0, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_safetensors("Q4_K", 4, &t), VRAM_E_UNSUPPORTED);
+    cr_expect_eq(vram_dtype_from_safetensors("f16", 3, &t), VRAM_E_UNHANDLED); /* case */
+    cr_expect_eq(vram_dtype_from_safetensors("F1", 2, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_safetensors("F166", 4, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_safetensors("", 0, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_safetensors("Q4_K", 4, &t), VRAM_E_UNHANDLED);
     cr_expect_eq(t, VRAM_DTYPE_F64, "untouched on error");
     /* only len bytes are read: "F16X" cut at 3 is F16 */
     cr_expect_eq(vram_dtype_from_safetensors("F16X", 3, &t), VRAM_OK);
@@ -132,10 +132,10 @@ Test(dtype, names_are_case_insensitive_and_exact) {
     cr_expect_eq(t, VRAM_DTYPE_Q4_K);
     cr_assert_eq(vram_dtype_from_name("BF16", 4, &t), VRAM_OK);
     cr_expect_eq(t, VRAM_DTYPE_BF16);
-    cr_expect_eq(vram_dtype_from_name("bf1", 3, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_name("bf166", 5, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_name("int", 3, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_name("", 0, &t), VRAM_E_UNSUPPORTED);
+    cr_expect_eq(vram_dtype_from_name("bf1", 3, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_name("bf166", 5, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_name("int", 3, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_name("", 0, &t), VRAM_E_UNHANDLED);
 }
 
 Test(dtype, ggml_numbers) {
@@ -150,11 +150,11 @@ Test(dtype, ggml_numbers) {
     cr_expect_eq(t, VRAM_DTYPE_MXFP4);
     /* removed types (Q4_2, Q4_3, the 4x4 repacks) and unknown numbers */
     t = VRAM_DTYPE_F64;
-    cr_expect_eq(vram_dtype_from_ggml(4, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_ggml(5, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_ggml(31, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_ggml(1000, &t), VRAM_E_UNSUPPORTED);
-    cr_expect_eq(vram_dtype_from_ggml(UINT32_MAX, &t), VRAM_E_UNSUPPORTED);
+    cr_expect_eq(vram_dtype_from_ggml(4, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_ggml(5, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_ggml(31, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_ggml(1000, &t), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_dtype_from_ggml(UINT32_MAX, &t), VRAM_E_UNHANDLED);
     cr_expect_eq(t, VRAM_DTYPE_F64);
 }
 

@@ -467,11 +467,11 @@ Test(estimate, names) {
     cr_expect_str_eq(vram_preset_name((vram_preset)-1), "unknown");
     for (int i = 7; i < 16; i++) cr_expect_eq(vram_preset_name(VRAM_PRESET_COUNT)[i], '\0');
     vram_preset p = VRAM_PRESET_CPU;
-    cr_expect_eq(vram_preset_from_name("unknown", 7, &p), VRAM_E_UNSUPPORTED);
+    cr_expect_eq(vram_preset_from_name("unknown", 7, &p), VRAM_E_UNHANDLED);
     cr_expect_eq(p, VRAM_PRESET_CPU);
     cr_expect_eq(vram_preset_from_name("int4_offload", 12, &p), VRAM_OK);
     cr_expect_eq(p, VRAM_PRESET_INT4_OFFLOAD);
-    cr_expect_eq(vram_preset_from_name("int16", 5, &p), VRAM_E_UNSUPPORTED);
+    cr_expect_eq(vram_preset_from_name("int16", 5, &p), VRAM_E_UNHANDLED);
 }
 
 Test(estimate, recommendation_picks_the_best_that_fits) {
@@ -735,7 +735,7 @@ Test(estimate, optimizer_from_name_takes_only_names_and_aliases) {
                          "adam8", "adam_8bit", "sgd-momentum-x", "a-name-longer-than-16"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         vram_optimizer o = (vram_optimizer)77;
-        cr_expect_eq(vram_optimizer_from_name(bad[i], strlen(bad[i]), &o), VRAM_E_UNSUPPORTED,
+        cr_expect_eq(vram_optimizer_from_name(bad[i], strlen(bad[i]), &o), VRAM_E_UNHANDLED,
                      "'%s'", bad[i]);
         cr_expect_eq((int)o, 77, "'%s' wrote the output", bad[i]);
     }

@@ -305,7 +305,7 @@ Test(gpustats, open_failures_each_with_one_line) {
 Test(gpustats, default_backend_is_cuda_or_a_clear_error) {
     vram_status st = vram_gpustats_open(NULL, NULL, &g, err, sizeof err);
     if (!vram_cuda_built()) {
-        cr_expect_eq(st, VRAM_E_UNSUPPORTED);
+        cr_expect_eq(st, VRAM_E_NOT_BUILT);
         cr_expect(strstr(err, "built without CUDA") != NULL, "%s", err);
         return;
     }

@@ -73,7 +73,7 @@ Test(host, attributes) {
         cr_assert_eq(CALL(attribute, 0, no[i], &v), VRAM_OK);
         cr_assert_eq(v, 0, "attribute %d", no[i]);
     }
-    cr_assert_eq(CALL(attribute, 0, 4242, &v), VRAM_E_UNSUPPORTED);
+    cr_assert_eq(CALL(attribute, 0, 4242, &v), VRAM_E_NOT_SUPPORTED);
     cr_assert_eq(CALL(attribute, 1, 102, &v), VRAM_E_INVALID);
     cr_assert_eq(CALL(attribute, 0, 102, NULL), VRAM_E_INVALID);
 }

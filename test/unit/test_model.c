@@ -314,7 +314,7 @@ Test(model, family_from_name_takes_only_the_exact_names) {
                          "decode", "encoder_decoder", "encoder-decoderX", "decoder-only"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         vram_family f = (vram_family)77;
-        cr_expect_eq(vram_family_from_name(bad[i], strlen(bad[i]), &f), VRAM_E_UNSUPPORTED,
+        cr_expect_eq(vram_family_from_name(bad[i], strlen(bad[i]), &f), VRAM_E_UNHANDLED,
                      "'%s'", bad[i]);
         cr_expect_eq((int)f, 77, "'%s' wrote the output", bad[i]);
     }

@@ -237,13 +237,13 @@ Test(gguf, bad_magic) {
 Test(gguf, versions) {
     fx_buf b = {0};
     head(&b, "GGUF", 1, 0, 0);
-    expect_mem(&b, VRAM_E_UNSUPPORTED, "GGUF version 1 is not supported", "only 2 and 3");
+    expect_mem(&b, VRAM_E_UNHANDLED, "GGUF version 1 is not supported", "only 2 and 3");
     fx_free(&b);
     head(&b, "GGUF", 4, 0, 0);
-    expect_mem(&b, VRAM_E_UNSUPPORTED, "GGUF version 4 is not supported", NULL);
+    expect_mem(&b, VRAM_E_UNHANDLED, "GGUF version 4 is not supported", NULL);
     fx_free(&b);
     head(&b, "GGUF", 0x03000000u, 0, 0);
-    expect_mem(&b, VRAM_E_UNSUPPORTED, "big-endian", NULL);
+    expect_mem(&b, VRAM_E_UNHANDLED, "big-endian", NULL);
     fx_free(&b);
     /* v2 and v3 with nothing in them are fine */
     for (uint32_t v = 2; v <= 3; v++) {
@@ -404,7 +404,7 @@ Test(gguf, tensor_infos) {
     head(&b, "GGUF", 3, 1, 0);
     tinfo(&b, "blk.0.attn_q.weight", 2, ne, 4, 0);
     pad(&b, 32, 1024);
-    expect_mem(&b, VRAM_E_UNSUPPORTED, "tensor 'blk.0.attn_q.weight' has ggml type 4",
+    expect_mem(&b, VRAM_E_UNHANDLED, "tensor 'blk.0.attn_q.weight' has ggml type 4",
                "does not know");
     fx_free(&b);
     /* Q4_K rows must be whole blocks of 256 */

@@ -195,9 +195,9 @@ ParameterizedTestParameters(safetensors, malformed) {
         {"not an object", "[1,2]", 0, VRAM_E_FORMAT, "header is an array, not a JSON object", ""},
         {"junk after", "{} x", 0, VRAM_E_FORMAT, "bytes after its JSON (at byte 3", ""},
         {"unknown dtype", "{\"w.weight\":{\"dtype\":\"F12\",\"shape\":[2],\"data_offsets\":[0,8]}}",
-         8, VRAM_E_UNSUPPORTED, "tensor 'w.weight' has dtype 'F12'", "does not know"},
+         8, VRAM_E_UNHANDLED, "tensor 'w.weight' has dtype 'F12'", "does not know"},
         {"lowercase dtype", "{\"w\":{\"dtype\":\"f32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
-         VRAM_E_UNSUPPORTED, "dtype 'f32'", ""},
+         VRAM_E_UNHANDLED, "dtype 'f32'", ""},
         {"overlap",
          "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
          "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",
@@ -258,7 +258,7 @@ ParameterizedTestParameters(safetensors, malformed) {
          VRAM_E_OVERFLOW, "take more than 2^64 bytes", ""},
         {"control chars in name",
          "{\"a\\nb\":{\"dtype\":\"F12\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
-         VRAM_E_UNSUPPORTED, "tensor 'a?b'", ""},
+         VRAM_E_UNHANDLED, "tensor 'a?b'", ""},
     };
     return cr_make_param_array(struct bad_header, cases, sizeof cases / sizeof cases[0]);
 }
@@ -503,7 +503,7 @@ Test(safetensors, index_shard_errors_name_the_shard) {
     fx_put(&f, "\0\0\0\0", 4);
     cr_assert_eq(fx_write_file(fx_path(path, tmp, "s1.safetensors"), f.p, f.n), 0);
     write_index(tmp, "{\"weight_map\":{\"w\":\"s1.safetensors\"}}");
-    expect_err(read_index(err, sizeof err), VRAM_E_UNSUPPORTED, err,
+    expect_err(read_index(err, sizeof err), VRAM_E_UNHANDLED, err,
                "s1.safetensors: ", "dtype 'F12'", NULL);
     fx_free(&f);
 }

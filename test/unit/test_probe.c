@@ -3,7 +3,7 @@
  * line it prints), the parent's reading of that line, and every way a child can end badly
  * (crash, hang, silence, garbage: the VRAMKIT_PROBE_TEST hook) turning into a failed probe
  * with the reason, never a crash of the caller. On this machine (no driver) a CUDA build's
- * probe reports VRAM_E_NO_DRIVER with ran 0; a build without CUDA, VRAM_E_UNSUPPORTED. */
+ * probe reports VRAM_E_NO_DRIVER with ran 0; a build without CUDA, VRAM_E_NOT_BUILT. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
@@ -94,9 +94,9 @@ Test(probe, every_probe_on_this_machine) {
         cr_assert_eq(r.device, 0);
         assert_one_line(r.detail);
         if (!vram_cuda_built()) {
-            cr_assert_eq(st, VRAM_E_UNSUPPORTED);
+            cr_assert_eq(st, VRAM_E_NOT_BUILT);
             cr_assert_eq(r.ran, 0);
-            cr_assert_eq(r.status, VRAM_E_UNSUPPORTED);
+            cr_assert_eq(r.status, VRAM_E_NOT_BUILT);
             cr_assert(strstr(r.detail, "without the CUDA parts") != NULL, "%s", r.detail);
         } else if (!have_driver()) {
             cr_assert_eq(st, VRAM_E_NO_DRIVER, "%s: %s", vram_status_name(st), r.detail);
@@ -202,7 +202,7 @@ Test(probe, real_child_reports_through_the_result_line) {
     vram_probe_result r;
     vram_status st = vram__probe_spawn(VRAMKIT_EXE, NULL, 0, VRAM_PROBE_KERNEL, 0, &r);
     if (have_driver()) cr_skip_test("a driver is present: test/hw/hw_device.c checks the verdicts");
-    vram_status want = vram_cuda_built() ? VRAM_E_NO_DRIVER : VRAM_E_UNSUPPORTED;
+    vram_status want = vram_cuda_built() ? VRAM_E_NO_DRIVER : VRAM_E_NOT_BUILT;
     cr_assert_eq(st, want, "%s: %s", vram_status_name(st), r.detail);
     cr_assert_eq(r.status, want);
     cr_assert_eq(r.ran, 0);
@@ -279,8 +279,8 @@ Test(probe, hidden_command_result_line) {
                                           err, sizeof err),
                  VRAM_OK, "%s", err);
     cr_assert_eq(p.ran, 0);
-    cr_assert_eq(p.status, vram_cuda_built() ? VRAM_E_NO_DRIVER : VRAM_E_UNSUPPORTED);
-    cr_assert(strstr(r.out, vram_cuda_built() ? "\"status\":\"VRAM_E_NO_DRIVER\"" : "\"status\":\"VRAM_E_UNSUPPORTED\"") !=
+    cr_assert_eq(p.status, vram_cuda_built() ? VRAM_E_NO_DRIVER : VRAM_E_NOT_BUILT);
+    cr_assert(strstr(r.out, vram_cuda_built() ? "\"status\":\"VRAM_E_NO_DRIVER\"" : "\"status\":\"VRAM_E_NOT_BUILT\"") !=
                   NULL,
               "%s", r.out);
     cli_result_free(&r);

@@ -576,11 +576,11 @@ Test(stream, bad_sources_and_configs) {
     gpu.flags = 0;
     vram_stream_config d = c;
     d.staging = VRAM_STAGE_DIRECT;
-    cr_assert_eq(vram_streamer_open(&gpu, &f.src, &d, &s, err, sizeof err), VRAM_E_UNSUPPORTED);
+    cr_assert_eq(vram_streamer_open(&gpu, &f.src, &d, &s, err, sizeof err), VRAM_E_NOT_SUPPORTED);
     cr_assert(strstr(err, "direct staging"), "%s", err);
     vram_stream_config sh = c;
     sh.plan.shuffle = 1;
-    cr_assert_eq(vram_streamer_open(&gpu, &f.src, &sh, &s, err, sizeof err), VRAM_E_UNSUPPORTED);
+    cr_assert_eq(vram_streamer_open(&gpu, &f.src, &sh, &s, err, sizeof err), VRAM_E_NOT_SUPPORTED);
     cr_assert(strstr(err, "needs a device gather"), "%s", err);
     /* a broken ops table */
     vram_device_ops broken = ops;
@@ -612,7 +612,7 @@ Test(stream, staging_follows_the_host_memory_flag_not_the_name) {
     cr_assert_str_eq(vram_streamer_staging(s), "slabs");
     cr_assert_eq(vram_streamer_close(s), VRAM_OK);
     c.staging = VRAM_STAGE_DIRECT;
-    cr_assert_eq(vram_streamer_open(&unflagged, &f.src, &c, &s, err, sizeof err), VRAM_E_UNSUPPORTED);
+    cr_assert_eq(vram_streamer_open(&unflagged, &f.src, &c, &s, err, sizeof err), VRAM_E_NOT_SUPPORTED);
     cr_assert(strstr(err, "direct staging needs device memory that is host memory"), "%s", err);
     /* the plain mock is host memory too; a deferred one is not */
     vram_mock m;

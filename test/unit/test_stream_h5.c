@@ -334,10 +334,10 @@ Test(stream_h5, bad_files_and_datasets) {
          "'/features' has 20 samples and '/targets' has 21: datasets streamed together must share "
          "their first dimension"},
         {"bad", "/features", "/features", VRAM_E_INVALID, "dataset '/features' is given twice"},
-        {"bad", "/names", NULL, VRAM_E_UNSUPPORTED,
+        {"bad", "/names", NULL, VRAM_E_UNHANDLED,
          "'/names' holds variable-length strings (type variable-length string): only fixed-size "
          "samples can be moved as bytes"},
-        {"bad", "/records", NULL, VRAM_E_UNSUPPORTED, "'/records' holds variable-length strings (type compound"},
+        {"bad", "/records", NULL, VRAM_E_UNHANDLED, "'/records' holds variable-length strings (type compound"},
         {"bad", "/empty", NULL, VRAM_E_INVALID, "'/empty' is empty (0 samples)"},
         {"bad", "/scalar", NULL, VRAM_E_FORMAT, "'/scalar' is a scalar: it has no sample dimension"},
         {"bad", "", NULL, VRAM_E_INVALID, "dataset name '' is empty"},

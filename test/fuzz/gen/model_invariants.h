@@ -55,7 +55,7 @@ static inline void fuzz_check_answer(vram_status st, const vram_model *m, const 
         FUZZ_CHECK(err[0] == '\0' || strncmp(err, label, strlen(label)) == 0);
         return;
     }
-    FUZZ_CHECK(st == VRAM_E_FORMAT || st == VRAM_E_UNSUPPORTED || st == VRAM_E_OVERFLOW ||
+    FUZZ_CHECK(st == VRAM_E_FORMAT || st == VRAM_E_UNHANDLED || st == VRAM_E_OVERFLOW ||
                st == VRAM_E_IO || st == VRAM_E_OOM);
     FUZZ_CHECK(strncmp(err, label, strlen(label)) == 0 && err[strlen(label)] == ':');
     const unsigned char *p = (const unsigned char *)m;
