@@ -45,7 +45,8 @@
 /* ---- types --------------------------------------------------------------- */
 
 /* Defaults of the zero fields of vram_chunks_config. */
-#define VRAM_CHUNKS_DEFAULT_FRACTION 0.75 /* of free memory: user-reports/004's safety margin */
+#define VRAM_CHUNKS_DEFAULT_FRACTION 0.75 /* of free memory: a quarter stays for the model,
+                                             its activations and the allocator's slack */
 #define VRAM_CHUNKS_DEFAULT_BUFFERS 2u    /* the next chunk loads while one is used */
 
 /* How ranks are evened out (see "Position" above). */
@@ -115,13 +116,14 @@ typedef struct vram_chunk {
                               samples[1] (empty unless padding wraps around) */
 } vram_chunk;
 
-/* A starting point from user-reports/004's table (8 GB -> chunk 6 GB, batch 64;
- * 12 -> 9, 96; 16 -> 12, 128; 24 -> 18, 192). */
+/* A starting point: a chunk of 3/4 of the card and a batch of 8 per GiB (8 GB -> chunk
+ * 6 GB, batch 64; 12 -> 9, 96; 16 -> 12, 128; 24 -> 18, 192), the sizes HDF5 training
+ * loaders that keep whole chunks on the GPU commonly start from. */
 typedef struct vram_chunks_recommendation {
     uint64_t gpu_gib;     /* total memory in GiB, rounded to nearest (cards report a bit
                              less than their label) */
-    uint64_t chunk_bytes; /* 3/4 of total memory: 004's chunk size */
-    uint64_t batch;       /* 8 per GiB: 004's table; at least 8, at most 192 (its top row:
+    uint64_t chunk_bytes; /* 3/4 of total memory */
+    uint64_t batch;       /* 8 per GiB; at least 8, at most 192 (the 24 GB row:
                              past it a larger batch is a modelling choice, not memory's) */
 } vram_chunks_recommendation;
 
@@ -153,10 +155,10 @@ typedef struct vram_chunks_recommendation {
 /* ---- functions, in the order a user calls them ---------------------------- */
 /* (vram_chunks_make's private steps, vram__chunks_*, come just before it) */
 
-/* 004's table for a device. It looks at total memory, as 004 does, not at what other
- * processes use: plan with free memory (free_bytes, reserve_bytes) once that is known.
- * 004 loads one chunk at a time: chunk_bytes as budget_bytes with buffers = 1 reproduces it;
- * with the default two buffers each chunk is half as big.
+/* The starting point (vram_chunks_recommendation) for a device. It looks at total memory,
+ * not at what other processes use: plan with free memory (free_bytes, reserve_bytes) once
+ * that is known. It assumes one chunk at a time: chunk_bytes as budget_bytes with
+ * buffers = 1 reproduces it; with the default two buffers each chunk is half as big.
  * Requires: dev, out valid. Guarantees: VRAM_OK with out filled; VRAM_E_INVALID when the
  * device reports no memory. */
 /*@ requires \valid_read(dev) && \valid(out) && \separated(dev, out);

@@ -2,8 +2,8 @@
  * Classifies cudaError_t values as sticky (the context is gone: end the process),
  * recoverable (try something smaller or turn the feature off) or setup (fix the install),
  * by number, so no CUDA header is needed, and decides what the one checking path of the
- * driver and the kernels does with a code (vram_cuda_verdict_of). Source: shared reference
- * cuda-diagnostics.md; 214 and 220 from CUDA 13.0's driver_types.h. */
+ * driver and the kernels does with a code (vram_cuda_verdict_of). Numbers and meanings:
+ * CUDA 13.0's driver_types.h (cudaError) and the CUDA Runtime API's error documentation. */
 #ifndef VRAMKIT_CUDAERR_H
 #define VRAMKIT_CUDAERR_H
 

@@ -34,8 +34,8 @@ typedef enum vram_compute_mode {
     VRAM_COMPUTE_EXCLUSIVE_PROCESS = 3
 } vram_compute_mode;
 
-/* CUdevice_attribute numbers (CUDA 13.0) the diagnostics care about; `attribute` slot
- * takes these. See shared reference cuda-diagnostics.md. */
+/* CUdevice_attribute numbers (CUDA 13.0's cuda.h) the diagnostics care about; the
+ * `attribute` slot takes these. */
 enum {
     VRAM_ATTR_HOST_REGISTER_SUPPORTED = 99,
     VRAM_ATTR_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102,

@@ -8,8 +8,8 @@
 #include "base.h"
 #include "device.h"
 
-/* The rules, all of them (source: shared reference cuda-diagnostics.md, PyTorch's
- * allocator-config and CUDA_VISIBLE_DEVICES parsers, user-reports/000-004).
+/* The rules, all of them (from the CUDA runtime's documented errors and device attributes,
+ * and the way PyTorch parses PYTORCH_CUDA_ALLOC_CONF and CUDA reads CUDA_VISIBLE_DEVICES).
  *
  * Machine. NO_CUDA_IN_BUILD when the snapshot says VRAM_E_NOT_BUILT (the device table of
  * a build without CUDA). NO_DRIVER when the snapshot says VRAM_E_NO_DRIVER, or it failed
@@ -53,8 +53,8 @@
  * COMPUTE_PROHIBITED (error), COMPUTE_EXCLUSIVE (warning: thread or process exclusive).
  * VMM and memory pools are judged by their probe when it ran, else by the attribute ("the
  * probe wins"); a probe that disagrees with a known attribute is PROBE_CONTRADICTS_ATTRIBUTE.
- * With expandable_segments:True: no VMM is EXPANDABLE_SEGMENTS_NO_VMM (error:
- * user-reports/003, "CUDA driver error: operation not supported"); VMM not probed on WSL2,
+ * With expandable_segments:True: no VMM is EXPANDABLE_SEGMENTS_NO_VMM (error: PyTorch's
+ * first allocation fails with "CUDA driver error: operation not supported"); VMM not probed on WSL2,
  * Jetson, a vGPU or with the attribute unknown is EXPANDABLE_SEGMENTS_UNVERIFIED (warning).
  * Without it, no VMM is VMM_UNSUPPORTED (info). With backend:cudaMallocAsync: no pools is
  * ASYNC_ALLOC_NO_POOLS (error), else no pools is POOLS_UNSUPPORTED (info).

@@ -1,7 +1,9 @@
 /* vramkit/dtype.h — storage formats and the exact bytes a tensor of n elements takes in each.
  * Plain formats (fp32 ... fp4, integers), the quantised load formats vramkit plans with
  * (int8 per-row, NF4/FP4 with per-64 absmax, double-quantised NF4) and GGUF's block formats,
- * with their safetensors and GGUF (ggml_type) identities. Source: reference memory-estimation.md. */
+ * with their safetensors and GGUF (ggml_type) identities. Sources: the safetensors format
+ * (its dtype names), ggml's type table (block sizes and bytes per block), bitsandbytes'
+ * NF4/FP4 and LLM.int8() layouts. */
 #ifndef VRAMKIT_DTYPE_H
 #define VRAMKIT_DTYPE_H
 

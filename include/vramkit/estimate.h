@@ -1,7 +1,9 @@
 /* vramkit/estimate.h — how much memory a model needs for inference or training, term by
  * term (weights, gradients, optimizer state, master weights, activations, KV cache, logits,
  * CUDA context, library workspace, allocator margin), each with a low / expected / high
- * range whose spread has a named cause. Formulas: reference memory-estimation.md. */
+ * range whose spread has a named cause. Activations of training follow Korthikanti et al.
+ * (2022), "Reducing Activation Recomputation in Large Transformer Models"; the rest counts
+ * tensors by shape and storage format. */
 #ifndef VRAMKIT_ESTIMATE_H
 #define VRAMKIT_ESTIMATE_H
 
@@ -1145,7 +1147,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     return VRAM_OK;
 }
 
-/* ---- presets and the recommendation (user-report 002) ---------------------------- */
+/* ---- presets and the recommendation ------------------------------------------------ */
 
 /* Load presets, highest precision first: X(id, name, format, offload, cpu). int4_double
  * keeps int4's 4-bit codes and stores the scales in 8 bits (smaller, marginally lossier);

@@ -8,8 +8,8 @@
 #include "base.h"
 #include "device.h"
 
-/* The rules (user-reports/002 wanted warnings with recommendations, 004 leak detection
- * between epochs).
+/* The rules (each warning comes with a recommendation; leaks are judged between epochs,
+ * where a training loop's memory should return to the same level).
  *
  * Samples. Each sample is one device at one moment: used, free and total bytes. "Used" is
  * what the caller measures; the driver's samplers (driver/gpustats/gpustats.h, `vramkit watch`)
@@ -29,7 +29,7 @@
  *
  * LEAK (at a mark that closes an epoch): the epoch's growth, used at this mark minus used
  * at the previous mark, is strictly more than leak_bytes (default 100 MB = 100 x 10^6
- * bytes, 004's check). Raised at the first epoch of a run of such epochs; re-armed by an
+ * bytes). Raised at the first epoch of a run of such epochs; re-armed by an
  * epoch whose growth is not above the threshold (a shrink counts as no growth).
  *
  * RISING_FLOOR (at a mark that closes an epoch): the floor of an epoch is the least used
@@ -47,7 +47,9 @@
 /* Defaults of the zero fields of vram_monitor_config. */
 #define VRAM_MONITOR_DEFAULT_LIMIT 0.90
 #define VRAM_MONITOR_DEFAULT_REARM 0.05 /* of total; min(0.05, limit) */
-#define VRAM_MONITOR_DEFAULT_LEAK_BYTES UINT64_C(100000000) /* 100 MB, user-reports/004 */
+#define VRAM_MONITOR_DEFAULT_LEAK_BYTES UINT64_C(100000000) /* 100 MB: more than allocator
+                                                                noise, less than one batch of
+                                                                a typical training step */
 #define VRAM_MONITOR_DEFAULT_FLOOR_EPOCHS 3u
 #define VRAM_MONITOR_DEFAULT_FLOOR_RISE UINT64_C(1000000) /* 1 MB: below it a floor is flat */
 

@@ -1,5 +1,5 @@
-/* vramkit/place.h — where each component of a service lives (user-reports/001: an embedding
- * model and two classifiers on an 8 GB card that Ollama already half fills). Per-component
+/* vramkit/place.h — where each component of a service lives (say an embedding model and two
+ * classifiers on an 8 GB card that another process, an Ollama server, already half fills). Per-component
  * device settings that inherit a global one, their text form, and a placement onto GPUs
  * whose free memory already reflects other tenants. Pure: caller-provided arrays. */
 #ifndef VRAMKIT_PLACE_H

@@ -1,7 +1,8 @@
 /* vramkit/strategy.h — which way to load a model, decided before anything is loaded.
- * The load-strategy chain of user-reports/000, generalised: 16-bit on one GPU, int8, int4,
- * 16-bit over several GPUs, 16-bit split between a GPU and the CPU by whole blocks, CPU fp32;
- * each with its bytes per device, fits or not and why. The first that fits is tried first. */
+ * The chain a service falls back along when a model does not fit, generalised: 16-bit on
+ * one GPU, int8, int4, 16-bit over several GPUs, 16-bit split between a GPU and the CPU by
+ * whole blocks, CPU fp32; each with its bytes per device, fits or not and why. The first
+ * that fits is tried first. */
 #ifndef VRAMKIT_STRATEGY_H
 #define VRAMKIT_STRATEGY_H
 
@@ -24,8 +25,9 @@
  * tenants that grow between the moment free memory was read and the load (an Ollama KV
  * cache, a desktop compositor; transformers #44565), and driver allocations made at the
  * first kernels. 256 MiB is about one more CUDA module load or a few hundred MiB of a
- * neighbour's growth, and small enough not to refuse the user-reports/001 service on its
- * 8 GB card; llama.cpp's 1024 MiB also stands in for its compute buffers, which vramkit
+ * neighbour's growth, and small enough that an embedder and two classifiers still fit on an
+ * 8 GB card another process half fills; llama.cpp's 1024 MiB also stands in for its compute
+ * buffers, which vramkit
  * counts. For "no margin" pass 1 (one byte): 0 is the default.
  *
  * Fixed costs per GPU. Every GPU a candidate uses carries its own CUDA context and cuBLAS
@@ -73,7 +75,7 @@
  *             and the host's part within the host budget.
  *   CPU       the whole fp32 estimate (no CUDA context, workspace or allocator slack)
  *             against the host budget.
- * The order is the issue's: one GPU before several (no transfers between devices), and
+ * The order: one GPU before several (no transfers between devices), and
  * quantised on one GPU before a split (a split pays a context per GPU and moves activations
  * over PCIe at every block boundary); the CPU last.
  *
