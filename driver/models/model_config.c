@@ -553,25 +553,9 @@ vram_status vram_config_parse(const char *json, size_t len, const char *label, v
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "%zu bytes is over the %llu-byte limit for config.json", len,
                           (unsigned long long)VRAM_JSON_FILE_MAX);
-    const char *stop = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(json, len, &stop, 0);
-    if (doc == NULL) {
-        size_t at =
-            (stop != NULL && stop >= json && stop <= json + len) ? (size_t)(stop - json) : 0;
-        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                          "not valid JSON (error near byte %zu of %zu)", at, len);
-    }
-    vram_status st = VRAM_OK;
-    for (const char *p = stop; p != NULL && p < json + len; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0') {
-            st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                            "bytes after the JSON object (at byte %zu of %zu)", (size_t)(p - json),
-                            len);
-            break;
-        }
-    if (st == VRAM_OK && !cJSON_IsObject(doc))
-        st = vram__fail(err, errcap, VRAM_E_FORMAT, label, "is %s, not a JSON object",
-                        vram__json_type(doc));
+    cJSON *doc = NULL;
+    vram_status st = vram__json_object(json, len, 1, label, NULL, &doc, err, errcap);
+    if (st != VRAM_OK) return st;
     vram_model out;
     memset(&out, 0, sizeof out);
     cfg c = {doc, label, err, errcap};

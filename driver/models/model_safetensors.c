@@ -242,28 +242,9 @@ vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t 
     if ((uint64_t)len > VRAM_SAFETENSORS_HEADER_MAX)
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "header length %zu is over the 100,000,000-byte limit", len);
-    const char *stop = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(json, len, &stop, 0);
-    if (doc == NULL) {
-        size_t at =
-            (stop != NULL && stop >= json && stop <= json + len) ? (size_t)(stop - json) : 0;
-        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                          "header is not valid JSON (error near byte %zu of %zu)", at, len);
-    }
-    for (const char *p = stop; p != NULL && p < json + len; p++) {
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-            cJSON_Delete(doc);
-            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                              "header has bytes after its JSON (at byte %zu of %zu)",
-                              (size_t)(p - json), len);
-        }
-    }
-    if (!cJSON_IsObject(doc)) {
-        vram_status st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                                    "header is %s, not a JSON object", vram__json_type(doc));
-        cJSON_Delete(doc);
-        return st;
-    }
+    cJSON *doc = NULL;
+    vram_status pst = vram__json_object(json, len, 0, label, "header", &doc, err, errcap);
+    if (pst != VRAM_OK) return pst;
 
     size_t count = 0;
     for (const cJSON *t = doc->child; t != NULL; t = t->next)

@@ -75,6 +75,44 @@ const char *vram__json_type(const cJSON *j) {
     return "an invalid value";
 }
 
+vram_status vram__json_object(const char *json, size_t len, int nul_padding, const char *label,
+                              const char *subject, cJSON **doc, char *err, size_t errcap) {
+    const char *stop = NULL;
+    cJSON *d = cJSON_ParseWithLengthOpts(json, len, &stop, 0);
+    *doc = NULL;
+    if (d == NULL) {
+        size_t at =
+            (stop != NULL && stop >= json && stop <= json + len) ? (size_t)(stop - json) : 0;
+        return subject ? vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                    "%s is not valid JSON (error near byte %zu of %zu)", subject,
+                                    at, len)
+                       : vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                    "not valid JSON (error near byte %zu of %zu)", at, len);
+    }
+    for (const char *p = stop; p != NULL && p < json + len; p++) {
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || (nul_padding && *p == '\0'))
+            continue;
+        cJSON_Delete(d);
+        return subject ? vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                    "%s has bytes after its JSON (at byte %zu of %zu)", subject,
+                                    (size_t)(p - json), len)
+                       : vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                    "bytes after the JSON object (at byte %zu of %zu)",
+                                    (size_t)(p - json), len);
+    }
+    if (!cJSON_IsObject(d)) {
+        vram_status st = subject ? vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                              "%s is %s, not a JSON object", subject,
+                                              vram__json_type(d))
+                                 : vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                              "is %s, not a JSON object", vram__json_type(d));
+        cJSON_Delete(d);
+        return st;
+    }
+    *doc = d;
+    return VRAM_OK;
+}
+
 /* ---- the hash set ------------------------------------------------------------------- */
 
 static uint64_t set_hash(const char *key, size_t len, uint64_t tag) {

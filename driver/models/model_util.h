@@ -56,6 +56,14 @@ const char *vram__quote(const char *s, size_t len, char out[VRAM__QUOTE_CAP]);
 struct cJSON;
 const char *vram__json_type(const struct cJSON *j);
 
+/* json[0 .. len) as one JSON object and nothing after it but blanks (and NULs when
+ * nul_padding). VRAM_OK with *doc (the caller deletes it), or VRAM_E_FORMAT with err
+ * "label: message" naming `subject` ("header is not valid JSON (error near byte 3 of 9)";
+ * NULL subject: the file itself, "not valid JSON (...)", "bytes after the JSON object (...)",
+ * "is an array, not a JSON object"). */
+vram_status vram__json_object(const char *json, size_t len, int nul_padding, const char *label,
+                              const char *subject, struct cJSON **doc, char *err, size_t errcap);
+
 /* A set of (bytes, tag) keys with two payload words: the readers' one hash table (tensor
  * names, block ids, metadata keys). Keys are copied. Open addressing, FNV-1a. */
 typedef struct vram__set_entry {
