@@ -157,31 +157,22 @@ static void evidence_text(vram_evidence_unit unit, int64_t v, char *buf, size_t 
     buf[0] = '\0';
 }
 
+/* A finding's evidence value by the name its templates use. */
+static int evidence_value(void *ctx, const char *key, size_t klen, char *val, size_t cap) {
+    const vram_finding *f = ctx;
+    for (int k = 0; k < VRAM_FINDING_EVIDENCE; k++) {
+        vram_evidence_spec s = vram_finding_evidence(f->id, k);
+        if (s.name != NULL && strlen(s.name) == klen && strncmp(s.name, key, klen) == 0) {
+            evidence_text(s.unit, f->ev[k], val, cap);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* A template with {name} placeholders filled from the finding's evidence. */
 static void expand(const char *tmpl, const vram_finding *f, char *buf, size_t cap) {
-    size_t n = 0;
-    for (const char *p = tmpl; *p && n + 1 < cap; p++) {
-        const char *close = *p == '{' ? strchr(p, '}') : NULL;
-        if (close != NULL) {
-            char val[128] = "";
-            int found = 0;
-            for (int k = 0; k < VRAM_FINDING_EVIDENCE && !found; k++) {
-                vram_evidence_spec s = vram_finding_evidence(f->id, k);
-                if (s.name != NULL && strlen(s.name) == (size_t)(close - p - 1) &&
-                    strncmp(s.name, p + 1, strlen(s.name)) == 0) {
-                    evidence_text(s.unit, f->ev[k], val, sizeof val);
-                    found = 1;
-                }
-            }
-            if (found) {
-                for (const char *v = val; *v && n + 1 < cap; v++) buf[n++] = *v;
-                p = close;
-                continue;
-            }
-        }
-        buf[n++] = *p;
-    }
-    buf[n] = '\0';
+    vram_expand(tmpl, evidence_value, (void *)f, buf, cap);
 }
 
 /* "name=value, ..." of a finding's evidence. */

@@ -456,32 +456,22 @@ static void map_strategy(const char *s, const char **device, const char **dtype)
 }
 
 /* `text` with every {strategy}, {device}, {dtype} replaced. NULL without memory. */
+/* {strategy}, {device}, {dtype} of an attempt. */
+static int attempt_value(void *ctx, const char *key, size_t klen, char *val, size_t cap) {
+    const attempt *a = ctx;
+    const char *v = NULL;
+    if (klen == 8 && strncmp(key, "strategy", 8) == 0) v = a->strategy;
+    else if (klen == 6 && strncmp(key, "device", 6) == 0) v = a->device;
+    else if (klen == 5 && strncmp(key, "dtype", 5) == 0) v = a->dtype;
+    if (v == NULL) return 0;
+    snprintf(val, cap, "%s", v);
+    return 1;
+}
+
 static char *substitute(const char *text, const attempt *a) {
-    static const char *keys[3] = {"{strategy}", "{device}", "{dtype}"};
-    const char *vals[3] = {a->strategy, a->device, a->dtype};
-    size_t cap = strlen(text) + 1, n = 0;
-    char *out = (char *)malloc(cap);
-    if (!out) return NULL;
-    for (const char *p = text; *p;) {
-        int k;
-        for (k = 0; k < 3; k++)
-            if (strncmp(p, keys[k], strlen(keys[k])) == 0) break;
-        const char *piece = k < 3 ? vals[k] : p;
-        size_t len = k < 3 ? strlen(vals[k]) : 1;
-        if (n + len + 1 > cap) {
-            while (n + len + 1 > cap) cap *= 2;
-            char *b = (char *)realloc(out, cap);
-            if (!b) {
-                free(out);
-                return NULL;
-            }
-            out = b;
-        }
-        memcpy(out + n, piece, len);
-        n += len;
-        p += k < 3 ? strlen(keys[k]) : 1;
-    }
-    out[n] = '\0';
+    size_t n = vram_expand(text, attempt_value, (void *)a, NULL, 0);
+    char *out = (char *)malloc(n + 1);
+    if (out != NULL) vram_expand(text, attempt_value, (void *)a, out, n + 1);
     return out;
 }
 

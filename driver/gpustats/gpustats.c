@@ -325,36 +325,35 @@ int vram_gpustats_format_sample(const char *label, const vram_monitor_sample *s,
     return sb_done(&b);
 }
 
+/* The values a warning's template names (vram_monitor_warning_text). */
+static int warning_value(void *ctx, const char *k, size_t n, char *val, size_t cap) {
+    const vram_monitor_warning *w = ctx;
+    sbuf b = {val, cap, 0};
+#define KEY(name) (n == sizeof(name) - 1 && memcmp(k, name, n) == 0)
+    if (KEY("used")) sb_size(&b, w->used);
+    else if (KEY("total")) sb_size(&b, w->total);
+    else if (KEY("free")) sb_size(&b, w->free);
+    else if (KEY("percent")) sb_add(&b, "%.1f%%", percent(w->used, w->total));
+    else if (KEY("limit")) sb_add(&b, "%g%%", (double)w->limit_ppm / 1e4);
+    else if (KEY("growth")) sb_size(&b, w->growth);
+    else if (KEY("threshold")) sb_threshold(&b, w->threshold);
+    else if (KEY("from")) sb_size(&b, w->from);
+    else if (KEY("to")) sb_size(&b, w->to);
+    else if (KEY("epoch")) sb_add(&b, "%llu", (unsigned long long)w->epoch);
+    else if (KEY("epochs")) sb_add(&b, "%u", w->epochs);
+    else return 0; /* not a placeholder: as written */
+#undef KEY
+    return 1;
+}
+
 static void sb_summary(sbuf *b, const vram_monitor_warning *w) {
     const char *t = vram_monitor_warning_text(w->id);
+    size_t room = b->len < b->cap ? b->cap - b->len : 0;
     if (t == NULL) {
         sb_add(b, "unknown warning %d", (int)w->id);
         return;
     }
-    while (*t) {
-        const char *close = *t == '{' ? strchr(t, '}') : NULL;
-        if (close == NULL) {
-            sb_add(b, "%c", *t++);
-            continue;
-        }
-        size_t n = (size_t)(close - t - 1);
-        const char *k = t + 1;
-#define KEY(name) (n == sizeof(name) - 1 && memcmp(k, name, n) == 0)
-        if (KEY("used")) sb_size(b, w->used);
-        else if (KEY("total")) sb_size(b, w->total);
-        else if (KEY("free")) sb_size(b, w->free);
-        else if (KEY("percent")) sb_add(b, "%.1f%%", percent(w->used, w->total));
-        else if (KEY("limit")) sb_add(b, "%g%%", (double)w->limit_ppm / 1e4);
-        else if (KEY("growth")) sb_size(b, w->growth);
-        else if (KEY("threshold")) sb_threshold(b, w->threshold);
-        else if (KEY("from")) sb_size(b, w->from);
-        else if (KEY("to")) sb_size(b, w->to);
-        else if (KEY("epoch")) sb_add(b, "%llu", (unsigned long long)w->epoch);
-        else if (KEY("epochs")) sb_add(b, "%u", w->epochs);
-        else sb_add(b, "%.*s", (int)(n + 2), t); /* not a placeholder: as written */
-#undef KEY
-        t = close + 1;
-    }
+    b->len += vram_expand(t, warning_value, (void *)w, room ? b->p + b->len : NULL, room);
 }
 
 int vram_gpustats_format_summary(const vram_monitor_warning *w, char *buf, size_t cap) {
