@@ -193,7 +193,7 @@ typedef struct vram_attempt_evidence {
 
 /* ---- names ------------------------------------------------------------------------------ */
 
-/* Stable short name of an outcome ("oom"); "unknown" outside the enum. Static, non-NULL. */
+/* Stable short name of an outcome ("oom"); "unknown" outside the enum. Static. */
 /*@ assigns \result \from o; ensures \result != \null; */
 VRAM_DEF const char *vram_attempt_outcome_name(vram_attempt_outcome o) {
     switch (o) {
@@ -207,7 +207,7 @@ VRAM_DEF const char *vram_attempt_outcome_name(vram_attempt_outcome o) {
     return "unknown";
 }
 
-/* What an outcome means, as a phrase after "the attempt ..." Static, non-NULL. */
+/* What an outcome means, as a phrase after "the attempt ..." Static. */
 /*@ assigns \result \from o; ensures \result != \null; */
 VRAM_DEF const char *vram_attempt_outcome_text(vram_attempt_outcome o) {
     switch (o) {
@@ -235,7 +235,7 @@ VRAM_DEF const char *vram_attempt_rule_name(vram_attempt_rule r) {
     return "unknown";
 }
 
-/* What a rule says, as a phrase after "because ...". Static, non-NULL. */
+/* What a rule says, as a phrase after "because ...". Static. */
 /*@ assigns \result \from r; ensures \result != \null; */
 VRAM_DEF const char *vram_attempt_rule_text(vram_attempt_rule r) {
     switch (r) {
@@ -319,7 +319,7 @@ typedef struct vram__attempt_pat {
 } vram__attempt_pat;
 
 /* Pattern number id (0 <= id < VRAM__ATTEMPT_P_COUNT); another id gives a pattern of no
- * class. Guarantees: text readable for len >= 1 bytes, source non-NULL. */
+ * class (FAILED), so a stray id matches nothing that counts. */
 /*@ requires \valid(p);
     assigns *p;
     ensures 1 <= p->len && \valid_read(p->text + (0 .. p->len - 1)) && p->source != \null;
@@ -407,8 +407,9 @@ VRAM_DEF int vram__attempt_eq_at(const char *s, size_t len, size_t at, const cha
     return 1;
 }
 
-/* The last occurrence of pat[0, plen) in s[0, len), ignoring ASCII case.
- * Guarantees: 1 with *at + plen <= len on a match; 0 (and *at untouched) otherwise. */
+/* The last occurrence of pat[0, plen) in s[0, len), ignoring ASCII case (the latest
+ * message is usually the one the program died of): 1 with its start in *at, or 0 with *at
+ * untouched. */
 /*@ requires \valid(at);
     requires len == 0 || \valid_read(s + (0 .. len - 1));
     requires \valid_read(pat + (0 .. plen - 1));
@@ -465,8 +466,8 @@ VRAM_DEF void vram__attempt_keep(vram__attempt_match *m, size_t len, size_t star
 }
 
 /* The CUDA error number right after a keyword that ends at s[j]: up to 3 of ' ', ':', '=',
- * '#', then 1 to 4 digits that end there. Guarantees: the number (0 .. 9999) with *stop at
- * the byte after its digits, or -1 when none stands there. */
+ * '#', then 1 to 4 digits that end there. The number, with *stop at the byte after its
+ * digits, or -1 when none stands there. */
 /*@ requires j <= len && \valid(stop);
     requires len == 0 || \valid_read(s + (0 .. len - 1));
     assigns *stop;
@@ -572,9 +573,9 @@ VRAM_DEF vram_attempt_outcome vram__attempt_set(vram_attempt_evidence *ev, vram_
     return o;
 }
 
-/* The text rules, one class after the other: sticky, not supported, out of memory.
- * Guarantees: the class found, with ev describing the match (sig is the signal to report
- * beside it), or FAILED when no rule matched (then ev holds nothing useful). */
+/* The text rules, one class after the other: sticky, not supported, out of memory. The
+ * class found, with ev describing the match (sig is the signal to report beside it), or
+ * FAILED when no rule matched (then ev holds nothing useful). */
 /*@ requires \valid(ev);
     requires len == 0 || \valid_read(s + (0 .. len - 1));
     assigns *ev;
@@ -661,9 +662,7 @@ VRAM_DEF vram_attempt_outcome vram__attempt_by_signal(vram_attempt_evidence *ev,
  * Text before signals: the text names the cause, the signal only how the process died of
  * it (an uncaught "CUDA out of memory" exception in C++ ends in SIGABRT).
  *
- * Requires: end and ev valid; the tail readable for tail_len bytes (or NULL).
- * Guarantees: ev filled, ev->outcome == the result, a valid outcome; nothing outside
- * [tail, tail + tail_len) is read; the matched text lies inside the tail. */
+ * Nothing outside [tail, tail + tail_len) is read: the tail is not NUL-terminated. */
 /*@ requires \valid_read(end) && \valid(ev) && \separated(end, ev);
     requires end->tail == \null || \valid_read(end->tail + (0 .. end->tail_len - 1));
     assigns *ev;
@@ -702,7 +701,7 @@ VRAM_DEF vram_attempt_outcome vram_attempt_explain(const vram_attempt_end *end,
     return vram__attempt_by_signal(ev, end->how == VRAM_ATTEMPT_SIGNALED, sig);
 }
 
-/* The outcome alone. Same requirements and guarantees as vram_attempt_explain. */
+/* The outcome alone: vram_attempt_explain without the evidence. */
 /*@ requires \valid_read(end);
     requires end->tail == \null || \valid_read(end->tail + (0 .. end->tail_len - 1));
     assigns \nothing;

@@ -100,8 +100,8 @@ VRAM_HD VRAM_DEF const char *vram_status_name(vram_status s) {
 
 /* ---- checked arithmetic ------------------------------------------------ */
 
-/* a + b. Requires: out valid. Guarantees: on VRAM_OK *out == a + b;
- * on VRAM_E_OVERFLOW *out is untouched. */
+/* a + b for sizes: an overflow comes back as a status the caller must look at, never as a
+ * wrapped sum. */
 /*@ requires \valid(out);
     assigns *out;
     behavior ok:
@@ -118,8 +118,7 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram__add_u64(uint64_t a, uint64_t b
     return VRAM_OK;
 }
 
-/* a * b. Requires: out valid. Guarantees: on VRAM_OK *out == a * b;
- * on VRAM_E_OVERFLOW *out is untouched. */
+/* a * b for sizes (elements times bytes): overflow is a status, never a wrapped product. */
 /*@ requires \valid(out);
     assigns *out;
     behavior ok:
@@ -136,7 +135,8 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram__mul_u64(uint64_t a, uint64_t b
     return VRAM_OK;
 }
 
-/* a - b when b <= a. Guarantees: on VRAM_OK *out == a - b; VRAM_E_RANGE if b > a. */
+/* a - b for what must not go below zero (free memory less a reserve): b > a is a range
+ * error, not a wrap. */
 /*@ requires \valid(out);
     assigns *out;
     behavior ok:
@@ -159,7 +159,8 @@ VRAM_HD VRAM_DEF uint64_t vram__min_u64(uint64_t a, uint64_t b) { return a < b ?
 /*@ assigns \nothing; ensures \result == (a > b ? a : b); */
 VRAM_HD VRAM_DEF uint64_t vram__max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-/* ceil(a / b). Requires: b > 0. Never overflows (computed as a/b + (a%b != 0)). */
+/* ceil(a / b), computed as a/b plus a remainder bit so it never overflows, as
+ * (a + b - 1) / b would near UINT64_MAX. */
 /*@ requires b > 0;
     assigns \nothing;
     ensures \result == a / b + (a % b != 0 ? 1 : 0); */

@@ -158,9 +158,7 @@ typedef struct vram_chunks_recommendation {
 /* The starting point (vram_chunks_recommendation) for a device. It looks at total memory,
  * not at what other processes use: plan with free memory (free_bytes, reserve_bytes) once
  * that is known. It assumes one chunk at a time: chunk_bytes as budget_bytes with
- * buffers = 1 reproduces it; with the default two buffers each chunk is half as big.
- * Requires: dev, out valid. Guarantees: VRAM_OK with out filled; VRAM_E_INVALID when the
- * device reports no memory. */
+ * buffers = 1 reproduces it; with the default two buffers each chunk is half as big. */
 /*@ requires \valid_read(dev) && \valid(out) && \separated(dev, out);
     assigns *out;
     behavior no_memory:
@@ -186,8 +184,7 @@ vram_chunks_recommend(const vram_device_info *dev, vram_chunks_recommendation *o
     return VRAM_OK;
 }
 
-/* The config with every zero default resolved (fraction 0.75, 2 buffers, world 1, PAD).
- * Requires: cfg valid. Guarantees: buffers >= 1, world >= 1, shard != DEFAULT. */
+/* The config with every zero default resolved (fraction 0.75, 2 buffers, world 1, PAD). */
 /*@ requires \valid_read(cfg);
     assigns \nothing;
     ensures \result.buffers >= 1 && \result.world >= 1;
@@ -355,8 +352,7 @@ VRAM_HD VRAM_DEF void vram__chunks_store_numbers(vram_chunks_plan *out, vram_chu
  * VRAM_E_INVALID), reserve > free (VRAM_E_RANGE), a batch larger than one buffer
  * (VRAM_E_NOSPACE: needed_bytes and budget_bytes say by how much; buffer_bytes and
  * batch_bytes are set too). On an error the plan holds the numbers computed before the
- * failing check and zero after it. Requires: cfg, out valid. Guarantees: VRAM_OK and a plan
- * whose chunks fit one buffer each, or an error code; never a wrapped size. */
+ * failing check and zero after it. No size ever wraps: every product is checked. */
 /*@ requires \valid_read(cfg) && \valid(out) && \separated(cfg, out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID || \result == VRAM_E_RANGE ||
@@ -450,10 +446,9 @@ done:
     return st;
 }
 
-/* Chunk i (storage order). O(1). A plan not made by vram_chunks_make is checked, never
- * trusted: inconsistent numbers are VRAM_E_INVALID, not a wrapped range.
- * Requires: p, out valid. Guarantees: VRAM_OK with out filled, VRAM_E_RANGE when
- * i >= chunk_count, or VRAM_E_INVALID. */
+/* Chunk i (storage order). O(1). VRAM_E_RANGE when i >= chunk_count. A plan not made by
+ * vram_chunks_make is checked, never trusted: inconsistent numbers are VRAM_E_INVALID, not
+ * a wrapped range. */
 /*@ requires \valid_read(p) && \valid(out) && \separated(p, out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_RANGE || \result == VRAM_E_INVALID;
@@ -490,9 +485,9 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_chunk(const vram_chunks_
 }
 
 /* Batch j of chunk i, as slots of the chunk's visiting order (rows when not shuffled;
- * order[slot] from vram_chunks_sample_order when shuffled). O(1).
- * Requires: p, slots valid. Guarantees: VRAM_OK with start < end <= the chunk's used slots
- * and end - start <= batch; VRAM_E_RANGE for no such chunk or batch; VRAM_E_INVALID. */
+ * order[slot] from vram_chunks_sample_order when shuffled). O(1). The slots end within the
+ * chunk's used slots. VRAM_E_RANGE for no such chunk or batch; VRAM_E_INVALID for an
+ * inconsistent plan (as vram_chunks_chunk). */
 /*@ requires \valid_read(p) && \valid(slots) && \separated(p, slots);
     assigns *slots;
     ensures \result == VRAM_OK || \result == VRAM_E_RANGE || \result == VRAM_E_INVALID;
@@ -513,8 +508,7 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_batch(const vram_chunks_
 }
 
 /* The sample at a position: position mod samples (padding wraps around). O(1).
- * Requires: p, sample valid. Guarantees: VRAM_OK and *sample < samples; VRAM_E_RANGE for
- * a position >= positions; VRAM_E_INVALID for a plan with no samples. */
+ * VRAM_E_RANGE for a position >= positions; VRAM_E_INVALID for a plan with no samples. */
 /*@ requires \valid_read(p) && \valid(sample) && \separated(p, sample);
     assigns *sample;
     ensures \result == VRAM_OK || \result == VRAM_E_RANGE || \result == VRAM_E_INVALID;
@@ -556,8 +550,7 @@ VRAM_HD VRAM_DEF void vram__chunks_permute(uint64_t *order, uint64_t len, int sh
 }
 
 /* This epoch's chunk visiting order: order[k] is the chunk visited k-th (0 .. chunk_count-1,
- * each once; storage order unless shuffling). Requires: p valid, order holds cap entries.
- * Guarantees: VRAM_OK with order[0 .. chunk_count) filled; VRAM_E_BUFFER when cap is less. */
+ * each once; storage order unless shuffling), in order[0 .. chunk_count). */
 /*@ requires \valid_read(p) && \valid(order + (0 .. cap - 1));
     requires \separated(p, order + (0 .. cap - 1));
     assigns order[0 .. cap - 1];
@@ -575,8 +568,8 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_chunk_order(const vram_c
 
 /* This epoch's slot order of chunk i: order[slot] is a row of the chunk (0 .. rows-1, each
  * once; the identity unless shuffling), so batch j takes rows order[start .. end) of
- * vram_chunks_batch. Requires: p valid, order holds cap entries. Guarantees: VRAM_OK with
- * order[0 .. rows) filled; VRAM_E_BUFFER when cap < rows; the errors of vram_chunks_chunk. */
+ * vram_chunks_batch. Fills order[0 .. rows); VRAM_E_BUFFER when cap < rows; VRAM_E_RANGE
+ * and VRAM_E_INVALID as vram_chunks_chunk. */
 /*@ requires \valid_read(p) && \valid(order + (0 .. cap - 1));
     requires \separated(p, order + (0 .. cap - 1));
     assigns order[0 .. cap - 1];

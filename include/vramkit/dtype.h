@@ -109,10 +109,10 @@ typedef struct vram_dtype_layout {
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
-/* The layout of a format. Requires: out valid. Guarantees: VRAM_OK with *out filled for
- * every format of the list; VRAM_E_INVALID (out untouched) for NONE or a value outside.
- * Callers do all arithmetic on the fields with checked operations (and treat block 0 as
- * invalid), so no bound is promised: one table lookup, cheap to prove. */
+/* The layout of a format: VRAM_OK for every format of the list, VRAM_E_INVALID (out
+ * untouched) for NONE or a value outside. Callers do all arithmetic on the fields with
+ * checked operations (and treat block 0 as invalid), so no bound is promised: one table
+ * lookup, cheap to prove. */
 /*@ requires \valid(out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID; */
@@ -186,8 +186,7 @@ VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name,
 }
 
 /* A format from vramkit's name, case-insensitive: "bf16", "NF4", "q4_K". text need not be
- * NUL-terminated (len bytes are read). Guarantees: VRAM_OK with *out a format of the list,
- * or VRAM_E_UNHANDLED with *out untouched. */
+ * NUL-terminated (len bytes are read). VRAM_E_UNHANDLED leaves *out untouched. */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
@@ -209,8 +208,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_name(const char *text, size_
 }
 
 /* A format from a safetensors dtype string, exactly as the format spells it ("F16", not
- * "f16"); text need not be NUL-terminated. Guarantees: VRAM_OK with *out set, or
- * VRAM_E_UNHANDLED (an unknown dtype) with *out untouched. */
+ * "f16"); text need not be NUL-terminated. VRAM_E_UNHANDLED is an unknown dtype, with *out
+ * untouched. */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
@@ -231,9 +230,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_safetensors(const char *text
     return VRAM_E_UNHANDLED;
 }
 
-/* A format from a GGUF tensor's ggml_type number. Guarantees: VRAM_OK with *out set, or
- * VRAM_E_UNHANDLED (a type this table does not know, e.g. a removed one) with *out
- * untouched. */
+/* A format from a GGUF tensor's ggml_type number. VRAM_E_UNHANDLED is a type this table
+ * does not know (e.g. a removed one), with *out untouched. */
 /*@ requires \valid(out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
@@ -251,9 +249,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_ggml(uint32_t type, vram_dty
 
 /* Bytes of a tensor of n elements with `rows` output rows in format t (the formula at the
  * top of this file). rows matters only for formats with per-row scales (int8); 0 rows is
- * read as 1 when n > 0. Requires: out valid. Guarantees: VRAM_OK with *out the exact byte
- * count (0 when n == 0); VRAM_E_INVALID for NONE or an unknown value; VRAM_E_OVERFLOW when
- * the count does not fit in 64 bits. *out is written only on VRAM_OK. */
+ * read as 1 when n > 0. The count is exact; VRAM_E_INVALID for NONE or an unknown value,
+ * VRAM_E_OVERFLOW when the count does not fit in 64 bits. *out is written only on VRAM_OK. */
 /*@ requires \valid(out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID || \result == VRAM_E_OVERFLOW;

@@ -166,7 +166,7 @@ typedef struct vram_estimate {
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
 /* An optimizer's name ("sgd-momentum"), NUL-padded to 16 bytes (VRAM__PAD16); "unknown"
- * outside the enum, so never NULL. */
+ * outside the enum. */
 /*@ assigns \nothing;
     ensures \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_optimizer_name(vram_optimizer o) {
@@ -181,8 +181,7 @@ VRAM_DEF const char *vram_optimizer_name(vram_optimizer o) {
 }
 
 /* An optimizer from its name or its alias (exact, lower case: "adamw" or "adam"; text need
- * not be NUL-terminated, len bytes are read). Guarantees: VRAM_OK with *out an optimizer
- * of the enum, or VRAM_E_UNHANDLED with *out untouched. */
+ * not be NUL-terminated, len bytes are read). VRAM_E_UNHANDLED leaves *out untouched. */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
@@ -200,8 +199,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_optimizer_from_name(const char *text, s
     return VRAM_E_UNHANDLED;
 }
 
-/* Name of a term ("kv_cache") and of a cause ("dropout"); "unknown" out of range, never
- * NULL. */
+/* Name of a term ("kv_cache") and of a cause ("dropout"); "unknown" out of range. */
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_term_name(vram_term_id t) {
@@ -1111,13 +1109,13 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     *e = r;
 }
 
-/* The estimate of a model under a workload. Requires: m, w, out valid. Guarantees:
- * VRAM_OK with every term filled, low <= expected <= high for each term and for the
- * totals, and the totals the sums of the terms; VRAM_E_INVALID for a model with neither
- * a usable arch nor a tensor list, a workload value out of range (mode, optimizer,
- * formats that are not f32/f16/bf16 for compute), LoRA without architecture numbers,
- * or training a quantised format without LoRA; VRAM_E_OVERFLOW when a byte count does
- * not fit in 64 bits. *out is written only on VRAM_OK. */
+/* The estimate of a model under a workload. On VRAM_OK every term is filled, with
+ * low <= expected <= high for each term and for the totals, and the totals are the sums of
+ * the terms. VRAM_E_INVALID for a model with neither a usable arch nor a tensor list, a
+ * workload value out of range (mode, optimizer, formats that are not f32/f16/bf16 for
+ * compute), LoRA without architecture numbers, or training a quantised format without
+ * LoRA (vram_estimate_refusal says which); VRAM_E_OVERFLOW when a byte count does not fit
+ * in 64 bits. *out is written only on VRAM_OK. */
 /*@ requires \valid_read(m) && \valid_read(w) && \valid(out);
     requires \separated(m, out) && \separated(w, out);
     assigns *out;
@@ -1167,8 +1165,7 @@ typedef enum vram_preset {
     VRAM_PRESET_COUNT
 } vram_preset;
 
-/* A preset's name ("int4_offload"), NUL-padded to 16 bytes; "unknown" out of range, never
- * NULL. */
+/* A preset's name ("int4_offload"), NUL-padded to 16 bytes; "unknown" out of range. */
 /*@ assigns \nothing;
     ensures \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_preset_name(vram_preset p) {
@@ -1223,8 +1220,8 @@ typedef struct vram_recommendation {
  * 0 = no GPU, so cpu). int4_offload fits when its non-block part and at least one block
  * fit; it keeps the most blocks that fit (all of them when a block adds no bytes, as
  * strategy.h's gpu_cpu). cpu always "fits" (host memory is the caller's
- * check). Requires: m, w, out valid. Guarantees: VRAM_OK with *out filled; VRAM_E_OVERFLOW
- * or VRAM_E_INVALID when even the cpu preset cannot be estimated. */
+ * check). VRAM_OK with *out filled; VRAM_E_OVERFLOW or VRAM_E_INVALID when even the cpu
+ * preset cannot be estimated. */
 /*@ requires \valid_read(m) && \valid_read(w) && \valid(out);
     requires \separated(m, out) && \separated(w, out);
     assigns *out; */
@@ -1330,7 +1327,7 @@ VRAM_DEF vram_refusal vram_estimate_refusal(const vram_model *m, const vram_work
     return vram__est_prepare(m, w).refusal;
 }
 
-/* Name of a refusal ("lora_not_training"); "unknown" out of range, never NULL. */
+/* Name of a refusal ("lora_not_training"); "unknown" out of range. */
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_refusal_name(vram_refusal r) {

@@ -134,7 +134,7 @@ typedef struct vram_tensor_class {
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
 /* A family's name ("encoder-decoder"), NUL-padded to 16 bytes (VRAM__PAD16); "unknown" for
- * NONE and outside the enum, so never NULL. */
+ * NONE and outside the enum. */
 /*@ assigns \nothing;
     ensures \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_family_name(vram_family f) {
@@ -150,8 +150,7 @@ VRAM_DEF const char *vram_family_name(vram_family f) {
 }
 
 /* A family from its name (exact, lower case; text need not be NUL-terminated, len bytes are
- * read). Guarantees: VRAM_OK with *out a family other than NONE, or VRAM_E_UNHANDLED
- * ("unknown" included) with *out untouched. */
+ * read). VRAM_E_UNHANDLED ("unknown" included) leaves *out untouched. */
 /*@ requires \valid_read(text + (0 .. len - 1)) && \valid(out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
@@ -237,9 +236,10 @@ VRAM_DEF int vram__digits(const char *name, size_t len, size_t d, uint64_t *v, s
 /* Sort a tensor by name and shape. The block index is the first dot-separated segment of
  * digits that follows a segment "layers", "layer", "h", "blk", "block" or "blocks" (the
  * names of Hugging Face, GPT-2, GGUF and timm checkpoints); a matrix is a 2-D tensor inside
- * a block whose name ends in "weight"; an outer matrix the same outside the blocks. name need not be NUL-terminated; dims holds ndims
- * sizes outermost first (PyTorch's order: rows, then columns; GGUF readers reverse ne[]). Requires: out valid. Guarantees: VRAM_OK with
- * *out filled; VRAM_E_RANGE when the index has more than 18 digits; never reads past len. */
+ * a block whose name ends in "weight"; an outer matrix the same outside the blocks. name
+ * need not be NUL-terminated, and nothing past len is read; dims holds ndims sizes
+ * outermost first (PyTorch's order: rows, then columns; GGUF readers reverse ne[]).
+ * VRAM_E_RANGE when the index has more than 18 digits. */
 /*@ requires \valid(out) && \valid_read(name + (0 .. len - 1));
     requires ndims == 0 || \valid_read(dims + (0 .. ndims - 1));
     assigns *out;
@@ -297,9 +297,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_classify(const char *name, size_
 }
 
 /* Add one tensor to the statistics: n elements, stored in `bytes` bytes of format t (NONE
- * when the format is unknown to vramkit's table — its bytes still count). Requires: s, c
- * valid. Guarantees: VRAM_OK with s updated; VRAM_E_OVERFLOW (s unchanged) when a sum would
- * wrap. */
+ * when the format is unknown to vramkit's table — its bytes still count). VRAM_E_OVERFLOW
+ * when a sum would wrap. */
 /*@ requires \valid(s) && \valid_read(c) && \separated(s, c);
     assigns *s;
     ensures \result == VRAM_OK || \result == VRAM_E_OVERFLOW;
@@ -469,10 +468,10 @@ VRAM_DEF int vram__arch_check_sizes(const vram_arch *a) {
     return 1;
 }
 
-/* Is a well-formed architecture? Guarantees: VRAM_OK when the family is known, every
- * number the family needs is present and within the limits above, kv_heads divides heads
- * (grouped-query attention), and hidden / heads is whole when head_dim is 0; VRAM_E_INVALID
- * otherwise (VRAM_FAMILY_NONE included). */
+/* Is a well-formed architecture? VRAM_OK when the family is known, every number the family
+ * needs is present and within the limits above, kv_heads divides heads (grouped-query
+ * attention), and hidden / heads is whole when head_dim is 0; VRAM_E_INVALID otherwise
+ * (VRAM_FAMILY_NONE included). */
 /*@ requires \valid_read(a);
     assigns \nothing;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
@@ -506,7 +505,8 @@ VRAM_DEF vram__widths vram__arch_widths(vram_arch a) {
     return r;
 }
 
-/* The same through pointers. Requires: the bounds vram_arch_check guarantees. */
+/* The same through pointers: for an arch that passed vram_arch_check, whose limits are
+ * what this needs. */
 /*@ requires \valid_read(a) && \valid(q) && \valid(kv) && \separated(q, kv);
     requires a->heads >= 1 && a->heads <= VRAM_ARCH_MAX_HEADS;
     requires a->kv_heads <= a->heads;
@@ -676,9 +676,9 @@ VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
  * (three in a decoder block with cross-attention, which adds a second attention).
  * Embeddings: vocab + positions + type_vocab rows of width hidden, plus a norm with
  * EMB_NORM. One final norm per stack with FINAL_NORM; a vocab x hidden head unless TIED or
- * NO_HEAD; extra_params as given. Requires: a, out valid. Guarantees: VRAM_OK with *out
- * filled and out->total the sum of its parts; VRAM_E_INVALID when vram_arch_check fails.
- * Never overflows: the limits of vram_arch_check bound every product. */
+ * NO_HEAD; extra_params as given. out->total is the sum of the parts; VRAM_E_INVALID when
+ * vram_arch_check fails. Never overflows: the limits of vram_arch_check bound every
+ * product. */
 /*@ requires \valid_read(a) && \valid(out) && \separated(a, out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;

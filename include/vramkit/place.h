@@ -132,8 +132,8 @@ typedef struct vram_place_summary {
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
-/* Name of a placement reason ("fell_back"): "unknown" out of range, never NULL; and its
- * template: NULL out of range (a text, not a name: callers word their own). */
+/* Name of a placement reason ("fell_back"): "unknown" out of range; and its template:
+ * NULL out of range (a text, not a name: callers word their own). */
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_place_reason_name(vram_place_reason r) {
@@ -176,10 +176,10 @@ VRAM_DEF int vram__setting_word(const char *text, size_t len, const char *word, 
 
 /* A setting from its text (an environment variable's value), len bytes, no NUL needed:
  * "auto", "cpu", "cuda", "cuda:N", "gpu", "gpu:N", ASCII case-insensitive, N decimal
- * digits (leading zeros allowed). Guarantees: VRAM_OK with *out set; VRAM_E_RANGE for a
- * well-formed N >= VRAM_PLAN_MAX_GPUS; VRAM_E_FORMAT for anything else ("", "cuda:",
- * "cuda:-1", "cuda: 1", "tpu", "cpu:0"); VRAM_E_INVALID when out is NULL, or text is NULL
- * with len > 0. *out is written only on VRAM_OK. */
+ * digits (leading zeros allowed). VRAM_E_RANGE for a well-formed N >= VRAM_PLAN_MAX_GPUS;
+ * VRAM_E_FORMAT for anything else ("", "cuda:", "cuda:-1", "cuda: 1", "tpu", "cpu:0");
+ * VRAM_E_INVALID when out is NULL, or text is NULL with len > 0. *out is written only on
+ * VRAM_OK. */
 /*@ requires len == 0 || \valid_read(text + (0 .. len - 1));
     requires out == \null || \valid(out);
     assigns *out;
@@ -242,7 +242,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_setting_check(vram_device_setting s) {
 }
 
 /* The effective setting of a component: its own unless INHERIT, else the global one unless
- * INHERIT, else AUTO. Guarantees: never INHERIT. */
+ * INHERIT, else AUTO. */
 /*@ assigns \nothing;
     ensures \result.kind != VRAM_SETTING_INHERIT;
     ensures component.kind != VRAM_SETTING_INHERIT ==> \result == component;
@@ -275,7 +275,7 @@ VRAM_DEF vram_dtype vram_place_format16(const vram_devices *d) {
 /* The two workloads a component is estimated under, from the service's workload w: on a GPU
  * (w's weight format, or vram_place_format16(d) when w leaves it at NONE; cpu = 0) and on the
  * host (fp32 weights, the estimator's default compute, cpu = 1). Feed the two estimates to
- * vram_component_from_estimates. Requires: w, d, gpu, cpu valid. */
+ * vram_component_from_estimates. */
 /*@ requires \valid_read(w) && \valid_read(d) && 0 <= d->gpus <= VRAM_PLAN_MAX_GPUS;
     requires \valid(gpu) && \valid(cpu) && \separated(gpu, cpu);
     assigns *gpu, *cpu;
@@ -295,7 +295,7 @@ VRAM_DEF void vram_component_workloads(const vram_workload *w, const vram_device
 /* A component's bytes from two estimates of its model: on a GPU (gpu_bytes = expected less
  * the cuda_context and workspace terms, which the placement pays once per GPU) and on the
  * host (cpu_bytes = expected of an estimate with vram_workload.cpu set). The setting is
- * left as it is. Requires: gpu, cpu, out valid. Guarantees: VRAM_OK. */
+ * left as it is. VRAM_E_INVALID only for a NULL pointer. */
 /*@ requires \valid_read(gpu) && \valid_read(cpu) && \valid(out);
     assigns out->gpu_bytes, out->cpu_bytes;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
@@ -364,12 +364,11 @@ VRAM_DEF void vram__place_on_host(vram_place_summary *s, uint64_t bytes, vram_pl
 }
 
 /* Place n components (the rules at the top of this file) on the machine d, with the
- * global setting and the fixed bytes per GPU (0 = VRAM_PLACE_DEFAULT_FIXED). Requires: d
- * and sum valid, comp and out valid for n entries. Guarantees: VRAM_OK with out[i] the
- * placement of comp[i] and *sum the per-GPU and host totals: every GPU's used <= its
- * budget, the host's used <= its budget when known, each component either placed (fits 1)
- * or reported (fits 0, with its reason and shortfall). VRAM_E_INVALID for a NULL pointer
- * (comp and out may be NULL when n is 0), n > VRAM_PLACE_MAX, a bad machine (vram_devices_check) or a bad setting (kind out of
+ * global setting and the fixed bytes per GPU (0 = VRAM_PLACE_DEFAULT_FIXED). On VRAM_OK
+ * out[i] is the placement of comp[i], each component either placed (fits 1) or reported
+ * (fits 0, with its reason and shortfall), and *sum holds the per-GPU and host totals.
+ * VRAM_E_INVALID for a NULL pointer (comp and out may be NULL when n is 0),
+ * n > VRAM_PLACE_MAX, a bad machine (vram_devices_check) or a bad setting (kind out of
  * range, GPU index < 0); else VRAM_E_OVERFLOW when a component's gpu_bytes + fixed, or the
  * sum of all cpu_bytes, passes 2^64. out and sum are written only on VRAM_OK. */
 /*@ requires d == \null || \valid_read(d);

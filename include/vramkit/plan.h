@@ -54,11 +54,9 @@ VRAM_DEF int vram_plan_same_chosen(const char *a, const char *b) {
  * now (now_chosen; now[0 .. nnow), indexed by component): first the chosen strategy when
  * it changed, then, in the saved order, each saved entry whose component (0 <= component
  * < nnow; others are skipped) is now on another device or now fits where it did not or
- * the other way round. Chosen names: NULL = none fits. Requires: arrays valid for their
- * counts (NULL allowed for a count of 0), count valid. Guarantees: *count = the number of
- * differences; the first min(*count, cap) are in out[]; VRAM_OK, or VRAM_E_BUFFER when
- * *count > cap (out[] then holds the first cap). VRAM_E_INVALID for a NULL that is not
- * allowed (nothing written). */
+ * the other way round. Chosen names: NULL = none fits. *count is the number of
+ * differences even when out[] is too small; out[] holds the first min(*count, cap).
+ * VRAM_E_INVALID for a NULL that is not allowed (nothing written). */
 /*@ requires nthen == 0 || \valid_read(then + (0 .. nthen - 1));
     requires nnow == 0 || \valid_read(now + (0 .. nnow - 1));
     requires cap == 0 || \valid(out + (0 .. cap - 1));

@@ -20,7 +20,8 @@ typedef struct vram_rng {
 } vram_rng;
 
 /* The SplitMix64 finaliser: z ^= z>>30; z *= 0xbf58476d1ce4e5b9; z ^= z>>27;
- * z *= 0x94d049bb133111eb; z ^= z>>31. Requires: nothing. Guarantees: a bijection of 2^64. */
+ * z *= 0x94d049bb133111eb; z ^= z>>31. Every step is invertible, so it is a bijection of
+ * 2^64: distinct states never give the same draw. */
 /*@ assigns \nothing; */
 VRAM_HD VRAM_DEF uint64_t vram_rng_mix(uint64_t z) {
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
@@ -29,7 +30,7 @@ VRAM_HD VRAM_DEF uint64_t vram_rng_mix(uint64_t z) {
 }
 
 /* Plain SplitMix64 seeding: the state is the seed, so the draws match every other
- * SplitMix64 implementation. Requires: r valid. Guarantees: r->state == seed. */
+ * SplitMix64 implementation. */
 /*@ requires \valid(r);
     assigns r->state;
     ensures r->state == seed; */
@@ -38,7 +39,7 @@ VRAM_HD VRAM_DEF void vram_rng_seed(vram_rng *r, uint64_t seed) { r->state = see
 /* A stream keyed by (seed, domain, epoch, stream), so every (epoch, chunk) gets its own
  * independent-looking sequence without storing anything:
  *   h = seed; for k in (domain, epoch, stream): h = mix((h ^ k) + GAMMA); state = h.
- * Requires: r valid. Guarantees: r->state is a function of the four keys only. */
+ * The old state plays no part: the new one is a function of the four keys only. */
 /*@ requires \valid(r);
     assigns r->state; */
 VRAM_HD VRAM_DEF void vram_rng_key(vram_rng *r, uint64_t seed, uint64_t domain, uint64_t epoch,
@@ -50,8 +51,7 @@ VRAM_HD VRAM_DEF void vram_rng_key(vram_rng *r, uint64_t seed, uint64_t domain, 
     r->state = h;
 }
 
-/* Next 64 random bits: state += GAMMA; return mix(state).
- * Requires: r valid. Guarantees: advances the state by exactly one step. */
+/* Next 64 random bits: state += GAMMA; return mix(state). */
 /*@ requires \valid(r);
     assigns r->state;
     ensures r->state == (uint64_t)(\old(r->state) + VRAM_RNG_GAMMA); */
@@ -62,7 +62,7 @@ VRAM_HD VRAM_DEF uint64_t vram_rng_next(vram_rng *r) {
 
 /* A uniform draw in [0, bound), unbiased: draws below 2^64 mod bound are rejected (that
  * short tail would favour small results), then the draw is reduced mod bound. Expected
- * draws < 2 for every bound. Requires: r valid, bound > 0. Guarantees: result < bound. */
+ * draws < 2 for every bound. */
 /*@ requires \valid(r);
     requires bound > 0;
     assigns r->state;

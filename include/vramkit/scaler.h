@@ -227,8 +227,7 @@ VRAM_HD VRAM_DEF vram__scaler_end_outcome vram__scaler_end(vram_scaler *s, const
  *   MEGATRON   2^32, x2 / x0.5, interval 1000, hysteresis 2, min 1 with SKIP, max HARD_MAX
  *              with HOLD.
  *   VRAMKIT    the defaults.
- * Requires: out valid. Guarantees: VRAM_OK and *out valid; VRAM_E_INVALID for an unknown
- * preset or NULL out, *out untouched. */
+ * On VRAM_OK *out is a valid configuration. */
 /*@ requires out == \null || \valid(out);
     assigns *out;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
@@ -280,9 +279,9 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_preset(int preset, vram_
     }
 }
 
-/* Resolve a configuration: each 0 field takes its default (NULL: all defaults).
- * Requires: cfg NULL or readable. Guarantees: no 0 left in a field that has a default;
- * other values are copied as they are (vram_scaler_validate judges them). */
+/* Resolve a configuration: each 0 field takes its default (NULL: all defaults), so no 0
+ * is left in a field that has one; other values are copied as they are
+ * (vram_scaler_validate judges them). */
 /*@ requires cfg == \null || \valid_read(cfg);
     assigns \nothing;
     ensures \result.growth_interval != 0 && \result.hysteresis != 0; */
@@ -299,8 +298,7 @@ VRAM_HD VRAM_DEF vram_scaler_cfg vram_scaler_defaults(const vram_scaler_cfg *cfg
     return r;
 }
 
-/* Is this configuration usable (0 fields taken as their defaults)?
- * Requires: nothing (NULL is VRAM_E_INVALID). Guarantees: VRAM_OK; VRAM_E_INVALID for NaN,
+/* Is this configuration usable (0 fields taken as their defaults)? VRAM_E_INVALID for NaN,
  * inf, <= 0 or unknown policy values; VRAM_E_RANGE for growth < 1, backoff >= 1, interval
  * or hysteresis over their bound, min < HARD_MIN, min > max, init outside [min, max]. */
 /*@ requires cfg == \null || \valid_read(cfg);
@@ -321,9 +319,8 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_validate(const vram_scal
 
 /* ---- the scaler --------------------------------------------------------------------- */
 
-/* Start a scaler: scale = init, counters 0, hysteresis full, every optimizer READY.
- * Requires: s valid; cfg NULL (defaults) or readable. Guarantees: VRAM_OK, or the
- * vram_scaler_validate code (VRAM_E_INVALID also for NULL s) with *s untouched. */
+/* Start a scaler at scale = init (cfg NULL: the defaults). A configuration that
+ * vram_scaler_validate refuses gives its code, with *s untouched. */
 /*@ requires s == \null || \valid(s);
     requires cfg == \null || \valid_read(cfg);
     requires s != \null && cfg != \null ==> \separated(s, cfg);
@@ -361,13 +358,14 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_init(vram_scaler *s, con
 }
 
 /* The scale to multiply the loss by, every micro-batch (accumulation needs no call).
- * Requires: s from vram_scaler_init/restore, or NULL. Guarantees: finite, > 0 (1 for NULL). */
+ * Finite and > 0 for a state from vram_scaler_init/restore; 1 for NULL. */
 /*@ requires s == \null || \valid_read(s);
     assigns \nothing; */
 VRAM_HD VRAM_DEF float vram_scaler_scale(const vram_scaler *s) { return s != NULL ? s->scale : 1.0f; }
 
 /* The reciprocal to unscale gradients by: fp64 1/scale rounded to fp32, as PyTorch.
- * Requires: as vram_scaler_scale. Guarantees: finite, > 0, never 0 (1 for NULL). */
+ * Finite and > 0, never 0, for a state from vram_scaler_init/restore (the HARD rails see to
+ * it); 1 for NULL. */
 /*@ requires s == \null || \valid_read(s);
     assigns \nothing; */
 VRAM_HD VRAM_DEF float vram_scaler_inv_scale(const vram_scaler *s) {
@@ -375,8 +373,8 @@ VRAM_HD VRAM_DEF float vram_scaler_inv_scale(const vram_scaler *s) {
 }
 
 /* Where optimizer opt is; ask before touching gradients to refuse a second unscale early.
- * Requires: stage valid. Guarantees: VRAM_OK and *stage a vram_scaler_stage; VRAM_E_INVALID
- * (NULL) or VRAM_E_RANGE (opt >= VRAM_SCALER_MAX_OPTIMIZERS) with *stage untouched. */
+ * VRAM_E_INVALID (NULL) or VRAM_E_RANGE (opt >= VRAM_SCALER_MAX_OPTIMIZERS) leave *stage
+ * untouched. */
 /*@ requires s == \null || \valid_read(s);
     requires stage == \null || \valid(stage);
     assigns *stage;
@@ -392,9 +390,9 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_get_stage(const vram_sca
 
 /* Record that optimizer opt's gradients were unscaled by vram_scaler_inv_scale() and
  * checked: found_inf is the check's flag (any nonzero, NaN included, is an overflow).
- * Requires: s valid. Guarantees: VRAM_OK and opt UNSCALED; VRAM_E_STATE when opt is not
- * READY (a second unscale, or one after step); VRAM_E_RANGE for opt out of range;
- * VRAM_E_INVALID/RANGE for a NULL or damaged state. Nothing changes on error. */
+ * VRAM_E_STATE when opt is not READY (a second unscale, or one after step); VRAM_E_RANGE
+ * for opt out of range; VRAM_E_INVALID/RANGE for a NULL or damaged state. Nothing changes
+ * on error. */
 /*@ requires s == \null || \valid(s);
     assigns s->stage[0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1],
             s->found_inf[0 .. VRAM_SCALER_MAX_OPTIMIZERS - 1];
@@ -424,8 +422,8 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_unscale(vram_scaler *s, 
 /* Optimizer opt's step: *skip = 1 when its own gradients overflowed, then do not apply its
  * update. From READY it unscales first (found_inf is the flag of the check just run); from
  * UNSCALED a nonzero found_inf is added to the recorded one (an overflow is never dropped).
- * Requires: s, skip valid. Guarantees: VRAM_OK and opt STEPPED; VRAM_E_STATE for a second
- * step; other errors as vram_scaler_unscale. Nothing changes on error. */
+ * VRAM_E_STATE for a second step; other errors as vram_scaler_unscale. Nothing changes on
+ * error. */
 /*@ requires s == \null || \valid(s);
     requires skip == \null || \valid(skip);
     requires s != \null && skip != \null ==> \separated(s, skip);
@@ -460,9 +458,9 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_step(vram_scaler *s, uns
 
 /* End of the optimizer step: combine every optimizer's recorded flag, update the scale
  * once, return every optimizer to READY. *out (may be NULL) says what happened.
- * Requires: s valid, some optimizer unscaled or stepped. Guarantees: VRAM_OK; VRAM_E_STATE
- * when no check was recorded; VRAM_E_MIN_SCALE (policy ERROR) with the state untouched and
- * *out describing the refused step; VRAM_E_INVALID/RANGE for a NULL or damaged state. */
+ * VRAM_E_STATE when no optimizer recorded a check (none unscaled or stepped);
+ * VRAM_E_MIN_SCALE (policy ERROR) with the state untouched and *out describing the refused
+ * step; VRAM_E_INVALID/RANGE for a NULL or damaged state. */
 /*@ requires s == \null || \valid(s);
     requires out == \null || \valid(out);
     requires s != \null && out != \null ==> \separated(s, out);
@@ -496,8 +494,8 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_update(vram_scaler *s, v
 
 /* The bare state machine, for callers that run their own protocol (DeepSpeed's
  * update_scale(overflow)): one update with this overflow flag (nonzero or NaN = overflow).
- * Requires: s valid, every optimizer READY. Guarantees: as vram_scaler_update, with
- * VRAM_E_STATE when a protocol step is under way (mixing the two would lose its flags). */
+ * Statuses as vram_scaler_update, except that VRAM_E_STATE means a protocol step is under
+ * way (an optimizer not READY): mixing the two would lose its flags. */
 /*@ requires s == \null || \valid(s);
     requires out == \null || \valid(out);
     requires s != \null && out != \null ==> \separated(s, out);
@@ -533,15 +531,13 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_advance(vram_scaler *s, 
  * half-moved. Mode STEP: each optimizer k < n takes its step with found_inf[k] (as
  * vram_scaler_step, unscaling first when it is READY), then one vram_scaler_update; mode
  * ADVANCE: one vram_scaler_advance with found_inf[0]. *rep says what happened.
- * Requires: s valid; found_inf readable for n floats; 1 <= n <= VRAM_SCALER_MAX_OPTIMIZERS
- * (n == 1 for ADVANCE); rep valid, apart from *s. Guarantees: the status of the first step
- * or update that failed, else VRAM_OK with *s updated and every optimizer READY; on any error
- * *s is exactly as it was before the call (VRAM_E_MIN_SCALE included: the next call starts
- * from the same state, so a step refused at the minimum does not wedge the ones after it);
- * VRAM_E_INVALID for a NULL pointer, n out of range or an unknown mode, with *s and *rep
- * untouched; otherwise *rep is filled, its found_inf and skip_mask from every flag whatever
- * the status. (The all-or-nothing is proved on vram__scaler_end, which returns its report by
- * value: this wrapper only checks the arguments and copies the report out.) */
+ * The status is that of the first step or update that failed, else VRAM_OK with *s updated
+ * and every optimizer READY. On any error *s is exactly as it was before the call
+ * (VRAM_E_MIN_SCALE included: the next call starts from the same state, so a step refused
+ * at the minimum does not wedge the ones after it). Once the arguments pass, *rep is
+ * filled, its found_inf and skip_mask from every flag whatever the status. (The
+ * all-or-nothing is proved on vram__scaler_end, which returns its report by value: this
+ * wrapper only checks the arguments and copies the report out.) */
 /*@ requires s == \null || \valid(s);
     requires rep == \null || \valid(rep);
     requires found_inf == \null || \valid_read(found_inf + (0 .. n - 1));
@@ -574,9 +570,9 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_end_step(vram_scaler *s,
 
 /* ---- save and restore --------------------------------------------------------------- *//* ---- save and restore --------------------------------------------------------------- *//* ---- save and restore --------------------------------------------------------------- */
 
-/* Copy every counter, stage and setting into *saved, behind the magic and version.
- * Requires: s, saved valid. Guarantees: VRAM_OK and vram_scaler_restore(saved) gives *s
- * back; VRAM_E_INVALID/RANGE for NULL or a damaged state, with *saved untouched. */
+/* Copy every counter, stage and setting into *saved, behind the magic and version, so
+ * that vram_scaler_restore(saved) gives *s back. A damaged state is VRAM_E_INVALID/RANGE,
+ * with *saved untouched. */
 /*@ requires s == \null || \valid_read(s);
     requires saved == \null || \valid(saved);
     requires s != \null && saved != \null ==> \separated(s, saved);
@@ -609,8 +605,7 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_scaler_save(const vram_scaler *
  * skipped, stages known, flags 0/1 and clear on READY optimizers. VRAM_E_INVALID: NULL,
  * wrong magic, NaN/inf/<= 0 numbers, unknown policy or stage, flag not 0/1; VRAM_E_VERSION:
  * another layout version; VRAM_E_RANGE: a value out of range or inconsistent with another.
- * Requires: s, saved valid. Guarantees: VRAM_OK and *s == saved->state, or an error with *s
- * untouched. */
+ * On VRAM_OK *s == saved->state; on any error *s is untouched. */
 /*@ requires s == \null || \valid(s);
     requires saved == \null || \valid_read(saved);
     requires s != \null && saved != \null ==> \separated(s, saved);

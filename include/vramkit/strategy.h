@@ -200,9 +200,8 @@ typedef struct vram_split {
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
 
-/* Names: a kind ("multi_gpu") and a reason ("too_big"), "unknown" out of range, never
- * NULL; a reason's template, NULL out of range (a text, not a name: callers word their
- * own). */
+/* Names: a kind ("multi_gpu") and a reason ("too_big"), "unknown" out of range; a reason's
+ * template, NULL out of range (a text, not a name: callers word their own). */
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_strategy_name(vram_strategy k) {
@@ -256,8 +255,8 @@ VRAM_DEF vram_dtype vram_strategy_format(vram_strategy k) {
     }
 }
 
-/* Is a machine description usable? Guarantees: VRAM_OK when 0 <= gpus <= 16 and every GPU
- * listed has free <= total (or total 0, unknown) and a non-negative compute capability;
+/* Is a machine description usable? VRAM_OK when 0 <= gpus <= 16 and every GPU listed has
+ * free <= total (or total 0, unknown) and a non-negative compute capability;
  * VRAM_E_INVALID otherwise (d NULL included). Entries past `gpus` are not read. */
 /*@ requires d == \null || \valid_read(d);
     assigns \nothing;
@@ -445,13 +444,13 @@ VRAM_DEF void vram__fit_host(const vram_devices *d, uint64_t bytes, uint64_t blo
     }
 }
 
-/* Whole blocks over >= 2 GPUs (MULTI_GPU in the rules at the top). Requires: d, s, c
- * valid (NULL, or a d that fails vram_devices_check, is VRAM_E_INVALID). Writes the device fields of c (device, gpu_mask,
- * gpu_bytes, gpu_blocks, cpu_*, fits, reason, needed, available, reason_device) and
- * nothing else. Guarantees: VRAM_OK with c->fits == 1 and, for every GPU used,
- * gpu_bytes <= its budget and the gpu_blocks summing to s->blocks; or c->fits == 0 with
- * the reason (NO_GPU, ONE_GPU, NO_BLOCKS, BASE_TOO_BIG, TOO_BIG: the second-largest GPU
- * cannot hold fixed + one block, SPLIT_TOO_BIG); VRAM_E_INVALID for bad d or NULL;
+/* Whole blocks over >= 2 GPUs (MULTI_GPU in the rules at the top). Writes the device
+ * fields of c (device, gpu_mask, gpu_bytes, gpu_blocks, cpu_*, fits, reason, needed,
+ * available, reason_device) and nothing else. VRAM_OK with c->fits == 1: every GPU used
+ * holds gpu_bytes <= its budget (free less the margin), and the gpu_blocks sum to
+ * s->blocks; VRAM_OK with c->fits == 0: the reason (NO_GPU, ONE_GPU, NO_BLOCKS,
+ * BASE_TOO_BIG, TOO_BIG: the second-largest GPU cannot hold fixed + one block,
+ * SPLIT_TOO_BIG). VRAM_E_INVALID for NULL or a d that fails vram_devices_check;
  * VRAM_E_OVERFLOW when fixed + rest or blocks * block passes 2^64. */
 /*@ requires d == \null || \valid_read(d);
     requires s == \null || \valid_read(s);
@@ -561,12 +560,12 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_split_gpus(const vram_devices *d, const
 
 /* Whole blocks between the best GPU and the host (GPU_CPU in the rules at the top): k, the
  * GPU's block count, is the largest with fixed + rest + k * block <= the GPU's budget, at
- * most all blocks. Requires and writes as vram_split_gpus. Guarantees: VRAM_OK with
- * c->fits == 1, gpu_blocks + cpu_blocks == blocks, k >= 1, the GPU within its budget and
- * the host's part within the host budget (or the host unknown: HOST_UNKNOWN); or fits == 0
- * with the reason (NO_GPU, NO_BLOCKS, BASE_TOO_BIG, TOO_BIG: not one block fits beside
- * the rest, HOST_TOO_SMALL); VRAM_E_INVALID for bad d or NULL; VRAM_E_OVERFLOW when
- * fixed + rest or blocks * block passes 2^64. */
+ * most all blocks. Writes as vram_split_gpus. VRAM_OK with c->fits == 1:
+ * gpu_blocks + cpu_blocks == blocks, k >= 1, the GPU within its budget and the host's part
+ * within the host budget (or the host unknown: HOST_UNKNOWN); VRAM_OK with fits == 0: the
+ * reason (NO_GPU, NO_BLOCKS, BASE_TOO_BIG, TOO_BIG: not one block fits beside the rest,
+ * HOST_TOO_SMALL). VRAM_E_INVALID for NULL or a bad d; VRAM_E_OVERFLOW when fixed + rest
+ * or blocks * block passes 2^64. */
 /*@ requires d == \null || \valid_read(d);
     requires s == \null || \valid_read(s);
     requires c == \null || \valid(c);
@@ -731,14 +730,14 @@ VRAM_DEF void vram__cand_multi(const vram_model *m, const vram_workload *w,
 }
 
 /* The chain for a model, a workload and a machine (the rules at the top of this file).
- * Requires: m, w, d, out valid. Guarantees: VRAM_OK with out->cand[i] the candidate of
- * kind i for every kind (always all of them), out->count == VRAM_STRATEGY_COUNT and
- * out->chosen the first index whose candidate fits (-1 when none); a fitting candidate has
- * every device it uses within its budget. VRAM_E_INVALID (out untouched) for a NULL
- * pointer, a bad machine (vram_devices_check), a compute format other than NONE, f32, f16
- * and bf16, or a model / workload the estimator refuses even in fp32 on the CPU (no arch
- * and no tensor list, a value out of range, LoRA without training). A candidate whose own
- * estimate fails (e.g. VRAM_E_OVERFLOW) is ESTIMATE_FAILED with that status. */
+ * out->cand[i] is the candidate of kind i for every kind (always all of them, so a caller
+ * can show why each one failed; out->count == VRAM_STRATEGY_COUNT); out->chosen is -1 when
+ * none fits; a fitting candidate has every device it uses within its budget.
+ * VRAM_E_INVALID for a NULL pointer, a bad machine (vram_devices_check), a compute format
+ * other than NONE, f32, f16 and bf16, or a model / workload the estimator refuses even in
+ * fp32 on the CPU (no arch and no tensor list, a value out of range, LoRA without
+ * training). A candidate whose own estimate fails (e.g. VRAM_E_OVERFLOW) is
+ * ESTIMATE_FAILED with that status. */
 /*@ requires m == \null || \valid_read(m);
     requires w == \null || \valid_read(w);
     requires d == \null || \valid_read(d);
