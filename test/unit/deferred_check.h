@@ -149,7 +149,7 @@ static inline uint64_t dc_run(const vram_source *src, vram_stream_config cfg, ui
     cfg.gather = vram_mock_gather;
     if (r->st == VRAM_OK) r->st = vram_streamer_open(&ops, src, &cfg, &s, err, sizeof err);
     if (r->st != VRAM_OK) {
-        snprintf(r->first, sizeof r->first, "open: %s", err);
+        snprintf(r->first, sizeof r->first, "open: %.240s", err);
     } else {
         vram_stream streams[2] = {NULL, NULL};
         int ok = vram_mock_streams(&m, streams, 2) == 2 && streams[0] == consumer;
