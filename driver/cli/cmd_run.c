@@ -26,12 +26,14 @@
 #include "cli_chain.h"
 #include "isolate/exec_shim.h"
 #include "isolate/isolate.h"
+#include "nvml/nvml.h"
 
 #define CMD "run"
 #define DEFAULT_READY_TIMEOUT_S 600.0
 #define LINE_MAX_BYTES (64u * 1024u) /* a longer line is passed through in pieces */
 #define PROBE_EVERY_S 0.1           /* --ready-port and --ready-file are looked at this often */
 #define TEXT_LINE_MAX 160
+#define MEMORY_EVERY_S 1.0 /* the service's GPU memory is read this often (NVML) */
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -102,7 +104,11 @@ static void usage(FILE *out) {
         "                      signal {signal, pid}, ended {attempt, strategy, pid, outcome,\n"
         "                      rule, exit_code, signal, ready, seconds, after_ready_s},\n"
         "                      next|degrade {from, to}, restart {restart, delay_s},\n"
-        "                      exit {code, why}, give_up {why}\n"
+        "                      exit {code, why}, give_up {why}; ready and ended also carry\n"
+        "                      gpu_bytes and gpu_peak_bytes, the GPU memory of the service's\n"
+        "                      process group read through NVML every second (no context of\n"
+        "                      vramkit's own; null without NVML, which start's gpu_memory_unknown\n"
+        "                      explains)\n"
         "  -h, --help          this text\n"
         "\n"
         "exit codes: once a service ran, its own: its exit code, or 128 + N when signal N\n"
@@ -365,6 +371,10 @@ typedef struct run_state {
     int file_had;         /* --ready-file was there at the start: its identity then */
     struct stat file_st;
     linebuf lines[2];     /* stdout, stderr: the line being collected */
+    const vram_gpumem_ops *mem; /* NVML, or NULL: the service's GPU memory is not known */
+    uint64_t gpu_bytes, gpu_peak; /* its process group's GPU memory: last read, most seen */
+    int gpu_known;        /* read at least once this attempt */
+    double next_memory;
     int stop_requested;   /* a stop signal was forwarded */
     int stop_signal;      /* the last stop signal received (for 128 + N between attempts) */
 } run_state;
@@ -383,11 +393,42 @@ static void write_all(int fd, const char *p, size_t n) {
     }
 }
 
+/* The GPU memory of every process of the service's group (pgid), over every GPU. */
+static void read_memory(run_state *st, pid_t group) {
+    int ndev = 0;
+    uint64_t sum = 0;
+    if (st->mem == NULL || st->mem->device_count(st->mem->ctx, &ndev) != VRAM_OK) return;
+    for (int d = 0; d < ndev; d++) {
+        vram_gpumem_proc procs[VRAM_GPUMEM_MAX_PROCS];
+        int n = 0;
+        if (st->mem->processes(st->mem->ctx, d, procs, VRAM_GPUMEM_MAX_PROCS, &n) != VRAM_OK) return;
+        for (int i = 0; i < n; i++)
+            if (procs[i].used_bytes != VRAM_GPUMEM_UNKNOWN &&
+                (procs[i].pid == (uint32_t)group || getpgid((pid_t)procs[i].pid) == group))
+                sum += procs[i].used_bytes;
+    }
+    st->gpu_bytes = sum;
+    if (sum > st->gpu_peak) st->gpu_peak = sum;
+    st->gpu_known = 1;
+}
+
+static void ev_memory(run_state *st, cli_json *j) {
+    cli_json_key(j, "gpu_bytes");
+    if (st->gpu_known) cli_json_u64(j, st->gpu_bytes);
+    else cli_json_null(j);
+    cli_json_key(j, "gpu_peak_bytes");
+    if (st->gpu_known) cli_json_u64(j, st->gpu_peak);
+    else cli_json_null(j);
+}
+
+static pid_t current_group;
+
 static void mark_ready(run_state *st, const char *how) {
     if (st->ready) return;
     st->ready = 1;
     st->ready_how = how;
     st->ready_at = now_s();
+    read_memory(st, current_group);
     fprintf(stderr, "vramkit: run: %s: ready (%s) after %.2f s\n", st->strategy, how,
             st->ready_at - st->started);
     fflush(stderr);
@@ -398,6 +439,7 @@ static void mark_ready(run_state *st, const char *how) {
         ev_str(j, "how", how);
         cli_json_key(j, "seconds");
         cli_json_double(j, st->ready_at - st->started);
+        ev_memory(st, j);
         ev_end(st->ev);
     }
 }
@@ -506,6 +548,11 @@ static int file_ready(const run_state *st) {
 /* isolate's on_tick: forwards signals, looks at the port and the file. */
 static int on_tick(void *ctx, pid_t pid) {
     run_state *st = ctx;
+    current_group = pid;
+    if (st->mem != NULL && now_s() >= st->next_memory) {
+        st->next_memory = now_s() + MEMORY_EVERY_S;
+        read_memory(st, pid);
+    }
     for (int i = 0; i < N_FWD; i++) {
         if (!pending[i]) continue;
         pending[i] = 0;
@@ -616,6 +663,10 @@ static int run_attempt(const opts *o, run_state *st, attempt *a, const char *sel
     st->stop_requested = 0;
     st->started = now_s();
     st->next_probe = 0;
+    st->next_memory = 0;
+    st->gpu_known = 0;
+    st->gpu_bytes = st->gpu_peak = 0;
+    current_group = 0;
     st->file_had = o->ready_file && stat(o->ready_file, &st->file_st) == 0;
 
     cli_json *j = ev_begin(st->ev, "attempt");
@@ -714,7 +765,7 @@ static int service_status(const attempt *a) {
     return r->exit_code >= 0 ? r->exit_code : VRAM_EXIT_NO;
 }
 
-static void report_end(const opts *o, events *ev, int attempt_no, const attempt *a) {
+static void report_end(const opts *o, events *ev, run_state *st, int attempt_no, const attempt *a) {
     char how[400];
     const char *name = o->chain.strategies[a->strategy];
     describe_end(o, a, how, sizeof how);
@@ -754,6 +805,7 @@ static void report_end(const opts *o, events *ev, int attempt_no, const attempt 
         else
             cli_json_null(j);
         ev_str(j, "start_error", r->how == VRAM_ATTEMPT_NOT_STARTED ? r->start_error : NULL);
+        ev_memory(st, j);
         ev_end(ev);
     }
 }
@@ -835,8 +887,17 @@ int cmd_run(int argc, char **argv) {
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &old_pipe);
 
+    /* the service's GPU memory, for the events, through NVML (no context of our own) */
+    static vram_gpumem_ops nvml;
+    int nvml_ok = 0;
+    if (ev.f) {
+        nvml = vram_nvml_ops(NULL);
+        nvml_ok = nvml.open(nvml.ctx) == VRAM_OK;
+    }
     cli_json *j = ev_begin(&ev, "start");
     if (j) {
+        ev_str(j, "gpu_memory", nvml_ok ? "nvml" : NULL);
+        if (!nvml_ok) ev_str(j, "gpu_memory_unknown", nvml.error(nvml.ctx));
         ev_int(j, "pid", 1, getpid());
         ev_str(j, "source", cli_chain_kind(&o.chain));
         ev_str(j, "value", cli_chain_value(&o.chain));
@@ -853,6 +914,7 @@ int cmd_run(int argc, char **argv) {
     memset(&st, 0, sizeof st);
     st.o = &o;
     st.ev = &ev;
+    if (nvml_ok) st.mem = &nvml;
     int last_before_ready[CLI_CHAIN_MAX]; /* each strategy's last outcome before ready */
     for (int i = 0; i < CLI_CHAIN_MAX; i++) last_before_ready[i] = -1;
     int restart = 0;
@@ -874,7 +936,7 @@ int cmd_run(int argc, char **argv) {
             rc = e;
             break;
         }
-        report_end(&o, &ev, attempt_no, &a);
+        report_end(&o, &ev, &st, attempt_no, &a);
         if (!a.ready) last_before_ready[a.strategy] = (int)a.outcome;
 
         vram_supervise_end end;
@@ -965,6 +1027,7 @@ int cmd_run(int argc, char **argv) {
 
     for (int i = 0; i < N_FWD; i++) sigaction(fwd_sigs[i], &old[i], NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);
+    if (nvml_ok) nvml.close(nvml.ctx);
     if (ev.f) {
         if (fflush(ev.f) != 0 || ferror(ev.f)) ev.failed = 1;
         if (ev.own && fclose(ev.f) != 0) ev.failed = 1;

@@ -12,7 +12,9 @@
  *   total=BYTES used=BYTES      each GPU's memory (default 8 GiB, 1 GiB); free = total - used
  *   procs=PID:BYTES,...         compute processes on each GPU (BYTES "na": not available)
  *   gprocs=PID:BYTES,...        graphics processes
- *   driver=TEXT                 the driver version (default "999.99") */
+ *   driver=TEXT                 the driver version (default "999.99")
+ *   pidfile=PATH pidbytes=N     one more compute process: the pid written in PATH (when the
+ *                               file is there), using N bytes (the `vramkit run` tests) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,23 @@ static nv_return list(const char *key, unsigned int *count, void *out, int v1) {
         const char *comma = strchr(p, ',');
         if (!comma) break;
         p = comma + 1;
+    }
+    char pb[256];
+    if (!v1 && strcmp(key, "procs") == 0 && val("pidfile", pb, sizeof pb)) {
+        FILE *f = fopen(pb, "r");
+        long pid = 0;
+        if (f) {
+            if (fscanf(f, "%ld", &pid) != 1) pid = 0;
+            fclose(f);
+        }
+        if (pid > 0) {
+            if (n < cap) {
+                ((nv_proc *)out)[n].pid = (unsigned)pid;
+                ((nv_proc *)out)[n].used = num("pidbytes", 0);
+                ((nv_proc *)out)[n].gi = ((nv_proc *)out)[n].ci = 0xffffffffu;
+            }
+            n++;
+        }
     }
     *count = n;
     return n > cap ? 7 : 0;

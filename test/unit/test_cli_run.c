@@ -586,3 +586,44 @@ ParameterizedTest(const bad_case *c, cli_run, bad_input) {
     cr_expect(strstr(r.err, c->needle), "'%s' not in: %s", c->needle, r.err);
     cli_result_free(&r);
 }
+
+/* The events carry the service's GPU memory, read through NVML (the stand-in library lists
+ * the service's pid with 3 GiB); without NVML they say null and why. */
+Test(cli_run, events_carry_the_service_gpu_memory) {
+    char dir[64], events[128], pidf[128], pidarg[160], script[512];
+    tmpdir(dir, sizeof dir);
+    snprintf(events, sizeof events, "%s/ev", dir);
+    snprintf(pidf, sizeof pidf, "%s/pid", dir);
+    snprintf(pidarg, sizeof pidarg, "pid=%s", pidf);
+    snprintf(script, sizeof script, "VRAMKIT_FAKE_NVML=pidfile=%s;pidbytes=3221225472;procs=4194397:5",
+             pidf);
+    const char *env[] = {"VRAMKIT_NVML_LIBRARY=" VRAMKIT_FAKE_NVML, script, NULL};
+    const char *args[] = {"run", "--strategies", "cpu", "--events", events, "--", SVC, "{strategy}",
+                          pidarg, "die=exit:0", "die_ms=200", NULL};
+    cli_result r = cli_run_env(args, env);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *evs = read_events(events);
+    cr_expect_str_eq(jstr(jfind(evs, "event", "start"), "gpu_memory"), "nvml");
+    const cJSON *ready = jfind(evs, "event", "ready");
+    const cJSON *ended = jfind(evs, "event", "ended");
+    cr_assert(ready && ended);
+    cr_expect_eq(jnum(ready, "gpu_bytes"), 3221225472.0, "only the service's group counts");
+    cr_expect_eq(jnum(ended, "gpu_peak_bytes"), 3221225472.0);
+    cJSON_Delete(evs);
+    cli_result_free(&r);
+
+    char events2[128];
+    snprintf(events2, sizeof events2, "%s/ev2", dir);
+    const char *none[] = {"VRAMKIT_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", NULL};
+    const char *args2[] = {"run", "--strategies", "cpu", "--events", events2, "--", SVC,
+                           "{strategy}", "die=exit:0", NULL};
+    r = cli_run_env(args2, none);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    evs = read_events(events2);
+    const cJSON *start = jfind(evs, "event", "start");
+    cr_expect(jis_null(start, "gpu_memory"));
+    cr_expect(strstr(jstr(start, "gpu_memory_unknown"), "cannot load /nonexistent/libnvidia-ml.so.1"));
+    cr_expect(jis_null(jfind(evs, "event", "ended"), "gpu_peak_bytes"));
+    cJSON_Delete(evs);
+    cli_result_free(&r);
+}
