@@ -71,6 +71,8 @@ static void usage(FILE *out) {
         "                      stopped (SIGTERM to its group, SIGKILL after --grace) and\n"
         "                      counts as a timeout (default %.0f)\n"
         "  --grace SECONDS     time between SIGTERM and SIGKILL on a ready timeout (default 2)\n"
+        "The service's stdout is a pipe: a program that buffers it must flush the ready line\n"
+        "(Python: print('VRAMKIT_READY', flush=True), or PYTHONUNBUFFERED=1).\n"
         "\n",
         CLI_CHAIN_MAX, CLI_CHAIN_NAME_MAX, DEFAULT_READY_TIMEOUT_S);
     fputs(
@@ -689,10 +691,7 @@ static int run_attempt(const opts *o, run_state *st, attempt *a, const char *sel
         a->res.start_errno = err;
         snprintf(a->res.start_error, sizeof a->res.start_error, "cannot start '%s': %s",
                  a->argv[0], strerror(err));
-        if (j) {
-            ev_int(j, "pid", 0, 0);
-            ev_end(st->ev);
-        }
+        if (j) ev_end(st->ev);
         free(argv);
     } else {
         int n = 0;
