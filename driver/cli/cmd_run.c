@@ -485,9 +485,9 @@ static void on_output(void *ctx, int stream, const char *data, size_t n) {
         data += take;
         n -= take;
         if (n > 0 && *data == '\n') {
-            look_at_line(st, stream, lb->buf, lb->len);
             lb->buf[lb->len] = '\n'; /* the buffer has one byte more than a line */
             write_all(fd, lb->buf, lb->len + 1);
+            look_at_line(st, stream, lb->buf, lb->len); /* after it: "ready" follows the line */
             lb->len = 0;
             data++;
             n--;
@@ -503,8 +503,8 @@ static void flush_lines(run_state *st) {
     for (int k = 0; k < 2; k++) {
         linebuf *lb = &st->lines[k];
         if (lb->len > 0) {
-            look_at_line(st, k + 1, lb->buf, lb->len);
             write_all(k + 1, lb->buf, lb->len);
+            look_at_line(st, k + 1, lb->buf, lb->len);
         }
         free(lb->buf);
         lb->buf = NULL;
@@ -854,15 +854,13 @@ int cmd_run(int argc, char **argv) {
             ev.own = 1;
         }
     }
-    /* the shim that ties each child's life to ours; without /proc, children run directly */
-    char self_buf[PATH_MAX];
-    const char *self_exe = NULL;
-    ssize_t sl = readlink("/proc/self/exe", self_buf, sizeof self_buf - 1);
-    if (sl > 0) {
-        self_buf[sl] = '\0';
-        self_exe = self_buf;
-    } else {
-        fprintf(stderr, "vramkit: run: warning: /proc/self/exe cannot be read: the service will "
+    /* the shim that ties each child's life to ours; without /proc, children run directly.
+       The path is spawned as is: in the spawned child it names the image it shares with
+       us, so the shim runs even when the vramkit file was replaced since we started */
+    const char *self_exe = "/proc/self/exe";
+    if (access(self_exe, X_OK) != 0) {
+        self_exe = NULL;
+        fprintf(stderr, "vramkit: run: warning: /proc/self/exe cannot be run: the service will "
                         "not be killed if vramkit is killed with SIGKILL\n");
     }
 
