@@ -116,6 +116,7 @@ static int strategies_from_rows(const char *cmd, const vram_plan_rows *rows, con
             o->device_of[k] = "auto";
         o->strategies[k] = r->name;
         o->dtype_of[k] = format_dtype(r->format);
+        o->gpu_high[k] = o->row_high[i];
         o->n++;
     }
     if (o->n == 0)
@@ -143,6 +144,12 @@ static int plan_model(const char *cmd, cli_chain *o) {
                        "%s", err);
     else
         vram_plan_rows_from_chain(p, o->rows);
+    /* the rows follow the chain one to one; a saved document has no high (0: not known) */
+    for (int i = 0; rc == 0 && i < o->rows->n && i < p->chain.count; i++) {
+        const vram_candidate *c = &p->chain.cand[i];
+        if (c->fits && c->status == VRAM_OK && o->rows->row[i].device >= 0)
+            o->row_high[i] = c->estimate.high;
+    }
     free(p);
     return rc;
 }

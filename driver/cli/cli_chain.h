@@ -26,6 +26,9 @@ typedef struct cli_chain {
     int ngpu;
     vram_plan_rows *rows;
     const char *device_of[CLI_CHAIN_MAX], *dtype_of[CLI_CHAIN_MAX];
+    uint64_t gpu_high[CLI_CHAIN_MAX]; /* the estimate's high on its GPU when a plan made now
+                                         (--model) runs it whole on one GPU; 0: not known */
+    uint64_t row_high[VRAM_PLAN_MAX_ROWS]; /* the same by row of the plan (private) */
     char device_buf[CLI_CHAIN_MAX][24];
     const char *skipped[CLI_CHAIN_MAX], *skipped_why[CLI_CHAIN_MAX];
     int n_skipped;

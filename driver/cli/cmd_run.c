@@ -110,7 +110,10 @@ static void usage(FILE *out) {
         "                      gpu_bytes and gpu_peak_bytes, the GPU memory of the service's\n"
         "                      process group read through NVML every second (no context of\n"
         "                      vramkit's own; null without NVML, which start's gpu_memory_unknown\n"
-        "                      explains)\n"
+        "                      explains); memory_over {attempt, strategy, gpu_bytes,\n"
+        "                      predicted_high_bytes}, once an attempt, with a warning on\n"
+        "                      stderr, when it uses more than the high of the estimate of a\n"
+        "                      plan made now (--model, one-GPU strategies)\n"
         "  -h, --help          this text\n"
         "\n"
         "exit codes: once a service ran, its own: its exit code, or 128 + N when signal N\n"
@@ -376,6 +379,8 @@ typedef struct run_state {
     const vram_gpumem_ops *mem; /* NVML, or NULL: the service's GPU memory is not known */
     uint64_t gpu_bytes, gpu_peak; /* its process group's GPU memory: last read, most seen */
     int gpu_known;        /* read at least once this attempt */
+    uint64_t predicted_high; /* the plan's high for this strategy on its GPU; 0: not known */
+    int over_warned;      /* this attempt went above it (said once) */
     double next_memory;
     int stop_requested;   /* a stop signal was forwarded */
     int stop_signal;      /* the last stop signal received (for 128 + N between attempts) */
@@ -412,6 +417,25 @@ static void read_memory(run_state *st, pid_t group) {
     st->gpu_bytes = sum;
     if (sum > st->gpu_peak) st->gpu_peak = sum;
     st->gpu_known = 1;
+    if (st->predicted_high > 0 && sum > st->predicted_high && !st->over_warned) {
+        char used[32], high[32];
+        st->over_warned = 1;
+        vram_fmt_size(sum, used, sizeof used);
+        vram_fmt_size(st->predicted_high, high, sizeof high);
+        fprintf(stderr, "vramkit: run: warning: %s uses %s of GPU memory, more than the plan's "
+                        "predicted high of %s\n", st->strategy, used, high);
+        fflush(stderr);
+        cli_json *j = ev_begin(st->ev, "memory_over");
+        if (j) {
+            ev_int(j, "attempt", 1, st->attempt);
+            ev_str(j, "strategy", st->strategy);
+            cli_json_key(j, "gpu_bytes");
+            cli_json_u64(j, sum);
+            cli_json_key(j, "predicted_high_bytes");
+            cli_json_u64(j, st->predicted_high);
+            ev_end(st->ev);
+        }
+    }
 }
 
 static void ev_memory(run_state *st, cli_json *j) {
@@ -668,6 +692,8 @@ static int run_attempt(const opts *o, run_state *st, attempt *a, const char *sel
     st->next_memory = 0;
     st->gpu_known = 0;
     st->gpu_bytes = st->gpu_peak = 0;
+    st->predicted_high = o->chain.gpu_high[a->strategy];
+    st->over_warned = 0;
     current_group = 0;
     st->file_had = o->ready_file && stat(o->ready_file, &st->file_st) == 0;
 
@@ -884,13 +910,12 @@ int cmd_run(int argc, char **argv) {
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, &old_pipe);
 
-    /* the service's GPU memory, for the events, through NVML (no context of our own) */
+    /* the service's GPU memory, for the events and the plan's high, through NVML (no
+       context of our own) */
     static vram_gpumem_ops nvml;
     int nvml_ok = 0;
-    if (ev.f) {
-        nvml = vram_nvml_ops(NULL);
-        nvml_ok = nvml.open(nvml.ctx) == VRAM_OK;
-    }
+    nvml = vram_nvml_ops(NULL);
+    nvml_ok = nvml.open(nvml.ctx) == VRAM_OK;
     cli_json *j = ev_begin(&ev, "start");
     if (j) {
         ev_str(j, "gpu_memory", nvml_ok ? "nvml" : NULL);

@@ -627,3 +627,37 @@ Test(cli_run, events_carry_the_service_gpu_memory) {
     cJSON_Delete(evs);
     cli_result_free(&r);
 }
+
+/* With --model, a one-GPU strategy has the estimate's high: a service above it is warned
+ * about once (stderr and a memory_over event). gpt2 in fp16 is predicted under 2 GiB; the
+ * stand-in NVML says the service holds 6 GiB. */
+Test(cli_run, memory_above_the_plans_high_is_warned) {
+    char dir[64], events[128], pidf[128], pidarg[160], script[512];
+    tmpdir(dir, sizeof dir);
+    snprintf(events, sizeof events, "%s/ev", dir);
+    snprintf(pidf, sizeof pidf, "%s/pid", dir);
+    snprintf(pidarg, sizeof pidarg, "pid=%s", pidf);
+    snprintf(script, sizeof script, "VRAMKIT_FAKE_NVML=pidfile=%s;pidbytes=6442450944", pidf);
+    const char *env[] = {"VRAMKIT_NVML_LIBRARY=" VRAMKIT_FAKE_NVML, script, NULL};
+    const char *args[] = {"run", "--model", "gpt2", "--assume-gpu", "8GiB", "--events", events, "--",
+                          SVC, "{strategy}", pidarg, "die=exit:0", "die_ms=1500", NULL};
+    cli_result r = cli_run_env(args, env);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect_eq(count_of(r.err, "vramkit: run: warning: fp16 uses 6.00 GiB of GPU memory, more "
+                                 "than the plan's predicted high of "),
+                 1, "once: %s", r.err);
+    cJSON *evs = read_events(events);
+    const cJSON *over = jfind(evs, "event", "memory_over");
+    cr_assert_not_null(over);
+    cr_expect_eq(jnum(over, "gpu_bytes"), 6442450944.0);
+    cr_expect(jnum(over, "predicted_high_bytes") > 0 && jnum(over, "predicted_high_bytes") < 6442450944.0);
+    cJSON_Delete(evs);
+    cli_result_free(&r);
+    /* --strategies has no prediction: no warning */
+    const char *args2[] = {"run", "--strategies", "fp16", "--", SVC, "{strategy}", pidarg,
+                           "die=exit:0", NULL};
+    r = cli_run_env(args2, env);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "warning") == NULL, "%s", r.err);
+    cli_result_free(&r);
+}
