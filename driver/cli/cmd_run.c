@@ -916,6 +916,11 @@ int cmd_run(int argc, char **argv) {
     int nvml_ok = 0;
     nvml = vram_nvml_ops(NULL);
     nvml_ok = nvml.open(nvml.ctx) == VRAM_OK;
+    int predicted = 0;
+    for (int i = 0; i < o.chain.n; i++) predicted |= o.chain.gpu_high[i] > 0;
+    if (!nvml_ok && predicted)
+        fprintf(stderr, "vramkit: run: the service's GPU memory is not watched against the plan: "
+                        "%s\n", nvml.error(nvml.ctx));
     cli_json *j = ev_begin(&ev, "start");
     if (j) {
         ev_str(j, "gpu_memory", nvml_ok ? "nvml" : NULL);

@@ -661,3 +661,15 @@ Test(cli_run, memory_above_the_plans_high_is_warned) {
     cr_expect(strstr(r.err, "warning") == NULL, "%s", r.err);
     cli_result_free(&r);
 }
+
+Test(cli_run, without_nvml_a_plan_run_says_memory_is_not_watched) {
+    const char *env[] = {"VRAMKIT_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", NULL};
+    const char *args[] = {"run", "--model", "gpt2", "--assume-gpu", "8GiB", "--", SVC,
+                          "{strategy}", "die=exit:0", NULL};
+    cli_result r = cli_run_env(args, env);
+    cr_expect_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "vramkit: run: the service's GPU memory is not watched against the "
+                            "plan: cannot load /nonexistent/libnvidia-ml.so.1"),
+              "%s", r.err);
+    cli_result_free(&r);
+}
