@@ -4,7 +4,8 @@
  * (first entry points, first process layout) works; a missing library, a library that lacks
  * a function, and a driver/library version mismatch are errors that say so; the device ops
  * adapter; and `vramkit watch` over it: --processes in text and JSON, the fallback to the
- * CUDA runtime when NVML is absent, and the bad combinations. */
+ * CUDA runtime when NVML is absent, and the bad combinations; and the seam itself: a scripted
+ * table, no library, drives gpustats (what watch samples through). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include "cli_run.h"
 #include "json_check.h"
+#include "gpustats/gpustats.h"
 #include "nvml/nvml.h"
 
 static vram_gpumem_ops open_fake(const char *lib, const char *script) {
@@ -258,4 +260,59 @@ Test(nvml_watch, bad_combinations) {
     cr_expect_eq(r.exit_code, 2);
     cr_expect_str_eq(r.err, "vramkit: watch: --processes goes with text or --json output, not --csv\n");
     cli_result_free(&r);
+}
+
+/* ---- the seam without any library: a scripted table ------------------------------------------ */
+
+typedef struct script {
+    uint64_t used;
+    int fail_memory;
+} script;
+
+static vram_status s_open(void *c) { (void)c; return VRAM_OK; }
+static void s_close(void *c) { (void)c; }
+static vram_status s_driver(void *c, char *b, size_t n) { (void)c; snprintf(b, n, "1.0"); return VRAM_OK; }
+static vram_status s_count(void *c, int *n) { (void)c; *n = 1; return VRAM_OK; }
+static vram_status s_name(void *c, int d, char *b, size_t n) { (void)c; (void)d; snprintf(b, n, "Scripted"); return VRAM_OK; }
+static vram_status s_memory(void *c, int d, uint64_t *t, uint64_t *f, uint64_t *u) {
+    script *s = c;
+    (void)d;
+    if (s->fail_memory) return VRAM_E_CUDA_STICKY;
+    *t = 1000;
+    *u = s->used;
+    *f = 1000 - s->used;
+    return VRAM_OK;
+}
+static vram_status s_procs(void *c, int d, vram_gpumem_proc *o, int cap, int *n) {
+    (void)c; (void)d; (void)o; (void)cap;
+    *n = 0;
+    return VRAM_OK;
+}
+static const char *s_error(void *c) { (void)c; return "scripted failure"; }
+
+/* gpustats (what watch samples through) over a scripted gpumem table: the samples follow the
+ * script, and a failing read is reported as the backend's failure. */
+Test(nvml, a_scripted_table_drives_gpustats) {
+    script sc = {100, 0};
+    vram_gpumem_ops m = {VRAM_GPUMEM_API_VERSION, sizeof m, "mock", &sc, s_open, s_close,
+                         s_driver, s_count, s_name, s_memory, s_procs, s_error};
+    cr_assert_eq(vram_gpumem_ops_check(&m), VRAM_OK);
+    vram_device_ops d = vram_gpumem_device_ops(&m);
+    vram_gpustats *g = NULL;
+    char err[256];
+    cr_assert_eq(vram_gpustats_open(&d, NULL, &g, err, sizeof err), VRAM_OK, "%s", err);
+    cr_expect_str_eq(vram_gpustats_backend(g), "mock");
+    cr_expect_str_eq(vram_gpustats_device_name(g, 0), "Scripted");
+    vram_monitor_sample s;
+    cr_assert_eq(vram_gpustats_sample(g), VRAM_OK);
+    cr_assert_eq(vram_gpustats_last(g, 0, &s), VRAM_OK);
+    cr_expect_eq(s.used_bytes, 100u);
+    sc.used = 950;
+    cr_assert_eq(vram_gpustats_sample(g), VRAM_OK);
+    cr_assert_eq(vram_gpustats_last(g, 0, &s), VRAM_OK);
+    cr_expect_eq(s.used_bytes, 950u);
+    cr_expect_gt(vram_gpustats_pending(g), 0u, "95%% used: near_limit");
+    sc.fail_memory = 1;
+    cr_expect_eq(vram_gpustats_sample(g), VRAM_E_CUDA_STICKY);
+    vram_gpustats_close(g);
 }
