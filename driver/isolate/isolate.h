@@ -53,7 +53,8 @@ typedef struct vram_isolate_opts {
      * reparented here when their parent ends; once the child has been reaped, every child
      * this process has is killed (SIGKILL) and reaped, round after round, and counted in
      * `escaped`. Only for a process that has no other children while an attempt runs (the
-     * `vramkit try` command); VRAM_E_NOT_SUPPORTED where the flag cannot be set. */
+     * `vramkit try` and `vramkit run` commands); VRAM_E_NOT_SUPPORTED where the flag cannot
+     * be set. */
     int reap_descendants;
     /* Hooks for a caller that stays beside a long-running child (`vramkit run`); all
      * optional. on_output gets every piece of output as it is read (stream 1: stdout, 2:
