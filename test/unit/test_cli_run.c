@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -35,10 +36,29 @@ static void nap_ms(int ms) {
     nanosleep(&ts, NULL);
 }
 
-/* A fresh directory for this test's files. */
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* The directories this test process made, removed when it exits. */
+static char made[4][64];
+static int n_made;
+
+static void remove_made(void) {
+    for (int i = 0; i < n_made; i++) nftw(made[i], rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh directory for this test's files (removed at the end of the test's process). */
 static void tmpdir(char *dir, size_t cap) {
     snprintf(dir, cap, "/tmp/vramkit-run-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
+    if (n_made < 4) {
+        if (n_made == 0) atexit(remove_made);
+        snprintf(made[n_made++], sizeof made[0], "%s", dir);
+    }
 }
 
 static char *slurp(const char *path) {
