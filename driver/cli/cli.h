@@ -88,6 +88,7 @@ void cli_json_finish(cli_json *j);
 /* The commands. */
 int cmd_chunks(int argc, char **argv);
 int cmd_try(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_stream(int argc, char **argv);

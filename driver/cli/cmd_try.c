@@ -12,30 +12,17 @@
 #include <vramkit/attempt.h>
 
 #include "cli.h"
+#include "cli_chain.h"
 #include "cli_model.h"
 #include "isolate/isolate.h"
 #include "plan/plan_doc.h"
 #include "plan/planner.h"
 
 #define CMD "try"
-#define MAX_STRATEGIES 64
-#define MAX_STRATEGY_LEN 64
-#define MAX_SECONDS 1000000.0
+#define MAX_STRATEGIES CLI_CHAIN_MAX
+#define MAX_STRATEGY_LEN CLI_CHAIN_NAME_MAX
 /* Longest "last stderr line" and VRAMKIT_RESULT summary in text mode, in bytes. */
 #define TEXT_LINE_MAX 160
-
-/* What a strategy name means for {device} and {dtype}. Names not listed run on cuda:0 with
- * the name itself as the dtype, so engine-specific names (q4_k_m, awq) pass through. */
-static const struct {
-    const char *name, *device, *dtype;
-} strategy_map[] = {
-    {"fp32", "cuda:0", "float32"},  {"fp16", "cuda:0", "float16"},
-    {"bf16", "cuda:0", "bfloat16"}, {"fp8", "cuda:0", "float8_e4m3fn"},
-    {"int8", "cuda:0", "int8"},     {"int4", "cuda:0", "int4"},
-    {"nf4", "cuda:0", "nf4"},       {"gpu+cpu", "auto", "float16"},
-    {"split", "auto", "float16"},   {"cpu", "cpu", "float32"},
-};
-#define N_STRATEGY_MAP (sizeof strategy_map / sizeof strategy_map[0])
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -131,147 +118,12 @@ static const struct option long_options[] = {
 };
 
 typedef struct opts {
-    char *strategy_text;        /* owned copy of the list, cut at the commas */
-    const char *strategy_text_orig; /* the list as given */
-    const char *strategies[MAX_STRATEGIES];
-    int n_strategies;
-    /* From a plan (--plan, --model): each strategy's device and dtype (NULL: by name), the
-     * ones skipped and why; strings point into rows or the buffers here. */
-    const char *plan_file, *model;
-    vram_gpu_budget gpus[VRAM_PLAN_MAX_GPUS];
-    int ngpu;
-    vram_plan_rows *rows;
-    const char *device_of[MAX_STRATEGIES], *dtype_of[MAX_STRATEGIES];
-    char device_buf[MAX_STRATEGIES][24];
-    const char *skipped[MAX_STRATEGIES], *skipped_why[MAX_STRATEGIES];
-    int n_skipped;
+    cli_chain chain;            /* the strategies (cli_chain.h) */
     double timeout_s, grace_s;  /* 0: none / default */
     int json;
     char **command;             /* argv after "--" */
     int n_command;
 } opts;
-
-/* Seconds: digits with at most one '.' between digits, > 0 and <= MAX_SECONDS. */
-static int parse_seconds(const char *name, const char *text, double *out) {
-    const char *p = text;
-    int digits = 0, dot = 0, frac = 0;
-    for (; *p; p++) {
-        if (*p >= '0' && *p <= '9') {
-            digits++;
-            if (dot) frac++;
-        } else if (*p == '.' && !dot && digits > 0) {
-            dot = 1;
-        } else {
-            break;
-        }
-    }
-    if (*p != '\0' || digits == 0 || (dot && frac == 0)) {
-        if (text[0] == '-') return cli_usage_error(CMD, "--%s: '%s' is negative", name, text);
-        return cli_usage_error(CMD, "--%s: '%s' is not a number of seconds (like 30 or 2.5)", name,
-                               text);
-    }
-    double v = strtod(text, NULL);
-    if (!(v > 0.0)) return cli_usage_error(CMD, "--%s: must be more than 0 seconds", name);
-    if (v > MAX_SECONDS)
-        return cli_usage_error(CMD, "--%s: '%s' is more than %.0f seconds", name, text, MAX_SECONDS);
-    *out = v;
-    return 0;
-}
-
-static int parse_strategies(const char *text, opts *o) {
-    if (o->strategy_text)
-        return cli_usage_error(CMD, "--strategies is given twice (give one list)");
-    if (text[0] == '\0') return cli_usage_error(CMD, "--strategies: the list is empty");
-    o->strategy_text = strdup(text);
-    o->strategy_text_orig = text;
-    if (!o->strategy_text) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-    char *item = o->strategy_text;
-    for (int k = 1;; k++) {
-        char *comma = strchr(item, ',');
-        if (comma) *comma = '\0';
-        size_t n = strlen(item);
-        if (n == 0)
-            return cli_usage_error(CMD, "--strategies: item %d of '%s' is empty", k, text);
-        if (n > MAX_STRATEGY_LEN)
-            return cli_usage_error(CMD, "--strategies: '%.*s...' is longer than %d characters",
-                                   MAX_STRATEGY_LEN, item, MAX_STRATEGY_LEN);
-        for (const char *c = item; *c; c++)
-            if ((unsigned char)*c <= ' ' || *c == 0x7f)
-                return cli_usage_error(CMD, "--strategies: item %d of '%s' contains a blank or "
-                                            "control character", k, text);
-        if (o->n_strategies == MAX_STRATEGIES)
-            return cli_usage_error(CMD, "--strategies: more than %d strategies in '%s'",
-                                   MAX_STRATEGIES, text);
-        o->strategies[o->n_strategies++] = item;
-        if (!comma) break;
-        item = comma + 1;
-    }
-    return 0;
-}
-
-/* The dtype a plan's format stands for; NULL for a format not listed. */
-static const char *format_dtype(vram_dtype f) {
-    switch (f) {
-    case VRAM_DTYPE_F32: return "float32";
-    case VRAM_DTYPE_F16: return "float16";
-    case VRAM_DTYPE_BF16: return "bfloat16";
-    case VRAM_DTYPE_INT8: return "int8";
-    case VRAM_DTYPE_NF4: return "nf4";
-    default: return NULL;
-    }
-}
-
-/* The strategies of a plan (driver/plan/plan_doc.h): those that fit, in the plan's order,
- * with the plan's device and format; the others in skipped[]. `what` names the plan in
- * errors. Returns 0, or the exit code after printing the error. */
-static int strategies_from_rows(const vram_plan_rows *rows, const char *what, opts *o) {
-    for (int i = 0; i < rows->n; i++) {
-        const vram_plan_row *r = &rows->row[i];
-        int k = o->n_strategies;
-        if (!r->fits) {
-            o->skipped[o->n_skipped] = r->name;
-            o->skipped_why[o->n_skipped++] = r->why[0] ? r->why : "it does not fit";
-            continue;
-        }
-        if (r->device == VRAM_PLAN_CPU)
-            o->device_of[k] = "cpu";
-        else if (r->device >= 0)
-            o->device_of[k] = (snprintf(o->device_buf[k], sizeof o->device_buf[k], "cuda:%d",
-                                        r->device),
-                               o->device_buf[k]);
-        else
-            o->device_of[k] = "auto";
-        o->strategies[k] = r->name;
-        o->dtype_of[k] = format_dtype(r->format);
-        o->n_strategies++;
-    }
-    if (o->n_strategies == 0)
-        return cli_error(VRAM_EXIT_NO, CMD, "%s: none of the plan's %d strategies fits: nothing "
-                                            "to try (see 'vramkit plan')", what, rows->n);
-    return 0;
-}
-
-/* The plan of --model now (default workload), on the --assume-gpu GPUs or this machine's. */
-static int plan_model(opts *o) {
-    vram_plan *p = calloc(1, sizeof *p);
-    char err[1200];
-    vram_status st;
-    int rc = 0;
-    if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-    if ((st = vram_plan_set_model(p, o->model, err, sizeof err)) == VRAM_OK) {
-        for (int g = 0; g < o->ngpu; g++) p->gpus[g] = o->gpus[g];
-        p->ngpu = o->ngpu;
-        p->gpus_given = o->ngpu > 0;
-        st = vram_plan_make(p, err, sizeof err);
-    }
-    if (st != VRAM_OK)
-        rc = cli_error(cli_exit_code(st), CMD,
-                       "%s", err);
-    else
-        vram_plan_rows_from_chain(p, o->rows);
-    free(p);
-    return rc;
-}
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
 static int parse(int argc, char **argv, opts *o) {
@@ -289,28 +141,23 @@ static int parse(int argc, char **argv, opts *o) {
             usage(stdout);
             return VRAM_EXIT_OK;
         case OPT_STRATEGIES:
-            if ((rc = parse_strategies(optarg, o))) return rc;
+            if ((rc = cli_chain_strategies(CMD, optarg, &o->chain))) return rc;
             break;
         case OPT_TIMEOUT:
-            if ((rc = parse_seconds("timeout", optarg, &o->timeout_s))) return rc;
+            if ((rc = cli_opt_seconds(CMD, "timeout", optarg, &o->timeout_s))) return rc;
             break;
         case OPT_GRACE:
-            if ((rc = parse_seconds("grace", optarg, &o->grace_s))) return rc;
+            if ((rc = cli_opt_seconds(CMD, "grace", optarg, &o->grace_s))) return rc;
             break;
         case OPT_JSON: o->json = 1; break;
         case OPT_PLAN:
-            if (o->plan_file) return cli_usage_error(CMD, "--plan is given twice (give one plan)");
-            o->plan_file = optarg;
+            if ((rc = cli_chain_plan(CMD, optarg, &o->chain))) return rc;
             break;
         case OPT_MODEL:
-            if (o->model) return cli_usage_error(CMD, "--model is given twice (give one model)");
-            o->model = optarg;
+            if ((rc = cli_chain_model(CMD, optarg, &o->chain))) return rc;
             break;
         case OPT_GPU:
-            if (o->ngpu == VRAM_PLAN_MAX_GPUS)
-                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", VRAM_PLAN_MAX_GPUS);
-            if ((rc = cli_parse_gpu_spec(CMD, optarg, &o->gpus[o->ngpu]))) return rc;
-            o->ngpu++;
+            if ((rc = cli_chain_gpu(CMD, optarg, &o->chain))) return rc;
             break;
         case ':':
             return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
@@ -323,13 +170,7 @@ static int parse(int argc, char **argv, opts *o) {
         return cli_usage_error(CMD, "unexpected argument '%s': the command goes after '--' "
                                     "(vramkit try --strategies LIST -- COMMAND ARGS...)",
                                argv[optind]);
-    if ((o->strategy_text != NULL) + (o->plan_file != NULL) + (o->model != NULL) != 1)
-        return cli_usage_error(CMD, o->strategy_text || o->plan_file || o->model
-                                        ? "give one of --strategies, --plan and --model"
-                                        : "--strategies, --plan or --model is required (e.g. "
-                                          "--strategies fp16,int8,cpu)");
-    if (o->ngpu > 0 && !o->model)
-        return cli_usage_error(CMD, "--assume-gpu goes with --model (a saved plan has its GPUs)");
+    if ((rc = cli_chain_check(CMD, &o->chain))) return rc;
     if (dd == argc)
         return cli_usage_error(CMD, "missing '--' before the command (vramkit try --strategies "
                                     "LIST -- COMMAND ARGS...)");
@@ -337,99 +178,8 @@ static int parse(int argc, char **argv, opts *o) {
     o->n_command = argc - dd - 1;
     if (o->n_command == 0) return cli_usage_error(CMD, "no command after '--'");
     if (o->command[0][0] == '\0') return cli_usage_error(CMD, "the command after '--' is empty ('')");
-    if (o->plan_file || o->model) {
-        char what[4200];
-        o->rows = calloc(1, sizeof *o->rows);
-        if (o->rows == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-        if (o->plan_file) {
-            char err[4400];
-            vram_status st;
-            snprintf(what, sizeof what, "--plan %s", o->plan_file);
-            st = vram_plan_doc_strategies(o->plan_file, what, o->rows, err, sizeof err);
-            if (st != VRAM_OK)
-                return cli_error(cli_exit_code(st),
-                                 CMD, "%s", err);
-        } else {
-            snprintf(what, sizeof what, "the plan of %s", o->model);
-            if ((rc = plan_model(o))) return rc;
-        }
-        if ((rc = strategies_from_rows(o->rows, what, o))) return rc;
-    }
+    if ((rc = cli_chain_load(CMD, &o->chain))) return rc;
     return -1;
-}
-
-/* ---- text that came from a child ------------------------------------------------------ */
-
-/* Length of the valid UTF-8 sequence at p (n bytes left), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *p, size_t n) {
-    unsigned char c = p[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) len = 2;
-    else if (c >= 0xe0 && c <= 0xef) len = 3;
-    else if (c >= 0xf0 && c <= 0xf4) len = 4;
-    else return 0;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
-    if (n < len) return 0;
-    if (p[1] < lo || p[1] > hi) return 0;
-    for (size_t k = 2; k < len; k++)
-        if (p[k] < 0x80 || p[k] > 0xbf) return 0;
-    return len;
-}
-
-/* p[0, n) as a NUL-terminated string of valid UTF-8 of at most max bytes: NULs, invalid
- * bytes and (unless keep_lines) control characters become '?'. NULL without memory. */
-static char *clean_text(const char *p, size_t n, size_t max, int keep_lines) {
-    size_t cap = n < max ? n : max;
-    char *out = (char *)malloc(cap + 1);
-    size_t k = 0, i = 0;
-    if (!out) return NULL;
-    while (i < n) {
-        const unsigned char *u = (const unsigned char *)p + i;
-        size_t l = utf8_len(u, n - i);
-        if (l == 0 || (l == 1 && (u[0] < 0x20 || u[0] == 0x7f) &&
-                       !(keep_lines && (u[0] == '\n' || u[0] == '\t' || u[0] == '\r')))) {
-            if (l == 1 && u[0] == '\t') {
-                if (k + 1 > cap) break;
-                out[k++] = ' ';
-            } else {
-                if (k + 1 > cap) break;
-                out[k++] = '?';
-            }
-            i += l ? l : 1;
-            continue;
-        }
-        if (k + l > cap) break;
-        memcpy(out + k, u, l);
-        k += l;
-        i += l;
-    }
-    out[k] = '\0';
-    return out;
-}
-
-/* The last line of data[0, len) with something other than blanks on it. */
-static void last_line(const char *data, size_t len, const char **start, size_t *n) {
-    size_t end = len;
-    *start = data;
-    *n = 0;
-    while (end > 0) {
-        size_t b = end;
-        while (b > 0 && data[b - 1] != '\n') b--;
-        for (size_t i = b; i < end; i++)
-            if (data[i] != ' ' && data[i] != '\t' && data[i] != '\r') {
-                size_t e = end;
-                while (e > b && (data[e - 1] == ' ' || data[e - 1] == '\t' || data[e - 1] == '\r')) e--;
-                *start = data + b;
-                *n = e - b;
-                return;
-            }
-        end = b > 0 ? b - 1 : 0;
-    }
 }
 
 /* ---- one attempt ---------------------------------------------------------------------------- */
@@ -443,37 +193,6 @@ typedef struct attempt {
     cJSON *result; /* the VRAMKIT_RESULT object */
     char result_error[256];
 } attempt;
-
-static void map_strategy(const char *s, const char **device, const char **dtype) {
-    for (size_t i = 0; i < N_STRATEGY_MAP; i++)
-        if (strcmp(s, strategy_map[i].name) == 0) {
-            *device = strategy_map[i].device;
-            *dtype = strategy_map[i].dtype;
-            return;
-        }
-    *device = "cuda:0";
-    *dtype = s;
-}
-
-/* `text` with every {strategy}, {device}, {dtype} replaced. NULL without memory. */
-/* {strategy}, {device}, {dtype} of an attempt. */
-static int attempt_value(void *ctx, const char *key, size_t klen, char *val, size_t cap) {
-    const attempt *a = ctx;
-    const char *v = NULL;
-    if (klen == 8 && strncmp(key, "strategy", 8) == 0) v = a->strategy;
-    else if (klen == 6 && strncmp(key, "device", 6) == 0) v = a->device;
-    else if (klen == 5 && strncmp(key, "dtype", 5) == 0) v = a->dtype;
-    if (v == NULL) return 0;
-    snprintf(val, cap, "%s", v);
-    return 1;
-}
-
-static char *substitute(const char *text, const attempt *a) {
-    size_t n = vram_expand(text, attempt_value, (void *)a, NULL, 0);
-    char *out = (char *)malloc(n + 1);
-    if (out != NULL) vram_expand(text, attempt_value, (void *)a, out, n + 1);
-    return out;
-}
 
 static void attempt_free(attempt *a) {
     if (a->argv)
@@ -493,14 +212,12 @@ static void on_signal(int sig) { interrupted = sig; }
 static int run_attempt(const opts *o, int k, attempt *a) {
     char env_strategy[128], env_device[128], env_dtype[128], env_attempt[64];
     const char *env[5];
-    a->strategy = o->strategies[k];
-    map_strategy(a->strategy, &a->device, &a->dtype);
-    if (o->device_of[k]) a->device = o->device_of[k];
-    if (o->dtype_of[k]) a->dtype = o->dtype_of[k];
+    a->strategy = o->chain.strategies[k];
+    cli_chain_strategy(&o->chain, k, &a->device, &a->dtype);
     a->argv = (char **)calloc((size_t)o->n_command + 1, sizeof *a->argv);
     if (!a->argv) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     for (int i = 0; i < o->n_command; i++)
-        if (!(a->argv[i] = substitute(o->command[i], a)))
+        if (!(a->argv[i] = cli_chain_substitute(o->command[i], a->strategy, a->device, a->dtype)))
             return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     snprintf(env_strategy, sizeof env_strategy, "VRAMKIT_STRATEGY=%s", a->strategy);
     snprintf(env_device, sizeof env_device, "VRAMKIT_DEVICE=%s", a->device);
@@ -576,21 +293,21 @@ static int print_attempt_line(const opts *o, int k, const attempt *a) {
     describe_end(o, a, how, sizeof how);
     const vram_attempt_evidence *ev = &a->ev;
     if (ev->length > 0 && a->res.err.data) {
-        char *m = clean_text(a->res.err.data + ev->offset, ev->length, 80, 0);
+        char *m = cli_clean_text(a->res.err.data + ev->offset, ev->length, 80, 0);
         snprintf(why, sizeof why, "; stderr has \"%s\"%s%s", m ? m : "?",
                  ev->source[0] ? " from " : "", ev->source);
         free(m);
     } else if (ev->rule == VRAM_ATTEMPT_RULE_SIGKILL || ev->rule == VRAM_ATTEMPT_RULE_SHELL_SIGNAL) {
         snprintf(why, sizeof why, "; %s", vram_attempt_rule_text(ev->rule));
     }
-    printf("[%d/%d] %s: %s (%s%s) after %.2f s", k + 1, o->n_strategies, a->strategy,
+    printf("[%d/%d] %s: %s (%s%s) after %.2f s", k + 1, o->chain.n, a->strategy,
            vram_attempt_outcome_name(a->outcome), how, why, a->res.seconds);
     if (a->res.err.len > 0) {
         const char *ls;
         size_t ln;
-        last_line(a->res.err.data, a->res.err.len, &ls, &ln);
+        cli_last_line(a->res.err.data, a->res.err.len, &ls, &ln);
         if (ln > 0) {
-            char *t = clean_text(ls, ln, TEXT_LINE_MAX, 0);
+            char *t = cli_clean_text(ls, ln, TEXT_LINE_MAX, 0);
             printf(" | stderr: %s", t ? t : "?");
             free(t);
         }
@@ -600,7 +317,7 @@ static int print_attempt_line(const opts *o, int k, const attempt *a) {
                a->res.escaped == 1 ? "" : "es");
     if (a->result) {
         char *j = cJSON_PrintUnformatted(a->result);
-        char *t = j ? clean_text(j, strlen(j), TEXT_LINE_MAX, 0) : NULL;
+        char *t = j ? cli_clean_text(j, strlen(j), TEXT_LINE_MAX, 0) : NULL;
         printf(" | result: %s", t ? t : "?");
         free(t);
         cJSON_free(j);
@@ -614,7 +331,7 @@ static int print_attempt_line(const opts *o, int k, const attempt *a) {
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 static void json_text(cli_json *j, const char *p, size_t n) {
-    char *t = clean_text(p, n, n, 1);
+    char *t = cli_clean_text(p, n, n, 1);
     cli_json_string(j, t ? t : "");
     free(t);
 }
@@ -626,7 +343,7 @@ static void json_value(cli_json *j, const cJSON *v) {
     if (cJSON_IsObject(v)) {
         cli_json_begin_object(j);
         for (const cJSON *c = v->child; c; c = c->next) {
-            char *k = clean_text(c->string ? c->string : "", c->string ? strlen(c->string) : 0,
+            char *k = cli_clean_text(c->string ? c->string : "", c->string ? strlen(c->string) : 0,
                                  VRAM_ISOLATE_RESULT_MAX, 1);
             cli_json_key(j, k ? k : "");
             free(k);
@@ -735,22 +452,22 @@ static int print_json(const opts *o, const attempt *as, int n, int chosen) {
     cli_json_key(&j, "source");
     cli_json_begin_object(&j);
     cli_json_key(&j, "kind");
-    cli_json_string(&j, o->plan_file ? "plan" : o->model ? "model" : "strategies");
+    cli_json_string(&j, cli_chain_kind(&o->chain));
     cli_json_key(&j, "value");
-    json_cstr(&j, o->plan_file ? o->plan_file : o->model ? o->model : o->strategy_text_orig);
+    json_cstr(&j, cli_chain_value(&o->chain));
     cli_json_end_object(&j);
     cli_json_key(&j, "strategies");
     cli_json_begin_array(&j);
-    for (int i = 0; i < o->n_strategies; i++) json_cstr(&j, o->strategies[i]);
+    for (int i = 0; i < o->chain.n; i++) json_cstr(&j, o->chain.strategies[i]);
     cli_json_end_array(&j);
     cli_json_key(&j, "skipped");
     cli_json_begin_array(&j);
-    for (int i = 0; i < o->n_skipped; i++) {
+    for (int i = 0; i < o->chain.n_skipped; i++) {
         cli_json_begin_object(&j);
         cli_json_key(&j, "strategy");
-        json_cstr(&j, o->skipped[i]);
+        json_cstr(&j, o->chain.skipped[i]);
         cli_json_key(&j, "reason");
-        json_cstr(&j, o->skipped_why[i]);
+        json_cstr(&j, o->chain.skipped_why[i]);
         cli_json_end_object(&j);
     }
     cli_json_end_array(&j);
@@ -777,12 +494,7 @@ static int print_json(const opts *o, const attempt *as, int n, int chosen) {
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
-static void opts_free(opts *o) {
-    free(o->strategy_text);
-    free(o->rows);
-    o->strategy_text = NULL;
-    o->rows = NULL;
-}
+static void opts_free(opts *o) { cli_chain_free(&o->chain); }
 
 int cmd_try(int argc, char **argv) {
     opts o;
@@ -791,7 +503,7 @@ int cmd_try(int argc, char **argv) {
         opts_free(&o);
         return rc;
     }
-    attempt *as = (attempt *)calloc((size_t)o.n_strategies, sizeof *as);
+    attempt *as = (attempt *)calloc((size_t)o.chain.n, sizeof *as);
     if (!as) {
         opts_free(&o);
         return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
@@ -810,14 +522,14 @@ int cmd_try(int argc, char **argv) {
     int n = 0, chosen = -1, write_failed = 0;
     rc = -1;
     if (!o.json) {
-        for (int i = 0; i < o.n_skipped; i++) {
-            char *t = clean_text(o.skipped_why[i], strlen(o.skipped_why[i]), TEXT_LINE_MAX, 0);
-            printf("skipped %s: %s\n", o.skipped[i], t ? t : "?");
+        for (int i = 0; i < o.chain.n_skipped; i++) {
+            char *t = cli_clean_text(o.chain.skipped_why[i], strlen(o.chain.skipped_why[i]), TEXT_LINE_MAX, 0);
+            printf("skipped %s: %s\n", o.chain.skipped[i], t ? t : "?");
             free(t);
         }
         if (fflush(stdout) != 0 || ferror(stdout)) write_failed = 1;
     }
-    for (int k = 0; k < o.n_strategies && !interrupted; k++) {
+    for (int k = 0; k < o.chain.n && !interrupted; k++) {
         int e = run_attempt(&o, k, &as[k]);
         n = k + 1;
         if (e != 0) {

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "gpustats/gpustats.h"
 #include "device/host_device.h"
+#include "nvml/nvml.h"
 
 #define CMD "watch"
 #define DEFAULT_INTERVAL_MS 1000u
@@ -22,9 +23,10 @@
 #define NO_GPU_HINT "nothing to watch; --host watches the host's memory"
 
 static void usage(FILE *out) {
-    fprintf(out,
+    fputs(
         "usage: vramkit watch [--interval MS] [--count N] [--csv | --json] [--limit PCT]\n"
         "                     [--leak-threshold SIZE] [--epoch-every N] [--device N] [--host]\n"
+        "                     [--processes]\n"
         "\n"
         "Samples the memory of every GPU (or one, --device) every MS milliseconds, like\n"
         "`nvidia-smi --query-gpu=memory.used,memory.total --format=csv -l`, and prints each\n"
@@ -35,6 +37,16 @@ static void usage(FILE *out) {
         "  rising_floor  the least memory in use rose in 3 epochs in a row (a slow leak)\n"
         "Used is total - free: every process's memory on the device, not only one program's.\n"
         "\n"
+        "Memory is read through NVML (libnvidia-ml.so.1, the library nvidia-smi uses), which\n"
+        "creates no CUDA context, so watching takes no GPU memory; NVML numbers GPUs as\n"
+        "nvidia-smi does (PCI order, CUDA_VISIBLE_DEVICES not applied). Where NVML is missing\n"
+        "or unusable, the CUDA runtime is used instead (it holds a context of a few hundred\n"
+        "MiB on each GPU while watch runs): the header names the backend (nvml or cuda) and a\n"
+        "line on stderr says why NVML was not used. VRAMKIT_NVML_LIBRARY=PATH loads another\n"
+        "NVML library; an empty value rules NVML out.\n"
+        "\n",
+        out);
+    fprintf(out,
         "options:\n"
         "  --interval MS         time between samples, 1 to %u ms (default %u)\n"
         "  --count N             stop after N samples of each device (default: run until\n"
@@ -54,6 +66,8 @@ static void usage(FILE *out) {
         "  --device N            watch GPU N only (default: every GPU)\n"
         "  --host                watch the host's RAM instead (total = physical memory, free =\n"
         "                        MemAvailable): works on a machine without a GPU\n"
+        "  --processes           after each sample, the processes using that GPU and their\n"
+        "                        memory (from NVML; text and --json only; exit 3 without NVML)\n"
         "  -h, --help            this text\n"
         "\n"
         "Sizes are bytes or a number with a unit: 512MiB, 8GiB, 100MB (KB/MB/GB/TB are\n"
@@ -69,7 +83,10 @@ static void usage(FILE *out) {
         "elapsed_ms, timestamp, device, name, id, severity, message, recommendation,\n"
         "used_bytes, free_bytes, total_bytes, epoch, threshold_bytes, and limit_percent\n"
         "(near_limit), growth_bytes, from_bytes, to_bytes (leak, rising_floor), epochs\n"
-        "(rising_floor)}. elapsed_ms counts from the start; timestamp is UTC.\n"
+        "(rising_floor)}, and with --processes {\"type\":\"process\", elapsed_ms, timestamp,\n"
+        "device, pid, command (from /proc, null when not visible), kind (compute or\n"
+        "graphics), used_bytes (null when NVML cannot say)}. Text lists them under the sample:\n"
+        "\"  pid PID COMMAND KIND used U\". elapsed_ms counts from the start; timestamp is UTC.\n"
         "\n"
         "example:\n"
         "  vramkit watch --interval 500 --csv > gpu_log.csv      # until Ctrl-C\n"
@@ -82,7 +99,7 @@ static void usage(FILE *out) {
 }
 
 enum { OPT_INTERVAL = 256, OPT_COUNT, OPT_CSV, OPT_JSON, OPT_LIMIT, OPT_LEAK, OPT_EPOCH_EVERY,
-       OPT_DEVICE, OPT_HOST };
+       OPT_DEVICE, OPT_HOST, OPT_PROCESSES };
 
 static const struct option long_options[] = {
     {"interval", required_argument, NULL, OPT_INTERVAL},
@@ -94,6 +111,7 @@ static const struct option long_options[] = {
     {"epoch-every", required_argument, NULL, OPT_EPOCH_EVERY},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"host", no_argument, NULL, OPT_HOST},
+    {"processes", no_argument, NULL, OPT_PROCESSES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -104,6 +122,7 @@ typedef struct opts {
     uint64_t interval_ms, count, epoch_every;
     int device; /* -1: every device */
     int host;
+    int processes;
     out_format format;
     int have_csv, have_json;
     vram_monitor_config mon;
@@ -145,6 +164,7 @@ static int parse(int argc, char **argv, opts *o) {
         case OPT_CSV: o->have_csv = 1; o->format = FMT_CSV; break;
         case OPT_JSON: o->have_json = 1; o->format = FMT_JSON; break;
         case OPT_HOST: o->host = 1; break;
+        case OPT_PROCESSES: o->processes = 1; break;
         case OPT_LIMIT:
             if ((rc = cli_opt_percent(CMD, "limit", a, &pct))) return rc;
             o->mon.limit = pct / 100.0;
@@ -163,6 +183,10 @@ static int parse(int argc, char **argv, opts *o) {
         return cli_usage_error(CMD, "unexpected argument '%s' (see 'vramkit watch --help')",
                                argv[optind]);
     if (o->have_csv && o->have_json) return cli_usage_error(CMD, "give --csv or --json, not both");
+    if (o->processes && o->host)
+        return cli_usage_error(CMD, "--processes lists GPU processes: it does not go with --host");
+    if (o->processes && o->have_csv)
+        return cli_usage_error(CMD, "--processes goes with text or --json output, not --csv");
     return -1;
 }
 
@@ -220,6 +244,7 @@ static void csv_field(FILE *out, const char *s) {
 typedef struct watch {
     const opts *o;
     vram_gpustats *g;
+    const vram_gpumem_ops *mem; /* NVML when it is the source, else NULL */
     FILE *out;
     char line[2048];
 } watch;
@@ -383,14 +408,116 @@ static void print_warning(watch *w, const vram_monitor_warning *x, const char *s
     }
 }
 
-/* Opens the backend; on failure prints the one line and returns the exit code. */
-static int open_backend(const opts *o, const vram_device_ops *given, vram_gpustats **g) {
+/* NVML, and the device table over it, while watch runs (gpustats keeps a pointer). */
+static vram_gpumem_ops nvml;
+static vram_device_ops nvml_dev;
+
+/* The command of a process as /proc shows it to us; 0 when not visible (another pid
+ * namespace, a process gone). */
+static int proc_command(uint32_t pid, char *buf, size_t cap) {
+    char path[64];
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/%u/comm", pid);
+    if ((f = fopen(path, "re")) == NULL) return 0;
+    if (fgets(buf, (int)cap, f) == NULL) {
+        fclose(f);
+        return 0;
+    }
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return 1;
+}
+
+/* The processes on GPU d after its sample. 0, or -1 when NVML failed. */
+static int print_processes(watch *w, int d, uint64_t time_ms, const char *stamp) {
+    vram_gpumem_proc procs[VRAM_GPUMEM_MAX_PROCS];
+    int n = 0;
+    if (w->mem->processes(w->mem->ctx, d, procs, VRAM_GPUMEM_MAX_PROCS, &n) != VRAM_OK) return -1;
+    for (int i = 0; i < n; i++) {
+        char cmd[64], size[32];
+        int have = proc_command(procs[i].pid, cmd, sizeof cmd);
+        const char *kind = procs[i].graphics ? "graphics" : "compute";
+        int known = procs[i].used_bytes != VRAM_GPUMEM_UNKNOWN;
+        if (w->o->format == FMT_JSON) {
+            cli_json j;
+            cli_json_init(&j, w->out);
+            cli_json_begin_object(&j);
+            cli_json_key(&j, "type");
+            cli_json_string(&j, "process");
+            cli_json_key(&j, "elapsed_ms");
+            cli_json_u64(&j, time_ms);
+            cli_json_key(&j, "timestamp");
+            cli_json_string(&j, stamp);
+            cli_json_key(&j, "device");
+            cli_json_i64(&j, d);
+            cli_json_key(&j, "pid");
+            cli_json_u64(&j, procs[i].pid);
+            cli_json_key(&j, "command");
+            if (have) cli_json_string(&j, cmd);
+            else cli_json_null(&j);
+            cli_json_key(&j, "kind");
+            cli_json_string(&j, kind);
+            cli_json_key(&j, "used_bytes");
+            if (known) cli_json_u64(&j, procs[i].used_bytes);
+            else cli_json_null(&j);
+            cli_json_end_object(&j);
+            cli_json_finish(&j);
+        } else {
+            if (known) vram_fmt_size(procs[i].used_bytes, size, sizeof size);
+            fprintf(w->out, "            pid %u %s %s used %s\n", procs[i].pid, have ? cmd : "?",
+                    kind, known ? size : "unknown");
+        }
+    }
+    if (n == 0 && w->o->format == FMT_TEXT) fprintf(w->out, "            no process\n");
+    return 0;
+}
+
+/* Opens the backend; on failure prints the one line and returns the exit code. Without a
+ * given table and --host: NVML when it opens (*mem set), else the CUDA runtime. */
+static int open_backend(const opts *o, const vram_device_ops *given, vram_gpustats **g,
+                        const vram_gpumem_ops **mem) {
     char err[256];
     vram_device_ops host;
     const vram_device_ops *ops = given;
+    *mem = NULL;
     if (ops == NULL && o->host) {
         host = vram_host_ops();
         ops = &host;
+    }
+    if (ops == NULL) {
+        nvml = vram_nvml_ops(NULL);
+        vram_status ns = nvml.open(nvml.ctx);
+        if (ns == VRAM_OK) {
+            nvml_dev = vram_gpumem_device_ops(&nvml);
+            if (vram_gpustats_open(&nvml_dev, &o->mon, g, err, sizeof err) == VRAM_OK) {
+                *mem = &nvml;
+                return -1;
+            }
+            nvml.close(nvml.ctx);
+            if (o->processes)
+                return cli_error(VRAM_EXIT_ENV, CMD, "--processes: NVML opened but cannot be read: %s", err);
+            fprintf(stderr, "vramkit: watch: NVML opened but cannot be read (%s): using the CUDA "
+                            "runtime, which holds a context on each GPU\n", err);
+        } else if (o->processes) {
+            return cli_error(VRAM_EXIT_ENV, CMD, "--processes needs NVML: %s", nvml.error(nvml.ctx));
+        } else {
+            /* said only once the CUDA runtime did open: without a driver, that error says it */
+            snprintf(err, sizeof err, "%s", nvml.error(nvml.ctx));
+            vram_status st = vram_gpustats_open(NULL, &o->mon, g, NULL, 0);
+            if (st == VRAM_OK) {
+                fprintf(stderr, "vramkit: watch: NVML not used (%s): reading memory through the "
+                                "CUDA runtime, which holds a context on each GPU\n", err);
+                return -1;
+            }
+            /* an NVML that is there but unusable is the news; a missing one is not */
+            if (ns != VRAM_E_NOT_SUPPORTED)
+                return cli_error(VRAM_EXIT_ENV, CMD, "NVML cannot be used (%s), nor the CUDA "
+                                                     "runtime (%s): " NO_GPU_HINT,
+                                 err, vram_status_str(st));
+        }
+    } else if (o->processes) {
+        return cli_error(VRAM_EXIT_ENV, CMD, "--processes needs NVML: the %s backend has no "
+                                             "process list", ops->backend);
     }
     vram_status st = vram_gpustats_open(ops, &o->mon, g, err, sizeof err);
     if (st == VRAM_OK) return -1;
@@ -411,7 +538,8 @@ static int open_backend(const opts *o, const vram_device_ops *given, vram_gpusta
 static int run(const opts *o, const vram_device_ops *given, FILE *out) {
     watch w;
     vram_gpustats *g = NULL;
-    int rc = open_backend(o, given, &g);
+    const vram_gpumem_ops *mem = NULL;
+    int rc = open_backend(o, given, &g, &mem);
     if (rc >= 0) return rc;
     int n = vram_gpustats_device_count(g);
     if (o->device >= n) {
@@ -428,6 +556,7 @@ static int run(const opts *o, const vram_device_ops *given, FILE *out) {
     memset(&w, 0, sizeof w);
     w.o = o;
     w.g = g;
+    w.mem = mem;
     w.out = out;
 
     struct sigaction sa, old_int, old_term;
@@ -464,6 +593,12 @@ static int run(const opts *o, const vram_device_ops *given, FILE *out) {
             const vram_monitor_device *state = vram_gpustats_state(g, d);
             uint64_t epoch = state->marks - (s.epoch_mark ? 1u : 0u);
             print_sample(&w, &s, epoch, stamp);
+            if (o->processes && print_processes(&w, d, s.time_ms, stamp) != 0) {
+                fflush(out);
+                rc = cli_error(VRAM_EXIT_ENV, CMD, "sample %llu: processes of GPU %d: %s",
+                               (unsigned long long)(i + 1), d, mem->error(mem->ctx));
+                goto done;
+            }
         }
         vram_monitor_warning warn[16];
         size_t k = 0;
@@ -480,6 +615,7 @@ done:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     vram_gpustats_close(g);
+    if (mem) mem->close(mem->ctx);
     if (fflush(out) != 0 || ferror(out))
         if (rc == VRAM_EXIT_OK) rc = cli_error(VRAM_EXIT_ENV, CMD, "cannot write the samples");
     return rc;

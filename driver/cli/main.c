@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "doctor/probe.h"
+#include "isolate/exec_shim.h"
 
 typedef struct cli_command {
     const char *name;
@@ -19,8 +20,11 @@ static const cli_command commands[] = {
     {"chunks", cmd_chunks, "plan how a dataset is cut into GPU-resident chunks and batches"},
     {"stream", cmd_stream, "stream HDF5 datasets into device memory, chunk by chunk, and time it"},
     {"try", cmd_try, "run a load under each strategy in a child process until one works"},
+    {"run", cmd_run, "start a service under the strategy chain and supervise it once it is ready"},
     {"doctor", cmd_doctor, "is this machine fit for CUDA work: what is wrong, and the fix"},
     {"__probe", vram_probe_child_main, NULL}, /* the child of doctor --probe (doctor/probe.h) */
+    /* the first step of each child of run (isolate/exec_shim.h) */
+    {VRAM_EXEC_SHIM_COMMAND, vram_exec_shim_main, NULL},
     {"watch", cmd_watch, "device memory every interval, with warnings: near the limit, leaks"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -45,6 +45,8 @@ VRAM_SIGNAL_LIST(VRAM__CHECK_SIGNAL)
 /* Reads per stream per loop turn, so a child that writes without pause cannot keep the
  * loop from looking at the clock. */
 #define ISO_READS_PER_TURN 16
+/* How often on_tick runs at least, in milliseconds, when tick_ms is 0. */
+#define ISO_HOOK_TICK_MS 100
 
 static double iso_now(void) {
     struct timespec ts;
@@ -499,7 +501,8 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
     res->exit_code = -1;
     res->pid = -1;
     if (o->argv == NULL || o->argv[0] == NULL || o->argv[0][0] == '\0') return VRAM_E_INVALID;
-    if (!valid_seconds(o->timeout_s) || !valid_seconds(o->grace_s) || !valid_seconds(o->drain_s))
+    if (!valid_seconds(o->timeout_s) || !valid_seconds(o->grace_s) || !valid_seconds(o->drain_s) ||
+        o->tick_ms < 0)
         return VRAM_E_INVALID;
     for (const char *const *a = o->env; a && *a; a++)
         if (env_name_len(*a) == 0) return VRAM_E_INVALID;
@@ -510,6 +513,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
     const char *prog = o->argv[0];
     double grace = o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S;
     double drain = o->drain_s > 0 ? o->drain_s : VRAM_ISOLATE_DEFAULT_DRAIN_S;
+    int tick_ms = o->tick_ms > 0 ? o->tick_ms : ISO_HOOK_TICK_MS;
 
     iso_ring rings[2];
     memset(rings, 0, sizeof rings);
@@ -604,6 +608,11 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
                 drain_until = now + drain;
                 iso_close(&pidfd);
             }
+            if (!ended && o->on_tick != NULL) {
+                int f = o->on_tick(o->hook_ctx, pid);
+                if ((f & VRAM_ISOLATE_TICK_NO_TIMEOUT) && !res->sent_term) deadline = INFINITY;
+                now = iso_now();
+            }
             int cancel = o->cancel != NULL && *o->cancel != 0;
             if (!ended && !res->sent_term && (now >= deadline || cancel)) {
                 res->cancelled = now < deadline;
@@ -629,6 +638,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
             int ms = poll_ms(now, until);
             if (!ended && pidfd < 0 && (ms < 0 || ms > tick)) ms = tick;
             if (o->cancel && !res->sent_term && (ms < 0 || ms > ISO_CANCEL_MS)) ms = ISO_CANCEL_MS;
+            if (!ended && o->on_tick != NULL && (ms < 0 || ms > tick_ms)) ms = tick_ms;
 
             struct pollfd pf[3];
             int np = 0, idx[3];
@@ -666,6 +676,8 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
                     ssize_t got = ring_read(fds[k], &rings[k], &at);
                     if (got > 0) {
                         if (k == 0) vram_isolate_scanner_feed(&scan, rings[0].buf + at, (size_t)got);
+                        if (o->on_output != NULL)
+                            o->on_output(o->hook_ctx, k + 1, rings[k].buf + at, (size_t)got);
                         continue;
                     }
                     if (got < 0 && errno == EINTR) continue;

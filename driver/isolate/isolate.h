@@ -53,9 +53,24 @@ typedef struct vram_isolate_opts {
      * reparented here when their parent ends; once the child has been reaped, every child
      * this process has is killed (SIGKILL) and reaped, round after round, and counted in
      * `escaped`. Only for a process that has no other children while an attempt runs (the
-     * `vramkit try` command); VRAM_E_NOT_SUPPORTED where the flag cannot be set. */
+     * `vramkit try` and `vramkit run` commands); VRAM_E_NOT_SUPPORTED where the flag cannot
+     * be set. */
     int reap_descendants;
+    /* Hooks for a caller that stays beside a long-running child (`vramkit run`); all
+     * optional. on_output gets every piece of output as it is read (stream 1: stdout, 2:
+     * stderr), before the end of the child too (the tails are kept all the same). on_tick
+     * runs on every turn of the loop while the child runs, and at least every tick_ms
+     * (0: 100), with the child's pid, which is also its process group's id: it may signal
+     * the group. It returns VRAM_ISOLATE_TICK_* flags. Both get hook_ctx. */
+    void (*on_output)(void *ctx, int stream, const char *data, size_t n);
+    int (*on_tick)(void *ctx, pid_t pid);
+    void *hook_ctx;
+    int tick_ms;
 } vram_isolate_opts;
+
+/* on_tick's flags. NO_TIMEOUT: timeout_s no longer applies to this child (it became ready);
+ * a timeout already under way (SIGTERM sent) goes on. */
+#define VRAM_ISOLATE_TICK_NO_TIMEOUT 1
 
 /* The last bytes a child wrote to one stream. */
 typedef struct vram_isolate_stream {

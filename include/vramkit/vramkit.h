@@ -11,6 +11,7 @@
 #include "scaler.h"
 #include "kref.h"
 #include "attempt.h"
+#include "supervise.h"
 #include "dtype.h"
 #include "model.h"
 #include "estimate.h"

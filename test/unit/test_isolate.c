@@ -587,3 +587,81 @@ Test(isolate, without_reap_descendants_an_escaped_grandchild_survives) {
     kill(g, SIGKILL);
     vram_isolate_result_free(&r);
 }
+
+/* ---- the hooks of a long-running child (vramkit run) ------------------------------------ */
+
+typedef struct hook_log {
+    char out[256];
+    size_t out_len;
+    int ticks;
+    int ready_after; /* ticks before on_tick says NO_TIMEOUT; 0: never */
+    pid_t seen_pid;
+} hook_log;
+
+static void log_output(void *ctx, int stream, const char *data, size_t n) {
+    hook_log *h = ctx;
+    if (stream != 1) return;
+    if (n > sizeof h->out - 1 - h->out_len) n = sizeof h->out - 1 - h->out_len;
+    memcpy(h->out + h->out_len, data, n);
+    h->out_len += n;
+    h->out[h->out_len] = '\0';
+}
+
+static int log_tick(void *ctx, pid_t pid) {
+    hook_log *h = ctx;
+    h->seen_pid = pid;
+    h->ticks++;
+    return h->ready_after > 0 && h->ticks >= h->ready_after ? VRAM_ISOLATE_TICK_NO_TIMEOUT : 0;
+}
+
+Test(isolate, hooks_see_output_and_ticks) {
+    const char *argv[] = {VRAMKIT_CHILD, "args", "one", "two", NULL};
+    hook_log h;
+    memset(&h, 0, sizeof h);
+    vram_isolate_opts o;
+    memset(&o, 0, sizeof o);
+    o.argv = argv;
+    o.on_output = log_output;
+    o.on_tick = log_tick;
+    o.hook_ctx = &h;
+    vram_isolate_result r;
+    cr_assert_eq(vram_isolate_run(&o, &r), VRAM_OK);
+    cr_expect_str_eq(h.out, "one\ntwo\n", "on_output saw stdout as it came");
+    cr_expect_eq(r.out.len, 8, "the tail is kept all the same");
+    /* a child that ended before the loop's first turn got no tick */
+    if (h.ticks > 0) cr_expect_eq(h.seen_pid, r.pid);
+    vram_isolate_result_free(&r);
+    assert_no_children();
+}
+
+/* A child that would time out at 0.3 s runs on once on_tick says it is ready; the ticks come
+ * at least every tick_ms while it runs. */
+Test(isolate, no_timeout_after_ready) {
+    const char *argv[] = {VRAMKIT_CHILD, "sleep", "0.8", NULL};
+    hook_log h;
+    memset(&h, 0, sizeof h);
+    h.ready_after = 2;
+    vram_isolate_opts o;
+    memset(&o, 0, sizeof o);
+    o.argv = argv;
+    o.timeout_s = 0.3;
+    o.on_tick = log_tick;
+    o.hook_ctx = &h;
+    o.tick_ms = 20;
+    vram_isolate_result r;
+    cr_assert_eq(vram_isolate_run(&o, &r), VRAM_OK);
+    cr_expect_eq(r.how, VRAM_ATTEMPT_EXITED, "not stopped by the timeout (how %d)", (int)r.how);
+    cr_expect_eq(r.exit_code, 0);
+    cr_expect(r.seconds >= 0.75);
+    cr_expect(h.ticks >= 20, "ticks every 20 ms over 0.8 s: %d", h.ticks);
+    vram_isolate_result_free(&r);
+    /* never ready: the timeout applies */
+    memset(&h, 0, sizeof h);
+    cr_assert_eq(vram_isolate_run(&o, &r), VRAM_OK);
+    cr_expect_eq(r.how, VRAM_ATTEMPT_TIMED_OUT);
+    vram_isolate_result_free(&r);
+    o.tick_ms = -1;
+    cr_expect_eq(vram_isolate_run(&o, &r), VRAM_E_INVALID);
+    vram_isolate_result_free(&r);
+    assert_no_children();
+}
