@@ -66,7 +66,10 @@ static void usage(FILE *out) {
             "\n"
             "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
             "exit codes: 0 a strategy fits / every component is placed, 1 nothing fits / a\n"
-            "            component is not placed, 2 bad usage or input, 3 environment error\n",
+            "            component is not placed, 2 bad usage or input (a model vramkit cannot\n"
+            "            count: a malformed file, an index naming a missing shard, a directory\n"
+            "            with no model file or only pickled weights), 3 environment error (a\n"
+            "            file that is there but cannot be read: permissions, I/O)\n",
             VRAM_PLACE_MAX, cli_workload_help);
 }
 
