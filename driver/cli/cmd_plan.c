@@ -27,7 +27,9 @@ static void usage(FILE *out) {
             "several GPUs, 16-bit split by whole blocks between a GPU and the CPU (how many\n"
             "blocks fit on the GPU), CPU fp32 -- with its bytes per device, whether it fits and\n"
             "why, and the first that fits. For --component: each component placed on the GPU\n"
-            "with the most room or on the CPU, beside what other processes already hold.\n"
+            "with the most room or on the CPU, beside what other processes already hold; each\n"
+            "GPU's line adds up its components and what a GPU in use pays once: the CUDA\n"
+            "context and the libraries' workspace.\n"
             "\n"
             "models:\n"
             "  --model MODEL          a built-in name (vramkit estimate --list-models), a\n"
@@ -61,8 +63,11 @@ static void usage(FILE *out) {
             "                         devices, bytes, per_device [{device, bytes, blocks}], fits,\n"
             "                         reason, reason_text}], chosen (null when none fits),\n"
             "                         placement [{component, model, device, strategy, bytes,\n"
-            "                         fits, setting, setting_from, reason, reason_text}], and with\n"
-            "                         --load, changes\n"
+            "                         fits, setting, setting_from, reason, reason_text}], for\n"
+            "                         components gpu_use [{device, budget_bytes, used_bytes,\n"
+            "                         components, components_bytes, cuda_context_bytes,\n"
+            "                         workspace_bytes}] (used = the last three), and with --load,\n"
+            "                         changes. Plans saved before gpu_use existed still load\n"
             "\n"
             "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
             "exit codes: 0 a strategy fits / every component is placed, 1 nothing fits / a\n"
@@ -143,10 +148,21 @@ static void print_placement(FILE *out, const vram_plan *p) {
                 pl->device == VRAM_PLAN_CPU ? "cpu fp32" : vram_plan_format_strategy(c->gpu_format),
                 vram_plan_setting_text(pl->setting, st, sizeof st), c->setting_from);
     }
-    for (int g = 0; g < p->sum.gpus; g++)
-        fprintf(out, "GPU %d: %s used of %s (%d components)\n", g,
-                vram_fmt_size(p->sum.gpu[g].used, a, sizeof a),
-                vram_fmt_size(p->sum.gpu[g].budget, b, sizeof b), p->sum.gpu[g].components);
+    for (int g = 0; g < p->sum.gpus; g++) {
+        vram_plan_gpu_use u;
+        char c1[32], c2[32], c3[32];
+        if (vram_plan_gpu_use_of(p, g, &u) != VRAM_OK) continue;
+        fprintf(out, "GPU %d: %s used of %s", g, vram_fmt_size(u.used, a, sizeof a),
+                vram_fmt_size(u.budget, b, sizeof b));
+        if (u.components == 0)
+            fprintf(out, " (no component: no CUDA context either)\n");
+        else /* the items, so that the sum can be checked */
+            fprintf(out, " = %d component%s %s + CUDA context %s + library workspace %s\n",
+                    u.components, u.components == 1 ? "" : "s",
+                    vram_fmt_size(u.components_bytes, c1, sizeof c1),
+                    vram_fmt_size(u.cuda_context, c2, sizeof c2),
+                    vram_fmt_size(u.workspace, c3, sizeof c3));
+    }
     fprintf(out, "%s\n", p->sum.all_fit ? "every component is placed"
                                         : "not every component could be placed");
 }

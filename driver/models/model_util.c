@@ -179,9 +179,11 @@ vram_status vram__json_text_check(const char *json, size_t len, int nul_padding,
         } else if (c < 0x20 && !is_json_blank(c) &&
                    !(c == 0 && nul_padding && opened && depth == 0)) {
             return vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                              "%s%s at byte %llu of the file is not JSON whitespace (only space, "
-                              "tab, line feed and carriage return are)",
-                              sub, byte_name(c, what), (unsigned long long)(base + i));
+                              "%s at byte %llu of the file%s%s%s is not JSON whitespace (only "
+                              "space, tab, line feed and carriage return are)",
+                              byte_name(c, what), (unsigned long long)(base + i),
+                              subject ? ", in the " : "", subject ? subject : "",
+                              subject ? "," : "");
         } else if (c == '"') {
             int key;
             size_t end = string_end(s, len, i, &key);

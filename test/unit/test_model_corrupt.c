@@ -216,8 +216,9 @@ Test(corrupt, safetensors_vertical_tab_as_whitespace) {
         cr_assert_eq(f.p[at], ' ', "the reference layout pads with spaces");
         f.p[at] = flips[k];
         write_buf(path, "model.safetensors", &f);
-        snprintf(want, sizeof want, "header %s at byte %zu of the file is not JSON whitespace",
-                 names[k], at);
+        snprintf(want, sizeof want,
+                 "%s at byte %zu of the file, in the header, is not JSON whitespace", names[k],
+                 at);
         expect_read(path, VRAM_E_FORMAT, want, NULL, NULL);
         expect_cli(path, 2, want);
         fx_free(&f);
