@@ -67,7 +67,9 @@ static void usage(FILE *out) {
             "                         components gpu_use [{device, budget_bytes, used_bytes,\n"
             "                         components, components_bytes, cuda_context_bytes,\n"
             "                         workspace_bytes}] (used = the last three), and with --load,\n"
-            "                         changes. Plans saved before gpu_use existed still load\n"
+            "                         changes; notes [{component, note}] when a model's reader\n"
+            "                         noted something (one shard of a set read alone, ...).\n"
+            "                         Plans saved before gpu_use and notes existed still load\n"
             "\n"
             "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
             "exit codes: 0 a strategy fits / every component is placed, 1 nothing fits / a\n"
@@ -107,6 +109,7 @@ static void print_strategies(FILE *out, const vram_plan *p) {
     const vram_candidate *any = &p->chain.cand[VRAM_STRATEGY_CPU];
     fprintf(out, "model: %s (%s%s%s), %.2fM parameters\n", c->m.label, c->m.source,
             c->m.hf_id[0] ? ", " : "", c->m.hf_id, (double)any->estimate.params / 1e6);
+    if (c->m.note[0]) fprintf(out, "note: %s\n", c->m.note); /* one shard alone, ... */
     cli_workload_text(&c->m.model, &p->w, &p->chain.cand[0].estimate, wl, sizeof wl);
     fprintf(out, "workload: %s\n\nstrategies, in the order to try them:\n", wl);
     for (int i = 0; i < p->chain.count; i++) {
@@ -147,6 +150,7 @@ static void print_placement(FILE *out, const vram_plan *p) {
                 pl->fits ? "yes" : "no", vram_plan_placement_text(pl, buf, sizeof buf),
                 pl->device == VRAM_PLAN_CPU ? "cpu fp32" : vram_plan_format_strategy(c->gpu_format),
                 vram_plan_setting_text(pl->setting, st, sizeof st), c->setting_from);
+        if (c->m.note[0]) fprintf(out, "    note: %s\n", c->m.note);
     }
     for (int g = 0; g < p->sum.gpus; g++) {
         vram_plan_gpu_use u;

@@ -6,8 +6,10 @@
  *    strategies [{name, format, devices, bytes, per_device [{device, bytes, blocks}], fits,
  *    reason, reason_text}], chosen, placement [...], gpu_use (component plans) [{device,
  *    budget_bytes, used_bytes, components, components_bytes, cuda_context_bytes,
- *    workspace_bytes}], changes (plans made again)}
- * gpu_use came later within version 1: it is output only, so plans without it load the same.
+ *    workspace_bytes}], notes [{component, note}] (only when a model reader noted something),
+ *    changes (plans made again)}
+ * gpu_use and notes came later within version 1: output only, so plans without them load
+ * the same.
  * Byte counts are written as exact integers (cJSON's numbers are doubles). */
 #include "plan_doc.h"
 
@@ -252,6 +254,21 @@ char *vram_plan_doc_json(const vram_plan *p, const vram_change *changes, size_t 
             add(&b, gu, NULL, o);
         }
         add(&b, doc, "gpu_use", gu);
+    }
+    {
+        /* what the model readers noted (one shard of a set read alone, a GGUF not read
+           beside safetensors, ...): only when there is something, output only */
+        cJSON *notes = NULL;
+        for (int i = 0; i < p->ncomp; i++) {
+            cJSON *o;
+            if (p->comps[i].m.note[0] == '\0') continue;
+            if (notes == NULL) notes = checked(&b, cJSON_CreateArray());
+            o = checked(&b, cJSON_CreateObject());
+            add_str(&b, o, "component", p->comps[i].name);
+            add_str(&b, o, "note", p->comps[i].m.note);
+            add(&b, notes, NULL, o);
+        }
+        if (notes != NULL) add(&b, doc, "notes", notes);
     }
     if (p->saved.present) {
         cJSON *ch = checked(&b, cJSON_CreateArray());

@@ -16,6 +16,7 @@
 
 #include "../fuzz/gen/model_fixtures.h"
 #include "cli_run.h"
+#include "json_check.h"
 #include "models/model_read.h"
 
 static char tmp[64];
@@ -407,6 +408,28 @@ Test(corrupt, one_shard_alone) {
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cr_assert_not_null(strstr(r.out, "note: "), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "shard 3 of 30"), "%s", r.out);
+    cli_result_free(&r);
+    /* plan says it too: in the text, and as notes in the JSON */
+    const char *pargs[] = {"plan", "--model", path, "--assume-gpu", "8GiB", "--host-memory",
+                           "8GiB", NULL};
+    r = cli_run(pargs);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "\nnote: "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "shard 3 of 30 of a sharded model"), "%s", r.out);
+    cli_result_free(&r);
+    const char *jargs[] = {"plan", "--component", "llm=", "--assume-gpu", "8GiB",
+                           "--host-memory", "8GiB", "--json", NULL};
+    char spec[4200];
+    snprintf(spec, sizeof spec, "llm=%s", path);
+    jargs[2] = spec;
+    r = cli_run(jargs);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = jparse(r.out);
+    const cJSON *notes = jget(doc, "notes");
+    cr_assert_eq(cJSON_GetArraySize(notes), 1);
+    cr_expect_str_eq(jstr(cJSON_GetArrayItem(notes, 0), "component"), "llm");
+    cr_expect_not_null(strstr(jstr(cJSON_GetArrayItem(notes, 0), "note"), "shard 3 of 30"));
+    cJSON_Delete(doc);
     cli_result_free(&r);
     /* the same bytes under a plain name carry no note */
     write_buf(path, "weights.safetensors", &f);
