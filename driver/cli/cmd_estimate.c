@@ -53,8 +53,10 @@ static void usage(FILE *out) {
             "  --list-models          the built-in models\n"
             "\n"
             "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
-            "exit codes: 0 estimated, 2 bad usage or input (unknown model, malformed file, bad\n"
-            "            option), 3 environment error (a file that cannot be read)\n",
+            "exit codes: 0 estimated, 2 bad usage or input (unknown model, bad option, a model\n"
+            "            vramkit cannot count: a malformed file, an index naming a missing shard,\n"
+            "            a directory with no model file or only pickled weights), 3 environment\n"
+            "            error (a file that is there but cannot be read: permissions, I/O)\n",
             cli_workload_help);
 }
 

@@ -27,7 +27,9 @@ static void usage(FILE *out) {
             "several GPUs, 16-bit split by whole blocks between a GPU and the CPU (how many\n"
             "blocks fit on the GPU), CPU fp32 -- with its bytes per device, whether it fits and\n"
             "why, and the first that fits. For --component: each component placed on the GPU\n"
-            "with the most room or on the CPU, beside what other processes already hold.\n"
+            "with the most room or on the CPU, beside what other processes already hold; each\n"
+            "GPU's line adds up its components and what a GPU in use pays once: the CUDA\n"
+            "context and the libraries' workspace.\n"
             "\n"
             "models:\n"
             "  --model MODEL          a built-in name (vramkit estimate --list-models), a\n"
@@ -61,12 +63,20 @@ static void usage(FILE *out) {
             "                         devices, bytes, per_device [{device, bytes, blocks}], fits,\n"
             "                         reason, reason_text}], chosen (null when none fits),\n"
             "                         placement [{component, model, device, strategy, bytes,\n"
-            "                         fits, setting, setting_from, reason, reason_text}], and with\n"
-            "                         --load, changes\n"
+            "                         fits, setting, setting_from, reason, reason_text}], for\n"
+            "                         components gpu_use [{device, budget_bytes, used_bytes,\n"
+            "                         components, components_bytes, cuda_context_bytes,\n"
+            "                         workspace_bytes}] (used = the last three), and with --load,\n"
+            "                         changes; notes [{component, note}] when a model's reader\n"
+            "                         noted something (one shard of a set read alone, ...).\n"
+            "                         Plans saved before gpu_use and notes existed still load\n"
             "\n"
             "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
             "exit codes: 0 a strategy fits / every component is placed, 1 nothing fits / a\n"
-            "            component is not placed, 2 bad usage or input, 3 environment error\n",
+            "            component is not placed, 2 bad usage or input (a model vramkit cannot\n"
+            "            count: a malformed file, an index naming a missing shard, a directory\n"
+            "            with no model file or only pickled weights), 3 environment error (a\n"
+            "            file that is there but cannot be read: permissions, I/O)\n",
             VRAM_PLACE_MAX, cli_workload_help);
 }
 
@@ -99,6 +109,7 @@ static void print_strategies(FILE *out, const vram_plan *p) {
     const vram_candidate *any = &p->chain.cand[VRAM_STRATEGY_CPU];
     fprintf(out, "model: %s (%s%s%s), %.2fM parameters\n", c->m.label, c->m.source,
             c->m.hf_id[0] ? ", " : "", c->m.hf_id, (double)any->estimate.params / 1e6);
+    if (c->m.note[0]) fprintf(out, "note: %s\n", c->m.note); /* one shard alone, ... */
     cli_workload_text(&c->m.model, &p->w, &p->chain.cand[0].estimate, wl, sizeof wl);
     fprintf(out, "workload: %s\n\nstrategies, in the order to try them:\n", wl);
     for (int i = 0; i < p->chain.count; i++) {
@@ -139,11 +150,23 @@ static void print_placement(FILE *out, const vram_plan *p) {
                 pl->fits ? "yes" : "no", vram_plan_placement_text(pl, buf, sizeof buf),
                 pl->device == VRAM_PLAN_CPU ? "cpu fp32" : vram_plan_format_strategy(c->gpu_format),
                 vram_plan_setting_text(pl->setting, st, sizeof st), c->setting_from);
+        if (c->m.note[0]) fprintf(out, "    note: %s\n", c->m.note);
     }
-    for (int g = 0; g < p->sum.gpus; g++)
-        fprintf(out, "GPU %d: %s used of %s (%d components)\n", g,
-                vram_fmt_size(p->sum.gpu[g].used, a, sizeof a),
-                vram_fmt_size(p->sum.gpu[g].budget, b, sizeof b), p->sum.gpu[g].components);
+    for (int g = 0; g < p->sum.gpus; g++) {
+        vram_plan_gpu_use u;
+        char c1[32], c2[32], c3[32];
+        if (vram_plan_gpu_use_of(p, g, &u) != VRAM_OK) continue;
+        fprintf(out, "GPU %d: %s used of %s", g, vram_fmt_size(u.used, a, sizeof a),
+                vram_fmt_size(u.budget, b, sizeof b));
+        if (u.components == 0)
+            fprintf(out, " (no component: no CUDA context either)\n");
+        else /* the items, so that the sum can be checked */
+            fprintf(out, " = %d component%s %s + CUDA context %s + library workspace %s\n",
+                    u.components, u.components == 1 ? "" : "s",
+                    vram_fmt_size(u.components_bytes, c1, sizeof c1),
+                    vram_fmt_size(u.cuda_context, c2, sizeof c2),
+                    vram_fmt_size(u.workspace, c3, sizeof c3));
+    }
     fprintf(out, "%s\n", p->sum.all_fit ? "every component is placed"
                                         : "not every component could be placed");
 }

@@ -131,9 +131,19 @@ static vram_status gg_name(gg *g, char *buf, size_t *len, const char *what) {
             g->err, g->errcap, VRAM_E_FORMAT, g->label,
             "%s of %llu bytes at byte %llu runs past the end of the file (%llu bytes)", what,
             (unsigned long long)n, (unsigned long long)g->pos, (unsigned long long)g->size);
+    uint64_t start = g->pos;
     if ((st = gg_read(g, buf, (size_t)n, what)) != VRAM_OK) return st;
     buf[n] = '\0';
     *len = (size_t)n;
+    /* a name that is not printable UTF-8 is a corrupted file, not a name to look up */
+    size_t at;
+    char bad[64], q[VRAM__QUOTE_CAP];
+    if (!vram__name_ok(buf, (size_t)n, &at, bad))
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "%s %s at byte %llu holds %s at byte %llu; names must be printable "
+                          "UTF-8",
+                          what, vram__quote(buf, (size_t)n, q), (unsigned long long)start, bad,
+                          (unsigned long long)(start + at));
     return VRAM_OK;
 }
 

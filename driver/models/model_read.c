@@ -83,6 +83,26 @@ static vram_status read_json_file(const char *path, vram_model *m, char *err, si
     return st;
 }
 
+/* Is name (a file name, no directory) a shard by the Hugging Face pattern
+ * PREFIX-NNNNN-of-NNNNN.safetensors? 1 with *i and *n (1 <= i <= n, n > 1), else 0. */
+int vram__shard_name(const char *name, unsigned long *i, unsigned long *n) {
+    static const char ext[] = ".safetensors";
+    size_t len = strlen(name), el = sizeof ext - 1;
+    if (len <= el || strcmp(name + len - el, ext) != 0) return 0;
+    /* back from the extension: digits, "-of-", digits, '-' */
+    size_t e = len - el, k = e;
+    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+        k--;
+    if (k == e || e - k > 9 || k < 4 || memcmp(name + k - 4, "-of-", 4) != 0) return 0;
+    size_t e2 = k - 4, k2 = e2;
+    while (k2 > 0 && name[k2 - 1] >= '0' && name[k2 - 1] <= '9')
+        k2--;
+    if (k2 == e2 || e2 - k2 > 9 || k2 == 0 || name[k2 - 1] != '-') return 0;
+    *i = strtoul(name + k2, NULL, 10);
+    *n = strtoul(name + k, NULL, 10);
+    return *n > 1 && *i >= 1 && *i <= *n;
+}
+
 static vram_status read_file(const char *path, vram_model *m, char *err, size_t errcap) {
     file_kind kind = KIND_SAFETENSORS;
     vram_status st = sniff(path, &kind, err, errcap);
@@ -93,8 +113,19 @@ static vram_status read_file(const char *path, vram_model *m, char *err, size_t 
     case KIND_JSON:
         return read_json_file(path, m, err, errcap);
     default:
-        return vram_safetensors_read(path, m, err, errcap);
+        break;
     }
+    st = vram_safetensors_read(path, m, err, errcap);
+    /* one shard of a sharded set is counted (it is a valid file), and says what it is */
+    const char *base = strrchr(path, '/');
+    unsigned long i = 0, n = 0;
+    if (st == VRAM_OK && vram__shard_name(base ? base + 1 : path, &i, &n) && err != NULL &&
+        errcap > 0)
+        snprintf(err, errcap,
+                 "%s: shard %lu of %lu of a sharded model; only this shard was counted (give "
+                 "the directory or its model.safetensors.index.json for the whole model)",
+                 path, i, n);
+    return st;
 }
 
 static int is_regular(const char *path) {
@@ -113,41 +144,68 @@ static vram_status join(const char *dir, const char *name, char *out, size_t cap
     return VRAM_OK;
 }
 
-/* The one *.gguf of a directory: VRAM_OK with *found 0 when there is none. */
-static vram_status find_gguf(const char *dir, char *out, size_t cap, int *found, char *err,
-                             size_t errcap) {
+/* What a directory holds besides config.json and model.safetensors(.index.json): its .gguf
+ * files, pickled PyTorch weights, other .safetensors files (shards without their index). */
+typedef struct dir_scan {
+    int ggufs;
+    char gguf[NAME_MAX + 1];   /* the first .gguf */
+    int pickles;
+    char pickle[NAME_MAX + 1]; /* pytorch_model.bin when there, else the first *.bin/.pt/.pth */
+    int others;
+    char other[NAME_MAX + 1];  /* the first other .safetensors */
+} dir_scan;
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t l = strlen(s), n = strlen(suffix);
+    return l > n && strcmp(s + l - n, suffix) == 0;
+}
+
+static vram_status scan_dir(const char *dir, dir_scan *sc, char *err, size_t errcap) {
     DIR *d = opendir(dir);
+    memset(sc, 0, sizeof *sc);
     if (d == NULL) return vram__fail(err, errcap, VRAM_E_IO, dir, "%s", strerror(errno));
     struct dirent *e;
-    int count = 0;
-    char first[NAME_MAX + 1] = "";
     while ((e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (l <= 5 || strcmp(e->d_name + l - 5, ".gguf") != 0) continue;
+        const char *nm = e->d_name;
         char p[PATH_MAX];
-        if (join(dir, e->d_name, p, sizeof p, err, errcap) != VRAM_OK) continue;
-        if (!is_regular(p)) continue;
-        if (count == 0) snprintf(first, sizeof first, "%s", e->d_name);
-        count++;
+        int gguf = ends_with(nm, ".gguf");
+        int pickle = ends_with(nm, ".bin") || ends_with(nm, ".pt") || ends_with(nm, ".pth");
+        int other = ends_with(nm, ".safetensors") && strcmp(nm, "model.safetensors") != 0;
+        if (!gguf && !pickle && !other) continue;
+        if (join(dir, nm, p, sizeof p, err, errcap) != VRAM_OK || !is_regular(p)) continue;
+        if (gguf && sc->ggufs++ == 0) snprintf(sc->gguf, sizeof sc->gguf, "%s", nm);
+        if (pickle && (sc->pickles++ == 0 || strcmp(nm, "pytorch_model.bin") == 0))
+            snprintf(sc->pickle, sizeof sc->pickle, "%s", nm);
+        if (other && sc->others++ == 0) snprintf(sc->other, sizeof sc->other, "%s", nm);
     }
     closedir(d);
-    if (count > 1)
-        return vram__fail(err, errcap, VRAM_E_FORMAT, dir,
-                          "holds %d .gguf files; name the one to read", count);
-    *found = count == 1;
-    if (count == 1) return join(dir, first, out, cap, err, errcap);
+    if (err != NULL && errcap > 0) err[0] = '\0';
     return VRAM_OK;
 }
 
+/* note += "; " + more (or note = more), within cap. */
+static void note_add(char *note, size_t cap, const char *more) {
+    size_t n = strlen(note);
+    if (more[0] == '\0' || n + 1 >= cap) return;
+    snprintf(note + n, cap - n, "%s%s", n ? "; " : "", more);
+}
+
+#define PICKLE_WHY                                                                            \
+    "a Python pickle, which vramkit does not read: its tensors' shapes are arguments inside " \
+    "a pickle program, not a header, and vramkit interprets no pickles"
+
 static vram_status read_dir(const char *dir, vram_model *m, char *err, size_t errcap) {
-    char cfg_path[PATH_MAX], tensors_path[PATH_MAX];
+    char cfg_path[PATH_MAX], tensors_path[PATH_MAX], more[1024];
     vram_model cfg, ten;
     int have_cfg = 0, have_tensors = 0, tensors_gguf = 0;
-    char note[512] = "";
+    char note[1024] = "";
+    const char *tensors_name = NULL;
+    dir_scan sc;
     vram_status st;
     memset(&cfg, 0, sizeof cfg);
     memset(&ten, 0, sizeof ten);
 
+    if ((st = scan_dir(dir, &sc, err, errcap)) != VRAM_OK) return st;
     if ((st = join(dir, "config.json", cfg_path, sizeof cfg_path, err, errcap)) != VRAM_OK)
         return st;
     if (is_regular(cfg_path)) {
@@ -166,23 +224,48 @@ static vram_status read_dir(const char *dir, vram_model *m, char *err, size_t er
                     : vram_safetensors_index_read(tensors_path, &ten, err, errcap);
         if (st != VRAM_OK) return st;
         have_tensors = 1;
+        tensors_name = names[i];
     }
-    if (!have_tensors) {
-        int found = 0;
-        st = find_gguf(dir, tensors_path, sizeof tensors_path, &found, err, errcap);
+    if (have_tensors && sc.ggufs > 0) {
+        /* both: say which was read, and why */
+        snprintf(more, sizeof more,
+                 "%s: read %s; %s%s%s not read (with both, the safetensors are the published "
+                 "weights a GGUF is converted from; give the .gguf file itself to count it)",
+                 dir, tensors_name, sc.ggufs > 1 ? "the .gguf files (" : "", sc.gguf,
+                 sc.ggufs > 1 ? ", ...) were" : " was");
+        note_add(note, sizeof note, more);
+    }
+    if (!have_tensors && sc.ggufs > 1)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, dir,
+                          "holds %d .gguf files; name the one to read", sc.ggufs);
+    if (!have_tensors && sc.ggufs == 1) {
+        if ((st = join(dir, sc.gguf, tensors_path, sizeof tensors_path, err, errcap)) != VRAM_OK)
+            return st;
+        st = vram_gguf_read(tensors_path, &ten, err, errcap);
         if (st != VRAM_OK) return st;
-        if (found) {
-            st = vram_gguf_read(tensors_path, &ten, err, errcap);
-            if (st != VRAM_OK) return st;
-            have_tensors = tensors_gguf = 1;
-        }
+        have_tensors = tensors_gguf = 1;
     }
-    if (!have_cfg && !have_tensors)
-        return vram__fail(err, errcap, VRAM_E_IO, dir,
+    if (!have_cfg && !have_tensors) {
+        if (sc.pickles > 0)
+            return vram__fail(err, errcap, VRAM_E_UNHANDLED, dir,
+                              "holds %s, " PICKLE_WHY
+                              "; convert it to safetensors, or add the model's config.json",
+                              sc.pickle);
+        if (sc.others > 0)
+            return vram__fail(err, errcap, VRAM_E_INVALID, dir,
+                              "no config.json, model.safetensors, model.safetensors.index.json "
+                              "or *.gguf here, but %s: give that file, or the index of its set",
+                              sc.other);
+        return vram__fail(err, errcap, VRAM_E_INVALID, dir,
                           "no model files here (looked for config.json, model.safetensors, "
                           "model.safetensors.index.json and *.gguf)");
-    if (have_tensors && err != NULL && errcap > 0 && err[0] != '\0' && note[0] == '\0')
-        snprintf(note, sizeof note, "%s", err);
+    }
+    if (have_tensors && err != NULL && errcap > 0 && err[0] != '\0') note_add(note, sizeof note, err);
+    if (!have_tensors && sc.pickles > 0) {
+        snprintf(more, sizeof more, "%s: %s is " PICKLE_WHY "; the count comes from config.json",
+                 dir, sc.pickle);
+        note_add(note, sizeof note, more);
+    }
 
     vram_model out;
     memset(&out, 0, sizeof out);

@@ -243,7 +243,8 @@ vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t 
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "header length %zu is over the 100,000,000-byte limit", len);
     cJSON *doc = NULL;
-    vram_status pst = vram__json_object(json, len, 0, label, "header", &doc, err, errcap);
+    /* offsets in messages count from the file's first byte: the header follows its length */
+    vram_status pst = vram__json_object_at(json, len, 0, 8, label, "header", &doc, err, errcap);
     if (pst != VRAM_OK) return pst;
 
     size_t count = 0;
@@ -397,9 +398,10 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
     if (err != NULL && errcap > 0) err[0] = '\0';
     vram_status st = vram__read_small_file(path, VRAM_JSON_FILE_MAX, &text, &len, err, errcap);
     if (st != VRAM_OK) return st;
-    cJSON *doc = cJSON_ParseWithLength(text, len);
+    cJSON *doc = NULL;
+    st = vram__json_object(text, len, 0, path, NULL, &doc, err, errcap);
     free(text);
-    if (doc == NULL) return vram__fail(err, errcap, VRAM_E_FORMAT, path, "not valid JSON");
+    if (st != VRAM_OK) return st;
 
     vram__set map = {0}, shard_ids = {0};
     vram__tensor_acc acc;
@@ -488,8 +490,15 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
             break;
         }
         if (access(sp, F_OK) != 0) {
-            st = vram__fail(err, errcap, VRAM_E_IO, path, "shard %s (%s): %s",
-                            vram__quote(shards[i], strlen(shards[i]), q), sp, strerror(errno));
+            /* a shard the index names and the directory lacks is an incomplete model (bad
+               input, exit 2); one that is there but cannot be read is the environment's */
+            int e = errno;
+            st = vram__fail(err, errcap, e == ENOENT || e == ENOTDIR ? VRAM_E_FORMAT : VRAM_E_IO,
+                            path, "shard %s (%s): %s%s",
+                            vram__quote(shards[i], strlen(shards[i]), q), sp, strerror(e),
+                            e == ENOENT || e == ENOTDIR
+                                ? "; the index names it, so the model is incomplete"
+                                : "");
             break;
         }
         vram__shard_check chk = {&map, i, shards};

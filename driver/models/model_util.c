@@ -75,11 +75,190 @@ const char *vram__json_type(const cJSON *j) {
     return "an invalid value";
 }
 
+/* ---- the text of a JSON document, byte by byte ------------------------------------------ */
+
+/* A byte outside printable ASCII, named for a message. */
+static const char *byte_name(unsigned char c, char out[64]) {
+    switch (c) {
+    case 0x00: return "a NUL byte (0x00)";
+    case 0x0b: return "a vertical tab (0x0b)";
+    case 0x0c: return "a form feed (0x0c)";
+    case 0x7f: return "a DEL byte (0x7f)";
+    default: snprintf(out, 64, "control byte 0x%02x", c); return out;
+    }
+}
+
+/* The length of the well-formed UTF-8 sequence at s[0 .. n) (RFC 3629: no overlong forms,
+ * no surrogates, at most U+10FFFF), or 0 when it is not one. s[0] >= 0x80. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+    size_t k;
+    if (c >= 0xc2 && c <= 0xdf) k = 2;
+    else if (c >= 0xe0 && c <= 0xef) k = 3;
+    else if (c >= 0xf0 && c <= 0xf4) k = 4;
+    else return 0;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+    if (n < k || s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < k; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
+    return k;
+}
+
+int vram__name_ok(const char *name, size_t len, size_t *at, char what[64]) {
+    const unsigned char *s = (const unsigned char *)name;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < 0x20 || s[i] == 0x7f) {
+            const char *b = byte_name(s[i], what);
+            *at = i;
+            if (b != what) snprintf(what, 64, "%s", b);
+            return 0;
+        }
+        if (s[i] >= 0x80) {
+            size_t k = utf8_len(s + i, len - i);
+            if (k == 0) {
+                *at = i;
+                snprintf(what, 64, "invalid UTF-8 (byte 0x%02x)", s[i]);
+                return 0;
+            }
+            i += k - 1;
+        }
+    }
+    return 1;
+}
+
+static int is_json_blank(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static int hex4(const unsigned char *s, size_t n, unsigned *v) {
+    *v = 0;
+    if (n < 4) return 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = s[i];
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                            : 16u;
+        if (d == 16u) return 0;
+        *v = *v << 4 | d;
+    }
+    return 1;
+}
+
+/* Where the string whose opening quote is at s[at] ends (the index of its closing quote, or
+ * n when it does not), and whether it is an object key (a ':' follows it). */
+static size_t string_end(const unsigned char *s, size_t n, size_t at, int *key) {
+    size_t j = at + 1;
+    while (j < n && s[j] != '"')
+        j += s[j] == '\\' ? 2 : 1;
+    *key = 0;
+    if (j >= n) return n;
+    size_t k = j + 1;
+    while (k < n && is_json_blank(s[k]))
+        k++;
+    *key = k < n && s[k] == ':';
+    return j;
+}
+
+vram_status vram__json_text_check(const char *json, size_t len, int nul_padding, uint64_t base,
+                                  const char *label, const char *subject, char *err,
+                                  size_t errcap) {
+    const unsigned char *s = (const unsigned char *)json;
+    char what[64], q[VRAM__QUOTE_CAP], sub[64] = "";
+    size_t depth = 0;
+    int opened = 0;
+    if (subject != NULL) snprintf(sub, sizeof sub, "%s ", subject);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (c == '{' || c == '[') {
+            depth++;
+            opened = 1;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        } else if (c < 0x20 && !is_json_blank(c) &&
+                   !(c == 0 && nul_padding && opened && depth == 0)) {
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "%s at byte %llu of the file%s%s%s is not JSON whitespace (only "
+                              "space, tab, line feed and carriage return are)",
+                              byte_name(c, what), (unsigned long long)(base + i),
+                              subject ? ", in the " : "", subject ? subject : "",
+                              subject ? "," : "");
+        } else if (c == '"') {
+            int key;
+            size_t end = string_end(s, len, i, &key);
+            const char *kind = key ? "key" : "string";
+            size_t shown = end > i + 1 ? end - i - 1 : 0;
+            for (size_t j = i + 1; j < end; j++) {
+                unsigned char b = s[j];
+                const char *bad = NULL;
+                unsigned v, v2;
+                if (b < 0x20 || (key && b == 0x7f)) {
+                    bad = byte_name(b, what);
+                } else if (b >= 0x80) {
+                    size_t k = utf8_len(s + j, end - j);
+                    if (k == 0) {
+                        snprintf(what, sizeof what, "invalid UTF-8 (byte 0x%02x)", b);
+                        bad = what;
+                    } else {
+                        j += k - 1;
+                    }
+                } else if (b == '\\' && j + 1 < end) {
+                    unsigned char e = s[j + 1];
+                    if (key && (e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't')) {
+                        snprintf(what, sizeof what, "an escaped control character (\\%c)", e);
+                        bad = what;
+                    } else if (e == 'u' && hex4(s + j + 2, end - j - 2, &v)) {
+                        if (key && (v < 0x20 || v == 0x7f)) {
+                            snprintf(what, sizeof what, "an escaped control character (\\u%04x)",
+                                     v);
+                            bad = what;
+                        } else if (v >= 0xdc00 && v <= 0xdfff) {
+                            snprintf(what, sizeof what, "a lone surrogate (\\u%04x)", v);
+                            bad = what;
+                        } else if (v >= 0xd800 && v <= 0xdbff) {
+                            if (!(j + 12 <= end && s[j + 6] == '\\' && s[j + 7] == 'u' &&
+                                  hex4(s + j + 8, end - j - 8, &v2) && v2 >= 0xdc00 &&
+                                  v2 <= 0xdfff)) {
+                                snprintf(what, sizeof what, "a lone surrogate (\\u%04x)", v);
+                                bad = what;
+                            } else {
+                                j += 6;
+                            }
+                        }
+                        if (bad == NULL) j += 4;
+                    }
+                    if (bad == NULL) j++;
+                }
+                if (bad != NULL)
+                    return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                                      "%s%s %s at byte %llu of the file holds %s at byte %llu%s",
+                                      sub, kind, vram__quote(json + i + 1, shown, q),
+                                      (unsigned long long)(base + i), bad,
+                                      (unsigned long long)(base + j),
+                                      key ? "; names must be printable UTF-8"
+                                          : "; JSON text must be UTF-8 without raw control bytes");
+            }
+            i = end; /* the closing quote (or the end: cJSON reports the unterminated string) */
+        }
+    }
+    return VRAM_OK;
+}
+
 vram_status vram__json_object(const char *json, size_t len, int nul_padding, const char *label,
                               const char *subject, cJSON **doc, char *err, size_t errcap) {
+    return vram__json_object_at(json, len, nul_padding, 0, label, subject, doc, err, errcap);
+}
+
+vram_status vram__json_object_at(const char *json, size_t len, int nul_padding, uint64_t base,
+                                 const char *label, const char *subject, cJSON **doc, char *err,
+                                 size_t errcap) {
     const char *stop = NULL;
-    cJSON *d = cJSON_ParseWithLengthOpts(json, len, &stop, 0);
     *doc = NULL;
+    vram_status tst =
+        vram__json_text_check(json, len, nul_padding, base, label, subject, err, errcap);
+    if (tst != VRAM_OK) return tst;
+    cJSON *d = cJSON_ParseWithLengthOpts(json, len, &stop, 0);
     if (d == NULL) {
         size_t at =
             (stop != NULL && stop >= json && stop <= json + len) ? (size_t)(stop - json) : 0;

@@ -33,9 +33,11 @@
 /* Every reader writes one line into err (the file, then the defect: "model.safetensors:
  * header length 123456789012 is past the end of the file (4096 bytes)") and returns
  *   VRAM_E_IO           the file cannot be opened or read (the line carries strerror),
- *   VRAM_E_FORMAT       malformed: truncated, invalid JSON, offsets that overlap, ...,
+ *   VRAM_E_FORMAT       malformed: truncated, invalid JSON, offsets that overlap, a name
+ *                       that is not printable UTF-8, an index naming a missing shard, ...,
  *   VRAM_E_UNHANDLED  well formed but unknown to vramkit: a dtype, a ggml type, a GGUF
- *                       version other than 2 or 3,
+ *                       version other than 2 or 3, a directory of pickled weights only,
+ *   VRAM_E_INVALID      not a model: a directory holding no model file (model_read.h),
  *   VRAM_E_OVERFLOW     sizes that do not fit in 64 bits,
  *   VRAM_E_NOMEM          the host ran out of memory.
  * On error the output model is untouched (readers fill a local copy and copy it on
@@ -50,6 +52,11 @@ vram_status vram__fail(char *err, size_t errcap, vram_status st, const char *lab
 #define VRAM__QUOTE_CAP 96
 const char *vram__quote(const char *s, size_t len, char out[VRAM__QUOTE_CAP]);
 
+/* Is name[0 .. len) printable UTF-8: no byte below 0x20, no DEL, well-formed UTF-8 (RFC
+ * 3629)? 1; else 0 with *at the offset of the first bad byte and `what` naming it ("control
+ * byte 0x07", "invalid UTF-8 (byte 0xff)"). For names read from binary files (GGUF). */
+int vram__name_ok(const char *name, size_t len, size_t *at, char what[64]);
+
 /* What a JSON value is, for a message ("header is an array, not a JSON object"): "an
  * object", "an array", "a string", "a number", "a boolean", "null"; "an invalid value" for
  * NULL or an item no parser returns. Static, never NULL. */
@@ -63,6 +70,21 @@ const char *vram__json_type(const struct cJSON *j);
  * "is an array, not a JSON object"). */
 vram_status vram__json_object(const char *json, size_t len, int nul_padding, const char *label,
                               const char *subject, struct cJSON **doc, char *err, size_t errcap);
+/* The same, with the offsets of the text checks below counted from `base` (the JSON's
+ * first byte in its file: 8 for a safetensors header), so messages name file offsets. */
+vram_status vram__json_object_at(const char *json, size_t len, int nul_padding, uint64_t base,
+                                 const char *label, const char *subject, struct cJSON **doc,
+                                 char *err, size_t errcap);
+/* What cJSON lets through and RFC 8259 does not, checked on the text before it is parsed
+ * (vram__json_object does): a byte below 0x20 other than space, tab, LF and CR between
+ * tokens (a vertical tab, a form feed; NULs only after the object when nul_padding); inside
+ * a string, a raw byte below 0x20, invalid UTF-8 or a lone surrogate escape; in an object
+ * key (a tensor name, a config key) also DEL and any escaped control character (\n,
+ * \u0007, ...): a name is printable UTF-8. VRAM_OK, or VRAM_E_FORMAT with err naming the
+ * string and the byte offset (base + index) of the defect. */
+vram_status vram__json_text_check(const char *json, size_t len, int nul_padding, uint64_t base,
+                                  const char *label, const char *subject, char *err,
+                                  size_t errcap);
 
 /* A set of (bytes, tag) keys with two payload words: the readers' one hash table (tensor
  * names, block ids, metadata keys). Keys are copied. Open addressing, FNV-1a. */

@@ -4,7 +4,12 @@
  *    flash_attention, grad_accum, lora_rank, lora_targets}, machine {gpus [{total_bytes,
  *    free_bytes, cc}], gpus_assumed, no_gpu_reason, host_free_bytes, margin_bytes}},
  *    strategies [{name, format, devices, bytes, per_device [{device, bytes, blocks}], fits,
- *    reason, reason_text}], chosen, placement [...], changes (plans made again)}
+ *    reason, reason_text}], chosen, placement [...], gpu_use (component plans) [{device,
+ *    budget_bytes, used_bytes, components, components_bytes, cuda_context_bytes,
+ *    workspace_bytes}], notes [{component, note}] (only when a model reader noted something),
+ *    changes (plans made again)}
+ * gpu_use and notes came later within version 1: output only, so plans without them load
+ * the same.
  * Byte counts are written as exact integers (cJSON's numbers are doubles). */
 #include "plan_doc.h"
 
@@ -228,6 +233,43 @@ char *vram_plan_doc_json(const vram_plan *p, const vram_change *changes, size_t 
     else
         for (int i = 0; i < p->ncomp; i++) add(&b, placement, NULL, component_json(&b, p, i));
     add(&b, doc, "placement", placement);
+    if (!p->single) {
+        /* each GPU itemised: used_bytes = components_bytes + cuda_context_bytes +
+           workspace_bytes (added in version 1 without a version change: readers of older
+           plans never needed it, and this reader does not need it either) */
+        cJSON *gu = checked(&b, cJSON_CreateArray());
+        for (int g = 0; g < p->sum.gpus; g++) {
+            vram_plan_gpu_use u;
+            char name[16];
+            cJSON *o;
+            if (vram_plan_gpu_use_of(p, g, &u) != VRAM_OK) continue;
+            o = checked(&b, cJSON_CreateObject());
+            add_str(&b, o, "device", vram_plan_device_name(g, name, sizeof name));
+            add_u64(&b, o, "budget_bytes", u.budget);
+            add_u64(&b, o, "used_bytes", u.used);
+            add_u64(&b, o, "components", (uint64_t)u.components);
+            add_u64(&b, o, "components_bytes", u.components_bytes);
+            add_u64(&b, o, "cuda_context_bytes", u.cuda_context);
+            add_u64(&b, o, "workspace_bytes", u.workspace);
+            add(&b, gu, NULL, o);
+        }
+        add(&b, doc, "gpu_use", gu);
+    }
+    {
+        /* what the model readers noted (one shard of a set read alone, a GGUF not read
+           beside safetensors, ...): only when there is something, output only */
+        cJSON *notes = NULL;
+        for (int i = 0; i < p->ncomp; i++) {
+            cJSON *o;
+            if (p->comps[i].m.note[0] == '\0') continue;
+            if (notes == NULL) notes = checked(&b, cJSON_CreateArray());
+            o = checked(&b, cJSON_CreateObject());
+            add_str(&b, o, "component", p->comps[i].name);
+            add_str(&b, o, "note", p->comps[i].m.note);
+            add(&b, notes, NULL, o);
+        }
+        if (notes != NULL) add(&b, doc, "notes", notes);
+    }
     if (p->saved.present) {
         cJSON *ch = checked(&b, cJSON_CreateArray());
         char buf[512];

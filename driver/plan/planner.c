@@ -180,17 +180,45 @@ vram_status vram_plan_make(vram_plan *p, char *err, size_t cap) {
                     : "");
         return VRAM_OK;
     }
+    p->fixed_context = p->fixed_workspace = 0;
     for (int i = 0; i < p->ncomp; i++) {
         vram_plan_component *c = &p->comps[i];
+        uint64_t ctx, ws;
         if ((st = estimate_component(p, c, err, cap)) != VRAM_OK) return st;
         if (vram_component_from_estimates(&c->gpu_est, &c->cpu_est, &vc[i]) != VRAM_OK)
             return vram_errorf(err, cap, VRAM_E_INVALID, "component %s: bad estimate", c->name);
         vc[i].setting = c->setting;
+        /* the fixed costs each estimate left out of gpu_bytes, paid once per GPU: the
+           largest any component's estimate has (today the same constants for all) */
+        ctx = c->gpu_est.term[VRAM_TERM_CUDA_CONTEXT].expected;
+        ws = c->gpu_est.term[VRAM_TERM_WORKSPACE].expected;
+        if (ctx > p->fixed_context) p->fixed_context = ctx;
+        if (ws > p->fixed_workspace) p->fixed_workspace = ws;
     }
-    st = vram_place(&p->dev, p->global, 0, vc, (size_t)p->ncomp, p->placed, &p->sum);
+    /* both are below 1 GiB (estimate.h's constants): the sum cannot wrap; 0 would mean the
+       core's default, which is the same sum */
+    st = vram_place(&p->dev, p->global, p->fixed_context + p->fixed_workspace, vc,
+                    (size_t)p->ncomp, p->placed, &p->sum);
     if (st != VRAM_OK)
         return vram_errorf(err, cap, VRAM_E_INVALID, "cannot place the components: %s",
                            vram_status_str(st));
+    return VRAM_OK;
+}
+
+vram_status vram_plan_gpu_use_of(const vram_plan *p, int g, vram_plan_gpu_use *out) {
+    if (p->single || g < 0 || g >= p->sum.gpus || g >= VRAM_PLAN_MAX_GPUS) return VRAM_E_INVALID;
+    memset(out, 0, sizeof *out);
+    out->budget = p->sum.gpu[g].budget;
+    out->used = p->sum.gpu[g].used;
+    for (int i = 0; i < p->ncomp; i++)
+        if (p->placed[i].fits && p->placed[i].device == g) {
+            out->components++;
+            out->components_bytes += p->placed[i].bytes; /* each <= used: no wrap */
+        }
+    if (out->components > 0) {
+        out->cuda_context = p->fixed_context;
+        out->workspace = p->fixed_workspace;
+    }
     return VRAM_OK;
 }
 

@@ -63,7 +63,22 @@ typedef struct vram_plan {
     vram_chain chain;                     /* single */
     vram_placement placed[VRAM_PLACE_MAX]; /* components */
     vram_place_summary sum;
+    /* components: what a GPU holding any of them pays once, besides them (the estimator's
+       expected cuda_context and workspace terms; sum.fixed_bytes is their sum) */
+    uint64_t fixed_context, fixed_workspace;
 } vram_plan;
+
+/* What one GPU of a component plan holds, item by item, so that a reader can check the sum:
+ * used = components_bytes + cuda_context + workspace (the last two 0 on a GPU that holds no
+ * component). */
+typedef struct vram_plan_gpu_use {
+    uint64_t budget;           /* free - margin */
+    uint64_t used;             /* the placement's own total (vram_place_summary) */
+    int components;            /* how many components it holds */
+    uint64_t components_bytes; /* their bytes (each placement's bytes) */
+    uint64_t cuda_context;     /* the CUDA context, once per GPU in use */
+    uint64_t workspace;        /* the libraries' workspace (cuBLAS, ...), once per GPU in use */
+} vram_plan_gpu_use;
 
 /* The one model of a --model plan. VRAM_E_INVALID (err says why) for an empty or too long
  * name, or a plan that already has a model or components. */
@@ -81,6 +96,10 @@ vram_status vram_plan_add_component(vram_plan *p, const char *spec, char *err, s
  * VRAM_E_INVALID for bad input (a device setting, a model, a workload the estimator
  * refuses), VRAM_E_IO / VRAM_E_NOMEM when a model file cannot be read. */
 vram_status vram_plan_make(vram_plan *p, char *err, size_t cap);
+
+/* GPU g (0 <= g < p->sum.gpus) of a made component plan, itemised. VRAM_E_INVALID for a
+ * --model plan or a GPU the plan does not have. */
+vram_status vram_plan_gpu_use_of(const vram_plan *p, int g, vram_plan_gpu_use *out);
 
 /* What changed since the saved plan (p->saved): a --model plan's chosen strategy, each
  * component's placement. At most cap into out; *count = how many (VRAM_E_BUFFER beyond cap),

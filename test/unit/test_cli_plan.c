@@ -405,3 +405,99 @@ Test(cli_plan, reads_this_machines_gpus) {
     cr_expect(strstr(r.out, "GPU 0 (assumed): 4.00 GiB, 4.00 GiB free"), "%s", r.out);
     cli_result_free(&r);
 }
+
+/* Issue 16 §6: a GPU line adds up. For several component plans (one GPU, two GPUs, a GPU
+ * left empty, a component pinned that does not fit, everything on the CPU), each gpu_use
+ * entry's items sum to its used bytes, its components_bytes is the sum of the placement
+ * entries on that device, the fixed items are paid once per GPU in use (the estimator's
+ * expected CUDA context and workspace, 430 + 32 MiB) and none on an empty one, and the
+ * text line shows the same items. */
+struct plan_case {
+    char args[12][64]; /* arrays, not pointers: parameters are copied into the test */
+};
+
+ParameterizedTestParameters(cli_plan, gpu_lines_add_up) {
+    static struct plan_case cases[] = {
+        {{"--component", "embed=multilingual-e5-large", "--component",
+          "cls-a=distilbert-base-uncased", "--component", "cls-b=distilbert-base-uncased",
+          "--assume-gpu", "8GiB,used=4.7GB,cc=8.9"}},
+        {{"--component", "a=Mistral-7B", "--component", "b=Mistral-7B", "--component",
+          "c=gpt2@cuda:1", "--assume-gpu", "24GiB", "--assume-gpu", "24GiB", "--host-memory",
+          "64GiB"}},
+        {{"--component", "a=gpt2", "--component", "b=Qwen2.5-0.5B", "--assume-gpu", "8GiB",
+          "--assume-gpu", "2GiB,used=1.9GiB", "--host-memory", "16GiB"}},
+        {{"--component", "big=Mistral-Small-22B@cuda:0", "--component", "small=gpt2",
+          "--assume-gpu", "8GiB", "--host-memory", "64GiB"}},
+        {{"--component", "a=gpt2@cpu", "--component", "b=distilbert-base-uncased@cpu",
+          "--assume-gpu", "8GiB", "--host-memory", "16GiB"}},
+    };
+    return cr_make_param_array(struct plan_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct plan_case *c, cli_plan, gpu_lines_add_up) {
+    const char *args[16] = {"plan"};
+    int n = 1;
+    for (int i = 0; i < 12 && c->args[i][0]; i++) args[n++] = c->args[i];
+    args[n] = "--json";
+    args[n + 1] = NULL;
+    cli_result r = cli_run(args);
+    cr_assert(r.exit_code == 0 || r.exit_code == 1, "exit %d: %s", r.exit_code, r.err);
+    cJSON *doc = parse(&r);
+    const cJSON *gu = jget(doc, "gpu_use"), *g, *e;
+    int ngpu = 0, in_use = 0;
+    cr_assert(cJSON_IsArray(gu));
+    cJSON_ArrayForEach(g, gu) {
+        char dev[16];
+        snprintf(dev, sizeof dev, "gpu%d", ngpu);
+        cr_expect_str_eq(jstr(g, "device"), dev);
+        uint64_t used = jcount(g, "used_bytes"), comps = jcount(g, "components_bytes");
+        uint64_t ctx = jcount(g, "cuda_context_bytes"), ws = jcount(g, "workspace_bytes");
+        uint64_t k = jcount(g, "components");
+        cr_expect_eq(comps + ctx + ws, used, "%s: %llu + %llu + %llu != %llu", dev,
+                     (unsigned long long)comps, (unsigned long long)ctx, (unsigned long long)ws,
+                     (unsigned long long)used);
+        cr_expect_leq(used, jcount(g, "budget_bytes"), "%s", dev);
+        /* the placement entries on this device, placed */
+        uint64_t sum = 0, count = 0;
+        cJSON_ArrayForEach(e, jget(doc, "placement")) {
+            if (cJSON_IsTrue(jget(e, "fits")) && cJSON_IsString(jget(e, "device")) &&
+                strcmp(jstr(e, "device"), dev) == 0) {
+                sum += jcount(e, "bytes");
+                count++;
+            }
+        }
+        cr_expect_eq(sum, comps, "%s: placement bytes %llu, components_bytes %llu", dev,
+                     (unsigned long long)sum, (unsigned long long)comps);
+        cr_expect_eq(count, k, "%s", dev);
+        if (k > 0) {
+            cr_expect_eq(ctx, 430ull << 20, "%s", dev);
+            cr_expect_eq(ws, 32ull << 20, "%s", dev);
+            in_use++;
+        } else {
+            cr_expect_eq(used, 0, "%s: an empty GPU holds nothing", dev);
+            cr_expect_eq(ctx + ws, 0, "%s: and pays no context", dev);
+        }
+        ngpu++;
+    }
+    cr_expect_eq(ngpu, cJSON_GetArraySize(jget(jget(jget(doc, "inputs"), "machine"), "gpus")));
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+
+    /* the text: one line per GPU, with its items */
+    args[n] = NULL;
+    r = cli_run(args);
+    cr_assert(r.exit_code == 0 || r.exit_code == 1, "%s", r.err);
+    int lines = 0, items = 0;
+    for (const char *l = r.out; (l = strstr(l, "\nGPU ")) != NULL; l++) {
+        const char *end = strchr(l + 1, '\n');
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(end ? end - l - 1 : 500), l + 1);
+        if (strstr(line, " used of ") == NULL) continue;
+        lines++;
+        if (strstr(line, " + CUDA context 430.00 MiB + library workspace 32.00 MiB")) items++;
+        else cr_expect_not_null(strstr(line, "(no component: no CUDA context either)"), "%s", line);
+    }
+    cr_expect_eq(lines, ngpu, "%s", r.out);
+    cr_expect_eq(items, in_use, "%s", r.out);
+    cli_result_free(&r);
+}

@@ -154,7 +154,8 @@ Test(read_path, errors_name_the_input) {
     char err[512], path[4096];
     memset(&m, 0x3c, sizeof m);
     before = m;
-    cr_assert_eq(vram_read_path(tmp, &m, err, sizeof err), VRAM_E_IO);
+    /* an empty directory is bad input (exit 2), not an environment error */
+    cr_assert_eq(vram_read_path(tmp, &m, err, sizeof err), VRAM_E_INVALID);
     cr_assert_not_null(strstr(err, "no model files here"), "%s", err);
     cr_assert_eq(vram_read_path("/nonexistent/model", &m, err, sizeof err), VRAM_E_IO);
     cr_assert_not_null(strstr(err, "/nonexistent/model: No such file or directory"), "%s", err);

@@ -258,7 +258,8 @@ ParameterizedTestParameters(safetensors, malformed) {
          VRAM_E_OVERFLOW, "take more than 2^64 bytes", ""},
         {"control chars in name",
          "{\"a\\nb\":{\"dtype\":\"F12\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
-         VRAM_E_UNHANDLED, "tensor 'a?b'", ""},
+         VRAM_E_FORMAT, "header key 'a\\nb' at byte 9 of the file",
+         "holds an escaped control character (\\n) at byte 11"},
     };
     return cr_make_param_array(struct bad_header, cases, sizeof cases / sizeof cases[0]);
 }
@@ -426,8 +427,10 @@ Test(safetensors, index_missing_shard) {
     write_shard(tmp, "s1.safetensors", a, 1);
     write_index(tmp, "{\"weight_map\":{\"a.weight\":\"s1.safetensors\","
                      "\"b.weight\":\"model-00002-of-00002.safetensors\"}}");
-    expect_err(read_index(err, sizeof err), VRAM_E_IO, err, "model.safetensors.index.json",
-               "shard 'model-00002-of-00002.safetensors'", "No such file or directory");
+    /* the index names a shard the directory lacks: an incomplete model is bad input */
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "model.safetensors.index.json",
+               "shard 'model-00002-of-00002.safetensors'",
+               "No such file or directory; the index names it, so the model is incomplete");
 }
 
 Test(safetensors, index_refuses_paths_in_shard_names) {

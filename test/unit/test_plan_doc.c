@@ -2,6 +2,7 @@
  * plan (its inputs, its chain, its placement); what try reads from a file is what it gets from
  * a plan made in the process; the workload's text form; the shared text helpers. */
 #include <criterion/criterion.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,4 +310,73 @@ Test(text, sizes) {
     cr_expect_str_eq(vram_fmt_size(3 * GIB / 2, b, sizeof b), "1.50 GiB");
     cr_expect_str_eq(vram_fmt_size(UINT64_MAX, b, sizeof b), "16.00 EiB");
     cr_expect_str_eq(vram_fmt_size(3 * GIB / 2, b, 5), "1.50");
+}
+
+/* Issue 16 §6: a component plan's GPUs itemised (vram_plan_gpu_use_of) add up to the
+ * placement's own used bytes, and the document carries them as gpu_use. A plan saved before
+ * gpu_use existed (the same document without it) still loads and plans again the same. */
+Test(plan_doc, gpu_use_adds_up_and_older_plans_without_it_load) {
+    vram_plan *p = new_plan(), *q = new_plan();
+    char err[512];
+    cr_assert_eq(vram_plan_add_component(p, "embed=multilingual-e5-large", err, sizeof err), VRAM_OK);
+    cr_assert_eq(vram_plan_add_component(p, "gen=Qwen2.5-0.5B", err, sizeof err), VRAM_OK);
+    cr_assert_eq(vram_plan_add_component(p, "cls=distilbert-base-uncased@cuda:1", err, sizeof err),
+                 VRAM_OK);
+    gpu(p, 8 * GIB, 6 * GIB, 8);
+    gpu(p, 4 * GIB, 4 * GIB, 8);
+    gpu(p, 4 * GIB, 4 * GIB, 8); /* left empty */
+    p->host = 16 * GIB;
+    p->host_given = 1;
+    make(p);
+    vram_plan_gpu_use u;
+    int in_use = 0;
+    for (int g = 0; g < p->sum.gpus; g++) {
+        cr_assert_eq(vram_plan_gpu_use_of(p, g, &u), VRAM_OK);
+        cr_expect_eq(u.components_bytes + u.cuda_context + u.workspace, u.used, "GPU %d", g);
+        cr_expect_eq(u.used, p->sum.gpu[g].used);
+        cr_expect_eq(u.components, p->sum.gpu[g].components);
+        if (u.components) in_use++;
+        else cr_expect_eq(u.cuda_context + u.workspace, 0);
+    }
+    cr_expect_eq(in_use, 2);
+    cr_expect_eq(p->fixed_context + p->fixed_workspace, p->sum.fixed_bytes);
+    cr_expect_eq(vram_plan_gpu_use_of(p, 3, &u), VRAM_E_INVALID, "no GPU 3");
+
+    /* the document has gpu_use; drop it, as in a plan saved by an older vramkit */
+    char *text = vram_plan_doc_json(p, NULL, 0);
+    cr_assert_not_null(text);
+    cJSON *doc = cJSON_Parse(text);
+    cr_assert(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "gpu_use")));
+    cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "gpu_use")), 3);
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "gpu_use");
+    char *old = cJSON_PrintUnformatted(doc);
+    char path[] = "/tmp/vramkit-plan-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, old, strlen(old)), (ssize_t)strlen(old));
+    close(fd);
+    load(path, q);
+    make(q);
+    for (int g = 0; g < p->sum.gpus; g++) {
+        vram_plan_gpu_use a, b;
+        cr_assert_eq(vram_plan_gpu_use_of(p, g, &a), VRAM_OK);
+        cr_assert_eq(vram_plan_gpu_use_of(q, g, &b), VRAM_OK);
+        cr_expect_eq(memcmp(&a, &b, sizeof a), 0, "GPU %d the same again", g);
+    }
+    vram_change ch[8];
+    size_t n = 9;
+    cr_assert_eq(vram_plan_changes_since(q, ch, 8, &n), VRAM_OK);
+    cr_expect_eq(n, 0, "nothing moved");
+    /* a --model plan has no gpu_use */
+    vram_plan *m = new_plan();
+    m->single = 1;
+    m->sum.gpus = 1;
+    cr_expect_eq(vram_plan_gpu_use_of(m, 0, &u), VRAM_E_INVALID);
+    free(m);
+    unlink(path);
+    cJSON_free(old);
+    cJSON_Delete(doc);
+    free(text);
+    free(p);
+    free(q);
 }

@@ -348,6 +348,59 @@ static void gen_config(void) {
     cfg("bad_string_number", "{\"model_type\":\"bert\",\"vocab_size\":\"30522\"}");
 }
 
+/* ---- corrupted copies (issue 16 §5) -------------------------------------------------------- */
+
+/* root/dir/from with the bytes at the first `needle` + skip replaced, as root/dir/to: a
+ * valid file corrupted the way a bad disk or copy does it. */
+static void flip_seed(const char *dir, const char *from, const char *to, const char *needle,
+                      size_t skip, const char *bytes, size_t nbytes) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s", root, dir, from);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        perror(path);
+        exit(1);
+    }
+    fx_buf b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        fx_put(&b, chunk, n);
+    fclose(f);
+    size_t nl = strlen(needle), at = b.n;
+    for (size_t i = 0; i + nl <= b.n; i++)
+        if (memcmp(b.p + i, needle, nl) == 0) {
+            at = i;
+            break;
+        }
+    if (at == b.n || at + skip + nbytes > b.n) {
+        fprintf(stderr, "%s: '%s' not found\n", path, needle);
+        exit(1);
+    }
+    memcpy(b.p + at + skip, bytes, nbytes);
+    out(dir, to, b.p, b.n);
+    fx_free(&b);
+}
+
+static void gen_corrupted(void) {
+    /* safetensors: a tensor name, the header's padding */
+    flip_seed("safetensors", "ok_tiny", "bad_name_control", "\"model.layers.1.mlp", 7, "\x07", 1);
+    flip_seed("safetensors", "ok_tiny", "bad_name_utf8", "\"lm_head.weight", 3, "\xff", 1);
+    flip_seed("safetensors", "ok_tiny", "bad_name_escaped_control", "\"position_ids", 1,
+              "\\u0007", 6);
+    flip_seed("safetensors", "ok_tiny", "bad_vertical_tab", "}}  ", 2, "\x0b", 1);
+    /* GGUF: a tensor name, a metadata key */
+    flip_seed("gguf", "ok_tiny_llama", "bad_tensor_name_control", "blk.1.ffn_up.weight", 6, "\x07",
+              1);
+    flip_seed("gguf", "ok_tiny_llama", "bad_tensor_name_utf8", "output_norm.weight", 0, "\xc3", 1);
+    flip_seed("gguf", "ok_tiny_llama", "bad_key_control", "llama.block_count", 11, "\x1b", 1);
+    /* config.json: a key (read before as a missing key: a default), whitespace */
+    flip_seed("config", "ok_gpt2", "bad_key_control", "\"n_layer\"", 3, "\x07", 1);
+    flip_seed("config", "ok_gpt2", "bad_key_utf8", "\"vocab_size\"", 1, "\xff", 1);
+    flip_seed("config", "ok_gpt2", "bad_vertical_tab", ", \"n_head\"", 1, "\x0b", 1);
+    flip_seed("config", "ok_gpt2", "bad_value_control", "gelu_new", 2, "\x01", 1);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s CORPUS_DIR (test/fuzz/corpus)\n", argv[0]);
@@ -357,5 +410,6 @@ int main(int argc, char **argv) {
     gen_safetensors();
     gen_gguf();
     gen_config();
+    gen_corrupted();
     return 0;
 }
