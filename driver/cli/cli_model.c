@@ -291,3 +291,60 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
     cli_json_end_object(j);
 }
 
+
+void cli_machine_text(FILE *out, const vram_machine_view *v) {
+    char a[32];
+    if (strcmp(v->source, "nvml") == 0)
+        fprintf(out, "GPUs read through NVML (no CUDA context made)\n");
+    else if (strcmp(v->source, "cuda") == 0)
+        fprintf(out, "GPUs read through the CUDA runtime (not NVML: %s)\n", v->note);
+    if (!v->tenants_known) return;
+    if (v->ntenants == 0) {
+        fprintf(out, "no other process holds memory on these GPUs\n");
+        return;
+    }
+    for (int i = 0; i < v->ntenants; i++) {
+        const vram_machine_tenant *t = &v->tenants[i];
+        if (i == 0 || t->gpu != v->tenants[i - 1].gpu)
+            fprintf(out, "%sGPU %d also used by: ", i ? "\n" : "", t->gpu);
+        else
+            fprintf(out, ", ");
+        fprintf(out, "%s (pid %u) %s", t->name[0] ? t->name : "?", (unsigned)t->pid,
+                t->bytes == VRAM_GPUMEM_UNKNOWN ? "memory not shown"
+                                                : vram_fmt_size(t->bytes, a, sizeof a));
+    }
+    fprintf(out, "\n");
+    if (v->tenants_more) fprintf(out, "and %d more processes\n", v->tenants_more);
+}
+
+void cli_machine_json(cli_json *j, const vram_machine_view *v) {
+    cli_json_key(j, "gpu_source");
+    cli_json_string(j, v->source);
+    cli_json_key(j, "gpu_source_note");
+    if (v->note[0]) cli_json_string(j, v->note);
+    else cli_json_null(j);
+    cli_json_key(j, "tenants");
+    if (!v->tenants_known) {
+        cli_json_null(j);
+        return;
+    }
+    cli_json_begin_array(j);
+    for (int i = 0; i < v->ntenants; i++) {
+        const vram_machine_tenant *t = &v->tenants[i];
+        cli_json_begin_object(j);
+        cli_json_key(j, "gpu");
+        cli_json_u64(j, (uint64_t)t->gpu);
+        cli_json_key(j, "pid");
+        cli_json_u64(j, t->pid);
+        cli_json_key(j, "name");
+        if (t->name[0]) cli_json_string(j, t->name);
+        else cli_json_null(j);
+        cli_json_key(j, "bytes");
+        if (t->bytes == VRAM_GPUMEM_UNKNOWN) cli_json_null(j);
+        else cli_json_u64(j, t->bytes);
+        cli_json_end_object(j);
+    }
+    cli_json_end_array(j);
+    cli_json_key(j, "tenants_more");
+    cli_json_u64(j, (uint64_t)v->tenants_more);
+}

@@ -12,6 +12,7 @@
 #include <vramkit/strategy.h>
 
 #include "cli.h"
+#include "device/machine.h"
 #include "models/model_find.h"
 #include "plan/workload.h"
 
@@ -67,5 +68,12 @@ void cli_estimate_json(cli_json *j, const vram_estimate *e);
 void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e);
 /* The workload as a JSON object under the current key. */
 void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e);
+
+/* How this machine's GPUs were read (NVML or the CUDA runtime, and why not NVML) and the
+ * other processes holding memory on them: text lines, or the keys gpu_source,
+ * gpu_source_note, tenants ([{gpu, pid, name, bytes}] or null when not known) and
+ * tenants_more inside the JSON object being written. For GPUs read here only. */
+void cli_machine_text(FILE *out, const vram_machine_view *v);
+void cli_machine_json(cli_json *j, const vram_machine_view *v);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "cli_model.h"
-#include "device/snapshot.h"
+#include "device/machine.h"
 
 #define CMD "estimate"
 
@@ -83,6 +83,7 @@ int cmd_estimate(int argc, char **argv) {
     vram_gpu_budget gpus[VRAM_PLAN_MAX_GPUS];
     int ngpu = 0, json = 0, c, rc, best = -1, detected = 0;
     char no_gpu[128] = "";
+    vram_machine_view view = {0};
     uint64_t margin = VRAM_PLAN_DEFAULT_MARGIN, budget = 0, host;
     int margin_given = 0;
     vram_devices dev;
@@ -172,7 +173,7 @@ int cmd_estimate(int argc, char **argv) {
     /* the recommendation: for the GPU with the largest budget (vram_devices_best_gpu), else
        for the CPU; the margin as given (0: none, the core's one byte), else the default */
     if (ngpu == 0) {
-        ngpu = vram_machine_gpus(gpus, VRAM_PLAN_MAX_GPUS, no_gpu, sizeof no_gpu);
+        ngpu = vram_machine_gpus_view(gpus, VRAM_PLAN_MAX_GPUS, &view, no_gpu, sizeof no_gpu);
         detected = ngpu > 0;
     }
     memset(&dev, 0, sizeof dev);
@@ -209,6 +210,7 @@ int cmd_estimate(int argc, char **argv) {
             cli_json_bool(&j, !detected);
             cli_json_key(&j, "free_bytes");
             cli_json_u64(&j, gpus[best].free);
+            if (detected) cli_machine_json(&j, &view);
         } else {
             cli_json_string(&j, "cpu");
             cli_json_key(&j, "no_gpu_reason");
@@ -277,6 +279,7 @@ int cmd_estimate(int argc, char **argv) {
     else
         printf("recommended preset: cpu (no GPU: %s; --assume-gpu SPEC plans for one)\n",
                no_gpu);
+    if (detected) cli_machine_text(stdout, &view);
     for (int p = 0; p < VRAM_PRESET_COUNT; p++) {
         char g[32], h[32];
         if (r->status[p] != VRAM_OK) {

@@ -183,6 +183,7 @@ static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, siz
         if (p->gpus[g].cc_major) fprintf(out, ", cc %d.%d", p->gpus[g].cc_major, p->gpus[g].cc_minor);
         fprintf(out, "\n");
     }
+    if (p->gpus_detected) cli_machine_text(out, &p->view);
     if (p->ngpu)
         fprintf(out, "host: %s free; margin %s per device\n",
                 p->host ? vram_fmt_size(p->host, a, sizeof a) : "unknown",

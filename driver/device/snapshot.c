@@ -9,7 +9,6 @@
 
 #include <vramkit/cudaerr.h>
 
-#include "cuda/cuda_device.h"
 
 /* Records why the snapshot stops. The raw code comes from the backend's own record. */
 static vram_status snap_fail(const vram_device_ops *ops, vram_device_snapshot *out,
@@ -117,47 +116,4 @@ vram_status vram_snapshot_take(const vram_device_ops *ops, vram_device_snapshot 
     /* complete for the devices it holds, but not the whole machine */
     out->status = count > n ? VRAM_E_RANGE : VRAM_OK;
     return out->status;
-}
-
-int vram_machine_gpus(vram_gpu_budget *out, int max, char *why, size_t cap) {
-    vram_device_ops ops;
-    vram_device_snapshot *snap;
-    vram_status st;
-    int n = 0;
-    if (cap) why[0] = '\0';
-    if (vram_cuda_ops(&ops) != VRAM_OK) {
-        snprintf(why, cap, "this vramkit was built without CUDA");
-        return 0;
-    }
-    snap = calloc(1, sizeof *snap);
-    if (snap == NULL) {
-        snprintf(why, cap, "out of memory");
-        return 0;
-    }
-    st = vram_snapshot_take(&ops, snap);
-    for (int d = 0; d < snap->device_count && n < max; d++) {
-        const vram_device_info *di = &snap->devices[d];
-        if (di->total_bytes == 0) break; /* keep indices: GPU n is cuda:n */
-        out[n].total = di->total_bytes;
-        out[n].free = di->free_bytes <= di->total_bytes ? di->free_bytes : di->total_bytes;
-        out[n].cc_major = di->cc_major;
-        out[n].cc_minor = di->cc_minor;
-        n++;
-    }
-    if (n == 0) snprintf(why, cap, "%s", st == VRAM_OK ? "no GPU found" : vram_status_str(st));
-    vram_cuda_release();
-    free(snap);
-    return n;
-}
-
-uint64_t vram_machine_host_available(void) {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    if (f == NULL) return 0;
-    while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
-    }
-    fclose(f);
-    return (uint64_t)kb * 1024u;
 }

@@ -7,7 +7,6 @@
 #include <stddef.h>
 
 #include <vramkit/device.h>
-#include <vramkit/strategy.h>
 
 /* Fills *out from `ops`: driver and runtime versions, device count, then for every device
  * device_info, mem_info (its free/total win over device_info's) and the five tristate
@@ -25,15 +24,5 @@
  *   reported as success is a complete snapshot of no devices. */
 VRAM_NODISCARD vram_status vram_snapshot_take(const vram_device_ops *ops,
                                               vram_device_snapshot *out);
-
-/* This machine's GPUs as a plan sees them (vramkit/strategy.h): total, free (what other
- * tenants hold already out) and compute capability of each, read through the CUDA backend,
- * at most `max`; the contexts made for reading are released before it returns. Returns how
- * many: GPU n is cuda:n. 0 when there is none, with why[0 .. cap) saying why (no NVIDIA
- * driver, no GPU, a build without CUDA, ...). Prints nothing. */
-int vram_machine_gpus(vram_gpu_budget *out, int max, char *why, size_t cap);
-
-/* The host's available memory (MemAvailable of /proc/meminfo); 0 when unknown. */
-uint64_t vram_machine_host_available(void);
 
 #endif /* VRAMKIT_DRIVER_SNAPSHOT_H */

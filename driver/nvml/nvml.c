@@ -45,6 +45,8 @@ typedef nv_return (*fn_handle)(unsigned int, nv_device *);
 typedef nv_return (*fn_name)(nv_device, char *, unsigned int);
 typedef nv_return (*fn_memory)(nv_device, nv_memory *);
 typedef nv_return (*fn_procs)(nv_device, unsigned int *, void *);
+typedef nv_return (*fn_cc)(nv_device, int *, int *);
+typedef nv_return (*fn_mig)(nv_device, unsigned int *, unsigned int *);
 
 typedef struct nvml_state {
     const char *library; /* NULL: from the environment */
@@ -60,6 +62,8 @@ typedef struct nvml_state {
     fn_memory memory;
     fn_procs compute, graphics; /* NULL: that list is not available */
     int procs_v1;               /* the lists are the old nvmlProcessInfo_v1_t layout */
+    fn_cc cc;                   /* NULL: an NVML without nvmlDeviceGetCudaComputeCapability */
+    fn_mig mig;                 /* NULL: an NVML from before MIG */
     char err[512];
 } nvml_state;
 
@@ -144,6 +148,8 @@ static vram_status nvml_open(void *ctx) {
     LOAD(s->memory, dlsym(s->dl, "nvmlDeviceGetMemoryInfo"));
     LOAD(s->compute, sym_first(s->dl, n_compute, NULL));
     LOAD(s->graphics, sym_first(s->dl, n_graphics, NULL));
+    LOAD(s->cc, dlsym(s->dl, "nvmlDeviceGetCudaComputeCapability"));
+    LOAD(s->mig, dlsym(s->dl, "nvmlDeviceGetMigMode"));
     if (s->compute == NULL) { /* a driver before the v2 lists: the first layout */
         LOAD(s->compute, dlsym(s->dl, "nvmlDeviceGetComputeRunningProcesses"));
         LOAD(s->graphics, dlsym(s->dl, "nvmlDeviceGetGraphicsRunningProcesses"));
@@ -311,6 +317,44 @@ static vram_status nvml_processes(void *ctx, int device, vram_gpumem_proc *out, 
     return one_list(s, s->graphics, h, 1, out, cap, n);
 }
 
+static vram_status nvml_compute_capability(void *ctx, int device, int *major, int *minor) {
+    nvml_state *s = ctx;
+    nv_device h;
+    vram_status st = get_handle(s, device, &h);
+    *major = *minor = 0;
+    if (st != VRAM_OK) return st;
+    if (s->cc == NULL) {
+        snprintf(s->err, sizeof s->err, "this NVML has no nvmlDeviceGetCudaComputeCapability");
+        return VRAM_E_NOT_SUPPORTED;
+    }
+    nv_return r = s->cc(h, major, minor);
+    if (r != NV_SUCCESS) {
+        snprintf(s->err, sizeof s->err, "nvmlDeviceGetCudaComputeCapability(%d): %s", device,
+                 nv_text(s, r));
+        *major = *minor = 0;
+        return nv_status(r);
+    }
+    return VRAM_OK;
+}
+
+static vram_status nvml_mig_mode(void *ctx, int device, int *on) {
+    nvml_state *s = ctx;
+    nv_device h;
+    unsigned int current = 0, pending = 0;
+    vram_status st = get_handle(s, device, &h);
+    *on = 0;
+    if (st != VRAM_OK) return st;
+    if (s->mig == NULL) return VRAM_OK; /* an NVML from before MIG: a GPU without it */
+    nv_return r = s->mig(h, &current, &pending);
+    if (r == NV_ERROR_NOT_SUPPORTED) return VRAM_OK; /* a GPU without MIG */
+    if (r != NV_SUCCESS) {
+        snprintf(s->err, sizeof s->err, "nvmlDeviceGetMigMode(%d): %s", device, nv_text(s, r));
+        return nv_status(r);
+    }
+    *on = current != 0;
+    return VRAM_OK;
+}
+
 static const char *nvml_error(void *ctx) { return ((nvml_state *)ctx)->err; }
 
 vram_gpumem_ops vram_nvml_ops(const char *library) {
@@ -329,6 +373,8 @@ vram_gpumem_ops vram_nvml_ops(const char *library) {
     m.memory = nvml_memory;
     m.processes = nvml_processes;
     m.error = nvml_error;
+    m.compute_capability = nvml_compute_capability;
+    m.mig_mode = nvml_mig_mode;
     return m;
 }
 
@@ -336,7 +382,7 @@ vram_status vram_gpumem_ops_check(const vram_gpumem_ops *m) {
     if (m == NULL) return VRAM_E_INVALID;
     if (m->api_version != VRAM_GPUMEM_API_VERSION || m->size != sizeof *m) return VRAM_E_VERSION;
     if (!m->open || !m->close || !m->driver_version || !m->device_count || !m->device_name ||
-        !m->memory || !m->processes || !m->error)
+        !m->memory || !m->processes || !m->error || !m->compute_capability || !m->mig_mode)
         return VRAM_E_INVALID;
     return VRAM_OK;
 }
@@ -360,6 +406,9 @@ static vram_status ad_device_info(void *ctx, int d, vram_device_info *out) {
     out->vmm = out->vmm_posix_fd = out->vmm_rdma = out->memory_pools = out->host_register = VRAM_UNKNOWN;
     out->mempool_handle_types = -1;
     if ((st = AD(ctx)->device_name(AD(ctx)->ctx, d, out->name, sizeof out->name)) != VRAM_OK) return st;
+    /* the compute capability where NVML says it (0.0: not known) */
+    if (AD(ctx)->compute_capability(AD(ctx)->ctx, d, &out->cc_major, &out->cc_minor) != VRAM_OK)
+        out->cc_major = out->cc_minor = 0;
     return ad_mem_info(ctx, d, &out->free_bytes, &out->total_bytes);
 }
 static vram_status ad_attribute(void *c, int d, int a, int *v) { (void)c; (void)d; (void)a; *v = 0; return ad_none(); }

@@ -11,7 +11,7 @@
 
 #include <vramkit/device.h>
 
-#define VRAM_GPUMEM_API_VERSION 1u
+#define VRAM_GPUMEM_API_VERSION 2u
 /* The library loaded when nothing else is asked for; VRAMKIT_NVML_LIBRARY names another
  * (a path, or an empty value: "no NVML", for tests and to rule it out). */
 #define VRAM_NVML_LIBRARY "libnvidia-ml.so.1"
@@ -47,6 +47,11 @@ typedef struct vram_gpumem_ops {
      * cap; *n how many were written. */
     vram_status (*processes)(void *ctx, int device, vram_gpumem_proc *out, int cap, int *n);
     const char *(*error)(void *ctx);
+    /* Since API 2. The CUDA compute capability; VRAM_E_NOT_SUPPORTED where NVML cannot say. */
+    vram_status (*compute_capability)(void *ctx, int device, int *major, int *minor);
+    /* Since API 2. *on = 1 when the GPU is in MIG mode (CUDA then numbers its instances, not
+     * the GPU); 0 when it is not or the GPU has no MIG (NVML's "not supported"). */
+    vram_status (*mig_mode)(void *ctx, int device, int *on);
 } vram_gpumem_ops;
 
 /* The NVML backend: `library` (NULL: $VRAMKIT_NVML_LIBRARY, else VRAM_NVML_LIBRARY). One

@@ -2,14 +2,16 @@
  *   {version, inputs {model | components [{name, model, device}] + global_device,
  *    workload {mode, format, compute, batch, seq, src_len, tgt_len, optimizer, checkpointing,
  *    flash_attention, grad_accum, lora_rank, lora_targets}, machine {gpus [{total_bytes,
- *    free_bytes, cc}], gpus_assumed, no_gpu_reason, host_free_bytes, margin_bytes}},
+ *    free_bytes, cc}], gpus_assumed, no_gpu_reason, host_free_bytes, margin_bytes, and for
+ *    GPUs read here gpu_source ("nvml" | "cuda"), gpu_source_note, tenants ([{gpu, pid, name,
+ *    bytes}] of other processes, or null when not known), tenants_more}},
  *    strategies [{name, format, devices, bytes, per_device [{device, bytes, blocks}], fits,
  *    reason, reason_text}], chosen, placement [...], gpu_use (component plans) [{device,
  *    budget_bytes, used_bytes, components, components_bytes, cuda_context_bytes,
  *    workspace_bytes}], notes [{component, note}] (only when a model reader noted something),
  *    changes (plans made again)}
- * gpu_use and notes came later within version 1: output only, so plans without them load
- * the same.
+ * gpu_use, notes and the machine's gpu_source/tenants came later within version 1: output
+ * only, so plans without them load the same.
  * Byte counts are written as exact integers (cJSON's numbers are doubles). */
 #include "plan_doc.h"
 
@@ -109,6 +111,28 @@ static cJSON *inputs_json(doc_build *b, const vram_plan *p) {
     add(b, mc, "gpus", gs);
     add_bool(b, mc, "gpus_assumed", !p->gpus_detected);
     add_str(b, mc, "no_gpu_reason", p->ngpu == 0 ? p->no_gpu : NULL);
+    if (p->gpus_detected) { /* read here: how, and who else holds memory on them */
+        const vram_machine_view *v = &p->view;
+        add_str(b, mc, "gpu_source", v->source);
+        add_str(b, mc, "gpu_source_note", v->note[0] ? v->note : NULL);
+        if (v->tenants_known) {
+            cJSON *ts = checked(b, cJSON_CreateArray());
+            for (int i = 0; i < v->ntenants; i++) {
+                const vram_machine_tenant *t = &v->tenants[i];
+                cJSON *o = checked(b, cJSON_CreateObject());
+                add_u64(b, o, "gpu", (uint64_t)t->gpu);
+                add_u64(b, o, "pid", t->pid);
+                add_str(b, o, "name", t->name[0] ? t->name : NULL);
+                if (t->bytes == VRAM_GPUMEM_UNKNOWN) add(b, o, "bytes", cJSON_CreateNull());
+                else add_u64(b, o, "bytes", t->bytes);
+                add(b, ts, NULL, o);
+            }
+            add(b, mc, "tenants", ts);
+            add_u64(b, mc, "tenants_more", (uint64_t)v->tenants_more);
+        } else {
+            add(b, mc, "tenants", cJSON_CreateNull());
+        }
+    }
     add_u64(b, mc, "host_free_bytes", p->host);
     add_u64(b, mc, "margin_bytes", vram_devices_margin(&p->dev));
     add(b, in, "machine", mc);

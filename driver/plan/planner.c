@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/snapshot.h"
+#include "device/machine.h"
 #include "util/text.h"
 
 /* ---- inputs ------------------------------------------------------------------------- */
@@ -120,7 +120,8 @@ static vram_status resolve_settings(vram_plan *p, char *err, size_t cap) {
 /* The machine: GPUs given, saved or read here; the host given or read; the margin. */
 static vram_status build_devices(vram_plan *p, char *err, size_t cap) {
     if (p->ngpu == 0 && !p->gpus_given && !p->saved.present) {
-        p->ngpu = vram_machine_gpus(p->gpus, VRAM_PLAN_MAX_GPUS, p->no_gpu, sizeof p->no_gpu);
+        p->ngpu = vram_machine_gpus_view(p->gpus, VRAM_PLAN_MAX_GPUS, &p->view, p->no_gpu,
+                                         sizeof p->no_gpu);
         p->gpus_detected = p->ngpu > 0;
     } else if (p->ngpu == 0) {
         snprintf(p->no_gpu, sizeof p->no_gpu, "%s",

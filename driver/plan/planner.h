@@ -11,6 +11,7 @@
 #include <vramkit/plan.h>
 #include <vramkit/strategy.h>
 
+#include "device/machine.h"
 #include "models/model_find.h"
 
 /* The plan document's version (plan_doc.h writes and reads it). */
@@ -56,6 +57,7 @@ typedef struct vram_plan {
     vram_plan_saved saved;
     /* decided by vram_plan_make */
     int gpus_detected;  /* the GPUs were read from this machine */
+    vram_machine_view view; /* how they were read, and the other processes on them */
     char no_gpu[128];   /* why there is no GPU, when there is none */
     char global_text[32];
     vram_device_setting global; /* VRAMKIT_DEVICE, default auto */

@@ -1,7 +1,8 @@
 /* hw_nvml.c — on a real GPU, NVML (driver/nvml/nvml.h) against the CUDA runtime: its memory
  * figures agree with cudaMemGetInfo, a process holding 1 GiB is on its process list with at
  * least that much, and `vramkit watch --count 3` reads memory without a CUDA context: its pid
- * never appears on NVML's process list of any GPU while it runs. */
+ * never appears on NVML's process list of any GPU while it runs; a plan reads this machine's
+ * GPUs through NVML with the CUDA runtime's total and compute capability. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 
 #include "hw_common.h"
 
+#include "device/machine.h"
 #include "nvml/nvml.h"
 
 #define GIB (UINT64_C(1) << 30)
@@ -86,6 +88,33 @@ Test(hw_nvml, watch_holds_no_cuda_context) {
     cr_expect(!seen, "vramkit watch (pid %ld) was on NVML's process list: it holds a context",
               (long)pid);
     m.close(m.ctx);
+}
+
+/* What plan and estimate read (driver/device/machine.h): through NVML where it numbers the
+ * GPUs as CUDA does, with the runtime's total and compute capability for GPU 0. */
+Test(hw_nvml, a_plan_reads_the_gpus_through_nvml) {
+    vram_gpu_budget g[VRAM_PLAN_MAX_GPUS];
+    vram_machine_view v;
+    char why[192];
+    int n = vram_machine_gpus_view(g, VRAM_PLAN_MAX_GPUS, &v, why, sizeof why);
+    cr_assert_gt(n, 0, "%s", why);
+    if (getenv("CUDA_VISIBLE_DEVICES") != NULL) { /* NVML cannot number as the runtime does */
+        cr_expect_str_eq(v.source, "cuda");
+        cr_expect(strstr(v.note, "CUDA_VISIBLE_DEVICES"), "%s", v.note);
+        return;
+    }
+    cr_expect_str_eq(v.source, "nvml", "%s", v.note);
+    struct cudaDeviceProp prop;
+    size_t cfree = 0, ctotal = 0;
+    VRAM_HW_CUDA(cudaSetDevice(0));
+    VRAM_HW_CUDA(cudaGetDeviceProperties(&prop, 0));
+    VRAM_HW_CUDA(cudaMemGetInfo(&cfree, &ctotal));
+    cr_expect_eq(g[0].total, (uint64_t)ctotal);
+    cr_expect_eq(g[0].cc_major, prop.major);
+    cr_expect_eq(g[0].cc_minor, prop.minor);
+    cr_expect_eq(v.tenants_known, 1, "%s", v.note);
+    for (int i = 0; i < v.ntenants; i++)
+        cr_expect_neq(v.tenants[i].pid, (uint32_t)getpid(), "this process is not its own tenant");
 }
 
 VRAM_HW_MAIN()

@@ -9,6 +9,9 @@
  *   init=ok|mismatch|nodriver   nvmlInit's answer (default ok)
  *   devices=N                   how many GPUs (default 1)
  *   name=TEXT                   their name (default "Fake GPU")
+ *   names=A,B,...               GPU n's name is the n-th (wins over name=)
+ *   cc=MAJOR.MINOR              their compute capability (default 9.0; absent from _old)
+ *   mig=1                       MIG mode on (default: "not supported", a GPU without MIG)
  *   total=BYTES used=BYTES      each GPU's memory (default 8 GiB, 1 GiB); free = total - used
  *   procs=PID:BYTES,...         compute processes on each GPU (BYTES "na": not available)
  *   gprocs=PID:BYTES,...        graphics processes
@@ -83,9 +86,22 @@ static nv_return get_handle(unsigned int i, nv_device *h) {
     *h = devs[i];
     return 0;
 }
+static int index_of(nv_device h) { return (int)((char(*)[1])h - devs); }
+
 EXPORT nv_return nvmlDeviceGetName(nv_device h, char *name, unsigned int n) {
     char b[96];
-    (void)h;
+    if (val("names", b, sizeof b)) {
+        const char *p = b;
+        for (int i = index_of(h); i > 0 && p; i--) {
+            p = strchr(p, ',');
+            if (p) p++;
+        }
+        if (p) {
+            size_t l = strcspn(p, ",");
+            snprintf(name, n, "%.*s", (int)l, p);
+            return 0;
+        }
+    }
     snprintf(name, n, "%s", val("name", b, sizeof b) ? b : "Fake GPU");
     return 0;
 }
@@ -145,6 +161,24 @@ static nv_return list(const char *key, unsigned int *count, void *out, int v1) {
     *count = n;
     return n > cap ? 7 : 0;
 }
+
+#ifndef FAKE_NVML_OLD
+EXPORT nv_return nvmlDeviceGetCudaComputeCapability(nv_device h, int *major, int *minor) {
+    char b[32];
+    (void)h;
+    *major = 9;
+    *minor = 0;
+    if (val("cc", b, sizeof b) && sscanf(b, "%d.%d", major, minor) != 2) return 999;
+    return 0;
+}
+EXPORT nv_return nvmlDeviceGetMigMode(nv_device h, unsigned int *current, unsigned int *pending) {
+    char b[8];
+    (void)h;
+    if (!val("mig", b, sizeof b)) return 3; /* NVML_ERROR_NOT_SUPPORTED */
+    *current = *pending = (unsigned)atoi(b);
+    return 0;
+}
+#endif
 
 #ifdef FAKE_NVML_OLD
 EXPORT nv_return nvmlInit(void) { return do_init(); }

@@ -11,7 +11,7 @@
 
 #include "cli/cli_model.h"
 #include "cli_run.h"
-#include "device/snapshot.h"
+#include "device/machine.h"
 #include "json_check.h"
 
 static cJSON *parse(const cli_result *r) {

@@ -289,13 +289,15 @@ static vram_status s_procs(void *c, int d, vram_gpumem_proc *o, int cap, int *n)
     return VRAM_OK;
 }
 static const char *s_error(void *c) { (void)c; return "scripted failure"; }
+static vram_status s_cc(void *c, int d, int *ma, int *mi) { (void)c; (void)d; *ma = 8; *mi = 9; return VRAM_OK; }
+static vram_status s_mig(void *c, int d, int *on) { (void)c; (void)d; *on = 0; return VRAM_OK; }
 
 /* gpustats (what watch samples through) over a scripted gpumem table: the samples follow the
  * script, and a failing read is reported as the backend's failure. */
 Test(nvml, a_scripted_table_drives_gpustats) {
     script sc = {100, 0};
     vram_gpumem_ops m = {VRAM_GPUMEM_API_VERSION, sizeof m, "mock", &sc, s_open, s_close,
-                         s_driver, s_count, s_name, s_memory, s_procs, s_error};
+                         s_driver, s_count, s_name, s_memory, s_procs, s_error, s_cc, s_mig};
     cr_assert_eq(vram_gpumem_ops_check(&m), VRAM_OK);
     vram_device_ops d = vram_gpumem_device_ops(&m);
     vram_gpustats *g = NULL;

@@ -1,0 +1,204 @@
+/* driver/device/machine.c — this machine's GPUs and host memory as a plan sees them (see
+ * machine.h): NVML first, since it makes no CUDA context and names who holds what; the CUDA
+ * runtime where NVML is missing or cannot number the GPUs as CUDA does. */
+#include "machine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda/cuda_device.h"
+#include "device/snapshot.h"
+
+int vram_machine_nvml_numbering(const char *visible_devices, const char *device_order, int count,
+                                const char *const *names, char *why, size_t cap) {
+    if (cap) why[0] = '\0';
+    if (visible_devices != NULL) {
+        snprintf(why, cap, "CUDA_VISIBLE_DEVICES is set, so the CUDA runtime numbers only the GPUs "
+                           "it lists while NVML numbers them all");
+        return 0;
+    }
+    if (count <= 1 || (device_order != NULL && strcmp(device_order, "PCI_BUS_ID") == 0)) return 1;
+    for (int i = 1; i < count; i++)
+        if (strcmp(names[i], names[0]) != 0) {
+            snprintf(why, cap, "GPUs of different models (%s, %s): the CUDA runtime numbers them "
+                               "fastest first, NVML by PCI bus (CUDA_DEVICE_ORDER=PCI_BUS_ID makes "
+                               "the two agree)", names[0], names[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* /proc/PID/comm without its newline; "" when it cannot be read. */
+static void process_name(uint32_t pid, char *out, size_t cap) {
+    char path[64];
+    out[0] = '\0';
+    snprintf(path, sizeof path, "/proc/%u/comm", (unsigned)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return;
+    if (fgets(out, (int)cap, f) == NULL) out[0] = '\0';
+    fclose(f);
+    out[strcspn(out, "\n")] = '\0';
+}
+
+/* The GPUs through NVML; 0 (and why) when NVML cannot stand for the runtime here. */
+static int through_nvml(const vram_gpumem_ops *mem, vram_gpu_budget *out, int max,
+                        vram_machine_view *view, char *why, size_t cap) {
+    char names[VRAM_MAX_DEVICES][96];
+    const char *name_ptr[VRAM_MAX_DEVICES];
+    int count = 0, n;
+    vram_status st;
+    if ((st = vram_gpumem_ops_check(mem)) != VRAM_OK) {
+        snprintf(why, cap, "the NVML table cannot be used: %s", vram_status_str(st));
+        return 0;
+    }
+    if ((st = mem->open(mem->ctx)) != VRAM_OK || (st = mem->device_count(mem->ctx, &count)) != VRAM_OK) {
+        snprintf(why, cap, "NVML: %s", mem->error(mem->ctx));
+        return 0;
+    }
+    if (count <= 0) {
+        snprintf(why, cap, "NVML sees no GPU");
+        return 0;
+    }
+    if (count > VRAM_MAX_DEVICES) count = VRAM_MAX_DEVICES;
+    for (int d = 0; d < count; d++) {
+        int mig = 0;
+        if (mem->device_name(mem->ctx, d, names[d], sizeof names[d]) != VRAM_OK ||
+            mem->mig_mode(mem->ctx, d, &mig) != VRAM_OK) {
+            snprintf(why, cap, "NVML: %s", mem->error(mem->ctx));
+            return 0;
+        }
+        if (mig) {
+            snprintf(why, cap, "GPU %d is in MIG mode: the CUDA runtime numbers its instances, "
+                               "NVML the whole GPU", d);
+            return 0;
+        }
+        name_ptr[d] = names[d];
+    }
+    if (!vram_machine_nvml_numbering(getenv("CUDA_VISIBLE_DEVICES"), getenv("CUDA_DEVICE_ORDER"),
+                                     count, name_ptr, why, cap))
+        return 0;
+    n = count < max ? count : max;
+    for (int d = 0; d < n; d++) {
+        uint64_t total = 0, free_b = 0, used = 0;
+        int ma = 0, mi = 0;
+        if (mem->memory(mem->ctx, d, &total, &free_b, &used) != VRAM_OK) {
+            snprintf(why, cap, "NVML: %s", mem->error(mem->ctx));
+            return 0;
+        }
+        if (mem->compute_capability(mem->ctx, d, &ma, &mi) != VRAM_OK) ma = mi = 0;
+        out[d].total = total;
+        out[d].free = free_b <= total ? free_b : total;
+        out[d].cc_major = ma;
+        out[d].cc_minor = mi;
+    }
+    if (view == NULL) return n;
+    view->tenants_known = 1;
+    for (int d = 0; d < n; d++) {
+        vram_gpumem_proc procs[VRAM_GPUMEM_MAX_PROCS];
+        int np = 0;
+        if (mem->processes(mem->ctx, d, procs, VRAM_GPUMEM_MAX_PROCS, &np) != VRAM_OK) {
+            view->tenants_known = 0; /* the memory is known; who holds it is not */
+            snprintf(view->note, sizeof view->note, "the GPUs' processes cannot be listed: %s",
+                     mem->error(mem->ctx));
+            view->ntenants = view->tenants_more = 0;
+            break;
+        }
+        for (int k = 0; k < np; k++) {
+            if (procs[k].pid == (uint32_t)getpid()) continue;
+            if (view->ntenants == VRAM_MACHINE_MAX_TENANTS) {
+                view->tenants_more++;
+                continue;
+            }
+            vram_machine_tenant *t = &view->tenants[view->ntenants++];
+            t->gpu = d;
+            t->pid = procs[k].pid;
+            t->bytes = procs[k].used_bytes;
+            process_name(t->pid, t->name, sizeof t->name);
+        }
+    }
+    return n;
+}
+
+/* The GPUs through the CUDA runtime (the way before NVML). */
+static int through_cuda(const vram_device_ops *cuda, void (*release)(void), vram_gpu_budget *out,
+                        int max, char *why, size_t cap) {
+    vram_device_snapshot *snap;
+    vram_status st;
+    int n = 0;
+    if (cuda == NULL) {
+        snprintf(why, cap, "this vramkit was built without CUDA");
+        return 0;
+    }
+    snap = calloc(1, sizeof *snap);
+    if (snap == NULL) {
+        snprintf(why, cap, "out of memory");
+        return 0;
+    }
+    st = vram_snapshot_take(cuda, snap);
+    for (int d = 0; d < snap->device_count && n < max; d++) {
+        const vram_device_info *di = &snap->devices[d];
+        if (di->total_bytes == 0) break; /* keep indices: GPU n is cuda:n */
+        out[n].total = di->total_bytes;
+        out[n].free = di->free_bytes <= di->total_bytes ? di->free_bytes : di->total_bytes;
+        out[n].cc_major = di->cc_major;
+        out[n].cc_minor = di->cc_minor;
+        n++;
+    }
+    if (n == 0) snprintf(why, cap, "%s", st == VRAM_OK ? "no GPU found" : vram_status_str(st));
+    if (release) release();
+    free(snap);
+    return n;
+}
+
+int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_device_ops *cuda,
+                           void (*release)(void), vram_gpu_budget *out, int max,
+                           vram_machine_view *view, char *why, size_t cap) {
+    char nv_why[192] = "NVML is not available";
+    int n = 0;
+    if (cap) why[0] = '\0';
+    if (view) {
+        memset(view, 0, sizeof *view);
+        view->source = "";
+    }
+    if (max <= 0) return 0;
+    if (mem != NULL) n = through_nvml(mem, out, max, view, nv_why, sizeof nv_why);
+    if (n > 0) {
+        if (view) view->source = "nvml";
+        return n;
+    }
+    if (view) {
+        view->tenants_known = view->ntenants = view->tenants_more = 0;
+        snprintf(view->note, sizeof view->note, "%s", nv_why);
+    }
+    n = through_cuda(cuda, release, out, max, why, cap);
+    if (view && n > 0) view->source = "cuda";
+    return n;
+}
+
+int vram_machine_gpus_view(vram_gpu_budget *out, int max, vram_machine_view *view, char *why,
+                           size_t cap) {
+    static vram_gpumem_ops nvml;
+    vram_device_ops cuda;
+    nvml = vram_nvml_ops(NULL);
+    int have_cuda = vram_cuda_ops(&cuda) == VRAM_OK;
+    return vram_machine_gpus_from(&nvml, have_cuda ? &cuda : NULL, vram_cuda_release, out, max,
+                                  view, why, cap);
+}
+
+int vram_machine_gpus(vram_gpu_budget *out, int max, char *why, size_t cap) {
+    return vram_machine_gpus_view(out, max, NULL, why, cap);
+}
+
+uint64_t vram_machine_host_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    if (f == NULL) return 0;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    }
+    fclose(f);
+    return (uint64_t)kb * 1024u;
+}
