@@ -1,6 +1,7 @@
 #!/bin/bash
 # The test command: configure, build (warnings are errors), run unit + fuzz + proof tests,
-# then a time-boxed libFuzzer pass with clang, then print coverage of include/.
+# python (the package over the build's library), then a time-boxed libFuzzer pass with clang,
+# then print coverage of include/.
 # Environment: BUILD_DIR (default build-ci), FUZZ_SECONDS (default 10 per harness, two
 # harnesses at a time; 0 skips the libFuzzer pass, the corpus replay still runs).
 set -euo pipefail
@@ -14,8 +15,18 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DVRAMKIT_WERROR=ON -DVRAM
 cmake --build "$build" -j"$jobs"
 find "$build" -name '*.gcda' -delete
 
-echo "== tests: unit, fuzz (corpus replay), proof"
-ctest --test-dir "$build" -L 'unit|fuzz|proof' --output-on-failure -j"$jobs"
+# The Python package's tests need numpy, h5py and pytest: a virtual environment beside the
+# build, from PyPI (the label skips, exit 77, where they cannot be had).
+if [ -z "${VRAMKIT_PYTHON:-}" ] && command -v python3 >/dev/null; then
+  if [ -x "$build/pyenv/bin/python" ] || python3 -m venv "$build/pyenv" >/dev/null 2>&1; then
+    "$build/pyenv/bin/python" -m pip install -q --disable-pip-version-check numpy h5py pytest \
+      >/dev/null 2>&1 || echo "ci/test: numpy/h5py/pytest could not be installed: python tests skip"
+    export VRAMKIT_PYTHON=$build/pyenv/bin/python
+  fi
+fi
+
+echo "== tests: unit, fuzz (corpus replay), proof, python"
+ctest --test-dir "$build" -L 'unit|fuzz|proof|python' --output-on-failure -j"$jobs"
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
   echo "== libFuzzer: ${fuzz_seconds}s per harness under ASan+UBSan (clang)"

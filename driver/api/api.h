@@ -1,0 +1,93 @@
+/* driver/api/api.h — the C API the Python package (python/vramkit) loads with ctypes from the
+ * shared library libvramkit_py.so: plain types and flat structs only, each struct carrying
+ * its size so that a mismatched package and library are refused instead of misread. Nothing
+ * here decides anything: the commands (in process) and the streamer do. */
+#ifndef VRAMKIT_DRIVER_API_H
+#define VRAMKIT_DRIVER_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Raised whenever a function or struct below changes. */
+#define VRAM_API_VERSION 1
+
+int vram_api_version(void);
+/* vram_status names and one-line texts ("VRAM_E_OOM", "out of device memory"). */
+const char *vram_api_status_name(int status);
+const char *vram_api_status_str(int status);
+
+/* `vramkit ARGV[0] ARGV[1..]` run inside this process, for the commands that only compute and
+ * report (estimate, plan, chunks, doctor): returns the command's exit code and sets *out and
+ * *err to what it wrote on standard output and error (NUL-terminated, freed with
+ * vram_api_free). Any other command is exit 2 with the reason in *err: try and run start and
+ * supervise children and belong in a process of their own. One call at a time (a lock), since
+ * the commands write through the process's stdout and stderr, which are redirected to memory
+ * for the call. Returns -1 (nothing set) when memory for the capture cannot be had. */
+int vram_api_cli(int argc, const char *const *argv, char **out, char **err);
+void vram_api_free(void *p);
+
+/* ---- the streamer over an HDF5 file ------------------------------------------------------ */
+
+typedef struct vram_api_stream vram_api_stream;
+
+/* Zero means default in every field but size and batch. */
+typedef struct vram_api_stream_opts {
+    uint64_t size;          /* sizeof(vram_api_stream_opts) */
+    uint64_t batch;         /* samples per batch (required) */
+    uint64_t budget_bytes;  /* device bytes for the chunk buffers; 0: fraction of free */
+    double fraction;        /* of the device's free memory; 0: 0.75 */
+    uint64_t reserve_bytes; /* kept free before the fraction */
+    uint64_t epochs;        /* 0: 1 */
+    uint64_t first_epoch;   /* the first epoch's number (the shuffle's key), to resume */
+    uint64_t seed;
+    uint32_t world;         /* 0: 1 */
+    uint32_t rank;
+    uint32_t buffers;       /* 0: 2 */
+    uint32_t readers;       /* 0: the CPUs, 2 to 8 */
+    int32_t shuffle, drop_last, no_pad;
+    int32_t device;         /* -1: host memory (the CPU); N: cuda:N */
+    void *consumer;         /* CUDA: the consumer's stream (cudaStream_t; NULL: the legacy
+                               default stream); ignored on the CPU */
+} vram_api_stream_opts;
+
+/* One batch. The data of dataset d are count rows of row_bytes(d) bytes at data[d], in host
+ * memory (device -1) or device memory; valid until the batch is released. */
+typedef struct vram_api_batch {
+    uint64_t size;          /* sizeof(vram_api_batch), set by the caller */
+    uint64_t count;         /* samples in the batch (0 when done) */
+    uint64_t epoch;         /* first_epoch + epoch_index */
+    uint64_t epoch_index;
+    uint64_t index;         /* batch index within its epoch */
+    int32_t epoch_begin, epoch_end, done, held;
+    const uint64_t *samples; /* the sample index of each row (host memory) */
+    void *data[16];
+} vram_api_batch;
+
+/* Opens datasets[0 .. n) of the HDF5 file at `path` and starts streaming. Returns 0 and *out,
+ * or a vram_status with one line in err (the file, dataset or option, and what is wrong). */
+int vram_api_stream_open(const char *path, const char *const *datasets, uint32_t n,
+                         const vram_api_stream_opts *opts, vram_api_stream **out, char *err,
+                         size_t cap);
+/* The datasets as opened: how many, each one's row bytes, element type ("float32", "int64",
+ * ..., see driver/hdf5/h5source.h), rank and dimensions (dim 0 is the samples). */
+uint32_t vram_api_stream_datasets(const vram_api_stream *s);
+uint64_t vram_api_stream_row_bytes(const vram_api_stream *s, uint32_t d);
+const char *vram_api_stream_type(const vram_api_stream *s, uint32_t d);
+int vram_api_stream_rank(const vram_api_stream *s, uint32_t d);
+uint64_t vram_api_stream_dim(const vram_api_stream *s, uint32_t d, int k);
+/* The plan: samples of this rank per epoch (less drop-last's) and batches per epoch. */
+uint64_t vram_api_stream_rank_samples(const vram_api_stream *s);
+uint64_t vram_api_stream_batches_per_epoch(const vram_api_stream *s);
+/* -1 host memory, else the CUDA ordinal the data live on. */
+int vram_api_stream_device(const vram_api_stream *s);
+
+/* The next batch (the previous one must have been released: one is held at a time). Returns
+ * 0 with *b filled (b->done at the end), or a vram_status with one line in err. */
+int vram_api_stream_next(vram_api_stream *s, vram_api_batch *b, char *err, size_t cap);
+/* Gives the held batch back (its memory is reused after the consumer's work queued so far).
+ * 0, or a vram_status with err. Releasing with none held is VRAM_E_STATE. */
+int vram_api_stream_release(vram_api_stream *s, char *err, size_t cap);
+/* Stops the stream and frees everything (NULL is fine). 0 or the first teardown error. */
+int vram_api_stream_close(vram_api_stream *s);
+
+#endif /* VRAMKIT_DRIVER_API_H */

@@ -1,0 +1,66 @@
+"""On a GPU with torch: vramkit.stream hands its device buffers to torch on cuda:0 through
+DLPack without a copy, in the order of torch's current stream, byte for byte as h5py reads the
+file; and a consumer stream of one's own is honoured. Skipped without torch or a GPU (ci/gpu.sh
+runs it where both are)."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+h5py = pytest.importorskip("h5py")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device for torch", allow_module_level=True)
+
+import vramkit  # noqa: E402
+
+N = 5003
+
+
+@pytest.fixture(scope="module")
+def h5(tmp_path_factory):
+    p = str(tmp_path_factory.mktemp("gpu") / "train.h5")
+    rng = np.random.default_rng(3)
+    with h5py.File(p, "w") as f:
+        f["x"] = rng.standard_normal((N, 64)).astype(np.float32)
+        f["y"] = rng.integers(0, 1000, size=N, dtype=np.int64)
+    return p
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_torch_tensors_on_the_gpu_are_the_file(h5, shuffle):
+    with h5py.File(h5, "r") as f:
+        x_ref, y_ref = f["x"][...], f["y"][...]
+    seen = []
+    with vramkit.stream(h5, ["/x", "/y"], batch=256, shuffle=shuffle, seed=2, epochs=2,
+                        device="cuda:0", budget=1 << 20, output="raw") as s:
+        for b in s:
+            rx, ry = b.arrays
+            x, y = torch.from_dlpack(rx), torch.from_dlpack(ry)
+            assert x.data_ptr() == rx.ptr, "the streamer's buffer itself, not a copy"
+            assert x.device == torch.device("cuda:0")
+            assert x.dtype == torch.float32 and tuple(x.shape) == (b.count, 64)
+            z = (x * 2).sum(dim=1)  # work on torch's current stream, before the release
+            assert torch.equal(z.cpu(), torch.from_numpy(x_ref[b.samples] * 2).sum(dim=1))
+            assert np.array_equal(y.cpu().numpy(), y_ref[b.samples])
+            seen.append(b.samples)
+    allx = np.concatenate(seen)
+    assert sorted(allx.tolist()) == sorted(list(range(N)) * 2)
+
+
+def test_torch_output_is_the_default(h5):
+    with vramkit.stream(h5, "/y", batch=1000, device="cuda:0", budget=1 << 20) as s:
+        b = next(iter(s))
+        assert isinstance(b.arrays[0], torch.Tensor) and b.arrays[0].is_cuda
+
+
+def test_a_consumer_stream_of_ones_own(h5):
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        with vramkit.stream(h5, "/x", batch=512, device="cuda:0", budget=1 << 20) as s:
+            total = torch.zeros((), device="cuda:0", dtype=torch.float64)
+            for b in s:
+                total += b.arrays[0].double().sum()
+        side.synchronize()
+    with h5py.File(h5, "r") as f:
+        ref = f["x"][...].astype(np.float64).sum()
+    assert abs(total.item() - ref) <= 1e-6 * abs(ref) + 1e-6

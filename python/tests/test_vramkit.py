@@ -1,0 +1,266 @@
+"""The Python package against the C library and the CLI (label `python`): streaming HDF5 files
+made with h5py into NumPy arrays on the CPU, byte for byte against h5py (plain, shuffled,
+sharded, several epochs, a compressed dataset), the DLPack hand-off, a batch's lifetime; the
+dicts of estimate/plan/chunks equal to the CLI's --json; try_load's crash containment; errors
+raised with vramkit's message. Run by python/tests/run.sh (which finds the library)."""
+
+import ctypes
+import json
+import os
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+import vramkit
+
+N = 1003  # not a multiple of any batch used: partial batches
+
+
+@pytest.fixture(scope="module")
+def h5(tmp_path_factory):
+    p = str(tmp_path_factory.mktemp("h5") / "train.h5")
+    rng = np.random.default_rng(7)
+    with h5py.File(p, "w") as f:
+        f.create_dataset("features", data=rng.standard_normal((N, 6, 5)).astype(np.float32))
+        f.create_dataset("targets", data=rng.integers(0, 1 << 40, size=N, dtype=np.int64))
+        f.create_dataset("chunked", data=rng.integers(0, 255, size=(N, 9), dtype=np.uint8),
+                         chunks=(64, 9))
+        f.create_dataset("zipped", data=rng.standard_normal((N, 4)).astype(np.float64),
+                         chunks=(100, 4), compression="gzip")
+    return p
+
+
+def reference(path, names):
+    with h5py.File(path, "r") as f:
+        return [f[n][...] for n in names]
+
+
+def stream_all(path, names, **kw):
+    """Every batch as (epoch_index, samples, [copies of the arrays]), with each batch checked
+    against h5py's rows at its sample indices."""
+    ref = reference(path, names)
+    out = []
+    with vramkit.stream(path, names, output="numpy", **kw) as s:
+        for b in s:
+            arrays = b.arrays
+            assert len(arrays) == len(names)
+            for a, r in zip(arrays, ref):
+                assert a.shape == (b.count,) + r.shape[1:]
+                assert a.dtype == r.dtype
+                # byte for byte, as h5py reads those samples
+                assert a.tobytes() == r[b.samples].tobytes()
+            out.append((b.epoch_index, b.samples.copy(), [a.copy() for a in arrays]))
+    return out
+
+
+@pytest.mark.parametrize("names", [["/features", "/targets"], ["/chunked"], ["/zipped", "/targets"]])
+def test_plain_stream_is_the_file_in_order(h5, names):
+    got = stream_all(h5, names, batch=64, budget=64 * 1024)
+    samples = np.concatenate([s for _, s, _ in got])
+    assert (samples == np.arange(N)).all(), "in file order, each sample once"
+
+
+def test_shuffled_epochs_deliver_every_sample_once_in_another_order(h5):
+    got = stream_all(h5, ["/features", "/targets"], batch=50, shuffle=True, seed=11, epochs=3,
+                     budget=40 * 1024)
+    orders = []
+    for e in range(3):
+        s = np.concatenate([x for ep, x, _ in got if ep == e])
+        assert sorted(s.tolist()) == list(range(N)), "epoch %d: every sample exactly once" % e
+        orders.append(s)
+    assert not (orders[0] == np.arange(N)).all(), "shuffled"
+    assert not (orders[0] == orders[1]).all(), "each epoch its own order"
+    again = stream_all(h5, ["/features", "/targets"], batch=50, shuffle=True, seed=11, epochs=1,
+                       budget=40 * 1024)
+    assert (np.concatenate([x for _, x, _ in again]) == orders[0]).all(), "same seed, same order"
+
+
+@pytest.mark.parametrize("pad", [True, False])
+def test_sharded_ranks_together_deliver_the_epoch(h5, pad):
+    world = 4
+    seen = []
+    for rank in range(world):
+        got = stream_all(h5, ["/features"], batch=32, shuffle=True, seed=5, world=world,
+                         rank=rank, pad=pad, budget=64 * 1024)
+        seen.append(np.concatenate([x for _, x, _ in got]))
+    allx = np.concatenate(seen)
+    if pad:  # ceil(N/W) each, the last positions wrap around to the first samples
+        assert all(len(s) == -(-N // world) for s in seen)
+        assert set(allx.tolist()) == set(range(N))
+        assert len(allx) - N == world * (-(-N // world)) - N
+    else:  # floor(N/W) each, disjoint
+        assert all(len(s) == N // world for s in seen)
+        assert len(set(allx.tolist())) == len(allx) == world * (N // world)
+
+
+def test_drop_last_and_the_plan_agree_with_chunks(h5):
+    with vramkit.stream(h5, "/targets", batch=100, drop_last=True, budget=4096,
+                        output="numpy") as s:
+        counts = [b.count for b in s]
+        assert counts == [100] * (N // 100)
+        assert len(s) == N // 100
+    plan = vramkit.chunks(file=h5, dataset="/targets", batch=100, drop_last=True,
+                          budget=4096)
+    assert plan["total_batches"] == len(counts)
+
+
+def test_dlpack_hands_over_without_a_copy(h5):
+    ref = reference(h5, ["/features"])[0]
+    with vramkit.stream(h5, "/features", batch=40, output="raw", budget=32 * 1024) as s:
+        b = next(iter(s))
+        raw = b.arrays[0]
+        assert raw.__dlpack_device__() == (1, 0)
+        a = np.from_dlpack(raw)
+        assert a.shape == (40, 6, 5) and a.dtype == np.float32
+        assert (a == ref[:40]).all()
+        # the same memory as the streamer's buffer, not a copy
+        assert a.__array_interface__["data"][0] == raw.ptr
+        view = np.asarray(raw)
+        assert view.__array_interface__["data"][0] == raw.ptr
+
+
+def test_a_batch_is_valid_until_the_next(h5):
+    with vramkit.stream(h5, "/targets", batch=100, budget=4096, output="numpy") as s:
+        it = iter(s)
+        first = next(it)
+        kept = first.copy()[0]
+        assert first.arrays[0][0] == kept[0]
+        second = next(it)
+        with pytest.raises(vramkit.VramkitError) as e:
+            first.arrays
+        assert e.value.status == "VRAM_E_STATE"
+        assert "released" in str(e.value)
+        assert (kept == reference(h5, ["/targets"])[0][:100]).all(), "the copy outlives it"
+        second.release()
+        with pytest.raises(vramkit.VramkitError):
+            second["/targets"]
+    with pytest.raises(vramkit.VramkitError):
+        second.arrays  # closed
+
+
+def test_copy_option_gives_arrays_of_their_own(h5):
+    with vramkit.stream(h5, "/targets", batch=100, budget=4096, output="numpy", copy=True) as s:
+        bs = [b.arrays[0] for b in s]
+    assert (np.concatenate(bs) == reference(h5, ["/targets"])[0]).all()
+
+
+# ---- errors ------------------------------------------------------------------------------------
+
+def test_stream_errors_name_the_input(h5, tmp_path):
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(h5, ["/features", "/nope"], batch=8)
+    assert "/nope" in str(e.value) and e.value.status == "VRAM_E_INVALID"
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(str(tmp_path / "missing.h5"), ["/x"], batch=8)
+    assert "missing.h5" in str(e.value)
+    not_h5 = tmp_path / "text.h5"
+    not_h5.write_text("hello")
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(str(not_h5), ["/x"], batch=8)
+    assert "text.h5" in str(e.value) and e.value.status == "VRAM_E_FORMAT"
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(h5, "/features", batch=0)
+    assert "batch" in str(e.value) and e.value.exit_code == 2
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(h5, "/features", batch=8, device="gpu0")
+    assert "gpu0" in str(e.value)
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(h5, "/features", batch=8, world=2, rank=2)
+    assert "rank 2 is not below world 2" in str(e.value)
+    with pytest.raises(vramkit.VramkitError) as e:  # a batch larger than a buffer
+        vramkit.stream(h5, "/features", batch=500, budget=4096)
+    assert e.value.status == "VRAM_E_NOSPACE", e.value
+
+
+# ---- the planner: the same dicts as the CLI's --json --------------------------------------------
+
+def run_cli(*args):
+    p = subprocess.run([os.environ["VRAMKIT_EXE"], *args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def without_host(doc):
+    """The host's available memory is read at each call (MemAvailable): it may differ."""
+    s = json.dumps(doc)
+    d = json.loads(s)
+    d.get("inputs", {}).get("machine", {}).pop("host_free_bytes", None)
+    d.get("recommendation", {}).pop("host_available_bytes", None)
+    return d
+
+
+@pytest.mark.parametrize("kw,args", [
+    (dict(assume_gpu="8GiB,used=4.7GB"), ["--assume-gpu", "8GiB,used=4.7GB"]),
+    (dict(mode="train", batch=4, seq=512, checkpointing=True, assume_gpu="24GiB"),
+     ["--mode", "train", "--batch", "4", "--seq", "512", "--checkpointing", "--assume-gpu", "24GiB"]),
+])
+def test_estimate_and_plan_equal_the_cli(kw, args):
+    model = "nllb-200-distilled-600M"
+    rc, out, _ = run_cli("estimate", model, *args, "--json")
+    assert rc == 0
+    assert without_host(vramkit.estimate(model, **kw)) == without_host(json.loads(out))
+    rc, out, _ = run_cli("plan", "--model", model, *args, "--json")
+    assert rc in (0, 1)
+    assert without_host(vramkit.plan(model, **kw)) == without_host(json.loads(out))
+
+
+def test_a_plan_that_does_not_fit_is_an_answer():
+    d = vramkit.plan("nllb-200-distilled-600M", assume_gpu="1GiB,used=900MiB", mode="train",
+                     batch=64)
+    rc, out, _ = run_cli("plan", "--model", "nllb-200-distilled-600M", "--assume-gpu",
+                         "1GiB,used=900MiB", "--mode", "train", "--batch", "64", "--json")
+    assert without_host(d) == without_host(json.loads(out))
+
+
+def test_doctor_is_a_dict_like_the_cli():
+    d = vramkit.doctor()
+    rc, out, _ = run_cli("doctor", "--json")
+    c = json.loads(out)
+    assert set(d) == set(c)
+    assert d["verdict"] == c["verdict"] and d["exit_code"] == c["exit_code"] == rc
+
+
+def test_planner_errors_are_exceptions_with_the_line():
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.estimate("no-such-model-anywhere")
+    assert e.value.exit_code == 2
+    assert str(e.value).startswith("vramkit: estimate: no-such-model-anywhere: ")
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.plan("nllb-200-distilled-600M", batch="lots")
+    assert e.value.exit_code == 2 and "--batch" in str(e.value)
+    rc, out, err = vramkit.cli("run", "--strategies", "a", "--", "true")
+    assert rc == 2 and out == "" and "cannot run inside this process" in err
+
+
+# ---- try_load ------------------------------------------------------------------------------------
+
+def load_model(info):
+    """The stand-in of a model load: crashes natively under fp16, runs out of memory under
+    int8, loads under cpu."""
+    if info["strategy"] == "fp16":
+        ctypes.string_at(0)  # a segfault, as a native loader's access violation
+    if info["strategy"] == "int8":
+        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+    return {"loaded": info["strategy"], "dtype": info["dtype"]}
+
+
+def test_try_load_contains_a_crash_and_an_oom():
+    r = vramkit.try_load(load_model, strategies=["fp16", "int8", "cpu"], timeout=60)
+    assert r["chosen"] == "cpu"
+    outcomes = [a["outcome"] for a in r["attempts"]]
+    assert outcomes == ["crash", "oom", "success"], r
+    assert r["attempts"][2]["result"] == {"loaded": "cpu", "dtype": "float32"}
+    assert os.getpid() > 0  # and this process is still here
+
+
+def test_try_load_with_a_command_and_when_all_fail(tmp_path):
+    r = vramkit.try_load(["sh", "-c", "test {strategy} = int8"], strategies="fp16,int8")
+    assert r["chosen"] == "int8"
+    r = vramkit.try_load(["false"], strategies="fp16,cpu")
+    assert r["chosen"] is None
+    assert [a["outcome"] for a in r["attempts"]] == ["failed", "failed"]
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.try_load(["true"], strategies="")
+    assert e.value.exit_code == 2

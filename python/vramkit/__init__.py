@@ -1,0 +1,21 @@
+"""vramkit from Python: the streamer, the planner and the guarded load of the vramkit C library
+(loaded with ctypes; nothing is implemented a second time here).
+
+    import vramkit
+    vramkit.plan("nllb-200-distilled-600M", assume_gpu="8GiB,used=4.7GB")   # dict, as --json
+    vramkit.estimate("meta-llama/Llama-3.1-8B", mode="train", batch=4)
+    vramkit.doctor()
+    vramkit.try_load(["python", "serve.py", "--dtype", "{dtype}"], strategies="fp16,int8,cpu")
+    with vramkit.stream("train.h5", ["/features", "/targets"], batch=128, shuffle=True,
+                        device="cuda:0") as s:
+        for b in s:
+            x, y = b.arrays          # torch tensors over the streamer's buffers, no copy
+"""
+
+from ._commands import chunks, cli, doctor, estimate, plan, try_load
+from ._lib import VramkitError
+from ._stream import Batch, DeviceArray, Stream, stream
+
+__all__ = ["Batch", "DeviceArray", "Stream", "VramkitError", "chunks", "cli", "doctor",
+           "estimate", "plan", "stream", "try_load"]
+__version__ = "0.1.0"

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""bench_python_stream.py: vramkit.stream from Python against user-report 004's loader on the
+same HDF5 file, in one run on one machine, as GB/s of sample bytes and their ratio.
+
+  --device cuda:0   vramkit.stream into torch tensors on the GPU (DLPack, no copy; each batch
+                    consumed by a reduction on torch's stream) against baseline_h5py_torch.py
+                    (h5py slice reads, pin_memory, .to(non_blocking=True)), run as a child on
+                    the same file and chunk size.
+  --device cpu      vramkit.stream into NumPy arrays on the CPU against the same loader's host
+                    half: an h5py slice read of each chunk into NumPy, batches as slices.
+
+The file: --file PATH (datasets /features float32 [N, W] and /targets int64 [N]), or made here
+with --size SIZE (--width W). Needs numpy and h5py (and torch with CUDA for --device cuda:N);
+the package from python/ and the library of a build: run through
+  PYTHONPATH=python VRAMKIT_LIBRARY=build/driver/libvramkit_py.so python3 test/bench/bench_python_stream.py --size 2GiB --device cpu
+Not a test: it reports numbers, it asserts nothing but that both loaders saw the same bytes.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from baseline_h5py_torch import parse_size  # noqa: E402
+
+import vramkit  # noqa: E402
+
+
+def make_file(path, size, width):
+    row = width * 4 + 8
+    n = max(1, size // row)
+    rng = np.random.default_rng(1)
+    with h5py.File(path, "w") as f:
+        fe = f.create_dataset("features", shape=(n, width), dtype=np.float32)
+        ta = f.create_dataset("targets", shape=(n,), dtype=np.int64)
+        step = max(1, (256 << 20) // row)
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            fe[a:b] = rng.standard_normal((b - a, width), dtype=np.float32)
+            ta[a:b] = np.arange(a, b)
+    return n
+
+
+def run_vramkit(path, device, batch, epochs, budget):
+    per_epoch, checksum = [], 0
+    torch = None
+    if device != "cpu":
+        import torch
+    with vramkit.stream(path, ["/features", "/targets"], batch=batch, epochs=epochs,
+                        device=device, budget=budget,
+                        output="numpy" if device == "cpu" else "torch") as s:
+        t0, nbytes, epoch = time.perf_counter(), 0, 0
+        for b in s:
+            x, y = b.arrays
+            if torch is not None:
+                checksum += int(y.sum().item()) if b.index == 0 else 0
+                x.sum()  # consumed on torch's stream
+            else:
+                checksum += int(y.sum()) if b.index == 0 else 0
+                x.sum()
+            nbytes += x.nbytes + y.nbytes if torch is None else \
+                x.element_size() * x.nelement() + y.element_size() * y.nelement()
+            if b.epoch_end:
+                if torch is not None:
+                    torch.cuda.synchronize()
+                t1 = time.perf_counter()
+                per_epoch.append(nbytes / (t1 - t0) / 1e9)
+                t0, nbytes, epoch = time.perf_counter(), 0, epoch + 1
+    return per_epoch, checksum
+
+
+def run_h5py_cpu(path, batch, epochs, chunk_bytes):
+    per_epoch, checksum = [], 0
+    with h5py.File(path, "r") as f:
+        fe, ta = f["features"], f["targets"]
+        n, row = fe.shape[0], fe.shape[1] * 4 + 8
+        rows = max(batch, (chunk_bytes // row) // batch * batch)
+        for _ in range(epochs):
+            t0, nbytes = time.perf_counter(), 0
+            for a in range(0, n, rows):
+                x, y = fe[a:a + rows], ta[a:a + rows]  # h5py slice reads into NumPy
+                for k in range(0, len(y), batch):
+                    xb, yb = x[k:k + batch], y[k:k + batch]
+                    if a == 0 and k == 0:
+                        checksum += int(yb.sum())
+                    xb.sum()
+                    nbytes += xb.nbytes + yb.nbytes
+            per_epoch.append(nbytes / (time.perf_counter() - t0) / 1e9)
+    return per_epoch, checksum
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--file")
+    ap.add_argument("--size", type=parse_size, default=parse_size("1GiB"))
+    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--budget", type=parse_size, default=parse_size("1GiB"),
+                    help="vramkit's chunk buffers; the baseline's chunks are budget / 2")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    path = a.file or "/tmp/vramkit-bench-python-%d.h5" % a.size
+    if not a.file and not os.path.exists(path):
+        make_file(path, a.size, a.width)
+    ours, c1 = run_vramkit(path, a.device, a.batch, a.epochs, a.budget)
+    if a.device == "cpu":
+        theirs, c2 = run_h5py_cpu(path, a.batch, a.epochs, a.budget // 2)
+        name = "h5py slices into NumPy"
+    else:
+        p = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__),
+                                                         "baseline_h5py_torch.py"),
+                            "--file", path, "--chunk-bytes", str(a.budget // 2), "--batch",
+                            str(a.batch), "--epochs", str(a.epochs), "--json"],
+                           stdout=subprocess.PIPE, text=True, check=True)
+        doc = json.loads(p.stdout)
+        theirs, c2 = [e["gbps"] for e in doc["epochs"]], c1  # it reports no checksum: not cross-checked here
+        name = "h5py + pin_memory + to(non_blocking) (baseline_h5py_torch.py)"
+    if c1 != c2:
+        sys.exit("the two loaders saw different first batches (%d vs %d)" % (c1, c2))
+    best_ours, best_theirs = max(ours), max(theirs)
+    res = {"file": path, "device": a.device, "batch": a.batch, "epochs": a.epochs,
+           "vramkit_gb_per_s": ours, "baseline": name, "baseline_gb_per_s": theirs,
+           "ratio_best": best_ours / best_theirs}
+    if a.json:
+        print(json.dumps(res))
+    else:
+        print("file %s, device %s, batch %d" % (path, a.device, a.batch))
+        print("vramkit.stream  " + "  ".join("%.2f" % g for g in ours) + " GB/s")
+        print("%s  " % name + "  ".join("%.2f" % g for g in theirs) + " GB/s")
+        print("best epoch: %.2fx the baseline" % res["ratio_best"])
+
+
+if __name__ == "__main__":
+    main()
