@@ -12,6 +12,7 @@
 #   OUTDIR/torch_kernels.json bench_torch_kernels.py --json
 #   OUTDIR/stream.txt         bench_stream on the GPU (and shuffled)
 #   OUTDIR/h5py.json          baseline_h5py_torch.py --json on the same file
+#   OUTDIR/python_stream.json bench_python_stream.py --json: vramkit.stream into torch vs that loader
 # Every step has a time limit, and all of them together a deadline (DEADLINE seconds, default
 # 540: the device machine's commands end at 10 minutes, and the summary must be written before);
 # a step that fails or runs out of time is reported and the next one runs, a step with no time
@@ -114,6 +115,16 @@ if [ "$built" -eq 0 ]; then
         step h5py-baseline "$bench_timeout" sh -c "python3 '$root/test/bench/baseline_h5py_torch.py' --file '$h5' --chunk-bytes 2GiB --batch 128 --epochs 3 --json >'$out/h5py.json'"
     else
         echo "h5py-baseline|skipped (bench_stream wrote no file)|0" >>"$steps"
+    fi
+    # the Python package over this build: its tests (test_gpu.py hands batches to torch on
+    # cuda:0) and vramkit.stream into torch against the h5py+torch loader on one file
+    if python3 -c 'import torch, h5py, numpy, pytest' >/dev/null 2>&1; then
+        step python-tests "$bench_timeout" env VRAMKIT_PYTHON=python3 "$root/python/tests/run.sh" "$build"
+        if [ -n "$h5" ] && [ -f "$h5" ]; then
+            step python-stream "$bench_timeout" sh -c "PYTHONPATH='$root/python' VRAMKIT_LIBRARY='$build/driver/libvramkit_py.so' python3 '$root/test/bench/bench_python_stream.py' --file '$h5' --device cuda:0 --budget 4GiB --epochs 3 --json >'$out/python_stream.json'"
+        fi
+    else
+        echo "python-tests|skipped (no torch, h5py, numpy and pytest together)|0" >>"$steps"
     fi
 fi
 
