@@ -328,6 +328,73 @@ char *cli_chain_substitute(const char *text, const char *strategy, const char *d
     return out;
 }
 
+int cli_chain_dashes(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--") == 0) return i;
+    return argc;
+}
+
+int cli_chain_stray(const char *cmd, char **argv, int dd, int first) {
+    if (first < dd)
+        return cli_usage_error(cmd, "unexpected argument '%s': the command goes after '--' "
+                                    "(vramkit %s --strategies LIST -- COMMAND ARGS...)",
+                               argv[first], cmd);
+    return 0;
+}
+
+int cli_chain_command(const char *cmd, int argc, char **argv, int dd, char ***command, int *n) {
+    if (dd == argc)
+        return cli_usage_error(cmd, "missing '--' before the command (vramkit %s --strategies "
+                                    "LIST -- COMMAND ARGS...)", cmd);
+    *command = argv + dd + 1;
+    *n = argc - dd - 1;
+    if (*n == 0) return cli_usage_error(cmd, "no command after '--'");
+    if ((*command)[0][0] == '\0') return cli_usage_error(cmd, "the command after '--' is empty ('')");
+    return 0;
+}
+
+char **cli_chain_argv(const cli_chain *c, int k, char *const *command, int n) {
+    const char *device, *dtype;
+    char **argv = (char **)calloc((size_t)n + 1, sizeof *argv);
+    if (argv == NULL) return NULL;
+    cli_chain_strategy(c, k, &device, &dtype);
+    for (int i = 0; i < n; i++)
+        if (!(argv[i] = cli_chain_substitute(command[i], c->strategies[k], device, dtype))) {
+            cli_chain_argv_free(argv);
+            return NULL;
+        }
+    return argv;
+}
+
+void cli_chain_argv_free(char **argv) {
+    if (argv)
+        for (char **p = argv; *p; p++) free(*p);
+    free(argv);
+}
+
+void cli_chain_env(const cli_chain *c, int k, int attempt, cli_chain_attempt_env *e) {
+    const char *device, *dtype;
+    cli_chain_strategy(c, k, &device, &dtype);
+    snprintf(e->buf[0], sizeof e->buf[0], "VRAMKIT_STRATEGY=%s", c->strategies[k]);
+    snprintf(e->buf[1], sizeof e->buf[1], "VRAMKIT_DEVICE=%s", device);
+    snprintf(e->buf[2], sizeof e->buf[2], "VRAMKIT_DTYPE=%s", dtype);
+    snprintf(e->buf[3], sizeof e->buf[3], "VRAMKIT_ATTEMPT=%d", attempt);
+    for (int i = 0; i < 4; i++) e->env[i] = e->buf[i];
+    e->env[4] = NULL;
+}
+
+vram_status cli_chain_isolate(vram_isolate_opts *io, vram_isolate_result *res) {
+    /* what an attempt leaves outside its group (daemons, setsid) would keep GPU memory from the
+       next attempt: adopt and end it (these commands have no other children) */
+    io->reap_descendants = 1;
+    vram_status st = vram_isolate_run(io, res);
+    if (st == VRAM_E_NOT_SUPPORTED) { /* no subreaper on this system: the group kill only */
+        io->reap_descendants = 0;
+        st = vram_isolate_run(io, res);
+    }
+    return st;
+}
+
 void cli_chain_free(cli_chain *c) {
     free(c->strategy_text);
     free(c->rows);

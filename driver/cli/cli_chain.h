@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "isolate/isolate.h"
 #include "plan/plan_doc.h"
 #include "plan/planner.h"
 
@@ -52,6 +53,28 @@ void cli_chain_strategy(const cli_chain *c, int k, const char **device, const ch
 char *cli_chain_substitute(const char *text, const char *strategy, const char *device,
                            const char *dtype);
 void cli_chain_free(cli_chain *c);
+
+/* ---- the command after "--" and its attempts -------------------------------------------- */
+
+/* The index of "--" in argv (argc when there is none): the options end there. */
+int cli_chain_dashes(int argc, char **argv);
+/* After getopt stopped at `first`: an argument before "--" (dd) is an error naming it. */
+int cli_chain_stray(const char *cmd, char **argv, int dd, int first);
+/* The command after "--": there is one and its program is not empty. Sets *command and *n. */
+int cli_chain_command(const char *cmd, int argc, char **argv, int dd, char ***command, int *n);
+/* Strategy k's argv: command[0 .. n) with the placeholders substituted, NULL-terminated (free
+ * with cli_chain_argv_free). NULL without memory. */
+char **cli_chain_argv(const cli_chain *c, int k, char *const *command, int n);
+void cli_chain_argv_free(char **argv);
+/* Strategy k's environment for attempt number `attempt`: VRAMKIT_STRATEGY, _DEVICE, _DTYPE,
+ * _ATTEMPT (env, NULL-terminated, points into buf). */
+typedef struct cli_chain_attempt_env {
+    char buf[4][160];
+    const char *env[5];
+} cli_chain_attempt_env;
+void cli_chain_env(const cli_chain *c, int k, int attempt, cli_chain_attempt_env *e);
+/* vram_isolate_run with reap_descendants on, again without where the system has no subreaper. */
+vram_status cli_chain_isolate(vram_isolate_opts *io, vram_isolate_result *res);
 
 /* Seconds: digits with at most one '.' between digits, > 0 and <= CLI_MAX_SECONDS. */
 int cli_opt_seconds(const char *cmd, const char *name, const char *text, double *out);

@@ -172,14 +172,9 @@ static int parse_ms(const char *name, const char *text, uint32_t *out) {
 }
 
 static int parse(int argc, char **argv, opts *o) {
-    int c, rc, dd = argc;
+    int c, rc, dd = cli_chain_dashes(argc, argv);
     uint64_t v;
     memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--") == 0) {
-            dd = i;
-            break;
-        }
     cli_getopt_reset();
     while ((c = getopt_long(dd, argv, ":h", long_options, NULL)) != -1) {
         switch (c) {
@@ -254,20 +249,11 @@ static int parse(int argc, char **argv, opts *o) {
                                    argv[optind - 1]);
         }
     }
-    if (optind < dd)
-        return cli_usage_error(CMD, "unexpected argument '%s': the command goes after '--' "
-                                    "(vramkit run --strategies LIST -- COMMAND ARGS...)",
-                               argv[optind]);
+    if ((rc = cli_chain_stray(CMD, argv, dd, optind))) return rc;
     if ((rc = cli_chain_check(CMD, &o->chain))) return rc;
     if (o->policy.backoff_max_ms && o->policy.backoff_ms > o->policy.backoff_max_ms)
         return cli_usage_error(CMD, "--backoff is longer than --backoff-max");
-    if (dd == argc)
-        return cli_usage_error(CMD, "missing '--' before the command (vramkit run --strategies "
-                                    "LIST -- COMMAND ARGS...)");
-    o->command = argv + dd + 1;
-    o->n_command = argc - dd - 1;
-    if (o->n_command == 0) return cli_usage_error(CMD, "no command after '--'");
-    if (o->command[0][0] == '\0') return cli_usage_error(CMD, "the command after '--' is empty ('')");
+    if ((rc = cli_chain_command(CMD, argc, argv, dd, &o->command, &o->n_command))) return rc;
     if (o->ready_timeout_s == 0) o->ready_timeout_s = DEFAULT_READY_TIMEOUT_S;
     if ((rc = cli_chain_load(CMD, &o->chain))) return rc;
     return -1;
@@ -645,9 +631,7 @@ typedef struct attempt {
 } attempt;
 
 static void attempt_free(attempt *a) {
-    if (a->argv)
-        for (char **p = a->argv; *p; p++) free(*p);
-    free(a->argv);
+    cli_chain_argv_free(a->argv);
     a->argv = NULL;
     vram_isolate_result_free(&a->res);
 }
@@ -655,33 +639,20 @@ static void attempt_free(attempt *a) {
 /* Runs strategy a->strategy to its end. Returns 0, or an exit code when running failed. */
 static int run_attempt(const opts *o, run_state *st, attempt *a, const char *self_exe,
                        int restart) {
-    char env_strategy[128], env_device[128], env_dtype[128], env_attempt[64], ppid[32];
+    char ppid[32];
     char prog[PATH_MAX];
-    const char *env[5];
+    cli_chain_attempt_env env;
     const char **argv;
     int err;
     const char *name = o->chain.strategies[a->strategy];
     cli_chain_strategy(&o->chain, a->strategy, &a->device, &a->dtype);
-    a->argv = (char **)calloc((size_t)o->n_command + 1, sizeof *a->argv);
+    a->argv = cli_chain_argv(&o->chain, a->strategy, o->command, o->n_command);
     argv = (const char **)calloc((size_t)o->n_command + 5, sizeof *argv);
     if (!a->argv || !argv) {
         free(argv);
         return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     }
-    for (int i = 0; i < o->n_command; i++)
-        if (!(a->argv[i] = cli_chain_substitute(o->command[i], name, a->device, a->dtype))) {
-            free(argv);
-            return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-        }
-    snprintf(env_strategy, sizeof env_strategy, "VRAMKIT_STRATEGY=%s", name);
-    snprintf(env_device, sizeof env_device, "VRAMKIT_DEVICE=%s", a->device);
-    snprintf(env_dtype, sizeof env_dtype, "VRAMKIT_DTYPE=%s", a->dtype);
-    snprintf(env_attempt, sizeof env_attempt, "VRAMKIT_ATTEMPT=%d", st->attempt);
-    env[0] = env_strategy;
-    env[1] = env_device;
-    env[2] = env_dtype;
-    env[3] = env_attempt;
-    env[4] = NULL;
+    cli_chain_env(&o->chain, a->strategy, st->attempt, &env);
 
     st->strategy = name;
     st->ready = 0;
@@ -735,20 +706,15 @@ static int run_attempt(const opts *o, run_state *st, attempt *a, const char *sel
         vram_isolate_opts io;
         memset(&io, 0, sizeof io);
         io.argv = argv;
-        io.env = env;
+        io.env = env.env;
         io.timeout_s = o->ready_timeout_s;
         io.grace_s = o->grace_s;
-        io.reap_descendants = 1;
         io.on_output = on_output;
         io.on_tick = on_tick;
         io.hook_ctx = st;
         io.tick_ms = 50;
         if (j) ev_end(st->ev); /* the pid is in the ended event: it is known only after */
-        vram_status s = vram_isolate_run(&io, &a->res);
-        if (s == VRAM_E_NOT_SUPPORTED) {
-            io.reap_descendants = 0;
-            s = vram_isolate_run(&io, &a->res);
-        }
+        vram_status s = cli_chain_isolate(&io, &a->res);
         flush_lines(st);
         free(argv);
         if (s != VRAM_OK)

@@ -127,13 +127,8 @@ typedef struct opts {
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
 static int parse(int argc, char **argv, opts *o) {
-    int c, rc, dd = argc;
+    int c, rc, dd = cli_chain_dashes(argc, argv);
     memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--") == 0) {
-            dd = i;
-            break;
-        }
     cli_getopt_reset();
     while ((c = getopt_long(dd, argv, ":h", long_options, NULL)) != -1) {
         switch (c) {
@@ -166,18 +161,9 @@ static int parse(int argc, char **argv, opts *o) {
                                    argv[optind - 1]);
         }
     }
-    if (optind < dd)
-        return cli_usage_error(CMD, "unexpected argument '%s': the command goes after '--' "
-                                    "(vramkit try --strategies LIST -- COMMAND ARGS...)",
-                               argv[optind]);
+    if ((rc = cli_chain_stray(CMD, argv, dd, optind))) return rc;
     if ((rc = cli_chain_check(CMD, &o->chain))) return rc;
-    if (dd == argc)
-        return cli_usage_error(CMD, "missing '--' before the command (vramkit try --strategies "
-                                    "LIST -- COMMAND ARGS...)");
-    o->command = argv + dd + 1;
-    o->n_command = argc - dd - 1;
-    if (o->n_command == 0) return cli_usage_error(CMD, "no command after '--'");
-    if (o->command[0][0] == '\0') return cli_usage_error(CMD, "the command after '--' is empty ('')");
+    if ((rc = cli_chain_command(CMD, argc, argv, dd, &o->command, &o->n_command))) return rc;
     if ((rc = cli_chain_load(CMD, &o->chain))) return rc;
     return -1;
 }
@@ -195,9 +181,7 @@ typedef struct attempt {
 } attempt;
 
 static void attempt_free(attempt *a) {
-    if (a->argv)
-        for (char **p = a->argv; *p; p++) free(*p);
-    free(a->argv);
+    cli_chain_argv_free(a->argv);
     a->argv = NULL;
     vram_isolate_result_free(&a->res);
     cJSON_Delete(a->result);
@@ -210,40 +194,21 @@ static void on_signal(int sig) { interrupted = sig; }
 
 /* Runs attempt number k (0-based). Returns 0, or an exit code when the run itself failed. */
 static int run_attempt(const opts *o, int k, attempt *a) {
-    char env_strategy[128], env_device[128], env_dtype[128], env_attempt[64];
-    const char *env[5];
+    cli_chain_attempt_env env;
     a->strategy = o->chain.strategies[k];
     cli_chain_strategy(&o->chain, k, &a->device, &a->dtype);
-    a->argv = (char **)calloc((size_t)o->n_command + 1, sizeof *a->argv);
-    if (!a->argv) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-    for (int i = 0; i < o->n_command; i++)
-        if (!(a->argv[i] = cli_chain_substitute(o->command[i], a->strategy, a->device, a->dtype)))
-            return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-    snprintf(env_strategy, sizeof env_strategy, "VRAMKIT_STRATEGY=%s", a->strategy);
-    snprintf(env_device, sizeof env_device, "VRAMKIT_DEVICE=%s", a->device);
-    snprintf(env_dtype, sizeof env_dtype, "VRAMKIT_DTYPE=%s", a->dtype);
-    snprintf(env_attempt, sizeof env_attempt, "VRAMKIT_ATTEMPT=%d", k + 1);
-    env[0] = env_strategy;
-    env[1] = env_device;
-    env[2] = env_dtype;
-    env[3] = env_attempt;
-    env[4] = NULL;
+    if (!(a->argv = cli_chain_argv(&o->chain, k, o->command, o->n_command)))
+        return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    cli_chain_env(&o->chain, k, k + 1, &env);
 
     vram_isolate_opts io;
     memset(&io, 0, sizeof io);
     io.argv = (const char *const *)a->argv;
-    io.env = env;
+    io.env = env.env;
     io.timeout_s = o->timeout_s;
     io.grace_s = o->grace_s;
     io.cancel = &interrupted;
-    /* processes the attempt leaves outside its group (daemons, setsid) would keep GPU memory
-       from the next attempt: adopt and end them (this command has no other children) */
-    io.reap_descendants = 1;
-    vram_status st = vram_isolate_run(&io, &a->res);
-    if (st == VRAM_E_NOT_SUPPORTED) { /* no subreaper on this system: the group kill only */
-        io.reap_descendants = 0;
-        st = vram_isolate_run(&io, &a->res);
-    }
+    vram_status st = cli_chain_isolate(&io, &a->res);
     if (st != VRAM_OK)
         return cli_error(VRAM_EXIT_ENV, CMD, "cannot run '%s': %s", a->argv[0], vram_status_str(st));
     vram_attempt_end end = vram_isolate_end(&a->res);
