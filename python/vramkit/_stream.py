@@ -156,7 +156,9 @@ class Batch:
         self.count = b.count
         self.epoch, self.epoch_index, self.index = b.epoch, b.epoch_index, b.index
         self.epoch_begin, self.epoch_end = bool(b.epoch_begin), bool(b.epoch_end)
-        self.samples = _np.ctypeslib.as_array(b.samples, shape=(b.count,)).copy()
+        addr = ctypes.cast(b.samples, ctypes.c_void_p).value
+        self.samples = _np.frombuffer((ctypes.c_uint64 * b.count).from_address(addr),
+                                      dtype=_np.uint64).copy()
         self._arrays = arrays
 
     def _check(self):
@@ -243,6 +245,9 @@ class Stream:
             raise status_error(st, err.value.decode("utf-8", "replace"))
         self._h = h
         self._closed = False
+        self._err = ctypes.create_string_buffer(_ERR)  # reused by every call
+        self._b = Batch_()
+        self._b.size = ctypes.sizeof(Batch_)
         self.device = dev
         self.rank_samples = L.vram_api_stream_rank_samples(h)
         self.batches_per_epoch = L.vram_api_stream_batches_per_epoch(h)
@@ -257,6 +262,8 @@ class Stream:
             else:  # compound, strings, ...: the row's bytes
                 typestr, code, bits, dims = "|u1", 1, 8, [row]
             self._layout.append((dims, typestr, code, bits))
+        self._row = [L.vram_api_stream_row_bytes(h, d) for d in range(len(self._layout))]
+        self._lib = L
 
     def __len__(self):
         """Batches in one epoch."""
@@ -265,21 +272,18 @@ class Stream:
     def _release(self):
         if not self._holding:
             return
-        err = ctypes.create_string_buffer(_ERR)
-        st = lib().vram_api_stream_release(self._h, err, _ERR)
+        st = self._lib.vram_api_stream_release(self._h, self._err, _ERR)
         self._holding = False
         self._serial += 1
         if st != 0:
-            raise status_error(st, err.value.decode("utf-8", "replace"))
+            raise status_error(st, self._err.value.decode("utf-8", "replace"))
 
     def __iter__(self):
-        L = lib()
+        L, b, err = self._lib, self._b, self._err
+        ref = ctypes.byref(b)
         while not self._closed:
             self._release()
-            b = Batch_()
-            b.size = ctypes.sizeof(Batch_)
-            err = ctypes.create_string_buffer(_ERR)
-            st = L.vram_api_stream_next(self._h, ctypes.byref(b), err, _ERR)
+            st = L.vram_api_stream_next(self._h, ref, err, _ERR)
             if st != 0:
                 raise status_error(st, err.value.decode("utf-8", "replace"))
             if b.done:
@@ -294,6 +298,10 @@ class Stream:
 
     def _array(self, owner, ptr, count, d):
         dims, typestr, code, bits = self._layout[d]
+        if self.output == "numpy":  # host memory: a NumPy view of the buffer, made directly
+            n = count * self._row[d]
+            return _np.frombuffer((ctypes.c_char * n).from_address(ptr), dtype=typestr).reshape(
+                (count,) + tuple(dims))
         a = DeviceArray(ptr, [count] + list(dims), typestr, code, bits, self.device,
                         self._consumer, owner)
         if self.output == "raw":
