@@ -550,15 +550,31 @@ static int cuda_last_error_slot(void *ctx) {
 
 int vram_cuda_built(void) { return 1; }
 
-void vram_cuda_release(void) {
+uint64_t vram_cuda_live_contexts(void) {
+    int n = 0;
+    uint64_t live = 0;
+    if (vram__cuda_enter() != VRAM_OK) return 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError(); /* no driver or no device: no context */
+        return 0;
+    }
+    for (int d = 0; d < n && d < 64; d++)
+        if (cuda_context_active(d) != 0) live |= UINT64_C(1) << d; /* "cannot tell": kept */
+    return live;
+}
+
+void vram_cuda_release_except(uint64_t keep) {
     int n = 0;
     if (vram__cuda_enter() != VRAM_OK) return;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
         (void)cudaGetLastError(); /* no driver or no device: nothing was created */
         return;
     }
-    for (int d = 0; d < n; d++) (void)cuda_release_device(NULL, d);
+    for (int d = 0; d < n; d++)
+        if (d < 64 && !(keep >> d & 1u)) (void)cuda_release_device(NULL, d);
 }
+
+void vram_cuda_release(void) { vram_cuda_release_except(0); }
 
 static int cuda_backend_state; /* ctx: its address; the state itself is process-wide */
 

@@ -57,6 +57,15 @@ vram_status vram_cuda_ops(vram_device_ops *ops);
  * parts, a driver, or a device. */
 void vram_cuda_release(void);
 
+/* The devices whose primary context is alive now in this process (bit d for device d; a
+ * device past 63, or one whose state cannot be read, counts as alive), read without creating
+ * any; 0 without the CUDA parts, a driver or a device. With vram_cuda_release_except, a
+ * caller that looks at the GPUs from inside someone's process (the Python package) gives
+ * back only the contexts it made: a context that was alive before (a framework's) is kept. */
+uint64_t vram_cuda_live_contexts(void);
+/* vram_cuda_release for the devices whose bit in `keep` is clear. */
+void vram_cuda_release_except(uint64_t keep);
+
 /* Test hook, private: passes a raw CUDA error number through the very check every CUDA call
  * of this backend goes through (as if `call` had returned it), so the recording and the
  * sticky rule can be tested without a GPU. Returns what a slot would return. In a build

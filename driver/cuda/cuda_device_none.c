@@ -7,6 +7,10 @@ int vram_cuda_built(void) { return 0; }
 
 void vram_cuda_release(void) {}
 
+uint64_t vram_cuda_live_contexts(void) { return 0; }
+
+void vram_cuda_release_except(uint64_t keep) { (void)keep; }
+
 vram_status vram_cuda_ops(vram_device_ops *ops) {
     if (ops == NULL) return VRAM_E_INVALID;
     return VRAM_E_NOT_BUILT; /* *ops untouched, as promised */

@@ -122,12 +122,13 @@ static int through_nvml(const vram_gpumem_ops *mem, vram_gpu_budget *out, int ma
 }
 
 /* The GPUs through the CUDA runtime (the way before NVML). */
-static int through_cuda(const vram_device_ops *cuda, void (*release)(void), vram_gpu_budget *out,
-                        int max, char *why, size_t cap) {
+static int through_cuda(const vram_machine_cuda *cuda, vram_gpu_budget *out, int max, char *why,
+                        size_t cap) {
     vram_device_snapshot *snap;
     vram_status st;
+    uint64_t keep;
     int n = 0;
-    if (cuda == NULL) {
+    if (cuda == NULL || cuda->ops == NULL) {
         snprintf(why, cap, "this vramkit was built without CUDA");
         return 0;
     }
@@ -136,7 +137,8 @@ static int through_cuda(const vram_device_ops *cuda, void (*release)(void), vram
         snprintf(why, cap, "out of memory");
         return 0;
     }
-    st = vram_snapshot_take(cuda, snap);
+    keep = cuda->live ? cuda->live() : 0;
+    st = vram_snapshot_take(cuda->ops, snap);
     for (int d = 0; d < snap->device_count && n < max; d++) {
         const vram_device_info *di = &snap->devices[d];
         if (di->total_bytes == 0) break; /* keep indices: GPU n is cuda:n */
@@ -147,14 +149,14 @@ static int through_cuda(const vram_device_ops *cuda, void (*release)(void), vram
         n++;
     }
     if (n == 0) snprintf(why, cap, "%s", st == VRAM_OK ? "no GPU found" : vram_status_str(st));
-    if (release) release();
+    if (cuda->release_except) cuda->release_except(keep);
     free(snap);
     return n;
 }
 
-int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_device_ops *cuda,
-                           void (*release)(void), vram_gpu_budget *out, int max,
-                           vram_machine_view *view, char *why, size_t cap) {
+int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_machine_cuda *cuda,
+                           vram_gpu_budget *out, int max, vram_machine_view *view, char *why,
+                           size_t cap) {
     char nv_why[192] = "NVML is not available";
     int n = 0;
     if (cap) why[0] = '\0';
@@ -172,7 +174,7 @@ int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_device_ops *cu
         view->tenants_known = view->ntenants = view->tenants_more = 0;
         snprintf(view->note, sizeof view->note, "%s", nv_why);
     }
-    n = through_cuda(cuda, release, out, max, why, cap);
+    n = through_cuda(cuda, out, max, why, cap);
     if (view && n > 0) view->source = "cuda";
     return n;
 }
@@ -180,11 +182,11 @@ int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_device_ops *cu
 int vram_machine_gpus_view(vram_gpu_budget *out, int max, vram_machine_view *view, char *why,
                            size_t cap) {
     static vram_gpumem_ops nvml;
-    vram_device_ops cuda;
+    vram_device_ops ops;
+    vram_machine_cuda cuda = {NULL, vram_cuda_live_contexts, vram_cuda_release_except};
     nvml = vram_nvml_ops(NULL);
-    int have_cuda = vram_cuda_ops(&cuda) == VRAM_OK;
-    return vram_machine_gpus_from(&nvml, have_cuda ? &cuda : NULL, vram_cuda_release, out, max,
-                                  view, why, cap);
+    if (vram_cuda_ops(&ops) == VRAM_OK) cuda.ops = &ops;
+    return vram_machine_gpus_from(&nvml, &cuda, out, max, view, why, cap);
 }
 
 int vram_machine_gpus(vram_gpu_budget *out, int max, char *why, size_t cap) {

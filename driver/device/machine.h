@@ -43,17 +43,27 @@ typedef struct vram_machine_view {
 int vram_machine_nvml_numbering(const char *visible_devices, const char *device_order, int count,
                                 const char *const *names, char *why, size_t cap);
 
+/* The CUDA runtime as the fallback reads it: the table (NULL: a build without CUDA), which
+ * devices' contexts are alive before reading (NULL: none), and the release of the contexts
+ * reading made, keeping those alive before (NULL: nothing is released). */
+typedef struct vram_machine_cuda {
+    const vram_device_ops *ops;
+    uint64_t (*live)(void);
+    void (*release_except)(uint64_t keep);
+} vram_machine_cuda;
+
 /* This machine's GPUs (at most `max`; GPU n is cuda:n): total, free beside the other tenants
  * and compute capability, through `mem` (NVML; NULL: not available) when it opens, numbers
  * the GPUs as CUDA does (vram_machine_nvml_numbering over $CUDA_VISIBLE_DEVICES and
- * $CUDA_DEVICE_ORDER) and no GPU is in MIG mode; otherwise through `cuda` (NULL: a build
- * without CUDA), calling `release` (may be NULL) after reading. `view` (may be NULL) says
- * which and lists the tenants. Returns how many GPUs; 0 with why[0 .. cap) saying why (the
- * CUDA runtime's reason: no NVIDIA driver, no GPU, a build without CUDA, ...). NVML is
- * opened and left open (one per process: nvml.h). Prints nothing. */
-int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_device_ops *cuda,
-                           void (*release)(void), vram_gpu_budget *out, int max,
-                           vram_machine_view *view, char *why, size_t cap);
+ * $CUDA_DEVICE_ORDER) and no GPU is in MIG mode; otherwise through `cuda`, giving back after
+ * reading the contexts it made (a context alive before, a framework's in this process, is
+ * kept). `view` (may be NULL) says which and lists the tenants. Returns how many GPUs; 0
+ * with why[0 .. cap) saying why (the CUDA runtime's reason: no NVIDIA driver, no GPU, a
+ * build without CUDA, ...). NVML is opened and left open (one per process: nvml.h). Prints
+ * nothing. */
+int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_machine_cuda *cuda,
+                           vram_gpu_budget *out, int max, vram_machine_view *view, char *why,
+                           size_t cap);
 
 /* vram_machine_gpus_from over this build's NVML backend and CUDA backend. */
 int vram_machine_gpus_view(vram_gpu_budget *out, int max, vram_machine_view *view, char *why,

@@ -188,10 +188,12 @@ vram_status vram_doctor_gather(const vram_doctor_config *cfg, vram_doctor_report
     f->forked_after_init = vram_fork_guard_tripped();
     vram_device_ops cuda;
     const vram_device_ops *ops = c->ops;
+    uint64_t keep = 0; /* this process's contexts from before (a framework's): never released */
     out->cuda_built = 1;
     if (ops == NULL) {
         out->cuda_built = vram_cuda_built();
         if (vram_cuda_ops(&cuda) == VRAM_OK) ops = &cuda;
+        if (ops != NULL && !f->forked_after_init) keep = vram_cuda_live_contexts();
     }
     if (f->forked_after_init) {
         out->snap.status = VRAM_E_FORKED;
@@ -210,8 +212,12 @@ vram_status vram_doctor_gather(const vram_doctor_config *cfg, vram_doctor_report
          * exclusive-process mode refuses them all ("device busy") */
         if (ops != NULL && !f->forked_after_init)
             for (int d = 0; d < vram_snapshot_count(&out->snap); d++)
-                out->released[d] = ops->release_device(ops->ctx, d);
+                if (d >= 64 || !(keep >> d & 1u))
+                    out->released[d] = ops->release_device(ops->ctx, d);
         doctor_probe_all(c, out);
     }
+    /* the contexts the snapshot made are given back: the report needs none of them, and a
+       doctor run inside another program (the Python package) must not keep GPU memory */
+    if (ops == &cuda && !f->forked_after_init) vram_cuda_release_except(keep);
     return VRAM_OK;
 }

@@ -57,7 +57,8 @@ typedef struct vram_doctor_report {
     vram_probe_result probes[VRAM_MAX_DEVICES][VRAM_PROBE_COUNT]; /* ran 0: not run */
     vram_status probe_run[VRAM_MAX_DEVICES][VRAM_PROBE_COUNT];    /* what probe_fn returned */
     vram_status released[VRAM_MAX_DEVICES]; /* release_device before the probes (VRAM_OK when
-                                               none was asked for) */
+                                               none was asked for, or when this process held
+                                               the context before doctor ran: kept) */
 } vram_doctor_report;
 
 /* The diagnose.h probe kind of a driver probe kind; VRAM_DIAG_PROBE_COUNT for none. */

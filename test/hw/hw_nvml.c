@@ -117,4 +117,22 @@ Test(hw_nvml, a_plan_reads_the_gpus_through_nvml) {
         cr_expect_neq(v.tenants[i].pid, (uint32_t)getpid(), "this process is not its own tenant");
 }
 
+/* Inside a program that already holds a context (a framework's), the CUDA runtime fallback
+ * gives back only the contexts reading made: the program's memory stays valid. */
+Test(hw_nvml, reading_through_cuda_keeps_the_callers_context) {
+    void *p = NULL;
+    VRAM_HW_CUDA(cudaSetDevice(0));
+    VRAM_HW_CUDA(cudaMalloc(&p, 64 * MIB));
+    setenv(VRAM_NVML_LIBRARY_ENV, "", 1); /* NVML ruled out: the runtime is read */
+    vram_gpu_budget g[VRAM_PLAN_MAX_GPUS];
+    vram_machine_view v;
+    char why[192];
+    cr_assert_gt(vram_machine_gpus_view(g, VRAM_PLAN_MAX_GPUS, &v, why, sizeof why), 0, "%s", why);
+    cr_expect_str_eq(v.source, "cuda");
+    VRAM_HW_CUDA(cudaMemset(p, 7, 64 * MIB)); /* still this process's memory */
+    VRAM_HW_CUDA(cudaDeviceSynchronize());
+    VRAM_HW_CUDA(cudaFree(p));
+    unsetenv(VRAM_NVML_LIBRARY_ENV);
+}
+
 VRAM_HW_MAIN()

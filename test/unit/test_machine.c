@@ -99,7 +99,12 @@ static nv_script two_gpus(void) {
 }
 
 static int released;
-static void count_release(void) { released++; }
+static uint64_t released_keep, live_before;
+static void count_release(uint64_t keep) {
+    released++;
+    released_keep = keep;
+}
+static uint64_t live(void) { return live_before; }
 
 static vram_mock mk; /* the CUDA runtime's stand-in: one GPU of `total` bytes (0: no GPU) */
 static vram_device_ops cuda_of(int gpus, uint64_t total) {
@@ -116,13 +121,14 @@ static uint64_t cuda_calls(void) {
 Test(machine, through_nvml_without_touching_cuda) {
     nv_script sc = two_gpus();
     vram_gpumem_ops m = table(&sc);
-    vram_device_ops cuda = cuda_of(1, 1u << 30); /* one GPU: not what NVML says */
+    vram_device_ops ops = cuda_of(1, 1u << 30); /* one GPU: not what NVML says */
+    vram_machine_cuda cuda = {&ops, live, count_release};
     vram_gpu_budget g[4];
     vram_machine_view v;
     char why[128] = "x";
     unsetenv("CUDA_VISIBLE_DEVICES");
     released = 0;
-    int n = vram_machine_gpus_from(&m, &cuda, count_release, g, 4, &v, why, sizeof why);
+    int n = vram_machine_gpus_from(&m, &cuda, g, 4, &v, why, sizeof why);
     cr_assert_eq(n, 2);
     cr_expect_str_eq(why, "");
     cr_expect_eq(released, 0, "no CUDA context was made, so none is released");
@@ -143,7 +149,7 @@ Test(machine, through_nvml_without_touching_cuda) {
     cr_expect_eq(v.tenants[1].gpu, 1);
     cr_expect_eq(v.tenants[1].bytes, VRAM_GPUMEM_UNKNOWN);
     /* max bounds what is written */
-    n = vram_machine_gpus_from(&m, &cuda, count_release, g, 1, &v, why, sizeof why);
+    n = vram_machine_gpus_from(&m, &cuda, g, 1, &v, why, sizeof why);
     cr_expect_eq(n, 1);
     cr_expect_eq(v.ntenants, 1, "only the GPUs returned are listed");
     cr_expect_eq(vram_mock_fini(&mk, stderr), 0u);
@@ -158,7 +164,7 @@ Test(machine, tenants_beyond_the_list_are_counted) {
     vram_machine_view v;
     char why[128];
     unsetenv("CUDA_VISIBLE_DEVICES");
-    cr_assert_eq(vram_machine_gpus_from(&m, NULL, NULL, g, 4, &v, why, sizeof why), 2);
+    cr_assert_eq(vram_machine_gpus_from(&m, NULL, g, 4, &v, why, sizeof why), 2);
     cr_expect_eq(v.ntenants, VRAM_MACHINE_MAX_TENANTS);
     cr_expect_eq(v.tenants_more, 40 + 1 - VRAM_MACHINE_MAX_TENANTS);
 }
@@ -171,7 +177,7 @@ Test(machine, process_lists_that_fail_leave_the_memory) {
     vram_machine_view v;
     char why[128];
     unsetenv("CUDA_VISIBLE_DEVICES");
-    cr_assert_eq(vram_machine_gpus_from(&m, NULL, NULL, g, 4, &v, why, sizeof why), 2);
+    cr_assert_eq(vram_machine_gpus_from(&m, NULL, g, 4, &v, why, sizeof why), 2);
     cr_expect_str_eq(v.source, "nvml");
     cr_expect_eq(v.tenants_known, 0);
     cr_expect_eq(v.ntenants, 0);
@@ -182,15 +188,18 @@ Test(machine, process_lists_that_fail_leave_the_memory) {
  * of one 16 GiB GPU), released after, and the note says why. */
 static void expect_cuda(nv_script *sc, const char *note) {
     vram_gpumem_ops m = table(sc);
-    vram_device_ops cuda = cuda_of(1, 16ull << 30);
+    vram_device_ops ops = cuda_of(1, 16ull << 30);
+    vram_machine_cuda cuda = {&ops, live, count_release};
     vram_gpu_budget g[4];
     vram_machine_view v;
     char why[128];
     released = 0;
-    int n = vram_machine_gpus_from(sc ? &m : NULL, &cuda, count_release, g, 4, &v, why, sizeof why);
+    live_before = 0x5; /* a framework's contexts on GPUs 0 and 2, alive before: kept */
+    int n = vram_machine_gpus_from(sc ? &m : NULL, &cuda, g, 4, &v, why, sizeof why);
     cr_expect_eq(n, 1);
     cr_expect_eq(g[0].total, 16ull << 30, "the CUDA table's GPU");
     cr_expect_eq(released, 1);
+    cr_expect_eq(released_keep, 0x5u, "only the contexts reading made are released");
     cr_expect_str_eq(v.source, "cuda");
     cr_expect_eq(v.tenants_known, 0);
     cr_expect(strstr(v.note, note), "'%s' in '%s'", note, v.note);
@@ -223,7 +232,7 @@ Test(machine, falls_back_to_cuda_saying_why) {
     vram_gpumem_ops m = table(&sc);
     vram_gpu_budget g[4];
     char why[128];
-    cr_expect_eq(vram_machine_gpus_from(&m, NULL, NULL, g, 4, NULL, why, sizeof why), 2,
+    cr_expect_eq(vram_machine_gpus_from(&m, NULL, g, 4, NULL, why, sizeof why), 2,
                  "PCI order: NVML numbers as the runtime does");
     unsetenv("CUDA_DEVICE_ORDER");
 }
@@ -232,11 +241,12 @@ Test(machine, without_nvml_or_cuda_the_reason_is_the_runtimes) {
     vram_gpu_budget g[4];
     vram_machine_view v;
     char why[128];
-    cr_expect_eq(vram_machine_gpus_from(NULL, NULL, NULL, g, 4, &v, why, sizeof why), 0);
+    cr_expect_eq(vram_machine_gpus_from(NULL, NULL, g, 4, &v, why, sizeof why), 0);
     cr_expect_str_eq(why, "this vramkit was built without CUDA");
     cr_expect_str_eq(v.source, "");
-    vram_device_ops cuda = cuda_of(0, 0); /* a driver, no GPU */
-    cr_expect_eq(vram_machine_gpus_from(NULL, &cuda, NULL, g, 4, &v, why, sizeof why), 0);
+    vram_device_ops ops = cuda_of(0, 0); /* a driver, no GPU */
+    vram_machine_cuda cuda = {&ops, NULL, NULL};
+    cr_expect_eq(vram_machine_gpus_from(NULL, &cuda, g, 4, &v, why, sizeof why), 0);
     cr_expect_str_eq(why, vram_status_str(VRAM_E_NO_DEVICE), "the runtime's own status");
     cr_expect_str_eq(v.source, "");
     cr_expect_eq(vram_mock_fini(&mk, stderr), 0u);
@@ -249,7 +259,7 @@ Test(machine, no_cc_from_nvml_is_unknown) {
     vram_gpu_budget g[4];
     char why[128];
     unsetenv("CUDA_VISIBLE_DEVICES");
-    cr_assert_eq(vram_machine_gpus_from(&m, NULL, NULL, g, 4, NULL, why, sizeof why), 2);
+    cr_assert_eq(vram_machine_gpus_from(&m, NULL, g, 4, NULL, why, sizeof why), 2);
     cr_expect_eq(g[0].cc_major, 0);
     cr_expect_eq(g[0].cc_minor, 0);
 }
