@@ -1,7 +1,8 @@
 #!/bin/bash
 # The test command: configure, build (warnings are errors), run unit + fuzz + proof tests,
-# python (the package over the build's library), then a time-boxed libFuzzer pass with clang,
-# then print coverage of include/.
+# the mpirun tests (label mpi: 4 ranks each, about 15 s together; MPI builds) and python (the
+# package over the build's library), then a time-boxed libFuzzer pass with clang, then print
+# coverage of include/.
 # Environment: BUILD_DIR (default build-ci), FUZZ_SECONDS (default 10 per harness, two
 # harnesses at a time; 0 skips the libFuzzer pass, the corpus replay still runs).
 set -euo pipefail
@@ -25,13 +26,15 @@ if [ -z "${VRAMKIT_PYTHON:-}" ] && command -v python3 >/dev/null; then
   fi
 fi
 
-echo "== tests: unit, fuzz (corpus replay), proof, python"
-ctest --test-dir "$build" -L 'unit|fuzz|proof|python' --output-on-failure -j"$jobs"
+echo "== tests: unit, fuzz (corpus replay), proof, mpi, python"
+# mpirun as root (CI containers) must be allowed explicitly; the mpi tests pass the flag too
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ctest --test-dir "$build" -L 'unit|fuzz|proof|mpi|python' --output-on-failure -j"$jobs"
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
   echo "== libFuzzer: ${fuzz_seconds}s per harness under ASan+UBSan (clang)"
   cmake -S "$root" -B "$build-fuzz" -DCMAKE_C_COMPILER=clang -DVRAMKIT_FUZZ=ON -DVRAMKIT_CUDA=OFF \
-        -DVRAMKIT_HDF5=OFF -DVRAMKIT_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
+        -DVRAMKIT_HDF5=OFF -DVRAMKIT_MPI=OFF -DVRAMKIT_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
   cmake --build "$build-fuzz" -j"$jobs" --target vramkit_fuzzers
   ctest --test-dir "$build-fuzz" -L fuzz -R '^fuzz_' -E '^fuzz_replay_' --output-on-failure -j"$jobs"
 fi

@@ -24,7 +24,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Same, with the code the caller wants returned. */
 int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The exit code of a failure whose status says whose fault it is: the environment's
- * (VRAM_E_IO, VRAM_E_NOMEM, VRAM_E_OOM, VRAM_E_NOT_BUILT: 3) or the input's (else 2). */
+ * (VRAM_E_IO, VRAM_E_NOMEM, VRAM_E_OOM, VRAM_E_NOT_BUILT, VRAM_E_COMM, VRAM_E_TIMEOUT: 3) or the input's (else 2). */
 int cli_exit_code(vram_status st);
 
 /* Numbers, sizes and fractions from text, and sizes as text: util/text.h (vram_parse_u64,

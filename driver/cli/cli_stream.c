@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "comm/ranks_env.h"
+
 int cli_h5_built(void) {
 #ifdef VRAMKIT_HAVE_HDF5
     return 1;
@@ -151,4 +153,57 @@ void cli_h5_json(cli_json *j, const vram_h5_file *f) {
         cli_json_end_object(j);
     }
     cli_json_end_array(j);
+}
+
+/* ---- --world auto|W and --rank R ---------------------------------------------------------- */
+
+int cli_opt_world(const char *cmd, const char *text, cli_world *w) {
+    uint64_t v = 0;
+    int rc;
+    if (text != NULL && strcmp(text, "auto") == 0) {
+        w->have_world = 0;
+        return 0;
+    }
+    if (text == NULL || (text[0] != '-' && (text[0] < '0' || text[0] > '9')))
+        return cli_usage_error(cmd, "--world: '%s' is not auto or a whole number from 1 to %u",
+                               text ? text : "", UINT32_MAX);
+    if ((rc = cli_opt_count(cmd, "world", text, 1, UINT32_MAX, CLI_OPT_NEGATIVE | CLI_OPT_AT_LEAST, &v)))
+        return rc;
+    w->have_world = 1;
+    w->world = (uint32_t)v;
+    return 0;
+}
+
+int cli_ranks(const char *cmd, const cli_world *w, vram_ranks *out) {
+    char line[256];
+    vram_status st;
+    if (w->have_world) {
+        memset(out, 0, sizeof *out);
+        out->launcher = VRAM_LAUNCHER_FLAGS;
+        out->world = w->world;
+        out->rank = w->have_rank ? w->rank : 0u;
+        out->local_rank = -1;
+        if (out->rank >= out->world)
+            return cli_usage_error(cmd, "--rank %u is not below --world %u", out->rank, out->world);
+        return -1;
+    }
+    st = vram_ranks_from_env(out);
+    if (st != VRAM_OK)
+        return cli_usage_error(cmd, "%s", vram_ranks_explain(out, st, NULL, NULL, line, sizeof line));
+    if (w->have_rank && vram_ranks_with_rank(out, w->rank) != VRAM_OK) {
+        if (out->launcher == VRAM_LAUNCHER_NONE)
+            return cli_usage_error(cmd, "--rank %u is not below --world %u", w->rank, out->world);
+        return cli_usage_error(cmd, "--rank %u is not below %s=%u (%s)", w->rank, out->var_b,
+                               out->world, vram_launcher_name(out->launcher));
+    }
+    return -1;
+}
+
+void cli_print_launcher(const vram_ranks *r) {
+    const char *nr = NULL, *ns = NULL, *nl = NULL;
+    if (vram_launcher_vars(r->launcher, &nr, &ns, &nl) != VRAM_OK) return;
+    printf("launcher        %s: %s, %s", vram_launcher_name(r->launcher), nr, ns);
+    if (r->local_rank >= 0)
+        printf(", local rank %lld (%s)", (long long)r->local_rank, nl);
+    printf("\n");
 }

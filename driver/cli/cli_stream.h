@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "hdf5/h5source.h"
+#include <vramkit/ranks.h>
 
 /* 1 when this build reads HDF5 files (VRAMKIT_HAVE_HDF5). */
 int cli_h5_built(void);
@@ -32,5 +33,25 @@ void cli_h5_text(FILE *out, const vram_h5_file *f);
 /* The members "file" and "datasets" (an array of {name, shape, type, layout, filters,
  * row_bytes, read_path, reason, offset, chunk_rows, chunks}) of an open JSON object. */
 void cli_h5_json(cli_json *j, const vram_h5_file *f);
+
+/* ---- --world auto|W and --rank R ------------------------------------------------------
+ * A number given to --world wins: the ranks are the flags' (rank 0 unless --rank), and the
+ * launcher's variables are not read. Otherwise (--world auto, or no --world) they come from
+ * the launcher's variables (ranks.h: torchrun, Open MPI, MPICH/PMI, Slurm), world 1 when none
+ * is set, and --rank R, when given, wins over the launcher's rank. */
+typedef struct cli_world {
+    int have_world; /* --world W (a number) */
+    uint32_t world;
+    int have_rank; /* --rank R */
+    uint32_t rank;
+} cli_world;
+/* --world's value: "auto" or a count from 1. Returns 0, or the exit code after one line. */
+int cli_opt_world(const char *cmd, const char *text, cli_world *w);
+/* Resolves. Returns -1 with *out set, or 2 after one line naming the variables ("RANK=4 is
+ * not below WORLD_SIZE=4 (torchrun)", "--rank 5 is not below --world 4"). */
+int cli_ranks(const char *cmd, const cli_world *w, vram_ranks *out);
+/* "launcher        torchrun: RANK, WORLD_SIZE, local rank 1 (LOCAL_RANK)" on stdout when the
+ * ranks came from a launcher's variables; nothing otherwise. */
+void cli_print_launcher(const vram_ranks *r);
 
 #endif /* VRAMKIT_CLI_STREAM_H */

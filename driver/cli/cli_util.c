@@ -37,7 +37,8 @@ int cli_error(int code, const char *cmd, const char *fmt, ...) {
 }
 
 int cli_exit_code(vram_status st) {
-    return st == VRAM_E_IO || st == VRAM_E_NOMEM || st == VRAM_E_OOM || st == VRAM_E_NOT_BUILT
+    return st == VRAM_E_IO || st == VRAM_E_NOMEM || st == VRAM_E_OOM || st == VRAM_E_NOT_BUILT ||
+                   st == VRAM_E_COMM || st == VRAM_E_TIMEOUT
                ? VRAM_EXIT_ENV
                : VRAM_EXIT_USAGE;
 }

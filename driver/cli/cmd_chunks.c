@@ -31,7 +31,7 @@ static void usage(FILE *out) {
         "usage: vramkit chunks --samples N --sample-bytes SIZE --batch K\n"
         "                      (--budget SIZE | --free SIZE [--fraction F] [--reserve SIZE]\n"
         "                       | --assume-gpu SPEC) [--buffers M] [--drop-last]\n"
-        "                      [--world W --rank R] [--pad|--no-pad]\n"
+        "                      [--world auto|W [--rank R]] [--pad|--no-pad]\n"
         "                      [--shuffle [--seed S] [--epoch E]] [--json]\n"
         "       vramkit chunks FILE --dataset PATH [--dataset PATH]... [--batch K]\n"
         "                      (--budget SIZE | --assume-gpu SPEC | --free SIZE) [the options above]\n"
@@ -67,8 +67,9 @@ static void usage(FILE *out) {
         "  --buffers M         chunk buffers on the device at once (default 2: the next chunk\n"
         "                      loads while one is used); one chunk may use budget / M\n"
         "  --drop-last         drop each rank's final partial batch (PyTorch's drop_last)\n"
-        "  --world W           ranks that share the dataset (default 1)\n"
-        "  --rank R            this rank, 0 <= R < W (default 0)\n"
+        "  --world auto|W      ranks that share the dataset (default auto: the launcher's\n"
+        "                      variables when one set them, else 1; see below)\n"
+        "  --rank R            this rank, 0 <= R < W (default 0, or the launcher's)\n"
         "  --pad               (default) every rank gets ceil(N/W) samples: the ranges are\n"
         "                      contiguous and the positions past the data wrap around to samples\n"
         "                      0, 1, ... (sample = position mod N)\n"
@@ -88,11 +89,21 @@ static void usage(FILE *out) {
         "of 1000, KiB/MiB/GiB/TiB powers of 1024). drop_last applies per rank after sharding,\n"
         "so every rank has the same number of batches.\n"
         "\n"
+        "Ranks from the launcher (--world auto): torchrun's RANK, WORLD_SIZE, LOCAL_RANK; Open\n"
+        "MPI's OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK; MPICH's PMI_RANK, PMI_SIZE,\n"
+        "MPI_LOCALRANKID; Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, in that order of\n"
+        "precedence (torchrun or mpirun inside a Slurm job wins over Slurm). --world W (a\n"
+        "number) ignores them; --rank R wins over the launcher's rank. A rank without its world\n"
+        "size, a value that is not a number, or a rank not below the world size is bad input\n"
+        "(exit 2), named in the message.\n"
+        "\n"
         "JSON (--json): one object. FILE form first: file, datasets: [{name, shape, type,\n"
         "layout, filters, row_bytes, read_path (\"contiguous\"|\"chunked\"|\"hdf5\"), reason,\n"
         "offset, chunk_rows, chunks}], extra_device_bytes (what `vramkit stream` adds on a GPU\n"
         "when shuffling: two gather buffers of a batch and each buffer's order, 8 bytes a row).\n"
-        "Settings: samples, sample_bytes, batch, buffers, drop_last, world, rank, shard\n"
+        "Settings: samples, sample_bytes, batch, buffers, drop_last, world, rank, launcher\n"
+        "(\"none\"|\"flags\"|\"torchrun\"|\"Open MPI\"|\"MPICH/PMI\"|\"Slurm\"), local_rank (null\n"
+        "when not known), shard\n"
         "(\"pad\"|\"drop\"), shuffle, seed, epoch, and with\n"
         "--free: free_bytes, reserve_bytes, fraction. Totals: total_samples (N), total_bytes,\n"
         "budget_bytes, buffer_bytes (budget per buffer), batch_bytes, needed_bytes (the least\n"
@@ -149,7 +160,9 @@ typedef struct opts {
     vram_chunks_config cfg;
     uint64_t epoch;
     int have_samples, have_bytes, have_batch, have_budget, have_free, have_fraction,
-        have_reserve, have_rank, json, have_gpu;
+        have_reserve, json, have_gpu;
+    cli_world world;  /* --world, --rank */
+    vram_ranks ranks; /* resolved: the flags', or the launcher's */
     const char *file;                             /* the FILE form */
     const char *names[VRAM_STREAM_MAX_DATASETS];  /* its --dataset paths */
     uint32_t n_names;
@@ -208,13 +221,12 @@ static int parse(int argc, char **argv, opts *o) {
             break;
         case OPT_DROP_LAST: o->cfg.drop_last = 1; break;
         case OPT_WORLD:
-            if ((rc = cli_opt_count(CMD, "world", a, 1, UINT32_MAX, OPT_WORDS, &v))) return rc;
-            o->cfg.world = (uint32_t)v;
+            if ((rc = cli_opt_world(CMD, a, &o->world))) return rc;
             break;
         case OPT_RANK:
             if ((rc = cli_opt_count(CMD, "rank", a, 0, UINT32_MAX - 1u, OPT_WORDS, &v))) return rc;
-            o->cfg.rank = (uint32_t)v;
-            o->have_rank = 1;
+            o->world.rank = (uint32_t)v;
+            o->world.have_rank = 1;
             break;
         case OPT_PAD: o->cfg.shard = VRAM_SHARD_PAD; break;
         case OPT_NO_PAD: o->cfg.shard = VRAM_SHARD_DROP; break;
@@ -279,11 +291,9 @@ static int parse(int argc, char **argv, opts *o) {
         return cli_usage_error(CMD, "--fraction applies to --free, which is missing");
     if (o->have_reserve && !o->have_free)
         return cli_usage_error(CMD, "--reserve applies to --free, which is missing");
-    {
-        uint32_t world = o->cfg.world ? o->cfg.world : 1u;
-        if (o->cfg.rank >= world)
-            return cli_usage_error(CMD, "--rank %u is not below --world %u", o->cfg.rank, world);
-    }
+    if ((rc = cli_ranks(CMD, &o->world, &o->ranks)) >= 0) return rc;
+    o->cfg.world = o->ranks.world;
+    o->cfg.rank = o->ranks.rank;
     return -1;
 }
 
@@ -403,6 +413,13 @@ static int print_json(const opts *o, const vram_chunks_plan *p, const uint64_t *
     cli_json_bool(&j, c->drop_last);
     json_field(&j, "world", c->world);
     json_field(&j, "rank", c->rank);
+    cli_json_key(&j, "launcher");
+    cli_json_string(&j, vram_launcher_name(o->ranks.launcher));
+    cli_json_key(&j, "local_rank");
+    if (o->ranks.local_rank >= 0)
+        cli_json_i64(&j, o->ranks.local_rank);
+    else
+        cli_json_null(&j);
     cli_json_key(&j, "shard");
     cli_json_string(&j, c->shard == VRAM_SHARD_DROP ? "drop" : "pad");
     cli_json_key(&j, "shuffle");
@@ -551,6 +568,7 @@ static int print_text(const opts *o, const vram_chunks_plan *p, const uint64_t *
     if (p->dropped_samples)
         printf("; the last %llu samples are in no rank", (unsigned long long)p->dropped_samples);
     printf("\n");
+    cli_print_launcher(&o->ranks);
     if (c->shuffle)
         printf("shuffle         seed %llu, epoch %llu: chunks in visiting order, rows gathered "
                "in the order shown\n",

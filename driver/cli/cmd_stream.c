@@ -37,7 +37,7 @@
 static void usage(FILE *out) {
     fprintf(out,
         "usage: vramkit stream FILE --dataset PATH [--dataset PATH]... [--batch N] [--epochs N]\n"
-        "                      [--shuffle [--seed S]] [--drop-last] [--world W --rank R] [--no-pad]\n"
+        "                      [--shuffle [--seed S]] [--drop-last] [--world auto|W [--rank R]] [--no-pad]\n"
         "                      [--budget SIZE | --fraction F [--reserve SIZE]] [--buffers M]\n"
         "                      [--device cpu|cuda:N] [--readers N] [--slab SIZE] [--verify] [--json]\n"
         "\n"
@@ -58,8 +58,9 @@ static void usage(FILE *out) {
         "                      (seed, epoch, rank); the rows are gathered on the device\n"
         "  --seed S            shuffle seed (default 0)\n"
         "  --drop-last         drop each rank's final partial batch\n"
-        "  --world W           ranks that share the dataset (default 1)\n"
-        "  --rank R            this rank, 0 <= R < W (default 0)\n"
+        "  --world auto|W      ranks that share the dataset (default auto: the launcher's\n"
+        "                      variables when one set them, else 1; see below)\n"
+        "  --rank R            this rank, 0 <= R < W (default 0, or the launcher's)\n"
         "  --no-pad            give every rank floor(N/W) samples (default: ceil(N/W), padded\n"
         "                      by repeating samples 0, 1, ...)\n"
         "  --budget SIZE       device bytes for the chunk buffers (default: F of the device's\n"
@@ -67,28 +68,32 @@ static void usage(FILE *out) {
         "  --fraction F        of free device memory, in (0, 1], as 0.75 or 75%% (default 0.75)\n"
         "  --reserve SIZE      device memory kept for the model (default 0)\n"
         "  --buffers M         chunk buffers on the device (default 2: one loads while one is used)\n"
-        "  --device DEV        cpu (host memory), or cuda:N (default: cuda:0 when a GPU can be\n"
-        "                      used, else cpu)\n"
+        "  --device DEV        cpu (host memory), or cuda:N (default: a GPU when one can be\n"
+        "                      used, else cpu; the GPU is cuda:0, or with a launcher's ranks\n"
+        "                      its local rank modulo the GPUs)\n"
         "  --readers N         reader threads (default: the CPUs, from 2 to 8)\n"
         "  --slab SIZE         pinned staging slab size (default 64MiB; 4 slabs)\n"
         "  --verify            check every delivered sample, byte for byte, against a plain HDF5\n"
         "                      read, the order against the plan, and that each epoch delivers\n"
         "                      each of the rank's samples exactly once (less drop-last's)\n"
         "  --json              print the report as JSON\n"
-        "  -h, --help          this text\n"
+        "  -h, --help          this text\n",
+        DEFAULT_BATCH);
+    fprintf(out,
         "\n"
         "Rates are GB/s (10^9 bytes per second) of sample bytes: end to end (from the start,\n"
         "setup included, to the last batch), read (bytes read over the readers' busy time\n"
         "divided by the readers), copy (bytes copied to the device over the copy time). A\n"
         "progress bar is shown on a terminal only.\n"
+
         "\n"
         "JSON (--json): {file, datasets: [{name, shape, type, layout, filters, row_bytes,\n"
         "read_path, reason, offset, chunk_rows, chunks}], device, backend, staging, readers,\n"
         "plan: {samples, sample_bytes, batch, buffers, budget_bytes, samples_per_chunk,\n"
         "bytes_per_chunk, chunk_count, batches_per_epoch, rank_samples, dropped_last, world, rank,\n"
-        "shuffle, seed, drop_last}, epochs: [{epoch, batches, samples, bytes_delivered,\n"
-        "bytes_read, bytes_copied, bytes_gathered, chunks, read_seconds, copy_seconds,\n"
-        "wait_seconds, seconds}], total: {the same summed}, setup_seconds, seconds, gbps:\n"
+        "launcher, local_rank (null when not known), shuffle, seed, drop_last}, epochs: [{epoch,\n"
+        "batches, samples, bytes_delivered, bytes_read, bytes_copied, bytes_gathered, chunks,\n"
+        "read_seconds, copy_seconds, wait_seconds, seconds}], total: {the same summed}, setup_seconds, seconds, gbps:\n"
         "{end_to_end, read, copy}, verify: null or {ok, samples_checked, epochs_checked}}.\n"
         "\n"
         "exit codes: 0 streamed (and verified), 1 --verify found a difference, or a batch does\n"
@@ -98,8 +103,15 @@ static void usage(FILE *out) {
         "\n"
         "example:\n"
         "  vramkit stream train.h5 --dataset /features --dataset /targets --batch 128 \\\n"
-        "      --epochs 3 --shuffle --seed 1 --verify\n",
-        DEFAULT_BATCH);
+        "      --epochs 3 --shuffle --seed 1 --verify\n");
+    fprintf(out,
+        "\n"
+        "Ranks from the launcher (--world auto): torchrun's RANK, WORLD_SIZE, LOCAL_RANK; Open\n"
+        "MPI's OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK; MPICH's PMI_RANK, PMI_SIZE,\n"
+        "MPI_LOCALRANKID; Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, in that order of\n"
+        "precedence. --world W (a number) ignores them; --rank R wins over the launcher's rank.\n"
+        "A rank without its world size, a value that is not a number, or a rank not below the\n"
+        "world size is bad input (exit 2), named in the message.\n");
 }
 
 enum {
@@ -141,6 +153,8 @@ typedef struct opts {
     int have_budget, have_fraction, have_reserve, have_seed;
     int device_kind, device;
     int verify, json;
+    cli_world world;  /* --world, --rank */
+    vram_ranks ranks; /* resolved: the flags', or the launcher's */
 } opts;
 
 /* Counts: a value starting with '-' is called negative, one below the minimum has its own
@@ -198,12 +212,12 @@ static int parse(int argc, char **argv, opts *o) {
             break;
         case OPT_DROP_LAST: o->cfg.plan.drop_last = 1; break;
         case OPT_WORLD:
-            if ((rc = cli_opt_count(CMD, "world", a, 1, UINT32_MAX, COUNT_WORDS, &v))) return rc;
-            o->cfg.plan.world = (uint32_t)v;
+            if ((rc = cli_opt_world(CMD, a, &o->world))) return rc;
             break;
         case OPT_RANK:
             if ((rc = cli_opt_count(CMD, "rank", a, 0, UINT32_MAX - 1u, COUNT_WORDS, &v))) return rc;
-            o->cfg.plan.rank = (uint32_t)v;
+            o->world.rank = (uint32_t)v;
+            o->world.have_rank = 1;
             break;
         case OPT_NO_PAD: o->cfg.plan.shard = VRAM_SHARD_DROP; break;
         case OPT_BUDGET:
@@ -250,9 +264,9 @@ static int parse(int argc, char **argv, opts *o) {
                                     "the device's free memory instead");
     if (o->have_seed && !o->cfg.plan.shuffle)
         return cli_usage_error(CMD, "--seed applies to --shuffle, which is missing");
-    uint32_t world = o->cfg.plan.world ? o->cfg.plan.world : 1u;
-    if (o->cfg.plan.rank >= world)
-        return cli_usage_error(CMD, "--rank %u is not below --world %u", o->cfg.plan.rank, world);
+    if ((rc = cli_ranks(CMD, &o->world, &o->ranks)) >= 0) return rc;
+    o->cfg.plan.world = o->ranks.world;
+    o->cfg.plan.rank = o->ranks.rank;
     return -1;
 }
 
@@ -271,6 +285,11 @@ static int open_device(opts *o, device *dv) {
         vram_status st = vram_cuda_ops(&dv->ops);
         if (st == VRAM_OK) st = dv->ops.device_count(dv->ops.ctx, &count);
         if (st == VRAM_OK && count > 0) {
+            /* no --device: one GPU a process, by the launcher's local rank */
+            if (o->device_kind == DEV_AUTO && o->ranks.launcher != VRAM_LAUNCHER_NONE &&
+                o->ranks.launcher != VRAM_LAUNCHER_FLAGS &&
+                vram_ranks_gpu(&o->ranks, count, &o->device) != VRAM_OK)
+                o->device = 0;
             if (o->device >= count) {
                 return cli_error(VRAM_EXIT_ENV, CMD, "--device cuda:%d: this machine has %d GPU%s",
                                  o->device, count, count == 1 ? "" : "s");
@@ -573,6 +592,9 @@ static void print_json(const opts *o, const vram_h5_file *f, const device *dv, c
     cli_json_key(&j, "dropped_last"); cli_json_u64(&j, p->dropped_last);
     cli_json_key(&j, "world"); cli_json_u64(&j, c->world);
     cli_json_key(&j, "rank"); cli_json_u64(&j, c->rank);
+    cli_json_key(&j, "launcher"); cli_json_string(&j, vram_launcher_name(o->ranks.launcher));
+    cli_json_key(&j, "local_rank");
+    if (o->ranks.local_rank >= 0) cli_json_i64(&j, o->ranks.local_rank); else cli_json_null(&j);
     cli_json_key(&j, "shuffle"); cli_json_bool(&j, c->shuffle);
     cli_json_key(&j, "seed"); cli_json_u64(&j, c->seed);
     cli_json_key(&j, "drop_last"); cli_json_bool(&j, c->drop_last);
@@ -630,6 +652,8 @@ static void print_text(const opts *o, const vram_h5_file *f, const device *dv, c
            c->buffers, c->buffers == 1 ? "" : "s", vram_fmt_size(p->budget_bytes, b, sizeof b),
            (unsigned long long)p->batch_count, (unsigned long long)c->batch);
     if (c->world > 1) printf("; rank %u of %u", c->rank, c->world);
+    if (o->ranks.launcher != VRAM_LAUNCHER_NONE && o->ranks.launcher != VRAM_LAUNCHER_FLAGS)
+        printf(" (%s)", vram_launcher_name(o->ranks.launcher));
     if (c->shuffle) printf("; shuffled, seed %llu", (unsigned long long)c->seed);
     if (c->drop_last) printf("; drop-last");
     printf("\n");

@@ -43,7 +43,8 @@
  * VRAM_E_UNHANDLED      the input is well formed but of a kind vramkit does not handle (an
  *                       unknown data type, file version or name; a variable-length type).
  * Memory: VRAM_E_OOM is device memory (and pinned host memory through the device table),
- * VRAM_E_NOMEM ordinary host memory (malloc). */
+ * VRAM_E_NOMEM ordinary host memory (malloc). Ranks (comm.h): VRAM_E_COMM a collective failed
+ * (a rank died, a library or network error), VRAM_E_TIMEOUT one did not finish in time. */
 #define VRAM_STATUS_LIST(X)                                                            \
     X(VRAM_OK, 0, "ok")                                                                \
     X(VRAM_E_INVALID, -1, "invalid argument")                                          \
@@ -66,7 +67,9 @@
     X(VRAM_E_FORMAT, -18, "malformed input")                                           \
     X(VRAM_E_UNHANDLED, -19, "well formed, but of a kind vramkit does not handle")     \
     X(VRAM_E_NOT_BUILT, -20, "this vramkit was built without the part this needs")     \
-    X(VRAM_E_NOMEM, -21, "out of host memory")
+    X(VRAM_E_NOMEM, -21, "out of host memory")                                        \
+    X(VRAM_E_COMM, -22, "communication between ranks failed (a rank died or the network failed)") \
+    X(VRAM_E_TIMEOUT, -23, "a rank did not answer within the timeout")
 
 typedef enum vram_status {
 #define VRAM__STATUS_ENUM(name, value, text) name = value,

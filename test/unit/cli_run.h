@@ -48,6 +48,14 @@ static cli_result cli_run_env(const char *const *args, const char *const *env_ex
         dup2(err_fd, 2);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
+        /* the launcher's variables of whoever runs the tests (a CI job under Slurm or
+         * mpirun) must not change what the commands do: only the test's own count */
+        static const char *const launcher_vars[] = {
+            "RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+            "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID",
+            "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"};
+        for (size_t v = 0; v < sizeof launcher_vars / sizeof launcher_vars[0]; v++)
+            unsetenv(launcher_vars[v]);
         for (const char *const *e = env_extra; e && *e; e++) putenv((char *)*e);
         const char *argv[64];
         int n = 0;

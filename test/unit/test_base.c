@@ -46,6 +46,8 @@ static const status_case all_status[] = {
     {VRAM_E_UNHANDLED, "VRAM_E_UNHANDLED"},
     {VRAM_E_NOT_BUILT, "VRAM_E_NOT_BUILT"},
     {VRAM_E_NOMEM, "VRAM_E_NOMEM"},
+    {VRAM_E_COMM, "VRAM_E_COMM"},
+    {VRAM_E_TIMEOUT, "VRAM_E_TIMEOUT"},
 };
 #define N_STATUS (sizeof all_status / sizeof all_status[0])
 
@@ -90,7 +92,7 @@ Test(status, values_names_and_texts_are_distinct) {
 }
 
 ParameterizedTestParameters(status, unknown_values) {
-    static int values[] = {1, 2, -22, -23, -100, 12345, INT_MIN, INT_MAX};
+    static int values[] = {1, 2, -24, -25, -100, 12345, INT_MIN, INT_MAX};
     return cr_make_param_array(int, values, sizeof values / sizeof values[0]);
 }
 

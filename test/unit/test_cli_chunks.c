@@ -251,3 +251,95 @@ ParameterizedTest(struct bad_case *c, cli_chunks, bad_input) {
     cr_assert(strstr(r.err, c->names), "stderr '%s' does not name '%s'", r.err, c->names);
     cli_result_free(&r);
 }
+
+/* ---- ranks from the launcher (--world auto) ----------------------------------------- */
+
+#define SMALL "--samples", "1003", "--sample-bytes", "1KiB", "--batch", "32", "--budget", "100KiB"
+
+Test(cli_chunks, ranks_from_torchrun) {
+    const char *args[] = {"chunks", SMALL, "--json", NULL};
+    const char *env[] = {"RANK=3", "WORLD_SIZE=4", "LOCAL_RANK=1", NULL};
+    cli_result r = cli_run_env(args, env);
+    expect_clean_success(&r);
+    cr_assert(strstr(r.out, "\"world\":4,\"rank\":3,\"launcher\":\"torchrun\",\"local_rank\":1"), "%s", r.out);
+    cr_assert(strstr(r.out, "\"rank_start\":753"), "rank 3 of 4 of 1003 (251 each) starts at 753");
+    cli_result_free(&r);
+}
+
+Test(cli_chunks, ranks_default_without_a_launcher) {
+    const char *args[] = {"chunks", SMALL, "--json", NULL};
+    cli_result r = cli_run(args);
+    expect_clean_success(&r);
+    cr_assert(strstr(r.out, "\"world\":1,\"rank\":0,\"launcher\":\"none\",\"local_rank\":null"), "%s", r.out);
+    cli_result_free(&r);
+}
+
+Test(cli_chunks, ranks_text_names_the_launcher) {
+    const char *args[] = {"chunks", SMALL, "--world", "auto", NULL};
+    const char *env[] = {"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4", "SLURM_PROCID=0",
+                         "SLURM_NTASKS=1", NULL};
+    cli_result r = cli_run_env(args, env);
+    expect_clean_success(&r);
+    cr_assert(strstr(r.out, "rank            2 of 4"), "%s", r.out);
+    cr_assert(strstr(r.out, "launcher        Open MPI: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE\n"), "%s", r.out);
+    cli_result_free(&r);
+}
+
+Test(cli_chunks, ranks_explicit_flags_win) {
+    /* a number for --world: the variables (even broken ones) are not read */
+    const char *args[] = {"chunks", SMALL, "--world", "2", "--rank", "1", "--json", NULL};
+    const char *env[] = {"RANK=9", "WORLD_SIZE=x", NULL};
+    cli_result r = cli_run_env(args, env);
+    expect_clean_success(&r);
+    cr_assert(strstr(r.out, "\"world\":2,\"rank\":1,\"launcher\":\"flags\""), "%s", r.out);
+    cli_result_free(&r);
+    /* --rank over the launcher's rank, with the launcher's world */
+    const char *args2[] = {"chunks", SMALL, "--rank", "0", "--json", NULL};
+    const char *env2[] = {"SLURM_PROCID=3", "SLURM_NTASKS=4", NULL};
+    r = cli_run_env(args2, env2);
+    expect_clean_success(&r);
+    cr_assert(strstr(r.out, "\"world\":4,\"rank\":0,\"launcher\":\"Slurm\""), "%s", r.out);
+    cli_result_free(&r);
+}
+
+struct env_case {
+    char env[3][48];
+    char args[3][16];
+    char line[128]; /* the whole stderr line after "vramkit: chunks: " */
+};
+
+ParameterizedTestParameters(cli_chunks, ranks_inconsistent) {
+    static struct env_case cases[] = {
+        {{"RANK=1"}, {""}, "RANK is set but WORLD_SIZE is not (torchrun sets both)"},
+        {{"RANK=4", "WORLD_SIZE=4"}, {""}, "RANK=4 is not below WORLD_SIZE=4 (torchrun)"},
+        {{"RANK=0", "WORLD_SIZE=2", "LOCAL_RANK=7"}, {""}, "LOCAL_RANK=7 is not below WORLD_SIZE=2 (torchrun)"},
+        {{"SLURM_PROCID=1", "SLURM_NTASKS=0"}, {""},
+         "SLURM_NTASKS=0 (Slurm) is not a whole number from 1 to 2147483647"},
+        {{"PMI_RANK=one", "PMI_SIZE=2"}, {""},
+         "PMI_RANK='one' (MPICH/PMI) is not a whole number from 0 to 2147483646"},
+        {{"OMPI_COMM_WORLD_SIZE=2"}, {""},
+         "OMPI_COMM_WORLD_SIZE is set but OMPI_COMM_WORLD_RANK is not (Open MPI sets both)"},
+        {{"SLURM_PROCID=1", "SLURM_NTASKS=2"}, {"--rank", "5", ""}, "--rank 5 is not below SLURM_NTASKS=2 (Slurm)"},
+        {{""}, {"--rank", "1", ""}, "--rank 1 is not below --world 1"},
+        {{"RANK=0", "WORLD_SIZE=1"}, {"--world", "0", ""}, "--world: must be at least 1"},
+    };
+    return cr_make_param_array(struct env_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct env_case *c, cli_chunks, ranks_inconsistent) {
+    const char *args[16] = {"chunks", SMALL};
+    int n = 9;
+    for (int i = 0; i < 3 && c->args[i][0] != '\0'; i++) args[n++] = c->args[i];
+    args[n] = NULL;
+    const char *env[4];
+    int k = 0;
+    for (int i = 0; i < 3 && c->env[i][0] != '\0'; i++) env[k++] = c->env[i];
+    env[k] = NULL;
+    cli_result r = cli_run_env(args, env);
+    cr_assert_eq(r.exit_code, 2, "exit %d, stderr: %s", r.exit_code, r.err);
+    cr_assert_str_empty(r.out, "nothing on stdout: %s", r.out);
+    char want[192];
+    snprintf(want, sizeof want, "vramkit: chunks: %s\n", c->line);
+    cr_assert_str_eq(r.err, want);
+    cli_result_free(&r);
+}

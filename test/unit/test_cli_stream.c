@@ -158,6 +158,43 @@ Test(cli_stream, json_report_on_each_rank) {
     cr_assert_eq(checked, 3 * 3 * 320);
 }
 
+/* The same shards from the launcher's variables (--world auto, the default): each of
+ * torchrun's three ranks streams and verifies its own, and the report names the launcher. */
+Test(cli_stream, ranks_from_the_launcher) {
+    uint64_t checked = 0;
+    for (int r3 = 0; r3 < 3; r3++) {
+        char rank[16], local[24];
+        snprintf(rank, sizeof rank, "RANK=%d", r3);
+        snprintf(local, sizeof local, "LOCAL_RANK=%d", r3);
+        const char *env[] = {rank, "WORLD_SIZE=3", local, "SLURM_PROCID=0", "SLURM_NTASKS=1", NULL};
+        const char *a[] = {"stream", chunked, "--dataset", "/features", "--batch", "16", "--budget",
+                           "200KiB", "--shuffle", "--device", "cpu", "--verify", "--json", NULL};
+        cli_result r = cli_run_env(a, env);
+        cr_assert_eq(r.exit_code, 0, "%s", r.err);
+        cJSON *doc = jparse(r.out);
+        const cJSON *plan = jget(doc, "plan");
+        cr_assert_eq(jnum(plan, "world"), 3);
+        cr_assert_eq(jnum(plan, "rank"), r3);
+        cr_assert_eq(jnum(plan, "local_rank"), r3);
+        cr_assert_str_eq(jstr(plan, "launcher"), "torchrun");
+        cr_assert_eq(jnum(plan, "rank_samples"), 335);
+        checked += (uint64_t)jnum(jget(doc, "verify"), "samples_checked");
+        cJSON_Delete(doc);
+        cli_result_free(&r);
+    }
+    cr_assert_eq(checked, 3 * 335);
+}
+
+Test(cli_stream, inconsistent_launcher_variables) {
+    const char *a[] = {"stream", contig, "--dataset", "/features", "--device", "cpu", NULL};
+    const char *env[] = {"OMPI_COMM_WORLD_RANK=4", "OMPI_COMM_WORLD_SIZE=4", NULL};
+    cli_result r = cli_run_env(a, env);
+    cr_assert_eq(r.exit_code, 2, "%s", r.err);
+    cr_assert_str_empty(r.out);
+    cr_assert_str_eq(r.err, "vramkit: stream: OMPI_COMM_WORLD_RANK=4 is not below OMPI_COMM_WORLD_SIZE=4 (Open MPI)\n");
+    cli_result_free(&r);
+}
+
 Test(cli_stream, compressed_data_reads_through_hdf5_and_verifies) {
     const char *a[] = {"stream", deflate, "--dataset", "/features", "--dataset", "/targets", "--batch", "50",
                        "--budget", "1MiB", "--epochs", "2", "--device", "cpu", "--verify", "--json", NULL};
