@@ -97,6 +97,13 @@ void vram_emit_probe_vmm(const vram_plan *p, uint32_t mask, vram_emit_machine *o
                  "the GPUs are assumed (--assume-gpu or a saved plan), not this machine's");
         return;
     }
+    {
+        const char *v = getenv("CUDA_VISIBLE_DEVICES");
+        if (v != NULL && strlen(v) < sizeof out->visible) {
+            out->visible_set = 1;
+            snprintf(out->visible, sizeof out->visible, "%s", v);
+        }
+    }
     for (int g = 0; g < p->ngpu && g < VRAM_PLAN_MAX_GPUS; g++) {
         vram_probe_result r;
         vram_status st;
@@ -301,7 +308,23 @@ static vram_status emit_env(FILE *out, const vram_plan *p, const vram_candidate 
     fprintf(out, "export CUDA_VISIBLE_DEVICES=");
     for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
         if (mask & (1u << g)) {
-            fprintf(out, "%s%d", first ? "" : ",", g);
+            if (mach != NULL && mach->visible_set) {
+                /* this process saw the GPUs through CUDA_VISIBLE_DEVICES: GPU g is its
+                   entry g */
+                const char *q = mach->visible;
+                size_t len;
+                for (int k = 0; k < g && q != NULL; k++) {
+                    q = strchr(q, ',');
+                    if (q != NULL) q++;
+                }
+                if (q == NULL)
+                    FAIL("--emit env: GPU %d is not an entry of CUDA_VISIBLE_DEVICES='%s'", g,
+                         mach->visible);
+                len = strcspn(q, ",");
+                fprintf(out, "%s%.*s", first ? "" : ",", (int)len, q);
+            } else {
+                fprintf(out, "%s%d", first ? "" : ",", g);
+            }
             first = 0;
             if (mach != NULL) probes[n++] = mach->vmm[g];
         }

@@ -43,17 +43,22 @@ vram_status vram_emit_format_parse(const char *text, vram_emit_format *out);
 vram_status vram_emit_pick(const vram_plan *p, const char *strategy, const vram_candidate **out,
                            char *err, size_t cap);
 
-/* What the env format needs from this machine: each GPU's VMM probe, and why none ran. */
+/* What the env format needs from this machine: each GPU's VMM probe, and why none ran; the
+ * CUDA_VISIBLE_DEVICES this process ran under, when the plan read this machine's GPUs (its
+ * GPU n is then the list's entry n, which is what a new CUDA_VISIBLE_DEVICES must name). */
 typedef struct vram_emit_machine {
     vram_diag_probe vmm[VRAM_PLAN_MAX_GPUS];
     char no_probe[160]; /* why no probe ran ("" when they ran) */
+    int visible_set;    /* CUDA_VISIBLE_DEVICES was set (GPUs read here only) */
+    char visible[512];  /* its value */
 } vram_emit_machine;
 
 /* The GPUs an emission for c (NULL: the placed components of p) uses. */
 uint32_t vram_emit_gpus(const vram_plan *p, const vram_candidate *c);
 
 /* Runs the VMM probe (doctor/probe.h, in a child) on each GPU of mask when p read this
- * machine's GPUs; else records why not (GPUs assumed, none). */
+ * machine's GPUs, and records CUDA_VISIBLE_DEVICES; else records why not (GPUs assumed,
+ * none). */
 void vram_emit_probe_vmm(const vram_plan *p, uint32_t mask, vram_emit_machine *out);
 
 /* Writes format f of plan p for candidate c (from vram_emit_pick; NULL for components) to

@@ -436,6 +436,31 @@ Test(cli_emit, env_expandable_segments_where_the_vmm_probe_passed) {
                         "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False\n") != NULL,
               "%s", t);
     free(t);
+    /* GPUs read under CUDA_VISIBLE_DEVICES: the new list names the old list's entries */
+    m.vmm[0].status = VRAM_OK;
+    m.visible_set = 1;
+    snprintf(m.visible, sizeof m.visible, "GPU-aaaa,5");
+    t = emit_env(&p, &m);
+    {
+        const char *want = "export CUDA_VISIBLE_DEVICES=GPU-aaaa\nexport VRAMKIT_DEVICE=cuda:0\n";
+        cr_expect(strncmp(t, want, strlen(want)) == 0, "%s", t);
+    }
+    free(t);
+    snprintf(m.visible, sizeof m.visible, "%s", "");
+    {
+        const vram_candidate *c = &p.chain.cand[p.chain.chosen];
+        char err[512], notes[64], *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        p.chain.cand[p.chain.chosen].device = 1; /* a GPU past the list */
+        p.chain.cand[p.chain.chosen].gpu_mask = 2u;
+        cr_expect_eq(vram_emit_write(f, VRAM_EMIT_ENV, &p, c, &m, notes, sizeof notes, err, sizeof err),
+                     VRAM_E_INVALID);
+        cr_expect(strstr(err, "GPU 1 is not an entry of CUDA_VISIBLE_DEVICES=''") != NULL, "%s", err);
+        fclose(f);
+        free(buf);
+    }
+    m.visible_set = 0;
     /* a saved or assumed machine is never probed */
     vram_emit_probe_vmm(&p, 1u, &m);
     cr_expect_eq(m.vmm[0].ran, 0);
@@ -586,5 +611,65 @@ Test(cli_emit, tensor_names_of_a_file_an_index_and_what_has_none) {
     cr_expect(strstr(err, "is GGUF") != NULL, "%s", err);
     unlink(p);
     cr_expect_eq(vram_model_tensor_names(dir, &nm, err, sizeof err), VRAM_E_UNHANDLED, "empty dir");
+    rmdir(dir);
+}
+
+/* A safetensors file of [4,4] F16 tensors, zeros, with the given names. */
+static void write_names(const char *path, const char *const *names, int n) {
+    char hdr[4096];
+    size_t len = 0;
+    len += (size_t)snprintf(hdr + len, sizeof hdr - len, "{");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(hdr + len, sizeof hdr - len,
+                                "%s\"%s\":{\"dtype\":\"F16\",\"shape\":[4,4],\"data_offsets\":[%d,%d]}",
+                                i ? "," : "", names[i], 32 * i, 32 * (i + 1));
+    len += (size_t)snprintf(hdr + len, sizeof hdr - len, "}");
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    unsigned char l8[8];
+    for (int i = 0; i < 8; i++) l8[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    fwrite(l8, 1, 8, f);
+    fwrite(hdr, 1, len, f);
+    for (int i = 0; i < 32 * n; i++) fputc(0, f);
+    fclose(f);
+}
+
+/* Two stacks: the encoder's blocks run first although "decoder" sorts before it. */
+Test(cli_emit, accelerate_device_map_of_two_stacks_puts_the_encoder_first) {
+    static const char *const names[] = {
+        "model.decoder.layers.0.fc.weight", "model.decoder.layers.1.fc.weight",
+        "model.encoder.layers.0.fc.weight", "model.encoder.layers.1.fc.weight",
+        "model.encoder.layers.2.fc.weight", "model.shared.weight"};
+    char dir[] = "/tmp/vramkit-emit2-XXXXXX", path[256], gpu[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    write_names(path, names, 6);
+    vram_chain big = tiny_chain(path, 8ull << 30);
+    const vram_candidate *g = &big.cand[VRAM_STRATEGY_GPU_CPU];
+    cr_assert_eq(g->blocks, 5, "3 encoder and 2 decoder blocks");
+    uint64_t free = 1 + g->fixed_bytes + g->rest_bytes + 3 * g->block_bytes + g->block_bytes / 2;
+    vram_chain ch = tiny_chain(path, free);
+    cr_assert_eq(ch.cand[VRAM_STRATEGY_GPU_CPU].gpu_blocks[0], 3);
+    snprintf(gpu, sizeof gpu, "8GiB,free=%llu,cc=8.0", (unsigned long long)free);
+    const char *args[] = {"plan", "--model", path, "--assume-gpu", gpu, "--margin", "0",
+                          "--host-memory", "16GiB", "--emit", "accelerate", "--strategy",
+                          "gpu_cpu", NULL};
+    cli_result r = run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = jparse(r.out);
+    const cJSON *dm = jget(doc, "device_map");
+    static const char *const on_gpu[] = {"model.shared", "model.encoder.layers.0",
+                                         "model.encoder.layers.1", "model.encoder.layers.2"};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *v = jget(dm, on_gpu[i]);
+        cr_expect(cJSON_IsNumber(v) && v->valueint == 0, "%s", on_gpu[i]);
+    }
+    cr_expect_str_eq(jstr(dm, "model.decoder.layers.0"), "cpu");
+    cr_expect_str_eq(jstr(dm, "model.decoder.layers.1"), "cpu");
+    cr_expect_str_eq(cJSON_GetArrayItem(dm, 1)->string, "model.encoder.layers.0",
+                     "blocks in running order");
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+    unlink(path);
     rmdir(dir);
 }
