@@ -140,7 +140,8 @@ VRAM_DEF int vram_emit_visible_index(uint32_t mask, int g) {
 
 /* The device of block b (0 <= b < c->blocks) of a fitting candidate: a GPU index or
  * VRAM_PLAN_CPU. VRAM_E_INVALID for NULL, a candidate that does not fit, b out of range, or
- * block counts that do not add up to c->blocks. */
+ * block counts that do not add up to c->blocks; VRAM_E_UNHANDLED for a kind these rules do
+ * not cover. */
 VRAM_DEF VRAM_NODISCARD vram_status vram_emit_block_device(const vram_candidate *c, uint64_t b,
                                                            int *device) {
     uint64_t seen = 0;
@@ -156,6 +157,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_emit_block_device(const vram_candidate 
         return VRAM_OK;
     }
     if (c->kind != VRAM_STRATEGY_MULTI_GPU) {
+        if (!vram_emit_all_on_gpus(c)) return VRAM_E_UNHANDLED; /* a kind without a rule here */
         *device = c->device;
         return VRAM_OK;
     }
@@ -229,7 +231,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_emit_model_params(const vram_model *m,
 }
 
 /* accelerate's max_memory for a fitting candidate and its weights (the rules above).
- * VRAM_E_INVALID for NULL or a candidate that does not fit; VRAM_E_OVERFLOW past 2^64. */
+ * VRAM_E_INVALID for NULL or a candidate that does not fit; VRAM_E_UNHANDLED for a kind
+ * these rules do not cover; VRAM_E_OVERFLOW past 2^64. */
 VRAM_DEF VRAM_NODISCARD vram_status vram_emit_max_memory(const vram_candidate *c,
                                                          const vram_emit_weights *w,
                                                          vram_emit_memory *out) {
@@ -251,8 +254,10 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_emit_max_memory(const vram_candidate *c
             if (c->kind == VRAM_STRATEGY_MULTI_GPU || c->kind == VRAM_STRATEGY_GPU_CPU)
                 bytes = vram__a(&acc, g == c->device ? w->rest : 0u,
                                 vram__m(&acc, c->gpu_blocks[g], w->block));
-            else
+            else if (vram_emit_all_on_gpus(c))
                 bytes = w->total;
+            else
+                return VRAM_E_UNHANDLED; /* a kind without a rule here */
             out->gpu[g] = vram__a(&acc, bytes, slack);
         }
         if (first < 0) return VRAM_E_INVALID;

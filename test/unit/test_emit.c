@@ -391,3 +391,16 @@ Test(emit, expandable_only_when_every_probe_passed) {
     cr_expect_eq(why, VRAM_FINDING_EXPANDABLE_SEGMENTS_UNVERIFIED, "no GPU: nothing verified");
     cr_expect(!vram_emit_expandable(p, 3, NULL));
 }
+
+/* A kind these rules do not cover (a strategy added later) is refused, never treated as
+ * one GPU. */
+Test(emit, unknown_kinds_are_refused) {
+    vram_emit_weights w = {2000, 200, 400, 300};
+    vram_emit_memory m;
+    uint64_t n;
+    int dev;
+    vram_candidate c = weighted(VRAM_STRATEGY_COUNT, 0, 8, 2000, 1000);
+    cr_expect_eq(vram_emit_gpu_layers(&c, &n), VRAM_E_INVALID);
+    cr_expect_eq(vram_emit_block_device(&c, 0, &dev), VRAM_E_UNHANDLED);
+    cr_expect_eq(vram_emit_max_memory(&c, &w, &m), VRAM_E_UNHANDLED);
+}
