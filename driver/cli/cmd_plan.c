@@ -1,6 +1,7 @@
 /* driver/cli/cmd_plan.c — `vramkit plan`: options in, the plan (driver/plan/planner.h) made, and
  * the strategy chain or the placement printed as text, or the plan document
- * (driver/plan/plan_doc.h) printed and saved. Plans are loaded with what changed since. */
+ * (driver/plan/plan_doc.h) printed and saved, or other tools' settings (driver/plan/emit.h).
+ * Plans are loaded with what changed since. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "cli.h"
 #include "cli_model.h"
+#include "plan/emit.h"
 #include "plan/plan_doc.h"
 #include "plan/planner.h"
 #include "plan/workload.h"
@@ -19,7 +21,9 @@ static void usage(FILE *out) {
             "usage: vramkit plan (--model MODEL | --component NAME=MODEL[@DEVICE] ...)\n"
             "                    [workload options] [--assume-gpu SPEC]... [--host-memory SIZE]\n"
             "                    [--margin SIZE] [--save FILE] [--json]\n"
+            "                    [--emit FORMAT]... [--strategy NAME]\n"
             "       vramkit plan --load FILE [--assume-gpu SPEC]... [--save FILE] [--json]\n"
+            "                    [--emit FORMAT]... [--strategy NAME]\n"
             "\n"
             "Decides, before anything is loaded, how to load a model and where each component of\n"
             "a service lives. For --model: every load strategy in the order to try it -- 16-bit\n"
@@ -70,18 +74,75 @@ static void usage(FILE *out) {
             "                         changes; notes [{component, note}] when a model's reader\n"
             "                         noted something (one shard of a set read alone, ...).\n"
             "                         Plans saved before gpu_use and notes existed still load\n"
-            "\n"
-            "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
+            "\n",
+            VRAM_PLACE_MAX, cli_workload_help);
+    fputs("other tools (repeat --emit for several; the plan's text is not printed, --json\n"
+            "adds emit {FORMAT: text} to the plan):\n"
+            "  --emit FORMAT          the chosen strategy as another tool's settings, on stdout:\n"
+            "                         accelerate  JSON for from_pretrained: max_memory (per GPU\n"
+            "                                     index and cpu, bytes: each device's weights\n"
+            "                                     by the plan's split, half a block of slack,\n"
+            "                                     and on the first GPU and cpu the largest\n"
+            "                                     layer accelerate keeps free), device_map\n"
+            "                                     (module -> device, from the safetensors\n"
+            "                                     tensor names), dtype, quantization_config\n"
+            "                                     (bitsandbytes int8 / NF4), notes\n"
+            "                         llama.cpp   -ngl (blocks on the GPU, +1 for the output\n"
+            "                                     layer when all are), -c (the context sized;\n"
+            "                                     x batch with -np), --split-mode and\n"
+            "                                     --tensor-split (blocks per GPU) or --main-gpu\n"
+            "                         vllm        --gpu-memory-utilization (the plan's budget\n"
+            "                                     over the GPU's total, rounded down),\n"
+            "                                     --max-model-len, --tensor-parallel-size,\n"
+            "                                     --dtype, --quantization bitsandbytes (int4)\n"
+            "                         env         shell exports: CUDA_VISIBLE_DEVICES,\n"
+            "                                     VRAMKIT_DEVICE or VRAMKIT_<NAME>_DEVICE per\n"
+            "                                     component (renumbered as CUDA will see\n"
+            "                                     them), PYTORCH_CUDA_ALLOC_CONF with\n"
+            "                                     expandable_segments:True only where the VMM\n"
+            "                                     probe passed on this machine's GPUs\n"
+            "                         llama.cpp and vllm write what they cannot say exactly as\n"
+            "                         'note:' lines on stderr; accelerate in notes, env in\n"
+            "                         comments. A format that cannot express the plan (a\n"
+            "                         component plan outside env, llama.cpp for an\n"
+            "                         encoder-decoder or a training plan, vllm for int8,\n"
+            "                         gpu_cpu or cpu, ...) is an error (exit 2)\n"
+            "  --strategy NAME        emit another strategy of the chain than the chosen one\n"
+            "                         (bf16/fp16/16bit, int8, int4, multi_gpu, gpu_cpu, cpu); it\n"
+            "                         must fit (exit 2 otherwise)\n"
+            "\n",
+          out);
+    fputs("Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
             "exit codes: 0 a strategy fits / every component is placed, 1 nothing fits / a\n"
             "            component is not placed, 2 bad usage or input (a model vramkit cannot\n"
             "            count: a malformed file, an index naming a missing shard, a directory\n"
-            "            with no model file or only pickled weights), 3 environment error (a\n"
-            "            file that is there but cannot be read: permissions, I/O)\n",
-            VRAM_PLACE_MAX, cli_workload_help);
+            "            with no model file or only pickled weights; --emit for a strategy that\n"
+            "            does not fit or a format that cannot express the plan), 3 environment\n"
+            "            error (a file that is there but cannot be read: permissions, I/O)\n",
+          out);
 }
 
 
-enum { OPT_MODEL = 1, OPT_COMPONENT, OPT_ASSUME_GPU, OPT_HOST, OPT_MARGIN, OPT_SAVE, OPT_LOAD, OPT_JSON };
+enum {
+    OPT_MODEL = 1,
+    OPT_COMPONENT,
+    OPT_ASSUME_GPU,
+    OPT_HOST,
+    OPT_MARGIN,
+    OPT_SAVE,
+    OPT_LOAD,
+    OPT_JSON,
+    OPT_EMIT,
+    OPT_STRATEGY
+};
+
+/* The options that are not inputs of the plan. */
+typedef struct plan_opts {
+    const char *save, *load, *strategy;
+    int json;
+    int nemit;
+    vram_emit_format emit[VRAM_EMIT_FORMATS]; /* in the order given, each once */
+} plan_opts;
 
 static const struct option long_options[] = {
     CLI_WORKLOAD_LONG_OPTIONS,
@@ -93,6 +154,8 @@ static const struct option long_options[] = {
     {"save", required_argument, NULL, OPT_SAVE},
     {"load", required_argument, NULL, OPT_LOAD},
     {"json", no_argument, NULL, OPT_JSON},
+    {"emit", required_argument, NULL, OPT_EMIT},
+    {"strategy", required_argument, NULL, OPT_STRATEGY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -200,8 +263,7 @@ static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, siz
 }
 
 /* Returns -1 when the options were read, else the exit code. */
-static int parse(int argc, char **argv, vram_plan *p, const char **save, const char **load,
-                 int *json) {
+static int parse(int argc, char **argv, vram_plan *p, plan_opts *o) {
     char err[1024];
     int c;
     cli_getopt_reset();
@@ -236,9 +298,20 @@ static int parse(int argc, char **argv, vram_plan *p, const char **save, const c
                 return cli_usage_error(CMD, "--margin: '%s' is not a size", optarg);
             p->margin_given = 1;
             break;
-        case OPT_SAVE: *save = optarg; break;
-        case OPT_LOAD: *load = optarg; break;
-        case OPT_JSON: *json = 1; break;
+        case OPT_SAVE: o->save = optarg; break;
+        case OPT_LOAD: o->load = optarg; break;
+        case OPT_JSON: o->json = 1; break;
+        case OPT_EMIT: {
+            vram_emit_format f;
+            if (vram_emit_format_parse(optarg, &f) != VRAM_OK)
+                return cli_usage_error(CMD, "--emit: '%s' is not a format (%s)", optarg,
+                                       vram_emit_format_names);
+            for (int i = 0; i < o->nemit; i++)
+                if (o->emit[i] == f) return cli_usage_error(CMD, "--emit %s is given twice", optarg);
+            o->emit[o->nemit++] = f;
+            break;
+        }
+        case OPT_STRATEGY: o->strategy = optarg; break;
         case ':': return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
         case '?':
             return cli_usage_error(CMD, "unknown option '%s' (see vramkit plan --help)", argv[optind - 1]);
@@ -252,27 +325,73 @@ static int parse(int argc, char **argv, vram_plan *p, const char **save, const c
         }
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (o->strategy != NULL && o->nemit == 0)
+        return cli_usage_error(CMD, "--strategy %s: it chooses what --emit writes; give --emit FORMAT",
+                               o->strategy);
     return -1;
+}
+
+/* Each --emit format of the plan into a string (all or none: an error leaves nothing),
+ * its notes beside it. Returns -1, or the exit code after the error line. */
+static int emit_all(const vram_plan *p, const plan_opts *o, char **out, char notes[][2048]) {
+    const vram_candidate *cand;
+    vram_emit_machine mach;
+    char err[2048];
+    vram_status st;
+    if ((st = vram_emit_pick(p, o->strategy, &cand, err, sizeof err)) != VRAM_OK) return fail(st, err);
+    memset(&mach, 0, sizeof mach);
+    for (int i = 0; i < o->nemit; i++)
+        if (o->emit[i] == VRAM_EMIT_ENV) vram_emit_probe_vmm(p, vram_emit_gpus(p, cand), &mach);
+    for (int i = 0; i < o->nemit; i++) {
+        size_t len = 0;
+        FILE *f = open_memstream(&out[i], &len);
+        if (f == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+        st = vram_emit_write(f, o->emit[i], p, cand, &mach, notes[i], sizeof notes[i], err,
+                             sizeof err);
+        if (fclose(f) != 0 && st == VRAM_OK) st = VRAM_E_NOMEM;
+        if (st != VRAM_OK) return fail(st, err[0] ? err : "out of memory");
+    }
+    return -1;
+}
+
+/* The emitted text (unless it went into the JSON), a "# --emit FORMAT" line before each when
+ * there are several; the notes on stderr. */
+static void print_emitted(const plan_opts *o, int with_text, char **text, char notes[][2048]) {
+    for (int i = 0; i < o->nemit && with_text; i++) {
+        const char *name = vram_emit_format_name(o->emit[i]);
+        if (o->nemit > 1) printf("%s# --emit %s\n", i ? "\n" : "", name);
+        fputs(text[i], stdout);
+    }
+    fflush(stdout);
+    for (int i = 0; i < o->nemit; i++)
+        for (const char *q = notes[i], *nl; *q; q = nl + 1) {
+            nl = strchr(q, '\n');
+            if (nl == NULL) break;
+            fprintf(stderr, "vramkit: plan: note: --emit %s: %.*s\n", vram_emit_format_name(o->emit[i]),
+                    (int)(nl - q), q);
+        }
 }
 
 int cmd_plan(int argc, char **argv) {
     vram_plan *p = calloc(1, sizeof *p);
     vram_change changes[VRAM_PLACE_MAX + 1];
     size_t nch = 0;
-    const char *save = NULL, *load = NULL;
-    int json = 0, rc;
-    char *text = NULL, err[4400];
+    plan_opts o;
+    int rc;
+    char *text = NULL, *emitted[VRAM_EMIT_FORMATS] = {NULL}, err[4400];
+    static char notes[VRAM_EMIT_FORMATS][2048];
     vram_status st;
+    memset(&o, 0, sizeof o);
     if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-    if ((rc = parse(argc, argv, p, &save, &load, &json)) >= 0) goto out;
-    if (load != NULL) {
+    if ((rc = parse(argc, argv, p, &o)) >= 0) goto out;
+    if (o.load != NULL) {
         char what[4200];
         if (p->ncomp > 0) {
             rc = cli_usage_error(CMD, "--load takes its models from the plan; drop --model/--component");
             goto out;
         }
-        snprintf(what, sizeof what, "--load %s", load);
-        if ((st = vram_plan_doc_load(load, what, p, err, sizeof err)) != VRAM_OK) {
+        snprintf(what, sizeof what, "--load %s", o.load);
+        if ((st = vram_plan_doc_load(o.load, what, p, err, sizeof err)) != VRAM_OK) {
             rc = fail(st, err);
             goto out;
         }
@@ -292,17 +411,33 @@ int cmd_plan(int argc, char **argv) {
         rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
         goto out;
     }
-    if (save != NULL && (st = vram_plan_doc_save(save, text, err, sizeof err)) != VRAM_OK) {
+    if (o.nemit > 0 && (rc = emit_all(p, &o, emitted, notes)) >= 0) goto out;
+    if (o.save != NULL && (st = vram_plan_doc_save(o.save, text, err, sizeof err)) != VRAM_OK) {
         rc = fail(st, err);
         goto out;
     }
-    if (json)
+    if (o.nemit > 0) {
+        if (o.json) {
+            char *doc = vram_emit_attach_json(text, o.emit, (const char *const *)emitted, (size_t)o.nemit);
+            if (doc == NULL) {
+                rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+                goto out;
+            }
+            fputs(doc, stdout);
+            free(doc);
+        }
+        print_emitted(&o, !o.json, emitted, notes);
+        rc = VRAM_EXIT_OK; /* the strategy emitted fits */
+        goto out;
+    }
+    if (o.json)
         fputs(text, stdout);
     else
         print_text(stdout, p, changes, nch);
     rc = p->single ? (p->chain.chosen >= 0 ? VRAM_EXIT_OK : VRAM_EXIT_NO)
                    : (p->sum.all_fit ? VRAM_EXIT_OK : VRAM_EXIT_NO);
 out:
+    for (int i = 0; i < VRAM_EMIT_FORMATS; i++) free(emitted[i]);
     free(text);
     free(p);
     return rc;

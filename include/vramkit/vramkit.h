@@ -21,6 +21,7 @@
 #include "place.h"
 #include "plan.h"
 #include "diagnose.h"
+#include "emit.h"
 #include "monitor.h"
 
 #endif /* VRAMKIT_VRAMKIT_H */
