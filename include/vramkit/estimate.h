@@ -1219,6 +1219,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     vram__acc acc = {0};
     vram_estimate e;
     vram__est_prep p;
+    vram__est_in in;
     vram__est_terms t;
     const vram_arch arch = m->arch;
     const vram_workload wv = *w;
@@ -1233,9 +1234,10 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     /* (what est_prepare ensured, stated before the call below so that the prover carries it
        past the call instead of deriving it again) */
     /*@ assert have_arch ==> vram_arch_ok(arch); */
-    p.in = vram__est_moe_in(p.in, arch, p.pc, xp, xb, have_arch, have_stats);
-    t = vram__est_steps(&acc, arch, wv, p.in, stored, have_arch, have_stats);
-    vram__est_finish(&acc, p.in, t, wv.cpu, have_stats, tensors,
+    /*@ assert p.in.q <= VRAM_ARCH_MAX_WIDTH && p.in.kv <= p.in.q && p.in.c <= 4294967295; */
+    in = vram__est_moe_in(p.in, arch, p.pc, xp, xb, have_arch, have_stats);
+    t = vram__est_steps(&acc, arch, wv, in, stored, have_arch, have_stats);
+    vram__est_finish(&acc, in, t, wv.cpu, have_stats, tensors,
                      have_stats ? stats_block_params : p.pc.blocks,
                      train && wv.lora_rank == 0, &e);
     if (acc.overflow) return VRAM_E_OVERFLOW;
