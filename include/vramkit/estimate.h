@@ -562,7 +562,8 @@ typedef struct vram__est_in {
     uint64_t XP, XQ, XR, XB;               /* routed experts: parameters, matrix elements
                                               and rows, stored bytes (tensor list) */
     uint64_t E, K;                         /* experts per MoE block, top-k (0: dense) */
-    vram_dtype xformat;                    /* the experts' own storage (NONE: as the rest) */
+    vram_dtype xformat;                    /* the experts' own storage (NONE: as the rest);
+                                              these seven set by vram_estimate_model */
 } vram__est_in;
 
 /* The numbers of the terms, as the steps fill them (vram_estimate_model). */
@@ -709,24 +710,6 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
     }
     in.blocks = have_arch ? pc.block_count : m->blocks;
     return vram__est_dims(in, m->arch, have_arch);
-}
-
-/* The routed experts' numbers (vram_estimate_model reads them after vram__est_prepare):
- * parameters and bytes from the tensor list when there is one (xp, xb), else the arch's
- * count pc; matrices and rows, expert and top-k counts and format from the arch. */
-/*@ assigns \nothing;
-    ensures \result.q == in.q && \result.kv == in.kv && \result.c == in.c; */
-VRAM_DEF vram__est_in vram__est_moe_in(vram__est_in in, vram_arch a, vram_param_count pc,
-                                       uint64_t xp, uint64_t xb, int have_arch,
-                                       int have_stats) {
-    in.XP = have_stats ? xp : pc.expert_params;
-    in.XB = have_stats ? xb : 0u;
-    in.XQ = have_arch ? vram__min_u64(pc.expert_matrix_params, in.XP) : in.XP;
-    in.XR = have_arch ? pc.expert_matrix_rows : 0u;
-    in.E = have_arch ? a.experts : 0u;
-    in.K = have_arch ? a.experts_per_token : 0u;
-    in.xformat = have_arch ? a.expert_format : VRAM_DTYPE_NONE;
-    return in;
 }
 
 /* Weights: as stored (`stored` bytes of the tensor list), or converted to the target
@@ -1235,7 +1218,16 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
        past the call instead of deriving it again) */
     /*@ assert have_arch ==> vram_arch_ok(arch); */
     /*@ assert p.in.q <= VRAM_ARCH_MAX_WIDTH && p.in.kv <= p.in.q && p.in.c <= 4294967295; */
-    in = vram__est_moe_in(p.in, arch, p.pc, xp, xb, have_arch, have_stats);
+    /* the routed experts: parameters and bytes from the tensor list when there is one, else
+       the arch's count; matrices and rows, expert and top-k counts and format from the arch */
+    in = p.in;
+    in.XP = have_stats ? xp : p.pc.expert_params;
+    in.XB = have_stats ? xb : 0u;
+    in.XQ = have_arch && p.pc.expert_matrix_params < in.XP ? p.pc.expert_matrix_params : in.XP;
+    in.XR = have_arch ? p.pc.expert_matrix_rows : 0u;
+    in.E = have_arch ? arch.experts : 0u;
+    in.K = have_arch ? arch.experts_per_token : 0u;
+    in.xformat = have_arch ? arch.expert_format : VRAM_DTYPE_NONE;
     t = vram__est_steps(&acc, arch, wv, in, stored, have_arch, have_stats);
     vram__est_finish(&acc, in, t, wv.cpu, have_stats, tensors,
                      have_stats ? stats_block_params : p.pc.blocks,
