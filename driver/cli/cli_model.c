@@ -134,8 +134,7 @@ void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_e
         n = snprintf(buf, cap, "%s, batch %llu, source %llu and target %llu tokens",
                      w->mode == VRAM_MODE_TRAIN ? "training" : "inference",
                      (unsigned long long)e->batch,
-                     (unsigned long long)(w->src_len ? w->src_len : e->seq),
-                     (unsigned long long)(w->tgt_len ? w->tgt_len : e->seq));
+                     (unsigned long long)e->src_len, (unsigned long long)e->tgt_len);
     else
         n = snprintf(buf, cap, "%s, batch %llu, sequence %llu",
                      w->mode == VRAM_MODE_TRAIN ? "training" : "inference",
@@ -247,11 +246,37 @@ void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e
         cli_json_key(j, "stored_bytes");
         cli_json_u64(j, m->model.stats.bytes);
     }
+    if (m->model.guess_high != 0) {
+        char as[160];
+        cli_arch_reading(&m->model.arch, as, sizeof as);
+        cli_json_key(j, "read_as");
+        cli_json_string(j, as);
+        cli_json_key(j, "guessed_params");
+        cli_json_begin_object(j);
+        cli_json_key(j, "low");
+        cli_json_u64(j, m->model.guess_low);
+        cli_json_key(j, "high");
+        cli_json_u64(j, m->model.guess_high);
+        cli_json_end_object(j);
+    }
     if (m->note[0]) {
         cli_json_key(j, "note");
         cli_json_string(j, m->note);
     }
     cli_json_end_object(j);
+}
+
+void cli_arch_reading(const vram_arch *a, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s, %s MLP, %s norm, %s, %s head%s", vram_family_name(a->family),
+             a->mlp == VRAM_MLP_GATED ? "gated" : "plain",
+             a->norm == VRAM_NORM_RMS ? "RMS" : "layer",
+             (a->flags & (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS))
+                 ? "biases"
+                 : "no biases",
+             (a->flags & VRAM_ARCH_NO_HEAD) ? "no"
+             : (a->flags & VRAM_ARCH_TIED)  ? "tied"
+                                            : "untied",
+             (a->flags & VRAM_ARCH_PARALLEL) ? ", parallel blocks" : "");
 }
 
 void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e) {
@@ -266,13 +291,14 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
     cli_json_u64(j, e->batch);
     cli_json_key(j, "seq");
     cli_json_u64(j, e->seq);
-    if (w->src_len) {
+    /* given, or resolved to something other than seq (whisper's 1500 source frames) */
+    if (w->src_len || (e->src_len != 0 && e->src_len != e->seq)) {
         cli_json_key(j, "src_len");
-        cli_json_u64(j, w->src_len);
+        cli_json_u64(j, e->src_len);
     }
-    if (w->tgt_len) {
+    if (w->tgt_len || (e->tgt_len != 0 && e->tgt_len != e->seq)) {
         cli_json_key(j, "tgt_len");
-        cli_json_u64(j, w->tgt_len);
+        cli_json_u64(j, e->tgt_len);
     }
     if (w->mode == VRAM_MODE_TRAIN) {
         cli_json_key(j, "optimizer");

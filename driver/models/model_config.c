@@ -27,7 +27,10 @@
  * gpt_neox (GPTNeoXConfig): num_hidden_layers 44, hidden_size 6144, num_attention_heads 64,
  *   intermediate_size 24576, vocab_size 50432, max_position_embeddings 2048 (rotary),
  *   tie_word_embeddings false, attention_bias true (q,k,v,o); MLP biases; PLAIN, LAYER,
- *   FINAL_NORM.
+ *   FINAL_NORM; two norms per block (use_parallel_residual shares none).
+ * phi, falcon, gptj, gpt_bigcode: see cfg_phi, cfg_falcon, cfg_gptj and cfg_bigcode (parallel
+ *   blocks with one norm, multi-query attention, heads with a bias).
+ * whisper: see cfg_whisper (an audio encoder-decoder: 1500 source frames, 448 target tokens).
  *
  * Encoder-only (family ENCODER), PLAIN MLP, LAYER norm, biases everywhere, EMB_NORM:
  *   bert (BertConfig): layers 12, hidden 768, heads 12, intermediate 3072, vocab 30522,
@@ -80,7 +83,11 @@
  *   num_hidden_layers, hidden_size, num_attention_heads, intermediate_size and vocab_size all
  *     present -> read as llama (gated MLP, RMS norm, no biases), untied unless
  *     tie_word_embeddings is true (untied counts the larger model);
- *   otherwise family NONE. Nothing is guessed from a partial set of keys.
+ *   otherwise family NONE. Nothing is guessed from a partial set of keys. A guess sets
+ *   m->guess_low and m->guess_high to the fewest and most parameters the keys allow
+ *   (cfg_guess_range: plain or gated MLP, tied or untied head, biases or none, one RMS norm
+ *   or two LayerNorms a block), which the estimate's range spans, and the note says what it
+ *   was read as and that range.
  *
  * torch_dtype (or "dtype", transformers >= 4.56): float32, float16, bfloat16, float64,
  * float8_e4m3fn, float8_e5m2 (a "torch." prefix is allowed); "auto", null or another name
@@ -271,6 +278,120 @@ static vram_status cfg_neox(const cfg *c, vram_arch *a) {
     return VRAM_OK;
 }
 
+/* phi (PhiConfig; phi-1, phi-1.5, phi-2): a parallel block, one LayerNorm feeding attention
+ * and MLP; q, k, v, dense and fc1, fc2 with biases; the head has a bias (vocab, in
+ * extra_params) and is untied by default; qk_layernorm adds LayerNorms over head_dim on q
+ * and k (4 x head_dim a layer). */
+static vram_status cfg_phi(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int tie, qk_norm;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num(c, "num_hidden_layers", 24, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = cfg_num(c, "hidden_size", 2048, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "num_attention_heads", 32, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "num_key_value_heads", a->heads, 1, VRAM_LIMIT_HEADS, &a->kv_heads)) ||
+        (st = cfg_num(c, "intermediate_size", 8192, 1, VRAM_LIMIT_INTERMEDIATE,
+                      &a->intermediate)) ||
+        (st = cfg_num(c, "vocab_size", 51200, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 0, &tie)) ||
+        (st = cfg_bool(c, "qk_layernorm", 0, &qk_norm)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
+    a->family = VRAM_FAMILY_DECODER;
+    a->mlp = VRAM_MLP_PLAIN;
+    a->norm = VRAM_NORM_LAYER;
+    a->flags = VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS |
+               VRAM_ARCH_FINAL_NORM | VRAM_ARCH_PARALLEL | (tie ? VRAM_ARCH_TIED : 0u);
+    /* the head's bias; q/k LayerNorms: at most 10,000 x 4 x 1,000,000 */
+    a->extra_params = a->vocab + (qk_norm ? a->layers * 4u * (a->hidden / a->heads) : 0u);
+    return VRAM_OK;
+}
+
+/* falcon (FalconConfig): hidden_size 4544, num_hidden_layers 32, num_attention_heads 71,
+ * vocab_size 65024, tie_word_embeddings true, bias false (all linear layers), ffn_hidden_size
+ * null -> 4 x hidden; key/value heads: num_kv_heads (null -> heads) with
+ * new_decoder_architecture, else 1 with multi_query (default true), else heads. Norms per
+ * block: two when parallel_attn is false, or with num_ln_in_parallel_attn 2 (the default
+ * of the new architecture: ln_attn, ln_mlp); else one (VRAM_ARCH_PARALLEL). PLAIN, LAYER,
+ * FINAL_NORM; ALiBi or rotary positions, no table. */
+static vram_status cfg_falcon(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int tie, bias, mq, newarch, parallel;
+    uint64_t kv, lns;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num(c, "num_hidden_layers", 32, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = cfg_num(c, "hidden_size", 4544, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "num_attention_heads", 71, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "num_kv_heads", a->heads, 1, VRAM_LIMIT_HEADS, &kv)) ||
+        (st = cfg_num(c, "ffn_hidden_size", 4 * a->hidden, 1, VRAM_LIMIT_INTERMEDIATE,
+                      &a->intermediate)) ||
+        (st = cfg_num(c, "vocab_size", 65024, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)) ||
+        (st = cfg_bool(c, "bias", 0, &bias)) ||
+        (st = cfg_bool(c, "multi_query", 1, &mq)) ||
+        (st = cfg_bool(c, "new_decoder_architecture", 0, &newarch)) ||
+        (st = cfg_bool(c, "parallel_attn", 1, &parallel)) ||
+        (st = cfg_num(c, "num_ln_in_parallel_attn", newarch ? 2 : 1, 1, 2, &lns)))
+        return st;
+    a->kv_heads = newarch ? kv : (mq ? 1u : a->heads);
+    if (a->kv_heads > a->heads)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "num_kv_heads %llu is more than num_attention_heads %llu",
+                          (unsigned long long)a->kv_heads, (unsigned long long)a->heads);
+    if (a->heads % a->kv_heads != 0)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "num_attention_heads %llu is not a multiple of num_kv_heads %llu",
+                          (unsigned long long)a->heads, (unsigned long long)a->kv_heads);
+    if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
+    a->family = VRAM_FAMILY_DECODER;
+    a->mlp = VRAM_MLP_PLAIN;
+    a->norm = VRAM_NORM_LAYER;
+    a->flags = VRAM_ARCH_FINAL_NORM | (tie ? VRAM_ARCH_TIED : 0u) |
+               (bias ? VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS : 0u) |
+               (parallel && lns == 1 ? VRAM_ARCH_PARALLEL : 0u);
+    return VRAM_OK;
+}
+
+/* gptj (GPTJConfig): n_layer 28, n_embd 4096, n_head 16, n_inner null -> 4 x n_embd,
+ * vocab_size 50400, n_positions 2048 (rotary: context only), tie_word_embeddings false; a
+ * parallel block (ln_1 only), no attention biases, MLP biases, a head with a bias (vocab, in
+ * extra_params); PLAIN, LAYER, FINAL_NORM. */
+static vram_status cfg_gptj(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int tie;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num(c, "n_layer", 28, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = cfg_num(c, "n_embd", 4096, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "n_head", 16, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "n_inner", 4 * a->hidden, 1, VRAM_LIMIT_INTERMEDIATE, &a->intermediate)) ||
+        (st = cfg_num(c, "n_positions", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_num(c, "vocab_size", 50400, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 0, &tie)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "n_embd", "n_head")) != VRAM_OK) return st;
+    a->family = VRAM_FAMILY_DECODER;
+    a->mlp = VRAM_MLP_PLAIN;
+    a->norm = VRAM_NORM_LAYER;
+    a->flags = VRAM_ARCH_MLP_BIAS | VRAM_ARCH_FINAL_NORM | VRAM_ARCH_PARALLEL |
+               (tie ? VRAM_ARCH_TIED : 0u);
+    a->extra_params = a->vocab;
+    return VRAM_OK;
+}
+
+/* gpt_bigcode (GPTBigCodeConfig; StarCoder, SantaCoder): GPT-2's keys and defaults (n_layer 12,
+ * n_embd 768, n_head 12, n_inner null -> 4 x n_embd, n_positions 1024 learned, vocab_size
+ * 50257, tie_word_embeddings true) with multi_query true: one key/value head. */
+static vram_status cfg_bigcode(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int mq;
+    if ((st = cfg_gpt2(c, a)) != VRAM_OK || (st = cfg_bool(c, "multi_query", 1, &mq)) != VRAM_OK)
+        return st;
+    a->kv_heads = mq ? 1u : a->heads;
+    return VRAM_OK;
+}
+
 /* ---- encoders ------------------------------------------------------------------------ */
 
 /* architectures[0], or "" */
@@ -405,6 +526,47 @@ static vram_status cfg_seq2seq(const cfg *c, uint64_t vocab_def, int bart, vram_
     return VRAM_OK;
 }
 
+/* whisper (WhisperConfig): encoder_layers 4, decoder_layers 4, d_model 384,
+ * encoder_attention_heads 6, encoder_ffn_dim 1536, decoder_ffn_dim 1536, vocab_size 51865,
+ * num_mel_bins 80, max_source_positions 1500 (the encoder's fixed length: 30 s of audio,
+ * source_context), max_target_positions 448 (context), tie_word_embeddings true. Learned
+ * position tables in both stacks (positions = 1500 + 448 rows); the k projections have no
+ * bias (q, v, out and the MLP do): the q and v biases, 2 x d_model per attention, are in
+ * extra_params with the two convolutions of the audio front end (num_mel_bins x d_model x 3
+ * + d_model, d_model x d_model x 3 + d_model); PLAIN, LAYER, FINAL_NORM (each stack's). */
+static vram_status cfg_whisper(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int tie;
+    uint64_t mel, src_pos, tgt_pos;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num(c, "encoder_layers", 4, 1, VRAM_LIMIT_LAYERS, &a->encoder_layers)) ||
+        (st = cfg_num(c, "decoder_layers", 4, 1, VRAM_LIMIT_LAYERS, &a->decoder_layers)) ||
+        (st = cfg_num(c, "d_model", 384, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "encoder_attention_heads", 6, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "encoder_ffn_dim", 1536, 1, VRAM_LIMIT_INTERMEDIATE, &a->intermediate)) ||
+        (st = cfg_num(c, "decoder_ffn_dim", 1536, 1, VRAM_LIMIT_INTERMEDIATE,
+                      &a->decoder_intermediate)) ||
+        (st = cfg_num(c, "vocab_size", 51865, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_num(c, "num_mel_bins", 80, 1, VRAM_LIMIT_HIDDEN, &mel)) ||
+        (st = cfg_num(c, "max_source_positions", 1500, 1, VRAM_LIMIT_CONTEXT, &src_pos)) ||
+        (st = cfg_num(c, "max_target_positions", 448, 1, VRAM_LIMIT_CONTEXT, &tgt_pos)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "d_model", "encoder_attention_heads")) != VRAM_OK) return st;
+    const uint64_t d = a->hidden, attns = a->encoder_layers + 2 * a->decoder_layers;
+    a->family = VRAM_FAMILY_ENCODER_DECODER;
+    a->positions = src_pos + tgt_pos;
+    a->context = tgt_pos;
+    a->source_context = src_pos;
+    a->mlp = VRAM_MLP_PLAIN;
+    a->norm = VRAM_NORM_LAYER;
+    a->flags = VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS | VRAM_ARCH_FINAL_NORM |
+               (tie ? VRAM_ARCH_TIED : 0u);
+    /* at most 10^6 x 10^6 x 3 twice and 3 x 10^4 x 2 x 10^6: far below 2^64 */
+    a->extra_params = mel * d * 3 + d + d * d * 3 + d + attns * 2 * d;
+    return VRAM_OK;
+}
+
 static vram_status cfg_t5(const cfg *c, int mt5, vram_arch *a) {
     vram_status st;
     int tie;
@@ -470,7 +632,63 @@ static vram_status cfg_dtype(const cfg *c, vram_dtype *out) {
     return VRAM_OK;
 }
 
-static vram_status cfg_arch(const cfg *c, vram_arch *a, char *note, size_t notecap) {
+/* A parameter count for a note: "2.78B", "241.7M", "52.1K". */
+static const char *cfg_params_text(uint64_t n, char *buf, size_t cap) {
+    if (n >= 1000000000u) snprintf(buf, cap, "%.2fB", (double)n / 1e9);
+    else if (n >= 1000000u) snprintf(buf, cap, "%.1fM", (double)n / 1e6);
+    else snprintf(buf, cap, "%.1fK", (double)n / 1e3);
+    return buf;
+}
+
+/* The fewest and the most parameters an arch guessed from keys could hold (*lo, *hi): the
+ * same numbers read with a plain or a gated MLP, a tied or an untied head (unless
+ * tie_word_embeddings says which), no biases or biases on every projection and a head bias,
+ * one RMS norm per block or two LayerNorms; an encoder-decoder's position tables (both
+ * stacks, context rows each) or none. 0 and 0 when a variant fails the core's check. */
+static void cfg_guess_range(const cfg *c, const vram_arch *a, uint64_t *lo, uint64_t *hi) {
+    const uint32_t biases = VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS;
+    const int tie_known = cfg_has(c, "tie_word_embeddings");
+    vram_arch low = *a, high = *a;
+    vram_param_count pl, ph;
+    low.mlp = VRAM_MLP_PLAIN;
+    low.norm = VRAM_NORM_RMS;
+    low.flags = (a->flags & ~biases) | VRAM_ARCH_PARALLEL | (tie_known ? 0u : VRAM_ARCH_TIED);
+    low.positions = 0;
+    high.mlp = VRAM_MLP_GATED;
+    high.norm = VRAM_NORM_LAYER;
+    high.flags = (a->flags & ~VRAM_ARCH_PARALLEL) | biases;
+    if (!tie_known) high.flags &= ~VRAM_ARCH_TIED;
+    high.extra_params = a->extra_params + a->vocab;
+    if (a->family == VRAM_FAMILY_ENCODER_DECODER)
+        high.positions = a->positions + 2 * (a->context != 0 ? a->context : 1024u);
+    *lo = *hi = 0;
+    if (vram_arch_params(&low, &pl) == VRAM_OK && vram_arch_params(&high, &ph) == VRAM_OK) {
+        *lo = pl.total;
+        *hi = ph.total;
+    }
+}
+
+/* The note of a guessed arch: what it was read as, and the range its keys allow. */
+static void cfg_guess_note(const cfg *c, const vram_arch *a, const char *what, const char *as,
+                           uint64_t lo, uint64_t hi, char *note, size_t notecap) {
+    char l[32], h[32], e[32];
+    vram_param_count pc;
+    if (vram_arch_params(a, &pc) != VRAM_OK) pc.total = 0;
+    snprintf(note, notecap,
+             "%s: %s; read as %s (%s MLP, %s norm, %s, %s head): %s parameters, and from its "
+             "keys alone anything from %s to %s",
+             c->label, what, as, a->mlp == VRAM_MLP_GATED ? "gated" : "plain",
+             a->norm == VRAM_NORM_RMS ? "RMS" : "layer",
+             (a->flags & (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS))
+                 ? "biases"
+                 : "no biases",
+             (a->flags & VRAM_ARCH_TIED) ? "tied" : "untied",
+             cfg_params_text(pc.total, e, sizeof e), cfg_params_text(lo, l, sizeof l),
+             cfg_params_text(hi, h, sizeof h));
+}
+
+static vram_status cfg_arch(const cfg *c, vram_arch *a, uint64_t *guess_lo, uint64_t *guess_hi,
+                            char *note, size_t notecap) {
     char q[VRAM__QUOTE_CAP];
     const cJSON *jt = cfg_get(c, "model_type");
     const char *type = cJSON_IsString(jt) ? jt->valuestring : NULL;
@@ -505,6 +723,11 @@ static vram_status cfg_arch(const cfg *c, vram_arch *a, char *note, size_t notec
             if (strcmp(type, llama_rows[i].type) == 0) return cfg_llama(c, &llama_rows[i], a);
         if (strcmp(type, "gpt2") == 0) return cfg_gpt2(c, a);
         if (strcmp(type, "gpt_neox") == 0) return cfg_neox(c, a);
+        if (strcmp(type, "phi") == 0) return cfg_phi(c, a);
+        if (strcmp(type, "falcon") == 0) return cfg_falcon(c, a);
+        if (strcmp(type, "gptj") == 0) return cfg_gptj(c, a);
+        if (strcmp(type, "gpt_bigcode") == 0) return cfg_bigcode(c, a);
+        if (strcmp(type, "whisper") == 0) return cfg_whisper(c, a);
         if (strcmp(type, "bert") == 0) return cfg_bert(c, 30522, 0, a, note, notecap);
         if (strcmp(type, "roberta") == 0) return cfg_bert(c, 50265, 1, a, note, notecap);
         if (strcmp(type, "xlm-roberta") == 0) return cfg_bert(c, 30522, 1, a, note, notecap);
@@ -526,17 +749,23 @@ static vram_status cfg_arch(const cfg *c, vram_arch *a, char *note, size_t notec
     if (cfg_has(c, "d_model") && cfg_has(c, "encoder_layers") && cfg_has(c, "decoder_layers") &&
         cfg_has(c, "encoder_attention_heads") && cfg_has(c, "encoder_ffn_dim") &&
         cfg_has(c, "vocab_size")) {
-        snprintf(note, notecap, "%s: %s; read as an M2M100-like encoder-decoder", c->label, what);
-        return cfg_seq2seq(c, 0, 0, a);
+        vram_status st = cfg_seq2seq(c, 0, 0, a);
+        if (st != VRAM_OK) return st;
+        cfg_guess_range(c, a, guess_lo, guess_hi);
+        cfg_guess_note(c, a, what, "an M2M100-like encoder-decoder", *guess_lo, *guess_hi, note,
+                       notecap);
+        return VRAM_OK;
     }
     if (cfg_has(c, "num_hidden_layers") && cfg_has(c, "hidden_size") &&
         cfg_has(c, "num_attention_heads") && cfg_has(c, "intermediate_size") &&
         cfg_has(c, "vocab_size")) {
         static const llama_row generic = {"", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-        snprintf(note, notecap, "%s: %s; read as a Llama-like decoder", c->label, what);
         vram_status st = cfg_llama(c, &generic, a);
         /* no max_position_embeddings: context unknown, not 0 as an error */
-        return st;
+        if (st != VRAM_OK) return st;
+        cfg_guess_range(c, a, guess_lo, guess_hi);
+        cfg_guess_note(c, a, what, "a Llama-like decoder", *guess_lo, *guess_hi, note, notecap);
+        return VRAM_OK;
     }
     snprintf(note, notecap,
              "%s: %s and its keys match no known pattern; architecture left "
@@ -559,7 +788,8 @@ vram_status vram_config_parse(const char *json, size_t len, const char *label, v
     vram_model out;
     memset(&out, 0, sizeof out);
     cfg c = {doc, label, err, errcap};
-    if (st == VRAM_OK) st = cfg_arch(&c, &out.arch, note, sizeof note);
+    if (st == VRAM_OK)
+        st = cfg_arch(&c, &out.arch, &out.guess_low, &out.guess_high, note, sizeof note);
     if (st == VRAM_OK) st = vram__arch_validate(&out.arch, label, err, errcap);
     if (st == VRAM_OK) st = cfg_dtype(&c, &out.dtype);
     cJSON_Delete(doc);

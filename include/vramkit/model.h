@@ -43,7 +43,10 @@ typedef enum vram_norm {
 #define VRAM_ARCH_EMB_NORM 0x10u  /* a norm right after the embeddings (BERT family) */
 #define VRAM_ARCH_FINAL_NORM 0x20u /* a norm after the last block of each stack */
 #define VRAM_ARCH_NO_HEAD 0x40u   /* no vocabulary head (an encoder for embeddings/classes) */
-#define VRAM_ARCH_FLAGS_ALL 0x7fu
+#define VRAM_ARCH_PARALLEL 0x80u  /* a parallel block with one norm: attention and MLP both
+                                     read the same normed input (phi-1/2, falcon-7b, GPT-J),
+                                     so each block has one norm, not two */
+#define VRAM_ARCH_FLAGS_ALL 0xffu
 
 /* Architecture numbers. Zero means default where a default is stated. */
 typedef struct vram_arch {
@@ -66,6 +69,9 @@ typedef struct vram_arch {
     uint32_t flags;        /* VRAM_ARCH_* */
     uint64_t extra_params; /* parameters outside this pattern (task heads, poolers, the
                               masked-LM head's transform), kept in the weights' format */
+    uint64_t source_context; /* encoder-decoder: the length its encoder always takes, whatever
+                                the input (whisper: 1500 frames, 30 s of audio); 0 = none,
+                                the source is as long as the workload says */
 } vram_arch;
 
 /* Statistics of a tensor list, gathered tensor by tensor (vram_tensor_stats_add). */
@@ -96,6 +102,11 @@ typedef struct vram_model {
     uint64_t blocks;   /* blocks counted from tensor names (readers), 0 when unknown */
     vram_dtype dtype;  /* the format the weights are published in (torch_dtype, or the
                           format most stored bytes are in); NONE = unknown */
+    uint64_t guess_low;  /* when the arch was guessed from a config's keys (a model type
+                            vramkit does not know): the fewest and the most parameters of the
+                            readings it could be (plain or gated MLP, tied or untied head,
+                            biases or none), for the estimate's range; 0 when not guessed */
+    uint64_t guess_high;
 } vram_model;
 
 /* Parameters of an architecture, part by part (vram_arch_params). "Matrices" are the 2-D
@@ -407,7 +418,7 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
       a.decoder_intermediate <= VRAM_ARCH_MAX_WIDTH &&
       1 <= a.vocab <= VRAM_ARCH_MAX_VOCAB && a.positions <= VRAM_ARCH_MAX_VOCAB &&
       a.type_vocab <= VRAM_ARCH_MAX_VOCAB && a.context <= VRAM_ARCH_MAX_VOCAB &&
-      a.extra_params <= VRAM_ARCH_MAX_EXTRA;
+      a.source_context <= VRAM_ARCH_MAX_VOCAB && a.extra_params <= VRAM_ARCH_MAX_EXTRA;
     predicate vram_arch_ok(vram_arch a) =
       vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a); */
 
@@ -463,7 +474,7 @@ VRAM_DEF int vram__arch_check_sizes(const vram_arch *a) {
     if (dec_inter > VRAM_ARCH_MAX_WIDTH) return 0;
     if (vocab == 0 || vocab > VRAM_ARCH_MAX_VOCAB) return 0;
     if (pos > VRAM_ARCH_MAX_VOCAB || types > VRAM_ARCH_MAX_VOCAB) return 0;
-    if (a->context > VRAM_ARCH_MAX_VOCAB) return 0;
+    if (a->context > VRAM_ARCH_MAX_VOCAB || a->source_context > VRAM_ARCH_MAX_VOCAB) return 0;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA) return 0;
     return 1;
 }
@@ -561,8 +572,9 @@ VRAM_DEF vram__part vram__mlp_params(uint64_t h, uint64_t i, vram_mlp mlp, uint3
     return p;
 }
 
-/* One block: self-attention, MLP of inner width i, two norms of `norm` parameters; with
- * cross (a decoder block of an encoder-decoder) a second attention and a third norm. */
+/* One block: self-attention, MLP of inner width i, two norms of `norm` parameters (one with
+ * VRAM_ARCH_PARALLEL); with cross (a decoder block of an encoder-decoder) a second
+ * attention and one more norm. */
 /*@ requires h <= VRAM_ARCH_MAX_WIDTH && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
     requires i <= VRAM_ARCH_MAX_WIDTH && norm <= 2 * VRAM_ARCH_MAX_WIDTH;
     requires mlp == VRAM_MLP_PLAIN || mlp == VRAM_MLP_GATED;
@@ -573,7 +585,7 @@ VRAM_DEF vram__part vram__block_params(uint64_t h, uint64_t q, uint64_t kv, uint
                                        vram_mlp mlp, uint64_t norm, uint32_t flags, int cross) {
     vram__part at = vram__attn_params(h, q, kv, flags), m = vram__mlp_params(h, i, mlp, flags);
     vram__part r;
-    r.params = at.params + m.params + 2u * norm;
+    r.params = at.params + m.params + ((flags & VRAM_ARCH_PARALLEL) ? norm : 2u * norm);
     r.mp = at.mp + m.mp;
     r.mr = at.mr + m.mr;
     r.mc = at.mc + m.mc;

@@ -537,6 +537,42 @@ static inline int fx_write_file(const char *path, const void *data, size_t n) {
     "\"sliding_window\": 4096, \"torch_dtype\": \"float32\", \"transformers_version\": "           \
     "\"4.42.4\", \"use_cache\": true, \"vocab_size\": 256000}"
 
+/* phi-2 (its public config.json) */
+#define FX_CFG_PHI_2                                                                               \
+    "{\"architectures\":[\"PhiForCausalLM\"],\"attention_dropout\":0.0,"                           \
+    "\"bos_token_id\":50256,\"embd_pdrop\":0.0,\"eos_token_id\":50256,"                            \
+    "\"hidden_act\":\"gelu_new\",\"hidden_size\":2560,\"initializer_range\":0.02,"                 \
+    "\"intermediate_size\":10240,\"layer_norm_eps\":1e-05,"                                        \
+    "\"max_position_embeddings\":2048,\"model_type\":\"phi\",\"num_attention_heads\":32,"          \
+    "\"num_hidden_layers\":32,\"num_key_value_heads\":32,\"partial_rotary_factor\":0.4,"           \
+    "\"qk_layernorm\":false,\"resid_pdrop\":0.1,\"rope_scaling\":null,"                            \
+    "\"rope_theta\":10000.0,\"tie_word_embeddings\":false,\"torch_dtype\":\"float16\","            \
+    "\"use_cache\":true,\"vocab_size\":51200}"
+
+/* falcon-7b (its public config.json) */
+#define FX_CFG_FALCON_7B                                                                           \
+    "{\"alibi\":false,\"apply_residual_connection_post_layernorm\":false,"                         \
+    "\"architectures\":[\"FalconForCausalLM\"],\"attention_dropout\":0.0,\"bias\":false,"          \
+    "\"bos_token_id\":11,\"eos_token_id\":11,\"hidden_dropout\":0.0,"                              \
+    "\"hidden_size\":4544,\"initializer_range\":0.02,\"layer_norm_epsilon\":1e-05,"                \
+    "\"model_type\":\"falcon\",\"multi_query\":true,\"new_decoder_architecture\":false,"           \
+    "\"num_attention_heads\":71,\"num_hidden_layers\":32,\"parallel_attn\":true,"                  \
+    "\"torch_dtype\":\"bfloat16\",\"use_cache\":true,\"vocab_size\":65024}"
+
+/* whisper-small (its public config.json) */
+#define FX_CFG_WHISPER_SMALL                                                                       \
+    "{\"activation_dropout\":0.0,\"activation_function\":\"gelu\","                                \
+    "\"architectures\":[\"WhisperForConditionalGeneration\"],\"attention_dropout\":0.0,"           \
+    "\"begin_suppress_tokens\":[220,50257],\"bos_token_id\":50257,\"d_model\":768,"                \
+    "\"decoder_attention_heads\":12,\"decoder_ffn_dim\":3072,\"decoder_layerdrop\":0.0,"           \
+    "\"decoder_layers\":12,\"decoder_start_token_id\":50258,\"dropout\":0.0,"                      \
+    "\"encoder_attention_heads\":12,\"encoder_ffn_dim\":3072,\"encoder_layerdrop\":0.0,"           \
+    "\"encoder_layers\":12,\"eos_token_id\":50257,\"init_std\":0.02,"                              \
+    "\"is_encoder_decoder\":true,\"max_length\":448,\"max_source_positions\":1500,"                \
+    "\"max_target_positions\":448,\"model_type\":\"whisper\",\"num_hidden_layers\":12,"            \
+    "\"num_mel_bins\":80,\"pad_token_id\":50257,\"scale_embedding\":false,"                        \
+    "\"torch_dtype\":\"float32\",\"use_cache\":true,\"vocab_size\":51865}"
+
 /* ---- temporary directories ------------------------------------------------------------ */
 
 /* A fresh directory under /tmp into buf ("/tmp/vramkit-model-XXXXXX"); NULL on failure. */
