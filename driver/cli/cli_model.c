@@ -53,7 +53,11 @@ const char cli_workload_help[] =
     "  --grad-accum N         micro-batches per step (changes no memory; shown)\n"
     "  --lora-rank R          training: LoRA adapters of rank R on frozen (possibly\n"
     "                         quantised) weights\n"
-    "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n";
+    "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n"
+    "  --images N             vision-language models: images per sequence, each adding the\n"
+    "                         model's image tokens to the sequence (default 1)\n"
+    "  --image-tokens N       image tokens per sequence, whatever the model's per image says\n"
+    "                         (dynamic resolution, several images); added to --seq\n";
 
 int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w) {
     char err[512];
@@ -139,6 +143,9 @@ void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_e
         n = snprintf(buf, cap, "%s, batch %llu, sequence %llu",
                      w->mode == VRAM_MODE_TRAIN ? "training" : "inference",
                      (unsigned long long)e->batch, (unsigned long long)e->seq);
+    if (n >= 0 && (size_t)n < cap && e->image_tokens != 0)
+        n += snprintf(buf + n, cap - (size_t)n, " (%llu of them image tokens)",
+                      (unsigned long long)e->image_tokens);
     if (n < 0 || (size_t)n >= cap) return;
     n += snprintf(buf + n, cap - (size_t)n, ", weights %s, compute %s",
                   vram_dtype_name(e->format), vram_dtype_name(e->compute));
@@ -311,6 +318,10 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
         cli_json_u64(j, w->lora_rank);
         cli_json_key(j, "trainable_params");
         cli_json_u64(j, e->trainable);
+    }
+    if (e->image_tokens != 0) {
+        cli_json_key(j, "image_tokens");
+        cli_json_u64(j, e->image_tokens);
     }
     cli_json_key(j, "flash_attention");
     cli_json_bool(j, w->flash_attention);

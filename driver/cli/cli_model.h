@@ -39,7 +39,9 @@ void cli_model_list(FILE *out);
     {"flash-attention", no_argument, NULL, VRAM_WL_FLASH}, \
     {"grad-accum", required_argument, NULL, VRAM_WL_GRAD_ACCUM}, \
     {"lora-rank", required_argument, NULL, VRAM_WL_LORA_RANK}, \
-    {"lora-targets", required_argument, NULL, VRAM_WL_LORA_TARGETS}
+    {"lora-targets", required_argument, NULL, VRAM_WL_LORA_TARGETS}, \
+    {"images", required_argument, NULL, VRAM_WL_IMAGES}, \
+    {"image-tokens", required_argument, NULL, VRAM_WL_IMAGE_TOKENS}
 
 /* The workload options' help text (one block, for --help). */
 extern const char cli_workload_help[];

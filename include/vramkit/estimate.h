@@ -64,6 +64,10 @@ typedef struct vram_workload {
     uint32_t lora_targets; /* VRAM_LORA_* ; 0 = q and v */
     int cpu;               /* estimate for the CPU: no CUDA context, workspace or caching-
                               allocator margin */
+    uint64_t images;       /* a vision-language model: images per sequence, each adding the
+                              model's image_tokens to the sequence; 0 = 1 */
+    uint64_t image_tokens; /* image tokens per sequence, added to seq whatever the model says
+                              (dynamic resolution: Qwen2-VL); 0 = images x the model's */
 } vram_workload;
 
 /* The terms, in the order they are shown. X(id, name) */
@@ -166,6 +170,7 @@ typedef struct vram_estimate {
     uint64_t seq, batch;          /* resolved */
     uint32_t notes;               /* VRAM_NOTE_* */
     uint64_t src_len, tgt_len;    /* resolved source and target tokens (encoder-decoder) */
+    uint64_t image_tokens;        /* of seq, the image tokens (vision-language models) */
 } vram_estimate;
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
@@ -480,6 +485,7 @@ VRAM_DEF vram_estimate vram__est_empty(vram_dtype format) {
     e.seq = e.batch = 0;
     e.notes = 0;
     e.src_len = e.tgt_len = 0;
+    e.image_tokens = 0;
     return e;
 }
 
@@ -560,6 +566,7 @@ typedef struct vram__est_in {
     uint32_t notes;                        /* VRAM_NOTE_* */
     uint64_t P_lo, P_hi;                   /* a guessed arch's fewest and most parameters
                                               (vram_model.guess_*); else both P */
+    uint64_t img;                          /* image tokens of the sequence (included in s) */
 } vram__est_in;
 
 /* The numbers of the terms, as the steps fill them (vram_estimate_model). */
@@ -599,16 +606,28 @@ VRAM_DEF vram__est_in vram__est_formats(vram__est_in in, vram_dtype published,
     return in;
 }
 
+/* Image tokens of one sequence: `given` (the workload's), else images (0 = 1) x the model's
+ * tokens per image; saturating (an absurd count then overflows a byte count, reported). */
+/*@ assigns \nothing; */
+VRAM_DEF uint64_t vram__est_image_tokens(uint64_t per_image, uint64_t images, uint64_t given) {
+    uint64_t r = 0;
+    if (given != 0) return given;
+    if (vram__mul_u64(per_image, images != 0 ? images : 1u, &r) != VRAM_OK) return UINT64_MAX;
+    return r;
+}
+
 /* Batch and lengths: batch 0 = 1; seq 0 = the context ctx (0: unknown), at most 2048, or
- * 512 without one; source 0 = the encoder's fixed length src_ctx when it has one (whisper),
- * else seq; target 0 = seq. */
+ * 512 without one, and img image tokens on top (saturating); source 0 = the encoder's fixed
+ * length src_ctx when it has one (whisper), else seq; target 0 = seq. */
 /*@ assigns \nothing;
     ensures \result.c == in.c; */
 VRAM_DEF vram__est_in vram__est_lengths(vram__est_in in, uint64_t batch, uint64_t seq,
                                         uint64_t src_len, uint64_t tgt_len, uint64_t ctx,
-                                        uint64_t src_ctx) {
+                                        uint64_t src_ctx, uint64_t img) {
     uint64_t s = seq;
     if (s == 0) s = ctx != 0 ? vram__min_u64(ctx, 2048u) : 512u;
+    s = img > UINT64_MAX - s ? UINT64_MAX : s + img;
+    in.img = img;
     in.b = batch != 0 ? batch : 1u;
     in.s = s;
     in.src = src_len != 0 ? src_len : (src_ctx != 0 ? src_ctx : s);
@@ -676,7 +695,7 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
                                         vram_param_count pc, int have_arch, int have_stats) {
     const vram_workload wv = *w;
     vram__est_in in = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0, 0, 0,
-                       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     vram_dtype published = m->dtype;
     if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
     in = vram__est_formats(in, published, wv.format, wv.compute, wv.cpu);
@@ -684,7 +703,8 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
                            have_arch ? m->arch.context : 0u,
                            have_arch && m->arch.family == VRAM_FAMILY_ENCODER_DECODER
                                ? m->arch.source_context
-                               : 0u);
+                               : 0u,
+                           vram__est_image_tokens(m->image_tokens, wv.images, wv.image_tokens));
     if (have_stats) {
         const vram_tensor_stats st = m->stats;
         in = vram__est_sizes(in, st.params, st.matrix_params, st.matrix_rows, st.matrices,
@@ -1061,7 +1081,7 @@ VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, const vram_worklo
     const int train = w->mode == VRAM_MODE_TRAIN;
     const uint64_t rank = w->lora_rank;
     const vram__est_in none = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0,
-                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     vram__est_prep r;
     vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     r.status = VRAM_E_INVALID;
@@ -1150,6 +1170,7 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     r.batch = in.b;
     r.src_len = in.src;
     r.tgt_len = in.tgt;
+    r.image_tokens = in.img;
     *e = r;
 }
 
@@ -1290,11 +1311,14 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
     };
     vram_recommendation r;
     int p, chosen = -1;
+    /* which presets fit, apart from r: the invariant on the chosen one then need not see
+       through r's large writes (its estimates), which the prover takes long to frame */
+    int fit[VRAM_PRESET_COUNT] = {0};
     r.gpu_blocks = 0;
     /*@ loop invariant 0 <= p <= VRAM_PRESET_COUNT;
         loop invariant -1 <= chosen < p;
-        loop invariant chosen >= 0 ==> r.fits[chosen] != 0;
-        loop assigns p, chosen, r;
+        loop invariant chosen >= 0 ==> fit[chosen] != 0;
+        loop assigns p, chosen, r, fit[0 .. VRAM_PRESET_COUNT - 1];
         loop variant VRAM_PRESET_COUNT - p; */
     for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) {
         vram_workload pw = *w;
@@ -1335,7 +1359,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
             r.gpu_bytes[p] = e->expected;
             r.fits[p] = budget != 0 && e->expected <= budget;
         }
-        if (r.fits[p] && chosen < 0) chosen = p;
+        fit[p] = r.fits[p];
+        if (fit[p] && chosen < 0) chosen = p;
         r.est[p] = est;
     }
     if (chosen < 0 || r.status[VRAM_PRESET_CPU] != VRAM_OK)

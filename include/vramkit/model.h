@@ -60,7 +60,8 @@ typedef struct vram_arch {
     uint64_t head_dim;     /* 0 = hidden / heads */
     uint64_t intermediate; /* MLP inner width (intermediate_size, encoder_ffn_dim, n_inner) */
     uint64_t decoder_intermediate; /* encoder-decoder: decoder_ffn_dim; 0 = intermediate */
-    uint64_t vocab;        /* vocabulary rows of the token embedding */
+    uint64_t vocab;        /* vocabulary rows of the token embedding (0: none, for a vision
+                              tower, which has NO_HEAD) */
     uint64_t positions;    /* rows of a learned position embedding (0: rotary/sinusoidal) */
     uint64_t type_vocab;   /* rows of a token-type embedding (BERT; 0: none) */
     uint64_t context;      /* longest sequence the model was built for (0: unknown) */
@@ -107,6 +108,9 @@ typedef struct vram_model {
                             readings it could be (plain or gated MLP, tied or untied head,
                             biases or none), for the estimate's range; 0 when not guessed */
     uint64_t guess_high;
+    uint64_t image_tokens; /* a vision-language model: the tokens one image adds to arch's
+                              sequence (its vision tower's patches after the projector);
+                              0 = images add none */
 } vram_model;
 
 /* Parameters of an architecture, part by part (vram_arch_params). "Matrices" are the 2-D
@@ -416,7 +420,7 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
     predicate vram_arch_sizes_ok(vram_arch a) =
       1 <= a.intermediate <= VRAM_ARCH_MAX_WIDTH &&
       a.decoder_intermediate <= VRAM_ARCH_MAX_WIDTH &&
-      1 <= a.vocab <= VRAM_ARCH_MAX_VOCAB && a.positions <= VRAM_ARCH_MAX_VOCAB &&
+      a.vocab <= VRAM_ARCH_MAX_VOCAB && a.positions <= VRAM_ARCH_MAX_VOCAB &&
       a.type_vocab <= VRAM_ARCH_MAX_VOCAB && a.context <= VRAM_ARCH_MAX_VOCAB &&
       a.source_context <= VRAM_ARCH_MAX_VOCAB && a.extra_params <= VRAM_ARCH_MAX_EXTRA;
     predicate vram_arch_ok(vram_arch a) =
@@ -472,7 +476,9 @@ VRAM_DEF int vram__arch_check_sizes(const vram_arch *a) {
     const uint64_t vocab = a->vocab, pos = a->positions, types = a->type_vocab;
     if (inter == 0 || inter > VRAM_ARCH_MAX_WIDTH) return 0;
     if (dec_inter > VRAM_ARCH_MAX_WIDTH) return 0;
-    if (vocab == 0 || vocab > VRAM_ARCH_MAX_VOCAB) return 0;
+    /* no vocabulary only without a head (a vision tower: patches, not tokens) */
+    if ((vocab == 0 && (a->flags & VRAM_ARCH_NO_HEAD) == 0) || vocab > VRAM_ARCH_MAX_VOCAB)
+        return 0;
     if (pos > VRAM_ARCH_MAX_VOCAB || types > VRAM_ARCH_MAX_VOCAB) return 0;
     if (a->context > VRAM_ARCH_MAX_VOCAB || a->source_context > VRAM_ARCH_MAX_VOCAB) return 0;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA) return 0;
@@ -677,17 +683,17 @@ VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
     c.head = head;
     c.outer_params = rows * h + head;
     c.outer_rows = rows + (head != 0 ? vocab : 0u);
-    c.outer_matrices = 1u + (positions != 0) + (types != 0) + (head != 0);
+    c.outer_matrices = (vocab != 0) + (positions != 0) + (types != 0) + (head != 0);
     c.extra = extra;
     c.total = emb + c.blocks + fin + head + extra;
     return c;
 }
 
 /* Parameters of an architecture, part by part: the weights a checkpoint of it holds.
- * Blocks: attention (q, k, v, o; grouped-query k/v), MLP (2 or 3 matrices), two norms
- * (three in a decoder block with cross-attention, which adds a second attention).
- * Embeddings: vocab + positions + type_vocab rows of width hidden, plus a norm with
- * EMB_NORM. One final norm per stack with FINAL_NORM; a vocab x hidden head unless TIED or
+ * Blocks: attention (q, k, v, o; grouped-query k/v), MLP (2 or 3 matrices), two norms (one
+ * with PARALLEL; one more in a decoder block with cross-attention, which adds a second
+ * attention). Embeddings: vocab + positions + type_vocab rows of width hidden (vocab 0: a
+ * vision tower's patches), plus a norm with EMB_NORM. One final norm per stack with FINAL_NORM; a vocab x hidden head unless TIED or
  * NO_HEAD; extra_params as given. out->total is the sum of the parts; VRAM_E_INVALID when
  * vram_arch_check fails. Never overflows: the limits of vram_arch_check bound every
  * product. */

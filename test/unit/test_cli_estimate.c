@@ -51,8 +51,10 @@ Test(cli_estimate, list_models_names_every_builtin) {
     const char *args[] = {"estimate", "--list-models", NULL};
     cli_result r = cli_run(args);
     expect_clean_success(&r);
-    cr_expect_eq(cli_count_lines(r.out), 8);
+    cr_expect_eq(cli_count_lines(r.out), 10);
     cr_expect(strstr(r.out, "nllb-200-distilled-600M") && strstr(r.out, "Mistral-Small-22B"));
+    cr_expect(strstr(r.out, "whisper-small") && strstr(r.out, "llava-1.5-7b"),
+              "an audio and a vision-language model");
     cli_result_free(&r);
 }
 

@@ -343,6 +343,10 @@ static void gen_config(void) {
     cfg("ok_phi_2", FX_CFG_PHI_2);
     cfg("ok_falcon_7b", FX_CFG_FALCON_7B);
     cfg("ok_whisper_small", FX_CFG_WHISPER_SMALL);
+    cfg("ok_vit_base", FX_CFG_VIT_BASE_PATCH16_224);
+    cfg("ok_clip_vit_base", FX_CFG_CLIP_VIT_BASE_PATCH32);
+    cfg("ok_llava_1_5_7b", FX_CFG_LLAVA_1_5_7B);
+    cfg("ok_qwen2_vl_7b", FX_CFG_QWEN2_VL_7B_INSTRUCT);
     cfg("ok_unknown_phi_like",
         "{\"model_type\":\"my_phi\",\"hidden_size\":2560,\"intermediate_size\":10240,"
         "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"max_position_embeddings\":2048,"

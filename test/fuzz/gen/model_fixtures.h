@@ -573,6 +573,57 @@ static inline int fx_write_file(const char *path, const void *data, size_t n) {
     "\"num_mel_bins\":80,\"pad_token_id\":50257,\"scale_embedding\":false,"                        \
     "\"torch_dtype\":\"float32\",\"use_cache\":true,\"vocab_size\":51865}"
 
+/* vit-base-patch16-224 (its public config.json; num_labels for its 1000-entry id2label) */
+#define FX_CFG_VIT_BASE_PATCH16_224                                                                \
+    "{\"architectures\":[\"ViTForImageClassification\"],\"attention_probs_dropout_prob\":"         \
+    "0.0,\"hidden_act\":\"gelu\",\"hidden_dropout_prob\":0.0,\"hidden_size\":768,"                 \
+    "\"image_size\":224,\"initializer_range\":0.02,\"intermediate_size\":3072,"                    \
+    "\"layer_norm_eps\":1e-12,\"model_type\":\"vit\",\"num_attention_heads\":12,"                  \
+    "\"num_channels\":3,\"num_hidden_layers\":12,\"num_labels\":1000,\"patch_size\":16,"           \
+    "\"qkv_bias\":true}"
+
+/* clip-vit-base-patch32 (its public config.json; num_labels for its 1000-entry id2label) */
+#define FX_CFG_CLIP_VIT_BASE_PATCH32                                                               \
+    "{\"architectures\":[\"CLIPModel\"],\"initializer_factor\":1.0,\"logit_scale_init_value\""     \
+    ":2.6592,\"model_type\":\"clip\",\"projection_dim\":512,\"text_config\":{\"bos_token_id\""     \
+    ":0,\"dropout\":0.0,\"eos_token_id\":2,\"hidden_act\":\"quick_gelu\",\"hidden_size\":512,"     \
+    "\"intermediate_size\":2048,\"max_position_embeddings\":77,\"model_type\":"                    \
+    "\"clip_text_model\",\"num_attention_heads\":8,\"num_hidden_layers\":12,\"projection_dim\""    \
+    ":512,\"vocab_size\":49408},\"torch_dtype\":\"float32\",\"vision_config\":{\"dropout\":"       \
+    "0.0,\"hidden_act\":\"quick_gelu\",\"hidden_size\":768,\"image_size\":224,"                    \
+    "\"intermediate_size\":3072,\"model_type\":\"clip_vision_model\",\"num_attention_heads\""      \
+    ":12,\"num_hidden_layers\":12,\"patch_size\":32,\"projection_dim\":512}}"
+
+/* llava-1.5-7b (its public config.json) */
+#define FX_CFG_LLAVA_1_5_7B                                                                        \
+    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"ignore_index\":-100,"                \
+    "\"image_token_index\":32000,\"model_type\":\"llava\",\"pad_token_id\":32001,"                 \
+    "\"projector_hidden_act\":\"gelu\",\"text_config\":{\"_name_or_path\":"                        \
+    "\"lmsys/vicuna-7b-v1.5\",\"architectures\":[\"LlamaForCausalLM\"],"                           \
+    "\"max_position_embeddings\":4096,\"model_type\":\"llama\",\"rms_norm_eps\":1e-05,"            \
+    "\"torch_dtype\":\"float16\",\"vocab_size\":32064},\"tie_word_embeddings\":false,"             \
+    "\"torch_dtype\":\"float16\",\"vision_config\":{\"hidden_size\":1024,\"image_size\":"          \
+    "336,\"intermediate_size\":4096,\"model_type\":\"clip_vision_model\","                         \
+    "\"num_attention_heads\":16,\"num_hidden_layers\":24,\"patch_size\":14,"                       \
+    "\"projection_dim\":768,\"vocab_size\":32000},\"vision_feature_layer\":-2,"                    \
+    "\"vision_feature_select_strategy\":\"default\",\"vocab_size\":32064}"
+
+/* Qwen2-VL-7B-Instruct (its public config.json) */
+#define FX_CFG_QWEN2_VL_7B_INSTRUCT                                                                \
+    "{\"architectures\":[\"Qwen2VLForConditionalGeneration\"],\"attention_dropout\":0.0,"          \
+    "\"bos_token_id\":151643,\"eos_token_id\":151645,\"vision_start_token_id\":151652,"            \
+    "\"vision_end_token_id\":151653,\"vision_token_id\":151654,\"image_token_id\":151655,"         \
+    "\"video_token_id\":151656,\"hidden_act\":\"silu\",\"hidden_size\":3584,"                      \
+    "\"initializer_range\":0.02,\"intermediate_size\":18944,\"max_position_embeddings\":"          \
+    "32768,\"max_window_layers\":28,\"model_type\":\"qwen2_vl\",\"num_attention_heads\":28,"       \
+    "\"num_hidden_layers\":28,\"num_key_value_heads\":4,\"rms_norm_eps\":1e-06,"                   \
+    "\"rope_theta\":1000000.0,\"sliding_window\":32768,\"tie_word_embeddings\":false,"             \
+    "\"torch_dtype\":\"bfloat16\",\"use_cache\":true,\"use_sliding_window\":false,"                \
+    "\"vision_config\":{\"depth\":32,\"embed_dim\":1280,\"mlp_ratio\":4,\"num_heads\":16,"         \
+    "\"in_chans\":3,\"hidden_size\":3584,\"patch_size\":14,\"spatial_merge_size\":2,"              \
+    "\"spatial_patch_size\":14,\"temporal_patch_size\":2},\"rope_scaling\":{\"type\":"             \
+    "\"mrope\",\"mrope_section\":[16,24,24]},\"vocab_size\":152064}"
+
 /* ---- temporary directories ------------------------------------------------------------ */
 
 /* A fresh directory under /tmp into buf ("/tmp/vramkit-model-XXXXXX"); NULL on failure. */
