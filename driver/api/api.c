@@ -12,6 +12,7 @@
 #include <vramkit/base.h>
 
 #include "cli/cli.h"
+#include "comm/ranks_env.h"
 #include "cuda/cuda_device.h"
 #include "device/host_device.h"
 #include "stream/stream.h"
@@ -115,6 +116,7 @@ struct vram_api_stream {
     vram_batch held;
     int holding;
     vram_stream own_consumer;    /* made here when the caller gave none on a GPU: NULL */
+    const char *launcher;        /* who set the ranks ("" when given or single) */
 #ifdef VRAMKIT_HAVE_HDF5
     vram_h5_file *f;
 #endif
@@ -123,6 +125,23 @@ struct vram_api_stream {
 static int api_fail(char *err, size_t cap, int st, const char *fmt, const char *a, const char *b) {
     if (cap) snprintf(err, cap, fmt, a, b);
     return st;
+}
+
+int vram_api_local_gpu(char *err, size_t cap) {
+    vram_ranks r;
+    vram_device_ops ops;
+    int count = 0, gpu = 0;
+    if (cap) err[0] = '\0';
+    vram_status st = vram_ranks_from_env(&r);
+    if (st != VRAM_OK) {
+        char why[256];
+        vram_ranks_explain(&r, st, NULL, NULL, why, sizeof why);
+        return api_fail(err, cap, st, "%s%s", why, "");
+    }
+    if ((st = vram_cuda_ops(&ops)) == VRAM_OK) st = ops.device_count(ops.ctx, &count);
+    if (st == VRAM_OK) st = vram_ranks_gpu(&r, count, &gpu);
+    if (st != VRAM_OK) return api_fail(err, cap, st, "cuda: no usable GPU (%s)%s", vram_status_str(st), "");
+    return gpu;
 }
 
 uint32_t vram_api_stream_datasets(const vram_api_stream *s) {
@@ -197,6 +216,16 @@ uint64_t vram_api_stream_batches_per_epoch(const vram_api_stream *s) {
 
 int vram_api_stream_device(const vram_api_stream *s) { return s ? s->device : -1; }
 
+uint32_t vram_api_stream_rank_of(const vram_api_stream *s) {
+    return s ? vram_streamer_plan(s->s)->config.rank : 0;
+}
+
+uint32_t vram_api_stream_world(const vram_api_stream *s) {
+    return s ? vram_streamer_plan(s->s)->config.world : 0;
+}
+
+const char *vram_api_stream_launcher(const vram_api_stream *s) { return s ? s->launcher : ""; }
+
 int vram_api_stream_close(vram_api_stream *s) {
     vram_status st = VRAM_OK;
     if (s == NULL) return VRAM_OK;
@@ -229,9 +258,27 @@ int vram_api_stream_open(const char *path, const char *const *datasets, uint32_t
     vram_stream_config cfg;
     vram_status st;
     char why[VRAM_STREAM_ERR_MAX];
+    vram_ranks ranks;
+    uint32_t world = o->world, rank = o->rank;
     vram_api_stream *s = calloc(1, sizeof *s);
     if (s == NULL) return api_fail(err, cap, VRAM_E_NOMEM, "%s%s", "out of host memory", "");
-    s->device = o->device < 0 ? -1 : o->device;
+    s->launcher = "";
+    memset(&ranks, 0, sizeof ranks);
+    ranks.local_rank = -1;
+    if (o->world_auto && world == 0) { /* the launcher's variables, as vramkit stream --world auto */
+        vram_status rs = vram_ranks_from_env(&ranks);
+        if (rs == VRAM_OK && o->rank_given) rs = vram_ranks_with_rank(&ranks, o->rank);
+        if (rs != VRAM_OK) {
+            char why[256];
+            vram_ranks_explain(&ranks, rs, NULL, NULL, why, sizeof why);
+            vram_api_stream_close(s);
+            return api_fail(err, cap, rs, "world=auto: %s%s", why, "");
+        }
+        world = ranks.world;
+        rank = ranks.rank;
+        if (ranks.launcher != VRAM_LAUNCHER_NONE) s->launcher = vram_launcher_name(ranks.launcher);
+    }
+    s->device = o->device == -1 ? -1 : o->device;
     if (n == 0) {
         vram_api_stream_close(s);
         return api_fail(err, cap, VRAM_E_INVALID, "%s: %s", path, "no dataset named");
@@ -249,7 +296,12 @@ int vram_api_stream_open(const char *path, const char *const *datasets, uint32_t
         int count = 0;
         st = vram_cuda_ops(&s->ops);
         if (st == VRAM_OK) st = s->ops.device_count(s->ops.ctx, &count);
-        if (st != VRAM_OK || s->device >= count) {
+        if (st == VRAM_OK && s->device == -2) { /* the local rank's GPU */
+            int g = 0;
+            st = vram_ranks_gpu(&ranks, count, &g);
+            s->device = g;
+        }
+        if (st != VRAM_OK || s->device < 0 || s->device >= count) {
             char dev[48];
             snprintf(dev, sizeof dev, "cuda:%d", s->device);
             vram_api_stream_close(s);
@@ -276,8 +328,8 @@ int vram_api_stream_open(const char *path, const char *const *datasets, uint32_t
     cfg.plan.fraction = o->fraction;
     cfg.plan.reserve_bytes = o->reserve_bytes;
     cfg.plan.buffers = o->buffers;
-    cfg.plan.world = o->world;
-    cfg.plan.rank = o->rank;
+    cfg.plan.world = world;
+    cfg.plan.rank = rank;
     cfg.plan.shuffle = o->shuffle != 0;
     cfg.plan.seed = o->seed;
     cfg.plan.drop_last = o->drop_last != 0;

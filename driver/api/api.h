@@ -26,6 +26,10 @@ const char *vram_api_status_str(int status);
 int vram_api_cli(int argc, const char *const *argv, char **out, char **err);
 void vram_api_free(void *p);
 
+/* The GPU of this process's local rank (the launcher's variables, vramkit/ranks.h: the local
+ * rank modulo the GPUs; cuda:0 without a launcher): >= 0, or a vram_status with err. */
+int vram_api_local_gpu(char *err, size_t cap);
+
 /* ---- the streamer over an HDF5 file ------------------------------------------------------ */
 
 typedef struct vram_api_stream vram_api_stream;
@@ -45,9 +49,14 @@ typedef struct vram_api_stream_opts {
     uint32_t buffers;       /* 0: 2 */
     uint32_t readers;       /* 0: the CPUs, 2 to 8 */
     int32_t shuffle, drop_last, no_pad;
-    int32_t device;         /* -1: host memory (the CPU); N: cuda:N */
+    int32_t device;         /* -1: host memory (the CPU); N: cuda:N; -2: the GPU of this
+                               process's local rank (the launcher's; cuda:0 without one) */
     void *consumer;         /* CUDA: the consumer's stream (cudaStream_t; NULL: the legacy
                                default stream); ignored on the CPU */
+    int32_t world_auto;     /* 1: world and rank from the launcher's variables (torchrun,
+                               Open MPI, MPICH/PMI, Slurm; vramkit/ranks.h), when world is 0;
+                               a rank given (rank_given) wins over the launcher's */
+    int32_t rank_given;
 } vram_api_stream_opts;
 
 /* One batch. The data of dataset d are count rows of row_bytes(d) bytes at data[d], in host
@@ -80,6 +89,11 @@ uint64_t vram_api_stream_rank_samples(const vram_api_stream *s);
 uint64_t vram_api_stream_batches_per_epoch(const vram_api_stream *s);
 /* -1 host memory, else the CUDA ordinal the data live on. */
 int vram_api_stream_device(const vram_api_stream *s);
+/* The sharding the stream follows: this rank, the world, and who said so ("torchrun",
+ * "Open MPI", ..., as vram_launcher_name; "" when given or single). */
+uint32_t vram_api_stream_rank_of(const vram_api_stream *s);
+uint32_t vram_api_stream_world(const vram_api_stream *s);
+const char *vram_api_stream_launcher(const vram_api_stream *s);
 
 /* The next batch (the previous one must have been released: one is held at a time). Returns
  * 0 with *b filled (b->done at the end), or a vram_status with one line in err. */

@@ -264,3 +264,57 @@ def test_try_load_with_a_command_and_when_all_fail(tmp_path):
     with pytest.raises(vramkit.VramkitError) as e:
         vramkit.try_load(["true"], strategies="")
     assert e.value.exit_code == 2
+
+
+# ---- ranks from the launcher (world="auto", the default) ------------------------------------------
+
+LAUNCHER_VARS = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                 "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID",
+                 "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"]
+
+
+@pytest.fixture
+def no_launcher(monkeypatch):
+    for v in LAUNCHER_VARS:
+        monkeypatch.delenv(v, raising=False)
+    return monkeypatch
+
+
+def test_world_auto_takes_the_ranks_from_torchrun(h5, no_launcher):
+    with vramkit.stream(h5, "/targets", batch=64, budget=4096, output="numpy") as s:
+        assert (s.rank, s.world, s.launcher) == (0, 1, None), "no launcher: one process"
+    seen = []
+    for rank in range(3):
+        no_launcher.setenv("RANK", str(rank))
+        no_launcher.setenv("WORLD_SIZE", "3")
+        no_launcher.setenv("LOCAL_RANK", str(rank))
+        with vramkit.stream(h5, "/targets", batch=64, budget=4096, output="numpy", pad=False) as s:
+            assert (s.rank, s.world, s.launcher) == (rank, 3, "torchrun")
+            seen += [x for b in s for x in b.samples.tolist()]
+    assert len(seen) == len(set(seen)) == 3 * (N // 3), "the ranks share the epoch, no overlap"
+    # a rank given wins over the launcher's
+    with vramkit.stream(h5, "/targets", batch=64, budget=4096, output="numpy", rank=0) as s:
+        assert (s.rank, s.world) == (0, 3)
+
+
+def test_world_auto_with_inconsistent_variables_names_them(h5, no_launcher):
+    no_launcher.setenv("RANK", "4")
+    no_launcher.setenv("WORLD_SIZE", "4")
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(h5, "/targets", batch=64, budget=4096)
+    assert "RANK=4 is not below WORLD_SIZE=4 (torchrun)" in str(e.value)
+    no_launcher.setenv("RANK", "1")
+    no_launcher.delenv("WORLD_SIZE")
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(h5, "/targets", batch=64, budget=4096)
+    assert "RANK" in str(e.value) and "WORLD_SIZE" in str(e.value)
+
+
+def test_explicit_world_wins_over_the_launcher(h5, no_launcher):
+    no_launcher.setenv("OMPI_COMM_WORLD_RANK", "3")
+    no_launcher.setenv("OMPI_COMM_WORLD_SIZE", "4")
+    with vramkit.stream(h5, "/targets", batch=64, budget=4096, output="numpy", world=2,
+                        rank=1) as s:
+        assert (s.rank, s.world, s.launcher) == (1, 2, None)
+    with vramkit.stream(h5, "/targets", batch=64, budget=4096, output="numpy") as s:
+        assert (s.rank, s.world, s.launcher) == (3, 4, "Open MPI")

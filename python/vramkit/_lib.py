@@ -47,6 +47,8 @@ class StreamOpts(ctypes.Structure):
         ("no_pad", ctypes.c_int32),
         ("device", ctypes.c_int32),
         ("consumer", ctypes.c_void_p),
+        ("world_auto", ctypes.c_int32),
+        ("rank_given", ctypes.c_int32),
     ]
 
 
@@ -124,6 +126,10 @@ def lib():
         ("vram_api_stream_rank_samples", ctypes.c_uint64, [S]),
         ("vram_api_stream_batches_per_epoch", ctypes.c_uint64, [S]),
         ("vram_api_stream_device", ctypes.c_int, [S]),
+        ("vram_api_local_gpu", ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t]),
+        ("vram_api_stream_rank_of", ctypes.c_uint32, [S]),
+        ("vram_api_stream_world", ctypes.c_uint32, [S]),
+        ("vram_api_stream_launcher", ctypes.c_char_p, [S]),
         ("vram_api_stream_next", ctypes.c_int,
          [S, ctypes.POINTER(Batch_), ctypes.c_char_p, ctypes.c_size_t]),
         ("vram_api_stream_release", ctypes.c_int, [S, ctypes.c_char_p, ctypes.c_size_t]),

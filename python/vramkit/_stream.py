@@ -194,7 +194,7 @@ class Stream:
     """See vramkit.stream."""
 
     def __init__(self, path, datasets, batch, *, shuffle=False, seed=0, epochs=1, first_epoch=0,
-                 device="cpu", world=None, rank=None, drop_last=False, pad=True, budget=None,
+                 device="cpu", world="auto", rank=None, drop_last=False, pad=True, budget=None,
                  fraction=None, reserve=None, buffers=None, readers=None, stream=None,
                  output="auto", copy=False):
         self._h = None
@@ -208,10 +208,16 @@ class Stream:
         self.path = os.fspath(path)
         self.copy = copy
         dev = _device_ordinal(device)
+        if dev == -2:  # "cuda": the local rank's GPU, as the C library picks it
+            err = ctypes.create_string_buffer(_ERR)
+            dev = L.vram_api_local_gpu(err, _ERR)
+            if dev < 0:
+                raise status_error(dev, err.value.decode("utf-8", "replace"))
         self.output = _output(output, dev)
-        if world is None:
-            world, rank = 1, 0 if rank is None else rank
-        if rank is None:
+        world_auto = world is None or world == "auto"
+        if world_auto:
+            world = 0  # from the launcher's variables (torchrun, Open MPI, MPICH/PMI, Slurm)
+        elif rank is None:
             raise VramkitError("stream: world=%r needs rank=" % (world,), exit_code=2)
         o = StreamOpts()
         o.size = ctypes.sizeof(StreamOpts)
@@ -222,9 +228,10 @@ class Stream:
         o.epochs = _count("epochs", epochs, 1)
         o.first_epoch = _count("first_epoch", first_epoch, 0)
         o.seed = _count("seed", seed, 0)
-        o.world = _count("world", world, 1)
-        o.rank = _count("rank", rank, 0)
-        if o.rank >= o.world:
+        o.world = 0 if world_auto else _count("world", world, 1)
+        o.rank = _count("rank", rank, 0) if rank is not None else 0
+        o.world_auto, o.rank_given = int(world_auto), int(rank is not None)
+        if not world_auto and o.rank >= o.world:
             raise VramkitError("stream: rank %d is not below world %d" % (o.rank, o.world),
                                exit_code=2)
         o.buffers = _count("buffers", buffers, 1) if buffers is not None else 0
@@ -250,6 +257,10 @@ class Stream:
         self._b.size = ctypes.sizeof(Batch_)
         self.device = dev
         self.rank_samples = L.vram_api_stream_rank_samples(h)
+        self.rank = L.vram_api_stream_rank_of(h)
+        self.world = L.vram_api_stream_world(h)
+        self.launcher = L.vram_api_stream_launcher(h).decode() or None
+        self.device = L.vram_api_stream_device(h)
         self.batches_per_epoch = L.vram_api_stream_batches_per_epoch(h)
         self._layout = []
         for d in range(L.vram_api_stream_datasets(h)):
@@ -352,7 +363,7 @@ def _device_ordinal(device):
     if d == "cpu":
         return -1
     if d == "cuda":
-        return 0
+        return -2  # the GPU of this process's local rank (cuda:0 without a launcher)
     if d.startswith("cuda:") and d[5:].isdigit():
         return int(d[5:])
     raise VramkitError("stream: device=%r is not \"cpu\" or \"cuda:N\"" % (device,), exit_code=2)
@@ -392,7 +403,9 @@ def stream(path, datasets, batch, **options):
     """Streams the samples of `datasets` (HDF5 paths inside the file at `path`; they share
     their first dimension) into device memory in batches of `batch`, in the order `vramkit
     chunks` plans, epoch after epoch: an iterator of Batch. Options: shuffle, seed, epochs,
-    first_epoch, device ("cpu" or "cuda:N"), world and rank (sharding), drop_last, pad,
+    first_epoch, device ("cpu", "cuda:N", or "cuda": the GPU of this process's local rank),
+    world and rank (sharding; world="auto", the default, takes both from torchrun, Open MPI,
+    MPICH/PMI or Slurm, and means one process without a launcher), drop_last, pad,
     budget (bytes for the chunk buffers; default a fraction of free memory), fraction,
     reserve, buffers, readers, stream (the consumer's CUDA stream; default torch's current
     one), output ("auto": torch tensors where torch is installed, else NumPy arrays on the CPU
