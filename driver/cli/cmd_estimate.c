@@ -146,10 +146,6 @@ int cmd_estimate(int argc, char **argv) {
         return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     }
     if ((rc = cli_model_resolve(CMD, model_arg, m))) goto done;
-    if (vram_wl_check_model(&w, &m->model, m->label, buf, sizeof buf) != VRAM_OK) {
-        rc = cli_usage_error(CMD, "%s", buf);
-        goto done;
-    }
     st = vram_estimate_model(&m->model, &w, &e);
     if (st != VRAM_OK) {
         switch (vram_estimate_refusal(&m->model, &w)) {

@@ -64,10 +64,6 @@ typedef struct vram_workload {
     uint32_t lora_targets; /* VRAM_LORA_* ; 0 = q and v */
     int cpu;               /* estimate for the CPU: no CUDA context, workspace or caching-
                               allocator margin */
-    uint64_t images;       /* a vision-language model: images per sequence, each adding the
-                              model's image_tokens to the sequence; 0 = 1 */
-    uint64_t image_tokens; /* image tokens per sequence, added to seq whatever the model says
-                              (dynamic resolution: Qwen2-VL); 0 = images x the model's */
 } vram_workload;
 
 /* The terms, in the order they are shown. X(id, name) */
@@ -120,11 +116,7 @@ typedef enum vram_term_id {
     X(VRAM_CAUSE_FRAGMENTATION, "fragmentation",                                             \
       "caching allocator: expected one partly used 20 MiB segment and 512-byte rounding; "   \
       "high: every matrix rounded up to 2 MiB and a freed block as large as the largest "    \
-      "transient that cannot serve the next request")                                       \
-    X(VRAM_CAUSE_ARCH_GUESS, "arch_guess",                                                   \
-      "the architecture was guessed from config.json's keys (a model type vramkit does not " \
-      "know): low and high are the fewest and the most parameters of the readings it could " \
-      "be (plain or gated MLP, tied or untied head, biases or none)")
+      "transient that cannot serve the next request")
 
 typedef enum vram_cause {
 #define VRAM__CAUSE_ENUM(id, name, text) id,
@@ -175,8 +167,6 @@ typedef struct vram_estimate {
     uint64_t expert_bytes;        /* expected bytes of the routed experts' weights, a part
                                      of the weights term (0 for a dense model): what
                                      experts_cpu keeps in host memory */
-    uint64_t src_len, tgt_len;    /* resolved source and target tokens (encoder-decoder) */
-    uint64_t image_tokens;        /* of seq, the image tokens (vision-language models) */
 } vram_estimate;
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
@@ -491,8 +481,6 @@ VRAM_DEF vram_estimate vram__est_empty(vram_dtype format) {
     e.seq = e.batch = 0;
     e.notes = 0;
     e.active_params = e.expert_bytes = 0;
-    e.src_len = e.tgt_len = 0;
-    e.image_tokens = 0;
     return e;
 }
 
@@ -576,9 +564,6 @@ typedef struct vram__est_in {
     uint64_t E, K;                         /* experts per MoE block, top-k (0: dense) */
     vram_dtype xformat;                    /* the experts' own storage (NONE: as the rest);
                                               these seven set by vram_estimate_model */
-    uint64_t P_lo, P_hi;                   /* a guessed arch's fewest and most parameters
-                                              (vram_model.guess_*); else both P */
-    uint64_t img;                          /* image tokens of the sequence (included in s) */
 } vram__est_in;
 
 /* The numbers of the terms, as the steps fill them (vram_estimate_model). */
@@ -588,7 +573,6 @@ typedef struct vram__est_terms {
     uint64_t block_act; /* training: the part of act that belongs to the blocks, all blocks */
     vram_cause w_cause, act_cause, log_cause;
     uint64_t active, expert_bytes; /* vram_estimate's active_params and expert_bytes */
-    uint64_t w_lo; /* weights' low: below weights only for a guessed arch */
 } vram__est_terms;
 
 /* vram__est_resolve's steps. The formats: published (unknown: f16, and said), storage
@@ -619,31 +603,17 @@ VRAM_DEF vram__est_in vram__est_formats(vram__est_in in, vram_dtype published,
     return in;
 }
 
-/* Image tokens of one sequence: `given` (the workload's), else images (0 = 1) x the model's
- * tokens per image; saturating (an absurd count then overflows a byte count, reported). */
-/*@ assigns \nothing; */
-VRAM_DEF uint64_t vram__est_image_tokens(uint64_t per_image, uint64_t images, uint64_t given) {
-    uint64_t r = 0;
-    if (given != 0) return given;
-    if (vram__mul_u64(per_image, images != 0 ? images : 1u, &r) != VRAM_OK) return UINT64_MAX;
-    return r;
-}
-
 /* Batch and lengths: batch 0 = 1; seq 0 = the context ctx (0: unknown), at most 2048, or
- * 512 without one, and img image tokens on top (saturating); source 0 = the encoder's fixed
- * length src_ctx when it has one (whisper), else seq; target 0 = seq. */
+ * 512 without one; source and target 0 = seq. */
 /*@ assigns \nothing;
     ensures \result.c == in.c; */
 VRAM_DEF vram__est_in vram__est_lengths(vram__est_in in, uint64_t batch, uint64_t seq,
-                                        uint64_t src_len, uint64_t tgt_len, uint64_t ctx,
-                                        uint64_t src_ctx, uint64_t img) {
+                                        uint64_t src_len, uint64_t tgt_len, uint64_t ctx) {
     uint64_t s = seq;
     if (s == 0) s = ctx != 0 ? vram__min_u64(ctx, 2048u) : 512u;
-    s = img > UINT64_MAX - s ? UINT64_MAX : s + img;
-    in.img = img;
     in.b = batch != 0 ? batch : 1u;
     in.s = s;
-    in.src = src_len != 0 ? src_len : (src_ctx != 0 ? src_ctx : s);
+    in.src = src_len != 0 ? src_len : s;
     in.tgt = tgt_len != 0 ? tgt_len : s;
     return in;
 }
@@ -724,16 +694,12 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
     const vram_workload wv = *w;
     vram__est_in in = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0, 0, 0,
                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                       0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0};
+                       0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE};
     vram_dtype published = m->dtype;
     if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
     in = vram__est_formats(in, published, wv.format, wv.compute, wv.cpu);
     in = vram__est_lengths(in, wv.batch, wv.seq, wv.src_len, wv.tgt_len,
-                           have_arch ? m->arch.context : 0u,
-                           have_arch && m->arch.family == VRAM_FAMILY_ENCODER_DECODER
-                               ? m->arch.source_context
-                               : 0u,
-                           vram__est_image_tokens(m->image_tokens, wv.images, wv.image_tokens));
+                           have_arch ? m->arch.context : 0u);
     if (have_stats) {
         const vram_tensor_stats st = m->stats;
         in = vram__est_sizes(in, st.params, st.matrix_params, st.matrix_rows, st.matrices,
@@ -743,12 +709,6 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
                              pc.outer_params, pc.outer_rows, pc.outer_matrices);
     }
     in.blocks = have_arch ? pc.block_count : m->blocks;
-    in.P_lo = in.P;
-    in.P_hi = in.P;
-    if (have_arch && !have_stats && m->guess_low != 0 && m->guess_high != 0) {
-        in.P_lo = vram__min_u64(m->guess_low, in.P);
-        in.P_hi = vram__max_u64(m->guess_high, in.P);
-    }
     return vram__est_dims(in, m->arch, have_arch);
 }
 
@@ -760,7 +720,7 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
     ensures \result.log == t.log && \result.log_hi == t.log_hi; */
 VRAM_DEF vram__est_terms vram__est_weights(vram__acc *acc, vram__est_in in, uint64_t stored,
                                            int have_stats, vram__est_terms t) {
-    uint64_t weights, w_hi = 0, w_lo;
+    uint64_t weights, w_hi = 0;
     vram_cause w_cause = VRAM_CAUSE_EXACT;
     if (in.format == in.published && have_stats) {
         weights = stored; /* what the file holds, byte for byte */
@@ -783,18 +743,10 @@ VRAM_DEF vram__est_terms vram__est_weights(vram__acc *acc, vram__est_in in, uint
         weights = vram__bytes(acc, in.format, in.P, 0);
     }
     if (w_hi < weights) w_hi = weights;
-    w_lo = weights;
-    if (!have_stats && in.P != 0 && (in.P_lo < in.P || in.P_hi > in.P)) {
-        /* a guessed arch: the range of the readings it could be, in proportion */
-        w_lo = vram__min_u64(vram__muldiv(acc, weights, in.P_lo, in.P), weights);
-        w_hi = vram__max_u64(vram__muldiv(acc, w_hi, in.P_hi, in.P), w_hi);
-        w_cause = VRAM_CAUSE_ARCH_GUESS;
-    }
     if (!have_stats) { /* the arch pattern may miss parameters: the tested 0.5% bound */
         w_hi = vram__a(acc, w_hi, weights / 200u);
         if (w_cause == VRAM_CAUSE_EXACT) w_cause = VRAM_CAUSE_ARCH_ONLY;
     }
-    t.w_lo = w_lo;
     t.weights = weights;
     t.w_hi = w_hi;
     t.w_cause = w_cause;
@@ -830,9 +782,6 @@ VRAM_DEF vram__est_terms vram__est_experts(vram__acc *acc, vram__est_in in, int 
         if (t.weights >= plain && t.w_hi >= plain) {
             t.weights = vram__a(acc, t.weights - plain, xb);
             t.w_hi = vram__a(acc, t.w_hi - plain, xb);
-            /* the low end moves with them (a guessed arch's low is below the expected) */
-            t.w_lo = t.w_lo >= plain ? vram__a(acc, t.w_lo - plain, xb)
-                                     : vram__min_u64(t.w_lo, t.weights);
         }
     } else if (vram__matrix_only(in.format)) {
         xb = vram__a(acc, vram__bytes(acc, in.format, in.XQ, in.XR),
@@ -860,7 +809,6 @@ VRAM_DEF vram__est_terms vram__est_train(vram__acc *acc, vram_arch a, uint64_t r
         /* adapters: fp32 weights (PEFT's default), fp32 gradients, no master copy */
         T = vram__lora_params(acc, a, rank, targets, in.q, in.kv);
         t.weights = vram__a(acc, t.weights, vram__m(acc, 4u, T));
-        t.w_lo = vram__a(acc, t.w_lo, vram__m(acc, 4u, T));
         t.w_hi = vram__a(acc, t.w_hi, vram__m(acc, 4u, T));
         g = 4u;
         t.master = 0;
@@ -1046,29 +994,16 @@ typedef struct vram__term_values {
     vram_term weights, grads, optim, master, act, kv, logits, context, workspace, allocator;
 } vram__term_values;
 
-/* A training-state term of x bytes: exact, or, when every parameter is trained
- * (`trainable` == P) and the arch was guessed, spread in proportion to the fewest and most
- * parameters it could have. */
-/*@ requires \valid(acc);
-    assigns acc->overflow; */
-VRAM_DEF vram_term vram__est_guess(vram__acc *acc, vram__est_in in, uint64_t trainable,
-                                   uint64_t x) {
-    if (in.P == 0 || trainable != in.P || (in.P_lo >= in.P && in.P_hi <= in.P))
-        return vram__term(x, x, x, VRAM_CAUSE_EXACT);
-    return vram__term(vram__min_u64(vram__muldiv(acc, x, in.P_lo, in.P), x), x,
-                      vram__muldiv(acc, x, in.P_hi, in.P), VRAM_CAUSE_ARCH_GUESS);
-}
-
 /*@ requires \valid(acc);
     assigns acc->overflow; */
 VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram__est_terms t,
                                           int cpu, int have_stats, uint64_t tensors) {
     const vram_term none = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
     vram__term_values v;
-    v.weights = vram__term(t.w_lo, t.weights, t.w_hi, t.w_cause);
-    v.grads = vram__est_guess(acc, in, t.trainable, t.grads);
-    v.optim = vram__est_guess(acc, in, t.trainable, t.optim);
-    v.master = vram__est_guess(acc, in, t.trainable, t.master);
+    v.weights = vram__term(t.weights, t.weights, t.w_hi, t.w_cause);
+    v.grads = vram__term(t.grads, t.grads, t.grads, VRAM_CAUSE_EXACT);
+    v.optim = vram__term(t.optim, t.optim, t.optim, VRAM_CAUSE_EXACT);
+    v.master = vram__term(t.master, t.master, t.master, VRAM_CAUSE_EXACT);
     v.act = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
     v.kv = vram__term(t.kv_bytes, t.kv_bytes, t.kv_bytes, VRAM_CAUSE_EXACT);
     v.logits = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
@@ -1157,7 +1092,7 @@ VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, const vram_worklo
     const uint64_t rank = w->lora_rank;
     const vram__est_in none = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0,
                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                               0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0};
+                               0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE};
     vram__est_prep r;
     vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     r.status = VRAM_E_INVALID;
@@ -1192,7 +1127,7 @@ VRAM_DEF vram__est_terms vram__est_steps(vram__acc *acc, vram_arch a, vram_workl
                                          vram__est_in in, uint64_t stored, int have_arch,
                                          int have_stats) {
     vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, 0, 0, 0};
+                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, 0, 0};
     const int train = wv.mode == VRAM_MODE_TRAIN;
     /* LoRA without an arch was rejected (vram__est_prepare); the guard says so to the prover */
     const uint64_t rank = have_arch ? wv.lora_rank : 0u;
@@ -1247,9 +1182,6 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     r.batch = in.b;
     r.active_params = t.active;
     r.expert_bytes = t.expert_bytes;
-    r.src_len = in.src;
-    r.tgt_len = in.tgt;
-    r.image_tokens = in.img;
     *e = r;
 }
 

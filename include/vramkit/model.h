@@ -43,10 +43,7 @@ typedef enum vram_norm {
 #define VRAM_ARCH_EMB_NORM 0x10u  /* a norm right after the embeddings (BERT family) */
 #define VRAM_ARCH_FINAL_NORM 0x20u /* a norm after the last block of each stack */
 #define VRAM_ARCH_NO_HEAD 0x40u   /* no vocabulary head (an encoder for embeddings/classes) */
-#define VRAM_ARCH_PARALLEL 0x80u  /* a parallel block with one norm: attention and MLP both
-                                     read the same normed input (phi-1/2, falcon-7b, GPT-J),
-                                     so each block has one norm, not two */
-#define VRAM_ARCH_FLAGS_ALL 0xffu
+#define VRAM_ARCH_FLAGS_ALL 0x7fu
 
 /* Architecture numbers. Zero means default where a default is stated. */
 typedef struct vram_arch {
@@ -60,8 +57,7 @@ typedef struct vram_arch {
     uint64_t head_dim;     /* 0 = hidden / heads */
     uint64_t intermediate; /* MLP inner width (intermediate_size, encoder_ffn_dim, n_inner) */
     uint64_t decoder_intermediate; /* encoder-decoder: decoder_ffn_dim; 0 = intermediate */
-    uint64_t vocab;        /* vocabulary rows of the token embedding (0: none, for a vision
-                              tower, which has NO_HEAD) */
+    uint64_t vocab;        /* vocabulary rows of the token embedding */
     uint64_t positions;    /* rows of a learned position embedding (0: rotary/sinusoidal) */
     uint64_t type_vocab;   /* rows of a token-type embedding (BERT; 0: none) */
     uint64_t context;      /* longest sequence the model was built for (0: unknown) */
@@ -92,9 +88,6 @@ typedef struct vram_arch {
     uint64_t kv_lora_rank;
     uint64_t rope_dim;   /* qk_rope_head_dim (part of head_dim) */
     uint64_t v_head_dim; /* 0 = head_dim - rope_dim */
-    uint64_t source_context; /* encoder-decoder: the length its encoder always takes, whatever
-                                the input (whisper: 1500 frames, 30 s of audio); 0 = none,
-                                the source is as long as the workload says */
 } vram_arch;
 
 /* vram_arch.moe_flags */
@@ -133,14 +126,6 @@ typedef struct vram_model {
     uint64_t blocks;   /* blocks counted from tensor names (readers), 0 when unknown */
     vram_dtype dtype;  /* the format the weights are published in (torch_dtype, or the
                           format most stored bytes are in); NONE = unknown */
-    uint64_t guess_low;  /* when the arch was guessed from a config's keys (a model type
-                            vramkit does not know): the fewest and the most parameters of the
-                            readings it could be (plain or gated MLP, tied or untied head,
-                            biases or none), for the estimate's range; 0 when not guessed */
-    uint64_t guess_high;
-    uint64_t image_tokens; /* a vision-language model: the tokens one image adds to arch's
-                              sequence (its vision tower's patches after the projector);
-                              0 = images add none */
 } vram_model;
 
 /* Parameters of an architecture, part by part (vram_arch_params). "Matrices" are the 2-D
@@ -517,9 +502,9 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
     predicate vram_arch_sizes_ok(vram_arch a) =
       1 <= a.intermediate <= VRAM_ARCH_MAX_WIDTH &&
       a.decoder_intermediate <= VRAM_ARCH_MAX_WIDTH &&
-      a.vocab <= VRAM_ARCH_MAX_VOCAB && a.positions <= VRAM_ARCH_MAX_VOCAB &&
+      1 <= a.vocab <= VRAM_ARCH_MAX_VOCAB && a.positions <= VRAM_ARCH_MAX_VOCAB &&
       a.type_vocab <= VRAM_ARCH_MAX_VOCAB && a.context <= VRAM_ARCH_MAX_VOCAB &&
-      a.source_context <= VRAM_ARCH_MAX_VOCAB && a.extra_params <= VRAM_ARCH_MAX_EXTRA;
+      a.extra_params <= VRAM_ARCH_MAX_EXTRA;
     predicate vram_arch_moe_ok(vram_arch a) =
       a.experts <= VRAM_ARCH_MAX_EXPERTS && a.experts_per_token <= a.experts &&
       a.expert_intermediate <= VRAM_ARCH_MAX_WIDTH &&
@@ -580,11 +565,9 @@ VRAM_DEF int vram__arch_check_sizes(const vram_arch *a) {
     const uint64_t vocab = a->vocab, pos = a->positions, types = a->type_vocab;
     if (inter == 0 || inter > VRAM_ARCH_MAX_WIDTH) return 0;
     if (dec_inter > VRAM_ARCH_MAX_WIDTH) return 0;
-    /* no vocabulary only without a head (a vision tower: patches, not tokens) */
-    if ((vocab == 0 && (a->flags & VRAM_ARCH_NO_HEAD) == 0) || vocab > VRAM_ARCH_MAX_VOCAB)
-        return 0;
+    if (vocab == 0 || vocab > VRAM_ARCH_MAX_VOCAB) return 0;
     if (pos > VRAM_ARCH_MAX_VOCAB || types > VRAM_ARCH_MAX_VOCAB) return 0;
-    if (a->context > VRAM_ARCH_MAX_VOCAB || a->source_context > VRAM_ARCH_MAX_VOCAB) return 0;
+    if (a->context > VRAM_ARCH_MAX_VOCAB) return 0;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA) return 0;
     return 1;
 }
@@ -710,9 +693,8 @@ VRAM_DEF vram__part vram__mlp_params(uint64_t h, uint64_t i, vram_mlp mlp, uint3
     return p;
 }
 
-/* One block: self-attention, MLP of inner width i, two norms of `norm` parameters (one with
- * VRAM_ARCH_PARALLEL); with cross (a decoder block of an encoder-decoder) a second
- * attention and one more norm. */
+/* One block: self-attention, MLP of inner width i, two norms of `norm` parameters; with
+ * cross (a decoder block of an encoder-decoder) a second attention and a third norm. */
 /*@ requires h <= VRAM_ARCH_MAX_WIDTH && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
     requires i <= VRAM_ARCH_MAX_WIDTH && norm <= 2 * VRAM_ARCH_MAX_WIDTH;
     requires mlp == VRAM_MLP_PLAIN || mlp == VRAM_MLP_GATED;
@@ -723,7 +705,7 @@ VRAM_DEF vram__part vram__block_params(uint64_t h, uint64_t q, uint64_t kv, uint
                                        vram_mlp mlp, uint64_t norm, uint32_t flags, int cross) {
     vram__part at = vram__attn_params(h, q, kv, flags), m = vram__mlp_params(h, i, mlp, flags);
     vram__part r;
-    r.params = at.params + m.params + ((flags & VRAM_ARCH_PARALLEL) ? norm : 2u * norm);
+    r.params = at.params + m.params + 2u * norm;
     r.mp = at.mp + m.mp;
     r.mr = at.mr + m.mr;
     r.mc = at.mc + m.mc;
@@ -959,7 +941,7 @@ VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
     c.head = head;
     c.outer_params = rows * h + head;
     c.outer_rows = rows + (head != 0 ? vocab : 0u);
-    c.outer_matrices = (vocab != 0) + (positions != 0) + (types != 0) + (head != 0);
+    c.outer_matrices = 1u + (positions != 0) + (types != 0) + (head != 0);
     c.extra = extra;
     c.total = emb + c.blocks + fin + head + extra;
     return c;
@@ -969,10 +951,10 @@ VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
  * With experts or latent attention (vram_arch's layout) the blocks follow
  * vram__arch_moe_blocks, out->active is what one token goes through and out->expert_* the
  * routed experts; VRAM_E_INVALID as well when such blocks pass VRAM_ARCH_MAX_BLOCK_PARAMS.
- * Blocks: attention (q, k, v, o; grouped-query k/v), MLP (2 or 3 matrices), two norms (one
- * with PARALLEL; one more in a decoder block with cross-attention, which adds a second
- * attention). Embeddings: vocab + positions + type_vocab rows of width hidden (vocab 0: a
- * vision tower's patches), plus a norm with EMB_NORM. One final norm per stack with FINAL_NORM; a vocab x hidden head unless TIED or
+ * Blocks: attention (q, k, v, o; grouped-query k/v), MLP (2 or 3 matrices), two norms
+ * (three in a decoder block with cross-attention, which adds a second attention).
+ * Embeddings: vocab + positions + type_vocab rows of width hidden, plus a norm with
+ * EMB_NORM. One final norm per stack with FINAL_NORM; a vocab x hidden head unless TIED or
  * NO_HEAD; extra_params as given. out->total is the sum of the parts; VRAM_E_INVALID when
  * vram_arch_check fails. Never overflows: the limits of vram_arch_check bound every
  * product. */
