@@ -236,18 +236,6 @@ void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e
     cli_json_string(j, vram_family_name(m->model.arch.family));
     cli_json_key(j, "params");
     cli_json_u64(j, e->params);
-    if (m->model.arch.experts != 0) { /* a mixture of experts: what one token goes through */
-        cli_json_key(j, "active_params");
-        cli_json_u64(j, e->active_params);
-        cli_json_key(j, "experts");
-        cli_json_u64(j, m->model.arch.experts);
-        cli_json_key(j, "experts_per_token");
-        cli_json_u64(j, m->model.arch.experts_per_token);
-    }
-    if (e->expert_bytes != 0) {
-        cli_json_key(j, "expert_bytes");
-        cli_json_u64(j, e->expert_bytes);
-    }
     cli_json_key(j, "blocks");
     cli_json_u64(j, e->blocks);
     cli_json_key(j, "published_format");

@@ -69,16 +69,6 @@ static const vram_builtin_model models[] = {
       .head_dim = 128, .intermediate = 16384, .vocab = 32768, .context = 32768,
       .mlp = VRAM_MLP_GATED, .norm = VRAM_NORM_RMS, .flags = VRAM_ARCH_FINAL_NORM},
      VRAM_DTYPE_BF16},
-    /* mixture of experts: 128 experts of width 768 per block, 8 per token; q_norm and
-       k_norm (2 x 128 per layer) in extra_params; 30.5B parameters, 3.3B active */
-    {"Qwen3-30B-A3B", "Qwen/Qwen3-30B-A3B",
-     "mixture of experts, 48 layers, 128 experts (8 per token): 30.5B total, 3.3B active",
-     {.family = VRAM_FAMILY_DECODER, .layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4,
-      .head_dim = 128, .intermediate = 6144, .vocab = 151936, .context = 40960,
-      .mlp = VRAM_MLP_GATED, .norm = VRAM_NORM_RMS, .flags = VRAM_ARCH_FINAL_NORM,
-      .extra_params = 48 * 2 * 128, .experts = 128, .experts_per_token = 8,
-      .expert_intermediate = 768},
-     VRAM_DTYPE_BF16},
 };
 
 const vram_builtin_model *vram_builtin_models(size_t *count) {

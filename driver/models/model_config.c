@@ -69,33 +69,10 @@
  *   mt5 (MT5Config): as t5 with vocab 250112, d_ff 1024, num_layers 8, num_heads 6,
  *     feed_forward_proj "gated-gelu", tie_word_embeddings false.
  *
- * Mixtures of experts (decoders; GATED MLP, RMS norm, FINAL_NORM, untied unless
- * tie_word_embeddings is true). Keys as the dense rows, plus the expert count, the top-k
- * (num_experts_per_tok) and the routed experts' width; a key the file leaves out takes the
- * value of the model named in the last column (its published config.json):
- *
- *   type        experts key        top-k xwidth key (default)    shared  dense  model
- *   mixtral     num_local_experts 8  2  intermediate_size 14336    -      -     Mixtral-8x7B
- *   qwen3_moe   num_experts 128      8  moe_intermediate_size 768  -      -     Qwen3-30B-A3B
- *   deepseek_v2 n_routed_experts 160 6  moe_intermediate_size 1536 2      1     DeepSeek-V2
- *   deepseek_v3 n_routed_experts 256 8  moe_intermediate_size 2048 1      3     DeepSeek-V3
- *   gpt_oss     num_local_experts 32 4  intermediate_size 2880     -      -     gpt-oss-20b
- * shared: n_shared_experts, a shared MLP of n x moe_intermediate_size; dense:
- * first_k_dense_replace, leading blocks with a dense MLP of intermediate_size (DeepSeek's
- * moe_layer_freq must be 1, Qwen3-MoE's decoder_sparse_step 1 and mlp_only_layers empty:
- * other layouts are not modelled, family NONE with a note). DeepSeek's attention is latent
- * (vram_arch): q_lora_rank (null: q projected directly), kv_lora_rank, qk_nope_head_dim,
- * qk_rope_head_dim, v_head_dim; head_dim = nope + rope. qwen3_moe has qwen3's q_norm and
- * k_norm (extra_params 2 x head_dim per layer); gpt_oss has biases on attention
- * (attention_bias, default true), router and experts, one attention sink per head and
- * layer (extra_params), and when quantization_config.quant_method is "mxfp4" its routed
- * experts are stored in MXFP4 (expert_format). The top-k key is num_experts_per_tok
- * (gpt_oss also experts_per_token); a top-k above the expert count is an error.
- *
- * Other mixture-of-experts types (qwen2_moe, dbrx, olmoe, phimoe, granitemoe, jamba,
- * nllb-moe, switch_transformers), and any other config with an expert count key
- * (num_local_experts, num_experts, n_routed_experts, moe_num_experts), are not modelled:
- * family NONE with a note (a tensor list, when present, is still counted).
+ * Mixture-of-experts types (mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3, dbrx, olmoe,
+ * phimoe, granitemoe, jamba, nllb-moe, switch_transformers), and any config with an expert
+ * count key (num_local_experts, num_experts, n_routed_experts, moe_num_experts), are not
+ * modelled: family NONE with a note (a tensor list, when present, is still counted).
  *
  * Fallback for a model_type not in the table, on the keys present, with a note saying so:
  *   d_model, encoder_layers, decoder_layers, encoder_attention_heads, encoder_ffn_dim and
@@ -107,7 +84,7 @@
  *
  * torch_dtype (or "dtype", transformers >= 4.56): float32, float16, bfloat16, float64,
  * float8_e4m3fn, float8_e5m2 (a "torch." prefix is allowed); "auto", null or another name
- * leave m->dtype NONE. quantization_config.quant_method "fp8" makes it float8_e4m3fn. */
+ * leave m->dtype NONE. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,162 +437,11 @@ static vram_status cfg_t5(const cfg *c, int mt5, vram_arch *a) {
     return VRAM_OK;
 }
 
-/* ---- mixtures of experts -------------------------------------------------------------- */
-
-typedef struct moe_row {
-    const char *type;
-    uint64_t layers, hidden, heads, kv, head_dim, inter, vocab, max_pos;
-    const char *experts_key; /* the expert count's key */
-    uint64_t experts, topk;
-    const char *xinter_key;  /* the routed expert's width: its own key, or NULL: intermediate */
-    uint64_t xinter, shared, dense;
-    int mla;                 /* DeepSeek's latent attention: the numbers below */
-    uint64_t q_lora, kv_lora, nope, rope, v;
-    int attn_bias;           /* attention_bias's default */
-    int qk_norm;             /* qwen3_moe */
-    int gpt_oss;             /* biases on router and experts, sinks, MXFP4 experts */
-} moe_row;
-
-static const moe_row moe_rows[] = {
-    {"mixtral", 32, 4096, 32, 8, 0, 14336, 32000, 131072, "num_local_experts", 8, 2, NULL, 0, 0,
-     0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"qwen3_moe", 48, 2048, 32, 4, 128, 6144, 151936, 40960, "num_experts", 128, 8,
-     "moe_intermediate_size", 768, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0},
-    {"deepseek_v2", 60, 5120, 128, 128, 0, 12288, 102400, 163840, "n_routed_experts", 160, 6,
-     "moe_intermediate_size", 1536, 2, 1, 1, 1536, 512, 128, 64, 128, 0, 0, 0},
-    {"deepseek_v3", 61, 7168, 128, 128, 0, 18432, 129280, 163840, "n_routed_experts", 256, 8,
-     "moe_intermediate_size", 2048, 1, 3, 1, 1536, 512, 128, 64, 128, 0, 0, 0},
-    {"gpt_oss", 24, 2880, 64, 8, 64, 2880, 201088, 131072, "num_local_experts", 32, 4, NULL, 0,
-     0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1},
-};
-
-/* A rank that may be null on purpose (DeepSeek-V2-Lite's q_lora_rank: no q compression):
- * null -> 0, absent -> def. */
-static vram_status cfg_rank(const cfg *c, const char *key, uint64_t def, uint64_t *out) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(c->doc, key);
-    if (j != NULL && cJSON_IsNull(j)) {
-        *out = 0;
-        return VRAM_OK;
-    }
-    return cfg_num(c, key, def, 1, VRAM_LIMIT_HIDDEN, out);
-}
-
-/* A layout of MoE and dense layers that the arch cannot describe: family NONE, a note. */
-static vram_status moe_layout_note(const cfg *c, vram_arch *a, const char *what, char *note,
-                                   size_t notecap) {
-    memset(a, 0, sizeof *a);
-    snprintf(note, notecap, "%s: %s: this layout of expert and dense layers is not modelled; "
-             "architecture left unknown", c->label, what);
-    return VRAM_OK;
-}
-
-/* gpt-oss's quantization_config.quant_method "mxfp4": its routed experts are MXFP4. */
-static int cfg_mxfp4(const cfg *c) {
-    const cJSON *q = cfg_get(c, "quantization_config");
-    const cJSON *m = cJSON_IsObject(q) ? cJSON_GetObjectItemCaseSensitive(q, "quant_method") : NULL;
-    return cJSON_IsString(m) && strcmp(m->valuestring, "mxfp4") == 0;
-}
-
-static vram_status cfg_moe(const cfg *c, const moe_row *r, vram_arch *a, char *note,
-                           size_t notecap) {
-    vram_status st;
-    int tie, attn_bias;
-    uint64_t topk, freq = 1, nope = 0, shared = 0;
-    memset(a, 0, sizeof *a);
-    if ((st = cfg_num(c, "num_hidden_layers", r->layers, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
-        (st = cfg_num(c, "hidden_size", r->hidden, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
-        (st = cfg_num(c, "num_attention_heads", r->heads, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
-        (st = cfg_num(c, "num_key_value_heads", r->kv != 0 ? r->kv : a->heads, 1,
-                      VRAM_LIMIT_HEADS, &a->kv_heads)) ||
-        (st = cfg_num(c, "intermediate_size", r->inter, 1, VRAM_LIMIT_INTERMEDIATE,
-                      &a->intermediate)) ||
-        (st = cfg_num(c, "vocab_size", r->vocab, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
-        (st = cfg_num(c, "max_position_embeddings", r->max_pos, 1, VRAM_LIMIT_CONTEXT,
-                      &a->context)) ||
-        (st = cfg_bool(c, "tie_word_embeddings", 0, &tie)) ||
-        (st = cfg_bool(c, "attention_bias", r->attn_bias, &attn_bias)) ||
-        (st = cfg_num(c, r->experts_key, r->experts, 1, VRAM_ARCH_MAX_EXPERTS, &a->experts)))
-        return st;
-    /* gpt-oss's first configs name the top-k experts_per_token */
-    const char *topk_key = r->gpt_oss && !cfg_has(c, "num_experts_per_tok") &&
-                                   cfg_has(c, "experts_per_token")
-                               ? "experts_per_token"
-                               : "num_experts_per_tok";
-    if ((st = cfg_num(c, topk_key, r->topk, 1, VRAM_ARCH_MAX_EXPERTS, &topk)) != VRAM_OK) return st;
-    if (topk > a->experts)
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "%s %llu is more than %s %llu", topk_key, (unsigned long long)topk,
-                          r->experts_key, (unsigned long long)a->experts);
-    a->experts_per_token = topk;
-    if (r->xinter_key != NULL &&
-        (st = cfg_num(c, r->xinter_key, r->xinter, 1, VRAM_LIMIT_INTERMEDIATE,
-                      &a->expert_intermediate)) != VRAM_OK)
-        return st;
-    if (r->mla) {
-        if ((st = cfg_rank(c, "q_lora_rank", r->q_lora, &a->q_lora_rank)) ||
-            (st = cfg_num(c, "kv_lora_rank", r->kv_lora, 1, VRAM_LIMIT_HIDDEN, &a->kv_lora_rank)) ||
-            (st = cfg_num(c, "qk_nope_head_dim", r->nope, 1, VRAM_LIMIT_HIDDEN, &nope)) ||
-            (st = cfg_num(c, "qk_rope_head_dim", r->rope, 1, VRAM_LIMIT_HIDDEN, &a->rope_dim)) ||
-            (st = cfg_num(c, "v_head_dim", r->v, 1, VRAM_LIMIT_HIDDEN, &a->v_head_dim)) ||
-            (st = cfg_num(c, "n_shared_experts", r->shared, 0, VRAM_ARCH_MAX_EXPERTS, &shared)) ||
-            (st = cfg_num(c, "first_k_dense_replace", r->dense, 0, VRAM_LIMIT_LAYERS,
-                          &a->dense_layers)) ||
-            (st = cfg_num(c, "moe_layer_freq", 1, 1, VRAM_LIMIT_LAYERS, &freq)))
-            return st;
-        a->head_dim = nope + a->rope_dim;
-        if (a->head_dim > VRAM_LIMIT_HIDDEN / a->heads || a->v_head_dim > VRAM_LIMIT_HIDDEN / a->heads)
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "%llu heads of qk_nope_head_dim + qk_rope_head_dim %llu (or "
-                              "v_head_dim %llu) are over the width limit of %llu",
-                              (unsigned long long)a->heads, (unsigned long long)a->head_dim,
-                              (unsigned long long)a->v_head_dim,
-                              (unsigned long long)VRAM_LIMIT_HIDDEN);
-        if (shared * a->expert_intermediate > VRAM_LIMIT_INTERMEDIATE)
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "n_shared_experts %llu x moe_intermediate_size %llu is over the "
-                              "limit of %llu",
-                              (unsigned long long)shared,
-                              (unsigned long long)a->expert_intermediate,
-                              (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
-        a->shared_intermediate = shared * a->expert_intermediate;
-        if (a->dense_layers > a->layers)
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "first_k_dense_replace %llu is more than num_hidden_layers %llu",
-                              (unsigned long long)a->dense_layers,
-                              (unsigned long long)a->layers);
-        if (freq != 1) return moe_layout_note(c, a, "moe_layer_freq is not 1", note, notecap);
-    } else {
-        if ((st = cfg_num(c, "head_dim", r->head_dim, 1, VRAM_LIMIT_HIDDEN, &a->head_dim)) != VRAM_OK)
-            return st;
-    }
-    if (r->qk_norm) {
-        const cJSON *only = cfg_get(c, "mlp_only_layers");
-        if ((st = cfg_num(c, "decoder_sparse_step", 1, 1, VRAM_LIMIT_LAYERS, &freq)) != VRAM_OK)
-            return st;
-        if (freq != 1) return moe_layout_note(c, a, "decoder_sparse_step is not 1", note, notecap);
-        if (only != NULL && !(cJSON_IsArray(only) && cJSON_GetArraySize(only) == 0))
-            return moe_layout_note(c, a, "mlp_only_layers is not empty", note, notecap);
-    }
-    if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
-    a->family = VRAM_FAMILY_DECODER;
-    a->mlp = VRAM_MLP_GATED;
-    a->norm = VRAM_NORM_RMS;
-    a->flags = VRAM_ARCH_FINAL_NORM | (tie ? VRAM_ARCH_TIED : 0u) |
-               (attn_bias ? VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS : 0u);
-    uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
-    if (r->qk_norm) a->extra_params = a->layers * 2u * hd; /* q_norm, k_norm */
-    if (r->gpt_oss) {
-        a->moe_flags = VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS;
-        a->extra_params = a->layers * a->heads; /* the attention sinks */
-        if (cfg_mxfp4(c)) a->expert_format = VRAM_DTYPE_MXFP4;
-    }
-    return VRAM_OK;
-}
-
 /* ---- the table ------------------------------------------------------------------------ */
 
-static const char *const moe_types[] = {"qwen2_moe",  "dbrx",  "olmoe",    "phimoe",
-                                        "granitemoe", "jamba", "nllb-moe", "switch_transformers"};
+static const char *const moe_types[] = {
+    "mixtral", "qwen2_moe", "qwen3_moe",  "deepseek_v2", "deepseek_v3", "dbrx",
+    "olmoe",   "phimoe",    "granitemoe", "jamba",       "nllb-moe",    "switch_transformers"};
 static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts",
                                        "moe_num_experts"};
 
@@ -641,12 +467,6 @@ static vram_status cfg_dtype(const cfg *c, vram_dtype *out) {
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0) *out = names[i].t;
-    /* quantization_config.quant_method "fp8" (DeepSeek-V3's release, the Qwen3 FP8 ones):
-       the weights are stored in float8 e4m3 whatever torch_dtype says (their block scales
-       and the few bf16 tensors are within the arch count's tolerance) */
-    const cJSON *q = cfg_get(c, "quantization_config");
-    const cJSON *qm = cJSON_IsObject(q) ? cJSON_GetObjectItemCaseSensitive(q, "quant_method") : NULL;
-    if (cJSON_IsString(qm) && strcmp(qm->valuestring, "fp8") == 0) *out = VRAM_DTYPE_F8_E4M3;
     return VRAM_OK;
 }
 
@@ -659,8 +479,6 @@ static vram_status cfg_arch(const cfg *c, vram_arch *a, char *note, size_t notec
                           "model_type is %s, not a string", vram__json_type(jt));
     memset(a, 0, sizeof *a);
     if (type != NULL) {
-        for (size_t i = 0; i < sizeof moe_rows / sizeof moe_rows[0]; i++)
-            if (strcmp(type, moe_rows[i].type) == 0) return cfg_moe(c, &moe_rows[i], a, note, notecap);
         for (size_t i = 0; i < sizeof moe_types / sizeof moe_types[0]; i++)
             if (strcmp(type, moe_types[i]) == 0) {
                 snprintf(note, notecap,

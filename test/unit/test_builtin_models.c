@@ -18,7 +18,6 @@ static const struct {
     {"Mistral-7B", 7240000000ull},             /* hub: 7.24B */
     {"Qwen2.5-0.5B", 494000000ull},            /* Qwen card: 0.49B; hub: 494M */
     {"Mistral-Small-22B", 22200000000ull},     /* hub: 22.2B */
-    {"Qwen3-30B-A3B", 30500000000ull},         /* Qwen card: 30.5B (3.3B activated) */
 };
 
 Test(builtin_models, every_preset_matches_its_published_parameter_count) {
