@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *vram_ranks_getenv(void *ctx, const char *name) {
     (void)ctx;
@@ -43,7 +44,9 @@ const char *vram_ranks_explain(const vram_ranks *r, vram_status st, vram_ranks_l
         break;
     case VRAM_RANKS_FAULT_NUMBER: {
         const char *nr = NULL, *ns = NULL, *nl = NULL;
-        int size = vram_launcher_vars(r->launcher, &nr, &ns, &nl) == VRAM_OK && r->var_a == ns;
+        /* by name: the same literal need not be one address in every translation unit */
+        int size = vram_launcher_vars(r->launcher, &nr, &ns, &nl) == VRAM_OK && r->var_a != NULL &&
+                   ns != NULL && strcmp(r->var_a, ns) == 0;
         snprintf(buf, cap, "%s=%s (%s) is not a whole number from %u to %u", r->var_a,
                  shown(get, ctx, r->var_a, a, sizeof a), who, size ? 1u : 0u,
                  size ? VRAM_RANKS_MAX_WORLD : VRAM_RANKS_MAX_WORLD - 1u);
