@@ -255,7 +255,6 @@ class Stream:
         self._err = ctypes.create_string_buffer(_ERR)  # reused by every call
         self._b = Batch_()
         self._b.size = ctypes.sizeof(Batch_)
-        self.device = dev
         self.rank_samples = L.vram_api_stream_rank_samples(h)
         self.rank = L.vram_api_stream_rank_of(h)
         self.world = L.vram_api_stream_world(h)
