@@ -53,7 +53,11 @@ const char cli_workload_help[] =
     "  --grad-accum N         micro-batches per step (changes no memory; shown)\n"
     "  --lora-rank R          training: LoRA adapters of rank R on frozen (possibly\n"
     "                         quantised) weights\n"
-    "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n";
+    "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n"
+    "  --images N             vision-language models: images per sequence, each adding the\n"
+    "                         model's image tokens to the sequence (default 1)\n"
+    "  --image-tokens N       image tokens per sequence, whatever the model's per image says\n"
+    "                         (dynamic resolution, several images); added to --seq\n";
 
 int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w) {
     char err[512];
@@ -134,12 +138,14 @@ void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_e
         n = snprintf(buf, cap, "%s, batch %llu, source %llu and target %llu tokens",
                      w->mode == VRAM_MODE_TRAIN ? "training" : "inference",
                      (unsigned long long)e->batch,
-                     (unsigned long long)(w->src_len ? w->src_len : e->seq),
-                     (unsigned long long)(w->tgt_len ? w->tgt_len : e->seq));
+                     (unsigned long long)e->src_len, (unsigned long long)e->tgt_len);
     else
         n = snprintf(buf, cap, "%s, batch %llu, sequence %llu",
                      w->mode == VRAM_MODE_TRAIN ? "training" : "inference",
                      (unsigned long long)e->batch, (unsigned long long)e->seq);
+    if (n >= 0 && (size_t)n < cap && e->image_tokens != 0)
+        n += snprintf(buf + n, cap - (size_t)n, " (%llu of them image tokens)",
+                      (unsigned long long)e->image_tokens);
     if (n < 0 || (size_t)n >= cap) return;
     n += snprintf(buf + n, cap - (size_t)n, ", weights %s, compute %s",
                   vram_dtype_name(e->format), vram_dtype_name(e->compute));
@@ -236,6 +242,18 @@ void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e
     cli_json_string(j, vram_family_name(m->model.arch.family));
     cli_json_key(j, "params");
     cli_json_u64(j, e->params);
+    if (m->model.arch.experts != 0) { /* a mixture of experts: what one token goes through */
+        cli_json_key(j, "active_params");
+        cli_json_u64(j, e->active_params);
+        cli_json_key(j, "experts");
+        cli_json_u64(j, m->model.arch.experts);
+        cli_json_key(j, "experts_per_token");
+        cli_json_u64(j, m->model.arch.experts_per_token);
+    }
+    if (e->expert_bytes != 0) {
+        cli_json_key(j, "expert_bytes");
+        cli_json_u64(j, e->expert_bytes);
+    }
     cli_json_key(j, "blocks");
     cli_json_u64(j, e->blocks);
     cli_json_key(j, "published_format");
@@ -247,11 +265,37 @@ void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e
         cli_json_key(j, "stored_bytes");
         cli_json_u64(j, m->model.stats.bytes);
     }
+    if (m->model.guess_high != 0) {
+        char as[160];
+        cli_arch_reading(&m->model.arch, as, sizeof as);
+        cli_json_key(j, "read_as");
+        cli_json_string(j, as);
+        cli_json_key(j, "guessed_params");
+        cli_json_begin_object(j);
+        cli_json_key(j, "low");
+        cli_json_u64(j, m->model.guess_low);
+        cli_json_key(j, "high");
+        cli_json_u64(j, m->model.guess_high);
+        cli_json_end_object(j);
+    }
     if (m->note[0]) {
         cli_json_key(j, "note");
         cli_json_string(j, m->note);
     }
     cli_json_end_object(j);
+}
+
+void cli_arch_reading(const vram_arch *a, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s, %s MLP, %s norm, %s, %s head%s", vram_family_name(a->family),
+             a->mlp == VRAM_MLP_GATED ? "gated" : "plain",
+             a->norm == VRAM_NORM_RMS ? "RMS" : "layer",
+             (a->flags & (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS))
+                 ? "biases"
+                 : "no biases",
+             (a->flags & VRAM_ARCH_NO_HEAD) ? "no"
+             : (a->flags & VRAM_ARCH_TIED)  ? "tied"
+                                            : "untied",
+             (a->flags & VRAM_ARCH_PARALLEL) ? ", parallel blocks" : "");
 }
 
 void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e) {
@@ -266,13 +310,14 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
     cli_json_u64(j, e->batch);
     cli_json_key(j, "seq");
     cli_json_u64(j, e->seq);
-    if (w->src_len) {
+    /* given, or resolved to something other than seq (whisper's 1500 source frames) */
+    if (w->src_len || (e->src_len != 0 && e->src_len != e->seq)) {
         cli_json_key(j, "src_len");
-        cli_json_u64(j, w->src_len);
+        cli_json_u64(j, e->src_len);
     }
-    if (w->tgt_len) {
+    if (w->tgt_len || (e->tgt_len != 0 && e->tgt_len != e->seq)) {
         cli_json_key(j, "tgt_len");
-        cli_json_u64(j, w->tgt_len);
+        cli_json_u64(j, e->tgt_len);
     }
     if (w->mode == VRAM_MODE_TRAIN) {
         cli_json_key(j, "optimizer");
@@ -285,6 +330,10 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
         cli_json_u64(j, w->lora_rank);
         cli_json_key(j, "trainable_params");
         cli_json_u64(j, e->trainable);
+    }
+    if (e->image_tokens != 0) {
+        cli_json_key(j, "image_tokens");
+        cli_json_u64(j, e->image_tokens);
     }
     cli_json_key(j, "flash_attention");
     cli_json_bool(j, w->flash_attention);

@@ -40,7 +40,9 @@ void cli_model_list(FILE *out);
     {"flash-attention", no_argument, NULL, VRAM_WL_FLASH}, \
     {"grad-accum", required_argument, NULL, VRAM_WL_GRAD_ACCUM}, \
     {"lora-rank", required_argument, NULL, VRAM_WL_LORA_RANK}, \
-    {"lora-targets", required_argument, NULL, VRAM_WL_LORA_TARGETS}
+    {"lora-targets", required_argument, NULL, VRAM_WL_LORA_TARGETS}, \
+    {"images", required_argument, NULL, VRAM_WL_IMAGES}, \
+    {"image-tokens", required_argument, NULL, VRAM_WL_IMAGE_TOKENS}
 
 /* The workload options' help text (one block, for --help). */
 extern const char cli_workload_help[];
@@ -66,6 +68,9 @@ void cli_estimate_table(FILE *out, const vram_estimate *e);
 void cli_estimate_json(cli_json *j, const vram_estimate *e);
 /* The model's description as a JSON object under the current key. */
 void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e);
+/* What a guessed architecture was read as, in words: "decoder, gated MLP, RMS norm, no
+ * biases, untied head". */
+void cli_arch_reading(const vram_arch *a, char *buf, size_t cap);
 /* The workload as a JSON object under the current key. */
 void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e);
 

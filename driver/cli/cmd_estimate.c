@@ -44,7 +44,9 @@ static void usage(FILE *out) {
             "\n"
             "output:\n"
             "  --json                 one JSON object: model {name, source, family, params,\n"
-            "                         blocks, published_format}, workload {mode, format, compute,\n"
+            "                         [active_params, experts, experts_per_token: a mixture of\n"
+            "                         experts], [expert_bytes], blocks, published_format},\n"
+            "                         workload {mode, format, compute,\n"
             "                         batch, seq, ...}, terms [{name, bytes, low, high, cause}],\n"
             "                         total {low, expected, high}, notes [...], recommendation\n"
             "                         {device, free_bytes, budget_bytes, chosen, next_better,\n"
@@ -144,6 +146,10 @@ int cmd_estimate(int argc, char **argv) {
         return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     }
     if ((rc = cli_model_resolve(CMD, model_arg, m))) goto done;
+    if (vram_wl_check_model(&w, &m->model, m->label, buf, sizeof buf) != VRAM_OK) {
+        rc = cli_usage_error(CMD, "%s", buf);
+        goto done;
+    }
     st = vram_estimate_model(&m->model, &w, &e);
     if (st != VRAM_OK) {
         switch (vram_estimate_refusal(&m->model, &w)) {
@@ -263,6 +269,12 @@ int cmd_estimate(int argc, char **argv) {
 
     printf("model: %s (%s%s%s)\n", m->label, m->source, m->hf_id[0] ? ", " : "", m->hf_id);
     printf("  %.2fM parameters", (double)e.params / 1e6);
+    if (m->model.arch.experts != 0)
+        printf(" (%.2fM active per token: %llu of %llu routed experts)",
+               (double)e.active_params / 1e6, (unsigned long long)m->model.arch.experts_per_token,
+               (unsigned long long)m->model.arch.experts);
+    if (e.expert_bytes != 0)
+        printf(", routed experts %s", vram_fmt_size(e.expert_bytes, a, sizeof a));
     if (e.blocks) printf(", %llu blocks", (unsigned long long)e.blocks);
     printf(", published as %s\n",
            m->model.dtype != VRAM_DTYPE_NONE ? vram_dtype_name(m->model.dtype) : "unknown format");

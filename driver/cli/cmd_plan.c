@@ -28,8 +28,10 @@ static void usage(FILE *out) {
             "Decides, before anything is loaded, how to load a model and where each component of\n"
             "a service lives. For --model: every load strategy in the order to try it -- 16-bit\n"
             "on one GPU (bf16 on compute capability >= 8.0, else fp16), int8, int4, 16-bit over\n"
-            "several GPUs, 16-bit split by whole blocks between a GPU and the CPU (how many\n"
-            "blocks fit on the GPU), CPU fp32 -- with its bytes per device, whether it fits and\n"
+            "several GPUs, for a mixture of experts its routed experts in host memory and the\n"
+            "rest on one GPU (experts_cpu, as llama.cpp's --cpu-moe), 16-bit split by whole\n"
+            "blocks between a GPU and the CPU (how many blocks fit on the GPU), CPU fp32 --\n"
+            "with its bytes per device, whether it fits and\n"
             "why, and the first that fits. For --component: each component placed on the GPU\n"
             "with the most room or on the CPU, beside what other processes already hold; each\n"
             "GPU's line adds up its components and what a GPU in use pays once: the CUDA\n"
@@ -108,8 +110,8 @@ static void usage(FILE *out) {
             "                         encoder-decoder or a training plan, vllm for int8,\n"
             "                         gpu_cpu or cpu, ...) is an error (exit 2)\n"
             "  --strategy NAME        emit another strategy of the chain than the chosen one\n"
-            "                         (bf16/fp16/16bit, int8, int4, multi_gpu, gpu_cpu, cpu); it\n"
-            "                         must fit (exit 2 otherwise)\n"
+            "                         (bf16/fp16/16bit, int8, int4, multi_gpu, experts_cpu,\n"
+            "                         gpu_cpu, cpu); it must fit (exit 2 otherwise)\n"
             "\n",
           out);
     fputs("Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
@@ -170,8 +172,14 @@ static void print_strategies(FILE *out, const vram_plan *p) {
     char a[32], buf[512], wl[512];
     const vram_plan_component *c = &p->comps[0];
     const vram_candidate *any = &p->chain.cand[VRAM_STRATEGY_CPU];
-    fprintf(out, "model: %s (%s%s%s), %.2fM parameters\n", c->m.label, c->m.source,
+    fprintf(out, "model: %s (%s%s%s), %.2fM parameters", c->m.label, c->m.source,
             c->m.hf_id[0] ? ", " : "", c->m.hf_id, (double)any->estimate.params / 1e6);
+    if (c->m.model.arch.experts != 0) /* a mixture of experts */
+        fprintf(out, " (%.2fM active per token: %llu of %llu routed experts)",
+                (double)any->estimate.active_params / 1e6,
+                (unsigned long long)c->m.model.arch.experts_per_token,
+                (unsigned long long)c->m.model.arch.experts);
+    fprintf(out, "\n");
     if (c->m.note[0]) fprintf(out, "note: %s\n", c->m.note); /* one shard alone, ... */
     cli_workload_text(&c->m.model, &p->w, &p->chain.cand[0].estimate, wl, sizeof wl);
     fprintf(out, "workload: %s\n\nstrategies, in the order to try them:\n", wl);
@@ -193,8 +201,10 @@ static void print_strategies(FILE *out, const vram_plan *p) {
             if (k->kind == VRAM_STRATEGY_GPU_CPU && n < sizeof where)
                 snprintf(where + n, sizeof where - n, " (%llu blocks)",
                          (unsigned long long)k->cpu_blocks);
+            else if (k->kind == VRAM_STRATEGY_EXPERTS_CPU && n < sizeof where)
+                snprintf(where + n, sizeof where - n, " (routed experts)");
         }
-        fprintf(out, "  %d. %-9s %-4s %s\n     %s\n", i + 1, k->name, k->fits ? "yes" : "no",
+        fprintf(out, "  %d. %-11s %-4s %s\n     %s\n", i + 1, k->name, k->fits ? "yes" : "no",
                 where[0] ? where : "-", vram_plan_candidate_text(k, buf, sizeof buf));
     }
     if (p->chain.chosen >= 0)

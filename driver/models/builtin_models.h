@@ -15,6 +15,7 @@ typedef struct vram_builtin_model {
     const char *summary; /* one line for listings */
     vram_arch arch;
     vram_dtype dtype;    /* torch_dtype of the published weights */
+    uint64_t image_tokens; /* a vision-language model: tokens one image adds (vram_model) */
 } vram_builtin_model;
 
 /* All built-in models, in listing order; *count receives how many. */
@@ -24,7 +25,7 @@ const vram_builtin_model *vram_builtin_models(size_t *count);
  * when none does. */
 const vram_builtin_model *vram_builtin_find(const char *text);
 
-/* Fill a vram_model from a built-in entry (arch and dtype; no tensor list). */
+/* Fill a vram_model from a built-in entry (arch, dtype, image tokens; no tensor list). */
 void vram_builtin_to_model(const vram_builtin_model *b, vram_model *m);
 
 #endif

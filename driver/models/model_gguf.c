@@ -227,6 +227,7 @@ static const struct {
     {"mistral3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
     {"qwen2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
     {"qwen3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
+    {"qwen3moe", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
     {"gemma", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
     {"gemma2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
     {"gemma3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
@@ -316,7 +317,7 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
                  g->label, vram__quote(arch, strlen(arch), q));
         return VRAM_OK;
     }
-    uint64_t experts = 0, tokens = 0;
+    uint64_t experts = 0, used = 0, xffn = 0, tokens = 0;
     const vram__set_entry *te = vram__set_get(keys, "tokenizer.ggml.tokens", 21, 0);
     if (te != NULL && te->aux == GG_VAL_ARRAY) tokens = te->value;
     if ((st = gg_arch_num(g, keys, arch, "block_count", VRAM_LIMIT_LAYERS, &a->layers)) ||
@@ -329,7 +330,10 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
         (st =
              gg_arch_num(g, keys, arch, "attention.key_length", VRAM_LIMIT_HIDDEN, &a->head_dim)) ||
         (st = gg_arch_num(g, keys, arch, "context_length", VRAM_LIMIT_CONTEXT, &a->context)) ||
-        (st = gg_arch_num(g, keys, arch, "expert_count", VRAM_LIMIT_HIDDEN, &experts)))
+        (st = gg_arch_num(g, keys, arch, "expert_count", VRAM_ARCH_MAX_EXPERTS, &experts)) ||
+        (st = gg_arch_num(g, keys, arch, "expert_used_count", VRAM_ARCH_MAX_EXPERTS, &used)) ||
+        (st = gg_arch_num(g, keys, arch, "expert_feed_forward_length", VRAM_LIMIT_INTERMEDIATE,
+                          &xffn)))
         return st;
     a->vocab = seen->token_embd ? seen->vocab_rows : tokens;
     const char *missing = a->layers == 0         ? "block_count"
@@ -337,12 +341,17 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
                           : a->heads == 0        ? "attention.head_count"
                           : a->intermediate == 0 ? "feed_forward_length"
                                                  : NULL;
-    if (experts > 1 || missing != NULL || a->vocab == 0 || a->vocab > VRAM_LIMIT_VOCAB) {
-        if (experts > 1)
+    if (experts > 1 && used > experts)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata: %s.expert_used_count %llu is more than %s.expert_count %llu",
+                          arch, (unsigned long long)used, arch, (unsigned long long)experts);
+    if ((experts > 1 && used == 0) || missing != NULL || a->vocab == 0 ||
+        a->vocab > VRAM_LIMIT_VOCAB) {
+        if (experts > 1 && used == 0)
             snprintf(note, notecap,
-                     "%s: %s with %llu experts (mixture of experts) is not modelled; "
+                     "%s: %s with %llu experts (mixture of experts) but no %s.expert_used_count; "
                      "architecture left unknown",
-                     g->label, arch, (unsigned long long)experts);
+                     g->label, arch, (unsigned long long)experts, arch);
         else if (missing != NULL)
             snprintf(note, notecap, "%s: metadata has no %s.%s; architecture left unknown",
                      g->label, arch, missing);
@@ -369,6 +378,11 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
     if (a->family == VRAM_FAMILY_DECODER && !seen->output) a->flags |= VRAM_ARCH_TIED;
     a->positions = seen->positions;
     a->type_vocab = seen->type_vocab;
+    if (experts > 1) { /* Mixtral (arch llama), Qwen3-MoE: every block routed */
+        a->experts = experts;
+        a->experts_per_token = used;
+        a->expert_intermediate = xffn; /* 0: feed_forward_length */
+    }
     return VRAM_OK;
 }
 

@@ -435,7 +435,14 @@ vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len, u
 }
 
 vram_status vram__arch_validate(const vram_arch *a, const char *label, char *err, size_t errcap) {
-    if (a->family == VRAM_FAMILY_NONE || vram_arch_check(a) == VRAM_OK) return VRAM_OK;
+    vram_param_count pc;
+    if (a->family == VRAM_FAMILY_NONE) return VRAM_OK;
+    if (vram_arch_check(a) == VRAM_OK) {
+        if (vram_arch_params(a, &pc) == VRAM_OK) return VRAM_OK;
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "the blocks of this mixture of experts hold over %llu parameters",
+                          (unsigned long long)VRAM_ARCH_MAX_BLOCK_PARAMS);
+    }
     if (a->heads != 0 && a->head_dim > VRAM_ARCH_MAX_WIDTH / a->heads)
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "attention width %llu heads x %llu head_dim is over %u",

@@ -172,8 +172,8 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
     case VRAM_STRATEGY_INT4:
     case VRAM_STRATEGY_MULTI_GPU:
     case VRAM_STRATEGY_GPU_CPU:
-    case VRAM_STRATEGY_CPU: break;
-    /* A strategy with experts in host memory (--cpu-moe / --override-tensor) plugs in here. */
+    case VRAM_STRATEGY_CPU:
+    case VRAM_STRATEGY_EXPERTS_CPU: break;
     default: FAIL("--emit llama.cpp: strategy %s has no llama.cpp form", c->name);
     }
     st = vram_emit_gpu_layers(c, &ngl);
@@ -199,6 +199,7 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
     } else if (c->kind != VRAM_STRATEGY_CPU && p->ngpu > 1) {
         fprintf(out, " --split-mode none --main-gpu %d", c->device); /* else it spreads layers */
     }
+    if (c->kind == VRAM_STRATEGY_EXPERTS_CPU) fprintf(out, " --cpu-moe"); /* routed experts on the host */
     fprintf(out, "\n");
     switch (c->kind) {
     case VRAM_STRATEGY_INT8:
@@ -218,6 +219,10 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
         break;
     case VRAM_STRATEGY_CPU:
         note(notes, ncap, "llama.cpp computes in the GGUF's own format; the plan sized fp32 weights");
+        break;
+    case VRAM_STRATEGY_EXPERTS_CPU:
+        note(notes, ncap, "builds without --cpu-moe take --override-tensor '\\.ffn_.*_exps\\.=CPU' "
+                          "(the routed experts' tensors on the host)");
         break;
     default: break;
     }

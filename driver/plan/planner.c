@@ -8,6 +8,7 @@
 
 #include "device/machine.h"
 #include "util/text.h"
+#include "workload.h"
 
 /* ---- inputs ------------------------------------------------------------------------- */
 
@@ -172,6 +173,8 @@ vram_status vram_plan_make(vram_plan *p, char *err, size_t cap) {
             return st;
     if (p->single) {
         vram_plan_component *c = &p->comps[0];
+        if ((st = vram_wl_check_model(&p->w, &c->m.model, c->m.label, err, cap)) != VRAM_OK)
+            return st;
         st = vram_strategy_chain(&c->m.model, &p->w, &p->dev, &p->chain);
         if (st != VRAM_OK)
             return vram_errorf(

@@ -11,7 +11,7 @@ const char *vram_wl_option_name(vram_wl_option opt) {
     static const char *const names[] = {
         "mode",       "format",    "compute",     "batch",         "seq",
         "src-len",    "tgt-len",   "optimizer",   "checkpointing", "flash-attention",
-        "grad-accum", "lora-rank", "lora-targets"};
+        "grad-accum", "lora-rank", "lora-targets", "images",        "image-tokens"};
     if (opt < VRAM_WL_BASE || opt >= VRAM_WL_END) return NULL;
     return names[opt - VRAM_WL_BASE];
 }
@@ -71,6 +71,15 @@ static vram_status lora_targets(const char *arg, uint32_t *out, char *err, size_
     return VRAM_OK;
 }
 
+vram_status vram_wl_check_model(const vram_workload *w, const vram_model *m, const char *label,
+                                char *err, size_t cap) {
+    if (w->images != 0 && w->image_tokens == 0 && m->image_tokens == 0)
+        FAIL("--images: %s has no vision tower whose images add tokens to its sequence "
+             "(--image-tokens N adds N tokens)",
+             label);
+    return VRAM_OK;
+}
+
 vram_status vram_wl_apply(vram_workload *w, vram_wl_option opt, const char *arg, char *err,
                           size_t cap) {
     vram_dtype t;
@@ -109,6 +118,8 @@ vram_status vram_wl_apply(vram_workload *w, vram_wl_option opt, const char *arg,
     case VRAM_WL_GRAD_ACCUM: return count(opt, arg, 1000000u, &w->grad_accum, err, cap);
     case VRAM_WL_LORA_RANK: return count(opt, arg, 65536u, &w->lora_rank, err, cap);
     case VRAM_WL_LORA_TARGETS: return lora_targets(arg, &w->lora_targets, err, cap);
+    case VRAM_WL_IMAGES: return count(opt, arg, 1000000u, &w->images, err, cap);
+    case VRAM_WL_IMAGE_TOKENS: return count(opt, arg, 1000000000u, &w->image_tokens, err, cap);
     default: FAIL("internal: unknown workload option %d", (int)opt);
     }
 }

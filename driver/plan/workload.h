@@ -25,6 +25,8 @@ typedef enum vram_wl_option {
     VRAM_WL_GRAD_ACCUM,          /* 1 .. 10^6 */
     VRAM_WL_LORA_RANK,           /* 1 .. 65536 */
     VRAM_WL_LORA_TARGETS,        /* a comma list of q, k, v, o, mlp, all */
+    VRAM_WL_IMAGES,              /* 1 .. 10^6 images per sequence */
+    VRAM_WL_IMAGE_TOKENS,        /* 1 .. 10^9 image tokens per sequence */
     VRAM_WL_END
 } vram_wl_option;
 
@@ -41,5 +43,10 @@ vram_status vram_wl_format(const char *text, vram_dtype *out);
  * 1000000000") and w unchanged. */
 vram_status vram_wl_apply(vram_workload *w, vram_wl_option opt, const char *arg, char *err,
                           size_t cap);
+
+/* Does w suit model m (named label)? VRAM_E_INVALID with err one line when w gives --images
+ * for a model whose images add no tokens (no vision tower); else VRAM_OK. */
+vram_status vram_wl_check_model(const vram_workload *w, const vram_model *m, const char *label,
+                                char *err, size_t cap);
 
 #endif /* VRAMKIT_DRIVER_WORKLOAD_H */

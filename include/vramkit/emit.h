@@ -74,8 +74,10 @@ typedef struct vram_emit_memory {
 /*@ requires \valid_read(c);
     assigns \nothing; */
 VRAM_DEF int vram_emit_all_on_gpus(const vram_candidate *c) {
+    /* experts_cpu runs every block on its GPU: only the routed experts' weights stay on the host */
     return c->kind == VRAM_STRATEGY_16BIT || c->kind == VRAM_STRATEGY_INT8 ||
-           c->kind == VRAM_STRATEGY_INT4 || c->kind == VRAM_STRATEGY_MULTI_GPU;
+           c->kind == VRAM_STRATEGY_INT4 || c->kind == VRAM_STRATEGY_MULTI_GPU ||
+           c->kind == VRAM_STRATEGY_EXPERTS_CPU;
 }
 
 /* llama.cpp's -ngl for a fitting candidate (the rules above). VRAM_E_INVALID for NULL or a

@@ -64,6 +64,10 @@ typedef struct vram_workload {
     uint32_t lora_targets; /* VRAM_LORA_* ; 0 = q and v */
     int cpu;               /* estimate for the CPU: no CUDA context, workspace or caching-
                               allocator margin */
+    uint64_t images;       /* a vision-language model: images per sequence, each adding the
+                              model's image_tokens to the sequence; 0 = 1 */
+    uint64_t image_tokens; /* image tokens per sequence, added to seq whatever the model says
+                              (dynamic resolution: Qwen2-VL); 0 = images x the model's */
 } vram_workload;
 
 /* The terms, in the order they are shown. X(id, name) */
@@ -116,7 +120,11 @@ typedef enum vram_term_id {
     X(VRAM_CAUSE_FRAGMENTATION, "fragmentation",                                             \
       "caching allocator: expected one partly used 20 MiB segment and 512-byte rounding; "   \
       "high: every matrix rounded up to 2 MiB and a freed block as large as the largest "    \
-      "transient that cannot serve the next request")
+      "transient that cannot serve the next request")                                       \
+    X(VRAM_CAUSE_ARCH_GUESS, "arch_guess",                                                   \
+      "the architecture was guessed from config.json's keys (a model type vramkit does not " \
+      "know): low and high are the fewest and the most parameters of the readings it could " \
+      "be (plain or gated MLP, tied or untied head, biases or none)")
 
 typedef enum vram_cause {
 #define VRAM__CAUSE_ENUM(id, name, text) id,
@@ -161,6 +169,14 @@ typedef struct vram_estimate {
     vram_dtype compute;           /* resolved compute format */
     uint64_t seq, batch;          /* resolved */
     uint32_t notes;               /* VRAM_NOTE_* */
+    uint64_t active_params;       /* parameters one token goes through (mixture of experts:
+                                     params less the routed experts it is not sent to;
+                                     = params for a dense model) */
+    uint64_t expert_bytes;        /* expected bytes of the routed experts' weights, a part
+                                     of the weights term (0 for a dense model): what
+                                     experts_cpu keeps in host memory */
+    uint64_t src_len, tgt_len;    /* resolved source and target tokens (encoder-decoder) */
+    uint64_t image_tokens;        /* of seq, the image tokens (vision-language models) */
 } vram_estimate;
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
@@ -474,6 +490,9 @@ VRAM_DEF vram_estimate vram__est_empty(vram_dtype format) {
     e.compute = VRAM_DTYPE_NONE;
     e.seq = e.batch = 0;
     e.notes = 0;
+    e.active_params = e.expert_bytes = 0;
+    e.src_len = e.tgt_len = 0;
+    e.image_tokens = 0;
     return e;
 }
 
@@ -552,6 +571,14 @@ typedef struct vram__est_in {
     uint64_t q, kv, h, heads, enc, dec, dec_i; /* widths, heads, blocks per stack, decoder
                                                   MLP width (0 without an arch) */
     uint32_t notes;                        /* VRAM_NOTE_* */
+    uint64_t XP, XQ, XR, XB;               /* routed experts: parameters, matrix elements
+                                              and rows, stored bytes (tensor list) */
+    uint64_t E, K;                         /* experts per MoE block, top-k (0: dense) */
+    vram_dtype xformat;                    /* the experts' own storage (NONE: as the rest);
+                                              these seven set by vram_estimate_model */
+    uint64_t P_lo, P_hi;                   /* a guessed arch's fewest and most parameters
+                                              (vram_model.guess_*); else both P */
+    uint64_t img;                          /* image tokens of the sequence (included in s) */
 } vram__est_in;
 
 /* The numbers of the terms, as the steps fill them (vram_estimate_model). */
@@ -560,6 +587,8 @@ typedef struct vram__est_terms {
     uint64_t act_lo, act, act_hi, kv_bytes, log_lo, log, log_hi;
     uint64_t block_act; /* training: the part of act that belongs to the blocks, all blocks */
     vram_cause w_cause, act_cause, log_cause;
+    uint64_t active, expert_bytes; /* vram_estimate's active_params and expert_bytes */
+    uint64_t w_lo; /* weights' low: below weights only for a guessed arch */
 } vram__est_terms;
 
 /* vram__est_resolve's steps. The formats: published (unknown: f16, and said), storage
@@ -590,17 +619,31 @@ VRAM_DEF vram__est_in vram__est_formats(vram__est_in in, vram_dtype published,
     return in;
 }
 
+/* Image tokens of one sequence: `given` (the workload's), else images (0 = 1) x the model's
+ * tokens per image; saturating (an absurd count then overflows a byte count, reported). */
+/*@ assigns \nothing; */
+VRAM_DEF uint64_t vram__est_image_tokens(uint64_t per_image, uint64_t images, uint64_t given) {
+    uint64_t r = 0;
+    if (given != 0) return given;
+    if (vram__mul_u64(per_image, images != 0 ? images : 1u, &r) != VRAM_OK) return UINT64_MAX;
+    return r;
+}
+
 /* Batch and lengths: batch 0 = 1; seq 0 = the context ctx (0: unknown), at most 2048, or
- * 512 without one; source and target 0 = seq. */
+ * 512 without one, and img image tokens on top (saturating); source 0 = the encoder's fixed
+ * length src_ctx when it has one (whisper), else seq; target 0 = seq. */
 /*@ assigns \nothing;
     ensures \result.c == in.c; */
 VRAM_DEF vram__est_in vram__est_lengths(vram__est_in in, uint64_t batch, uint64_t seq,
-                                        uint64_t src_len, uint64_t tgt_len, uint64_t ctx) {
+                                        uint64_t src_len, uint64_t tgt_len, uint64_t ctx,
+                                        uint64_t src_ctx, uint64_t img) {
     uint64_t s = seq;
     if (s == 0) s = ctx != 0 ? vram__min_u64(ctx, 2048u) : 512u;
+    s = img > UINT64_MAX - s ? UINT64_MAX : s + img;
+    in.img = img;
     in.b = batch != 0 ? batch : 1u;
     in.s = s;
-    in.src = src_len != 0 ? src_len : s;
+    in.src = src_len != 0 ? src_len : (src_ctx != 0 ? src_ctx : s);
     in.tgt = tgt_len != 0 ? tgt_len : s;
     return in;
 }
@@ -624,6 +667,20 @@ VRAM_DEF vram__est_in vram__est_sizes(vram__est_in in, uint64_t P, uint64_t Q, u
     return in;
 }
 
+/* The MLP width a token's activations see in a MoE block: top-k routed experts and the
+ * shared MLP, or the dense MLP of the first blocks when that is wider. */
+/*@ requires vram_arch_ok(a);
+    assigns \nothing; */
+VRAM_DEF uint64_t vram__moe_act_width(vram_arch a) {
+    const uint64_t xi = a.expert_intermediate != 0 ? a.expert_intermediate : a.intermediate;
+    const uint64_t k = a.experts_per_token;
+    uint64_t w;
+    /*@ ghost vram__lemma_mul_le(k, VRAM_ARCH_MAX_EXPERTS, xi, VRAM_ARCH_MAX_WIDTH); */
+    w = k * xi + a.shared_intermediate;
+    if (a.dense_layers != 0 && a.intermediate > w) w = a.intermediate;
+    return w;
+}
+
 /* The architecture's widths, heads and blocks per stack (all 0 and NO_ARCH noted
  * without one). */
 /*@ requires have_arch ==> vram_arch_ok(a);
@@ -639,6 +696,7 @@ VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch
         in.h = a.hidden;
         in.heads = a.heads;
         in.dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : a.intermediate;
+        if (a.experts != 0) in.dec_i = vram__moe_act_width(a); /* top-k, not every expert */
         if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
             in.enc = a.encoder_layers;
             in.dec = a.decoder_layers;
@@ -665,12 +723,17 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
                                         vram_param_count pc, int have_arch, int have_stats) {
     const vram_workload wv = *w;
     vram__est_in in = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0, 0, 0,
-                       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                       0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0};
     vram_dtype published = m->dtype;
     if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
     in = vram__est_formats(in, published, wv.format, wv.compute, wv.cpu);
     in = vram__est_lengths(in, wv.batch, wv.seq, wv.src_len, wv.tgt_len,
-                           have_arch ? m->arch.context : 0u);
+                           have_arch ? m->arch.context : 0u,
+                           have_arch && m->arch.family == VRAM_FAMILY_ENCODER_DECODER
+                               ? m->arch.source_context
+                               : 0u,
+                           vram__est_image_tokens(m->image_tokens, wv.images, wv.image_tokens));
     if (have_stats) {
         const vram_tensor_stats st = m->stats;
         in = vram__est_sizes(in, st.params, st.matrix_params, st.matrix_rows, st.matrices,
@@ -680,6 +743,12 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
                              pc.outer_params, pc.outer_rows, pc.outer_matrices);
     }
     in.blocks = have_arch ? pc.block_count : m->blocks;
+    in.P_lo = in.P;
+    in.P_hi = in.P;
+    if (have_arch && !have_stats && m->guess_low != 0 && m->guess_high != 0) {
+        in.P_lo = vram__min_u64(m->guess_low, in.P);
+        in.P_hi = vram__max_u64(m->guess_high, in.P);
+    }
     return vram__est_dims(in, m->arch, have_arch);
 }
 
@@ -691,7 +760,7 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
     ensures \result.log == t.log && \result.log_hi == t.log_hi; */
 VRAM_DEF vram__est_terms vram__est_weights(vram__acc *acc, vram__est_in in, uint64_t stored,
                                            int have_stats, vram__est_terms t) {
-    uint64_t weights, w_hi = 0;
+    uint64_t weights, w_hi = 0, w_lo;
     vram_cause w_cause = VRAM_CAUSE_EXACT;
     if (in.format == in.published && have_stats) {
         weights = stored; /* what the file holds, byte for byte */
@@ -714,13 +783,64 @@ VRAM_DEF vram__est_terms vram__est_weights(vram__acc *acc, vram__est_in in, uint
         weights = vram__bytes(acc, in.format, in.P, 0);
     }
     if (w_hi < weights) w_hi = weights;
+    w_lo = weights;
+    if (!have_stats && in.P != 0 && (in.P_lo < in.P || in.P_hi > in.P)) {
+        /* a guessed arch: the range of the readings it could be, in proportion */
+        w_lo = vram__min_u64(vram__muldiv(acc, weights, in.P_lo, in.P), weights);
+        w_hi = vram__max_u64(vram__muldiv(acc, w_hi, in.P_hi, in.P), w_hi);
+        w_cause = VRAM_CAUSE_ARCH_GUESS;
+    }
     if (!have_stats) { /* the arch pattern may miss parameters: the tested 0.5% bound */
         w_hi = vram__a(acc, w_hi, weights / 200u);
         if (w_cause == VRAM_CAUSE_EXACT) w_cause = VRAM_CAUSE_ARCH_ONLY;
     }
+    t.w_lo = w_lo;
     t.weights = weights;
     t.w_hi = w_hi;
     t.w_cause = w_cause;
+    return t;
+}
+
+/* The routed experts: the parameters a token goes through (all but the experts it is not
+ * sent to: (E - K) / E of the experts' parameters), and the experts' bytes within the
+ * weights. Experts stored in their own format (in.xformat, gpt-oss's MXFP4) keep it when
+ * the rest is loaded in a plain float format (as vLLM, llama.cpp and transformers' MXFP4
+ * kernels run them); a tensor list read as published has them as stored; quantised (int8,
+ * int4, GGUF blocks), they take the target format like the other matrices. */
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result.act == t.act && \result.act_hi == t.act_hi;
+    ensures \result.log == t.log && \result.log_hi == t.log_hi; */
+VRAM_DEF vram__est_terms vram__est_experts(vram__acc *acc, vram__est_in in, int have_stats,
+                                           vram__est_terms t) {
+    uint64_t xb = 0, idle = 0;
+    const uint64_t xv = in.XP > in.XQ ? in.XP - in.XQ : 0u; /* the experts' vectors */
+    if (in.E != 0 && in.K <= in.E) idle = vram__muldiv(acc, in.XP, in.E - in.K, in.E);
+    t.active = in.P > idle ? in.P - idle : 0u;
+    if (in.XP == 0) {
+        t.expert_bytes = 0;
+        return t;
+    }
+    if (have_stats && in.format == in.published) {
+        xb = in.XB;
+    } else if (in.xformat != VRAM_DTYPE_NONE && !vram__matrix_only(in.format)) {
+        const uint64_t plain = vram__bytes(acc, in.format, in.XP, 0);
+        xb = vram__a(acc, vram__bytes(acc, in.xformat, in.XQ, in.XR),
+                     vram__bytes(acc, in.format, xv, 0));
+        if (t.weights >= plain && t.w_hi >= plain) {
+            t.weights = vram__a(acc, t.weights - plain, xb);
+            t.w_hi = vram__a(acc, t.w_hi - plain, xb);
+            /* the low end moves with them (a guessed arch's low is below the expected) */
+            t.w_lo = t.w_lo >= plain ? vram__a(acc, t.w_lo - plain, xb)
+                                     : vram__min_u64(t.w_lo, t.weights);
+        }
+    } else if (vram__matrix_only(in.format)) {
+        xb = vram__a(acc, vram__bytes(acc, in.format, in.XQ, in.XR),
+                     vram__bytes(acc, in.compute, xv, 0));
+    } else {
+        xb = vram__bytes(acc, in.format, in.XP, 0);
+    }
+    t.expert_bytes = vram__min_u64(xb, t.weights);
     return t;
 }
 
@@ -740,6 +860,7 @@ VRAM_DEF vram__est_terms vram__est_train(vram__acc *acc, vram_arch a, uint64_t r
         /* adapters: fp32 weights (PEFT's default), fp32 gradients, no master copy */
         T = vram__lora_params(acc, a, rank, targets, in.q, in.kv);
         t.weights = vram__a(acc, t.weights, vram__m(acc, 4u, T));
+        t.w_lo = vram__a(acc, t.w_lo, vram__m(acc, 4u, T));
         t.w_hi = vram__a(acc, t.w_hi, vram__m(acc, 4u, T));
         g = 4u;
         t.master = 0;
@@ -867,8 +988,11 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
     t.kv_bytes = 0;
     if (dec) {
         uint64_t toks = encdec ? vram__a(acc, tgt, src) : s;
-        uint64_t block_kv =
-            vram__m(acc, vram__m(acc, 2u, kv), vram__m(acc, vram__m(acc, toks, b), c));
+        /* per token: k and v of kv width, or latent attention's compressed KV and rotary
+           key (what vLLM, SGLang and llama.cpp keep; not the heads it expands to) */
+        uint64_t per_tok = a.kv_lora_rank != 0 ? vram__a(acc, a.kv_lora_rank, a.rope_dim)
+                                               : vram__m(acc, 2u, kv);
+        uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
         t.kv_bytes = vram__m(acc, dec, block_kv);
     }
     return t;
@@ -922,16 +1046,29 @@ typedef struct vram__term_values {
     vram_term weights, grads, optim, master, act, kv, logits, context, workspace, allocator;
 } vram__term_values;
 
+/* A training-state term of x bytes: exact, or, when every parameter is trained
+ * (`trainable` == P) and the arch was guessed, spread in proportion to the fewest and most
+ * parameters it could have. */
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF vram_term vram__est_guess(vram__acc *acc, vram__est_in in, uint64_t trainable,
+                                   uint64_t x) {
+    if (in.P == 0 || trainable != in.P || (in.P_lo >= in.P && in.P_hi <= in.P))
+        return vram__term(x, x, x, VRAM_CAUSE_EXACT);
+    return vram__term(vram__min_u64(vram__muldiv(acc, x, in.P_lo, in.P), x), x,
+                      vram__muldiv(acc, x, in.P_hi, in.P), VRAM_CAUSE_ARCH_GUESS);
+}
+
 /*@ requires \valid(acc);
     assigns acc->overflow; */
 VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram__est_terms t,
                                           int cpu, int have_stats, uint64_t tensors) {
     const vram_term none = vram__term(0, 0, 0, VRAM_CAUSE_EXACT);
     vram__term_values v;
-    v.weights = vram__term(t.weights, t.weights, t.w_hi, t.w_cause);
-    v.grads = vram__term(t.grads, t.grads, t.grads, VRAM_CAUSE_EXACT);
-    v.optim = vram__term(t.optim, t.optim, t.optim, VRAM_CAUSE_EXACT);
-    v.master = vram__term(t.master, t.master, t.master, VRAM_CAUSE_EXACT);
+    v.weights = vram__term(t.w_lo, t.weights, t.w_hi, t.w_cause);
+    v.grads = vram__est_guess(acc, in, t.trainable, t.grads);
+    v.optim = vram__est_guess(acc, in, t.trainable, t.optim);
+    v.master = vram__est_guess(acc, in, t.trainable, t.master);
     v.act = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
     v.kv = vram__term(t.kv_bytes, t.kv_bytes, t.kv_bytes, VRAM_CAUSE_EXACT);
     v.logits = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
@@ -1019,9 +1156,10 @@ VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, const vram_worklo
     const int train = w->mode == VRAM_MODE_TRAIN;
     const uint64_t rank = w->lora_rank;
     const vram__est_in none = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0,
-                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                               0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                               0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0};
     vram__est_prep r;
-    vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     r.status = VRAM_E_INVALID;
     r.refusal = VRAM_REFUSAL_WORKLOAD;
     r.pc = pc;
@@ -1054,11 +1192,12 @@ VRAM_DEF vram__est_terms vram__est_steps(vram__acc *acc, vram_arch a, vram_workl
                                          vram__est_in in, uint64_t stored, int have_arch,
                                          int have_stats) {
     vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT};
+                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, 0, 0, 0};
     const int train = wv.mode == VRAM_MODE_TRAIN;
     /* LoRA without an arch was rejected (vram__est_prepare); the guard says so to the prover */
     const uint64_t rank = have_arch ? wv.lora_rank : 0u;
     t = vram__est_weights(acc, in, stored, have_stats, t);
+    t = vram__est_experts(acc, in, have_stats, t);
     if (train) t = vram__est_train(acc, a, rank, wv.lora_targets, wv.optimizer, in, t);
     if (have_arch) {
         if (train) {
@@ -1106,6 +1245,11 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     r.compute = in.compute;
     r.seq = in.s;
     r.batch = in.b;
+    r.active_params = t.active;
+    r.expert_bytes = t.expert_bytes;
+    r.src_len = in.src;
+    r.tgt_len = in.tgt;
+    r.image_tokens = in.img;
     *e = r;
 }
 
@@ -1126,18 +1270,34 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
     vram__acc acc = {0};
     vram_estimate e;
     vram__est_prep p;
+    vram__est_in in;
     vram__est_terms t;
     const vram_arch arch = m->arch;
     const vram_workload wv = *w;
     const uint64_t tensors = m->stats.tensors, stored = m->stats.bytes;
     const uint64_t stats_block_params = m->stats.block_params;
+    const uint64_t xp = m->stats.expert_params, xb = m->stats.expert_bytes;
     const int have_arch = arch.family != VRAM_FAMILY_NONE;
     const int have_stats = tensors != 0;
     const int train = wv.mode == VRAM_MODE_TRAIN;
     p = vram__est_prepare(m, w);
     if (p.status != VRAM_OK) return VRAM_E_INVALID;
-    t = vram__est_steps(&acc, arch, wv, p.in, stored, have_arch, have_stats);
-    vram__est_finish(&acc, p.in, t, wv.cpu, have_stats, tensors,
+    /* (what est_prepare ensured, stated before the call below so that the prover carries it
+       past the call instead of deriving it again) */
+    /*@ assert have_arch ==> vram_arch_ok(arch); */
+    /*@ assert p.in.q <= VRAM_ARCH_MAX_WIDTH && p.in.kv <= p.in.q && p.in.c <= 4294967295; */
+    /* the routed experts: parameters and bytes from the tensor list when there is one, else
+       the arch's count; matrices and rows, expert and top-k counts and format from the arch */
+    in = p.in;
+    in.XP = have_stats ? xp : p.pc.expert_params;
+    in.XB = have_stats ? xb : 0u;
+    in.XQ = have_arch && p.pc.expert_matrix_params < in.XP ? p.pc.expert_matrix_params : in.XP;
+    in.XR = have_arch ? p.pc.expert_matrix_rows : 0u;
+    in.E = have_arch ? arch.experts : 0u;
+    in.K = have_arch ? arch.experts_per_token : 0u;
+    in.xformat = have_arch ? arch.expert_format : VRAM_DTYPE_NONE;
+    t = vram__est_steps(&acc, arch, wv, in, stored, have_arch, have_stats);
+    vram__est_finish(&acc, in, t, wv.cpu, have_stats, tensors,
                      have_stats ? stats_block_params : p.pc.blocks,
                      train && wv.lora_rank == 0, &e);
     if (acc.overflow) return VRAM_E_OVERFLOW;
@@ -1245,12 +1405,13 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
 #undef VRAM__PRESET_CPU
     };
     vram_recommendation r;
+    int fits[VRAM_PRESET_COUNT]; /* r.fits, kept apart so that the invariant is cheap */
     int p, chosen = -1;
     r.gpu_blocks = 0;
     /*@ loop invariant 0 <= p <= VRAM_PRESET_COUNT;
         loop invariant -1 <= chosen < p;
-        loop invariant chosen >= 0 ==> r.fits[chosen] != 0;
-        loop assigns p, chosen, r;
+        loop invariant chosen >= 0 ==> fits[chosen] != 0;
+        loop assigns p, chosen, r, fits[0 .. VRAM_PRESET_COUNT - 1];
         loop variant VRAM_PRESET_COUNT - p; */
     for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) {
         vram_workload pw = *w;
@@ -1259,7 +1420,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
         pw.format = formats[p];
         pw.cpu = on_cpu[p];
         if (pw.cpu) pw.compute = VRAM_DTYPE_NONE; /* f32 on the CPU */
-        r.fits[p] = 0;
+        fits[p] = 0;
         r.gpu_bytes[p] = 0;
         r.cpu_bytes[p] = 0;
         r.status[p] = vram_estimate_model(m, &pw, &est);
@@ -1269,7 +1430,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
         }
         if (on_cpu[p]) {
             r.cpu_bytes[p] = e->expected;
-            r.fits[p] = 1;
+            fits[p] = 1;
         } else if (offload[p]) {
             /* the non-block part and k blocks on the GPU, the other blocks' weights on
                the CPU; the blocks run where they live (llama.cpp), so each side holds
@@ -1285,17 +1446,21 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
             r.gpu_bytes[p] = vram__a(&acc, e->base_bytes,
                                      vram__m(&acc, k != 0 ? k : 1u, e->block_bytes));
             r.cpu_bytes[p] = vram__m(&acc, e->blocks - k, e->block_bytes);
-            r.fits[p] = k >= 1 && !acc.overflow;
-            if (r.fits[p] && p == (int)VRAM_PRESET_INT4_OFFLOAD) r.gpu_blocks = k;
+            fits[p] = k >= 1 && !acc.overflow;
+            if (fits[p] && p == (int)VRAM_PRESET_INT4_OFFLOAD) r.gpu_blocks = k;
         } else {
             r.gpu_bytes[p] = e->expected;
-            r.fits[p] = budget != 0 && e->expected <= budget;
+            fits[p] = budget != 0 && e->expected <= budget;
         }
-        if (r.fits[p] && chosen < 0) chosen = p;
+        if (fits[p] && chosen < 0) chosen = p;
         r.est[p] = est;
     }
     if (chosen < 0 || r.status[VRAM_PRESET_CPU] != VRAM_OK)
         return r.status[VRAM_PRESET_CPU] != VRAM_OK ? r.status[VRAM_PRESET_CPU] : VRAM_E_INVALID;
+    /*@ loop invariant 0 <= p <= VRAM_PRESET_COUNT;
+        loop assigns p, r.fits[0 .. VRAM_PRESET_COUNT - 1];
+        loop variant VRAM_PRESET_COUNT - p; */
+    for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) r.fits[p] = fits[p];
     r.chosen = (vram_preset)chosen;
     r.next_better = -1;
     r.next_short = 0;

@@ -43,7 +43,10 @@ typedef enum vram_norm {
 #define VRAM_ARCH_EMB_NORM 0x10u  /* a norm right after the embeddings (BERT family) */
 #define VRAM_ARCH_FINAL_NORM 0x20u /* a norm after the last block of each stack */
 #define VRAM_ARCH_NO_HEAD 0x40u   /* no vocabulary head (an encoder for embeddings/classes) */
-#define VRAM_ARCH_FLAGS_ALL 0x7fu
+#define VRAM_ARCH_PARALLEL 0x80u  /* a parallel block with one norm: attention and MLP both
+                                     read the same normed input (phi-1/2, falcon-7b, GPT-J),
+                                     so each block has one norm, not two */
+#define VRAM_ARCH_FLAGS_ALL 0xffu
 
 /* Architecture numbers. Zero means default where a default is stated. */
 typedef struct vram_arch {
@@ -57,7 +60,8 @@ typedef struct vram_arch {
     uint64_t head_dim;     /* 0 = hidden / heads */
     uint64_t intermediate; /* MLP inner width (intermediate_size, encoder_ffn_dim, n_inner) */
     uint64_t decoder_intermediate; /* encoder-decoder: decoder_ffn_dim; 0 = intermediate */
-    uint64_t vocab;        /* vocabulary rows of the token embedding */
+    uint64_t vocab;        /* vocabulary rows of the token embedding (0: none, for a vision
+                              tower, which has NO_HEAD) */
     uint64_t positions;    /* rows of a learned position embedding (0: rotary/sinusoidal) */
     uint64_t type_vocab;   /* rows of a token-type embedding (BERT; 0: none) */
     uint64_t context;      /* longest sequence the model was built for (0: unknown) */
@@ -66,7 +70,37 @@ typedef struct vram_arch {
     uint32_t flags;        /* VRAM_ARCH_* */
     uint64_t extra_params; /* parameters outside this pattern (task heads, poolers, the
                               masked-LM head's transform), kept in the weights' format */
+    /* Mixture of experts (decoders only; experts 0: every MLP is dense). A MoE block's MLP
+       is a router (hidden x experts), `experts` routed MLPs of width expert_intermediate of
+       which each token goes through experts_per_token, and a shared MLP of width
+       shared_intermediate that every token goes through (0: none). The first dense_layers
+       blocks keep a dense MLP of width intermediate (DeepSeek's first_k_dense_replace). */
+    uint64_t experts;             /* routed experts per MoE block */
+    uint64_t experts_per_token;   /* top-k: routed experts each token goes through */
+    uint64_t expert_intermediate; /* one routed expert's inner width; 0 = intermediate */
+    uint64_t shared_intermediate; /* the shared expert(s)' inner width, all together */
+    uint64_t dense_layers;        /* leading blocks with a dense MLP */
+    uint32_t moe_flags;           /* VRAM_MOE_* */
+    vram_dtype expert_format;     /* the routed experts' storage when the file says it
+                                     differs from the rest (gpt-oss: MXFP4); NONE = same */
+    /* Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank 0: ordinary attention).
+       q: hidden -> q_lora_rank -> heads x head_dim (direct when q_lora_rank is 0); k, v:
+       hidden -> kv_lora_rank + rope_dim, then kv_lora_rank -> heads x (head_dim - rope_dim
+       + v_head_dim); o: heads x v_head_dim -> hidden. The KV cache keeps kv_lora_rank +
+       rope_dim numbers per token and block (the compressed KV and the rotary key). */
+    uint64_t q_lora_rank;
+    uint64_t kv_lora_rank;
+    uint64_t rope_dim;   /* qk_rope_head_dim (part of head_dim) */
+    uint64_t v_head_dim; /* 0 = head_dim - rope_dim */
+    uint64_t source_context; /* encoder-decoder: the length its encoder always takes, whatever
+                                the input (whisper: 1500 frames, 30 s of audio); 0 = none,
+                                the source is as long as the workload says */
 } vram_arch;
+
+/* vram_arch.moe_flags */
+#define VRAM_MOE_ROUTER_BIAS 0x1u /* the router has a bias (gpt-oss) */
+#define VRAM_MOE_EXPERT_BIAS 0x2u /* every routed expert's matrices have biases (gpt-oss) */
+#define VRAM_MOE_FLAGS_ALL 0x3u
 
 /* Statistics of a tensor list, gathered tensor by tensor (vram_tensor_stats_add). */
 typedef struct vram_tensor_stats {
@@ -86,6 +120,9 @@ typedef struct vram_tensor_stats {
     uint64_t block_bytes;    /* their stored bytes */
     uint64_t largest_bytes;  /* the largest single tensor, stored */
     uint64_t dtype_bytes[VRAM_DTYPE_COUNT]; /* stored bytes per format */
+    uint64_t expert_params;  /* elements of the routed experts' tensors (vram_tensor_class
+                                .expert): what experts_cpu keeps in host memory */
+    uint64_t expert_bytes;   /* their stored bytes */
 } vram_tensor_stats;
 
 /* A model as vramkit sees it. Either part may be missing (family NONE, tensors 0); the
@@ -96,6 +133,14 @@ typedef struct vram_model {
     uint64_t blocks;   /* blocks counted from tensor names (readers), 0 when unknown */
     vram_dtype dtype;  /* the format the weights are published in (torch_dtype, or the
                           format most stored bytes are in); NONE = unknown */
+    uint64_t guess_low;  /* when the arch was guessed from a config's keys (a model type
+                            vramkit does not know): the fewest and the most parameters of the
+                            readings it could be (plain or gated MLP, tied or untied head,
+                            biases or none), for the estimate's range; 0 when not guessed */
+    uint64_t guess_high;
+    uint64_t image_tokens; /* a vision-language model: the tokens one image adds to arch's
+                              sequence (its vision tower's patches after the projector);
+                              0 = images add none */
 } vram_model;
 
 /* Parameters of an architecture, part by part (vram_arch_params). "Matrices" are the 2-D
@@ -117,6 +162,11 @@ typedef struct vram_param_count {
     uint64_t outer_rows;     /* their rows */
     uint64_t outer_matrices; /* how many */
     uint64_t block_count;    /* blocks of all stacks */
+    uint64_t active;         /* parameters one token goes through: total less the routed
+                                experts it is not sent to (= total for a dense model) */
+    uint64_t expert_params;  /* the routed experts' parameters, all blocks (0: dense) */
+    uint64_t expert_matrix_params; /* of which in their matrices */
+    uint64_t expert_matrix_rows;   /* those matrices' output rows */
 } vram_param_count;
 
 /* Where a tensor belongs, from its name and shape (vram_tensor_classify). */
@@ -129,6 +179,10 @@ typedef struct vram_tensor_class {
     int matrix;        /* a 2-D weight inside a block: what int8/int4 quantisers convert */
     int outer_matrix;  /* a 2-D weight outside the blocks (embedding, output head) */
     uint64_t rows;     /* a matrix's output rows (the first dimension as stored) */
+    int expert;        /* a routed expert's tensor: a segment "experts" (Hugging Face:
+                          "mlp.experts.3.w1.weight", gpt-oss's fused "mlp.experts.gate_up_proj")
+                          or "ffn_*_exps" (GGUF: "blk.0.ffn_up_exps.weight"); shared experts
+                          ("shared_experts", "ffn_*_shexp") are not routed */
 } vram_tensor_class;
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
@@ -233,6 +287,42 @@ VRAM_DEF int vram__digits(const char *name, size_t len, size_t d, uint64_t *v, s
     return nd != 0 ? 1 : 0;
 }
 
+/* Is name[seg .. end) a routed experts' segment: "experts" exactly, or "ffn_" ... "_exps"
+ * (GGUF's ffn_gate_exps, ffn_up_exps, ffn_down_exps, ffn_gate_up_exps)? */
+/*@ requires seg <= end <= len && \valid_read(name + (0 .. len - 1));
+    assigns \nothing;
+    ensures \result == 0 || \result == 1; */
+VRAM_DEF int vram__expert_word(const char *name, size_t len, size_t seg, size_t end) {
+    size_t n = end - seg;
+    if (n == 7) return vram__word_at(name, len, seg, "experts", 7);
+    if (n >= 9)
+        return vram__word_at(name, len, seg, "ffn_", 4) &&
+               vram__word_at(name, len, end - 5, "_exps", 5);
+    return 0;
+}
+
+/* Does any dot-separated segment of name[0 .. len) name routed experts (vram__expert_word)? */
+/*@ requires \valid_read(name + (0 .. len - 1));
+    assigns \nothing;
+    ensures \result == 0 || \result == 1; */
+VRAM_DEF int vram__expert_name(const char *name, size_t len) {
+    size_t seg = 0, end;
+    /*@ loop invariant 0 <= seg <= len;
+        loop assigns seg, end;
+        loop variant len - seg; */
+    while (seg < len) {
+        end = seg;
+        /*@ loop invariant seg <= end <= len;
+            loop assigns end;
+            loop variant len - end; */
+        while (end < len && name[end] != '.') end++;
+        if (vram__expert_word(name, len, seg, end)) return 1;
+        if (end >= len) break;
+        seg = end + 1;
+    }
+    return 0;
+}
+
 /* Sort a tensor by name and shape. The block index is the first dot-separated segment of
  * digits that follows a segment "layers", "layer", "h", "blk", "block" or "blocks" (the
  * names of Hugging Face, GPT-2, GGUF and timm checkpoints); a matrix is a 2-D tensor inside
@@ -258,6 +348,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_classify(const char *name, size_
     out->matrix = 0;
     out->outer_matrix = 0;
     out->rows = 0;
+    out->expert = 0;
     /*@ loop invariant 0 <= seg <= len && stack_len <= len;
         loop assigns seg, in_block, block, stack_len;
         loop variant len - seg; */
@@ -286,12 +377,22 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_classify(const char *name, size_
     out->in_block = in_block;
     out->block = block;
     out->stack_len = stack_len;
+    out->expert = in_block && vram__expert_name(name, len);
     if (ndims == 2 && len >= 6 && vram__word_at(name, len, len - 6, "weight", 6)) {
         if (in_block)
             out->matrix = 1;
         else
             out->outer_matrix = 1;
         out->rows = dims[0];
+    } else if (ndims == 3 && out->expert &&
+               ((len >= 6 && vram__word_at(name, len, len - 6, "weight", 6)) ||
+                (len >= 5 && vram__word_at(name, len, len - 5, "_proj", 5)))) {
+        /* the experts of a block fused into one tensor (GGUF's ffn_up_exps, gpt-oss's
+           gate_up_proj): a matrix per expert, rows = experts x rows of one */
+        uint64_t rows;
+        if (vram__mul_u64(dims[0], dims[1], &rows) != VRAM_OK) return VRAM_E_RANGE;
+        out->matrix = 1;
+        out->rows = rows;
     }
     return VRAM_OK;
 }
@@ -309,6 +410,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_stats_add(vram_tensor_stats *s,
                                                           vram_dtype t) {
     vram_tensor_stats x = *s;
     const int in_block = c->in_block, matrix = c->matrix, outer = c->outer_matrix;
+    const int expert = c->expert;
     const uint64_t rows = c->rows;
     /* the format's slot, NONE's for a format outside the table (indexed by an int that is
        checked, not by the enum, so the bound is plain for the prover) */
@@ -328,6 +430,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_stats_add(vram_tensor_stats *s,
          x.outer_matrices == UINT64_MAX))
         return VRAM_E_OVERFLOW;
     if (bytes > UINT64_MAX - x.dtype_bytes[ti]) return VRAM_E_OVERFLOW;
+    if (expert && (n > UINT64_MAX - x.expert_params || bytes > UINT64_MAX - x.expert_bytes))
+        return VRAM_E_OVERFLOW;
     x.tensors += 1u;
     x.params += n;
     x.bytes += bytes;
@@ -345,6 +449,10 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_stats_add(vram_tensor_stats *s,
         x.outer_matrices += 1u;
     }
     x.dtype_bytes[ti] += bytes;
+    if (expert) {
+        x.expert_params += n;
+        x.expert_bytes += bytes;
+    }
     if (bytes > x.largest_bytes) x.largest_bytes = bytes;
     *s = x;
     return VRAM_OK;
@@ -378,6 +486,10 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
 #define VRAM_ARCH_MAX_HEADS 100000u
 #define VRAM_ARCH_MAX_VOCAB 100000000u /* vocab, positions, type_vocab */
 #define VRAM_ARCH_MAX_EXTRA 1000000000000u
+#define VRAM_ARCH_MAX_EXPERTS 100000u /* routed experts per block */
+/* A MoE or latent-attention model is counted with checked arithmetic (experts multiply the
+ * bound above): one whose blocks pass this many parameters is rejected as absurd. */
+#define VRAM_ARCH_MAX_BLOCK_PARAMS 240000000000000000u
 
 /* A fact of integer arithmetic for the prover, as a ghost "lemma function" (as in chunks.h):
  * proved once from its contract (test/proof/proof_estimate.c) and called in ghost code where a
@@ -405,11 +517,18 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
     predicate vram_arch_sizes_ok(vram_arch a) =
       1 <= a.intermediate <= VRAM_ARCH_MAX_WIDTH &&
       a.decoder_intermediate <= VRAM_ARCH_MAX_WIDTH &&
-      1 <= a.vocab <= VRAM_ARCH_MAX_VOCAB && a.positions <= VRAM_ARCH_MAX_VOCAB &&
+      a.vocab <= VRAM_ARCH_MAX_VOCAB && a.positions <= VRAM_ARCH_MAX_VOCAB &&
       a.type_vocab <= VRAM_ARCH_MAX_VOCAB && a.context <= VRAM_ARCH_MAX_VOCAB &&
-      a.extra_params <= VRAM_ARCH_MAX_EXTRA;
+      a.source_context <= VRAM_ARCH_MAX_VOCAB && a.extra_params <= VRAM_ARCH_MAX_EXTRA;
+    predicate vram_arch_moe_ok(vram_arch a) =
+      a.experts <= VRAM_ARCH_MAX_EXPERTS && a.experts_per_token <= a.experts &&
+      a.expert_intermediate <= VRAM_ARCH_MAX_WIDTH &&
+      a.shared_intermediate <= VRAM_ARCH_MAX_WIDTH && a.dense_layers <= a.layers &&
+      a.q_lora_rank <= VRAM_ARCH_MAX_WIDTH && a.kv_lora_rank <= VRAM_ARCH_MAX_WIDTH &&
+      a.rope_dim <= VRAM_ARCH_MAX_WIDTH && a.v_head_dim <= VRAM_ARCH_MAX_WIDTH;
     predicate vram_arch_ok(vram_arch a) =
-      vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a); */
+      vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a) &&
+      vram_arch_moe_ok(a); */
 
 /* vram_arch_check's three steps (apart so that the prover takes one at a time; each returns
  * 1 when its part of the arch is well formed, else 0). The family, MLP, norm, flags and the
@@ -461,23 +580,53 @@ VRAM_DEF int vram__arch_check_sizes(const vram_arch *a) {
     const uint64_t vocab = a->vocab, pos = a->positions, types = a->type_vocab;
     if (inter == 0 || inter > VRAM_ARCH_MAX_WIDTH) return 0;
     if (dec_inter > VRAM_ARCH_MAX_WIDTH) return 0;
-    if (vocab == 0 || vocab > VRAM_ARCH_MAX_VOCAB) return 0;
+    /* no vocabulary only without a head (a vision tower: patches, not tokens) */
+    if ((vocab == 0 && (a->flags & VRAM_ARCH_NO_HEAD) == 0) || vocab > VRAM_ARCH_MAX_VOCAB)
+        return 0;
     if (pos > VRAM_ARCH_MAX_VOCAB || types > VRAM_ARCH_MAX_VOCAB) return 0;
-    if (a->context > VRAM_ARCH_MAX_VOCAB) return 0;
+    if (a->context > VRAM_ARCH_MAX_VOCAB || a->source_context > VRAM_ARCH_MAX_VOCAB) return 0;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA) return 0;
+    return 1;
+}
+
+/* The mixture of experts and the latent attention: within the limits; top-k at most the
+ * experts (and at least 1 with experts); dense_layers at most the blocks; known flags and
+ * expert format; latent attention with a head_dim that holds rope_dim; both for decoders
+ * only. */
+/*@ requires \valid_read(a);
+    assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 ==> vram_arch_moe_ok(*a); */
+VRAM_DEF int vram__arch_check_moe(const vram_arch *a) {
+    const uint64_t e = a->experts, k = a->experts_per_token;
+    const int xf = (int)a->expert_format;
+    if (e > VRAM_ARCH_MAX_EXPERTS || k > e || (e != 0 && k == 0)) return 0;
+    if (a->expert_intermediate > VRAM_ARCH_MAX_WIDTH ||
+        a->shared_intermediate > VRAM_ARCH_MAX_WIDTH)
+        return 0;
+    if (a->dense_layers > a->layers) return 0;
+    if ((a->moe_flags & ~VRAM_MOE_FLAGS_ALL) != 0) return 0;
+    if (xf < (int)VRAM_DTYPE_NONE || xf >= (int)VRAM_DTYPE_COUNT) return 0;
+    if (a->q_lora_rank > VRAM_ARCH_MAX_WIDTH || a->kv_lora_rank > VRAM_ARCH_MAX_WIDTH ||
+        a->rope_dim > VRAM_ARCH_MAX_WIDTH || a->v_head_dim > VRAM_ARCH_MAX_WIDTH)
+        return 0;
+    if (a->kv_lora_rank != 0 && (a->head_dim == 0 || a->rope_dim > a->head_dim)) return 0;
+    if ((e != 0 || a->kv_lora_rank != 0) && a->family != VRAM_FAMILY_DECODER) return 0;
     return 1;
 }
 
 /* Is a well-formed architecture? VRAM_OK when the family is known, every number the family
  * needs is present and within the limits above, kv_heads divides heads (grouped-query
- * attention), and hidden / heads is whole when head_dim is 0; VRAM_E_INVALID otherwise
+ * attention), hidden / heads is whole when head_dim is 0, and the mixture-of-experts and
+ * latent-attention numbers are consistent (vram__arch_check_moe); VRAM_E_INVALID otherwise
  * (VRAM_FAMILY_NONE included). */
 /*@ requires \valid_read(a);
     assigns \nothing;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
     ensures \result == VRAM_OK ==> vram_arch_ok(*a); */
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_check(const vram_arch *a) {
-    if (!vram__arch_check_shape(a) || !vram__arch_check_heads(a) || !vram__arch_check_sizes(a))
+    if (!vram__arch_check_shape(a) || !vram__arch_check_heads(a) || !vram__arch_check_sizes(a) ||
+        !vram__arch_check_moe(a))
         return VRAM_E_INVALID;
     return VRAM_OK;
 }
@@ -561,8 +710,9 @@ VRAM_DEF vram__part vram__mlp_params(uint64_t h, uint64_t i, vram_mlp mlp, uint3
     return p;
 }
 
-/* One block: self-attention, MLP of inner width i, two norms of `norm` parameters; with
- * cross (a decoder block of an encoder-decoder) a second attention and a third norm. */
+/* One block: self-attention, MLP of inner width i, two norms of `norm` parameters (one with
+ * VRAM_ARCH_PARALLEL); with cross (a decoder block of an encoder-decoder) a second
+ * attention and one more norm. */
 /*@ requires h <= VRAM_ARCH_MAX_WIDTH && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
     requires i <= VRAM_ARCH_MAX_WIDTH && norm <= 2 * VRAM_ARCH_MAX_WIDTH;
     requires mlp == VRAM_MLP_PLAIN || mlp == VRAM_MLP_GATED;
@@ -573,7 +723,7 @@ VRAM_DEF vram__part vram__block_params(uint64_t h, uint64_t q, uint64_t kv, uint
                                        vram_mlp mlp, uint64_t norm, uint32_t flags, int cross) {
     vram__part at = vram__attn_params(h, q, kv, flags), m = vram__mlp_params(h, i, mlp, flags);
     vram__part r;
-    r.params = at.params + m.params + 2u * norm;
+    r.params = at.params + m.params + ((flags & VRAM_ARCH_PARALLEL) ? norm : 2u * norm);
     r.mp = at.mp + m.mp;
     r.mr = at.mr + m.mr;
     r.mc = at.mc + m.mc;
@@ -594,7 +744,7 @@ VRAM_DEF vram__part vram__block_params(uint64_t h, uint64_t q, uint64_t kv, uint
     assigns \nothing;
     ensures \result.blocks <= 240000000000000000; */
 VRAM_DEF vram_param_count vram__arch_blocks(vram_arch a, uint64_t q, uint64_t kv) {
-    vram_param_count c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    vram_param_count c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const vram_family family = a.family;
     const uint64_t h = a.hidden, inter = a.intermediate;
     const uint64_t norm = a.norm == VRAM_NORM_LAYER ? 2u * h : h;
@@ -638,6 +788,150 @@ VRAM_DEF vram_param_count vram__arch_blocks(vram_arch a, uint64_t q, uint64_t kv
     c.matrix_rows = enc_layers * eb.mr + dec_layers * db.mr;
     c.matrices = enc_layers * eb.mc + dec_layers * db.mc;
     c.block_count = enc_layers + dec_layers;
+    c.active = c.blocks; /* dense: every parameter of a block is used */
+    return c;
+}
+
+/* Checked products and sums for the mixture-of-experts count: the exact value, or
+ * UINT64_MAX with *ov set when it does not fit. */
+/*@ requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF uint64_t vram__ck_mul(int *ov, uint64_t a, uint64_t b) {
+    uint64_t r;
+    if (vram__mul_u64(a, b, &r) != VRAM_OK) {
+        *ov = 1;
+        return UINT64_MAX;
+    }
+    return r;
+}
+/*@ requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF uint64_t vram__ck_add(int *ov, uint64_t a, uint64_t b) {
+    uint64_t r;
+    if (vram__add_u64(a, b, &r) != VRAM_OK) {
+        *ov = 1;
+        return UINT64_MAX;
+    }
+    return r;
+}
+
+/* Multi-head latent attention of width h (the layout in vram_arch): q_a (with its norm) and
+ * q_b, or q alone; kv_a (with its norm) and kv_b; o. QKV_BIAS puts biases on q_a and kv_a,
+ * OUT_BIAS on o (DeepSeek's attention_bias). */
+/*@ requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF vram__part vram__mla_params(int *ov, uint64_t h, uint64_t heads, uint64_t hd,
+                                     uint64_t vd, uint64_t qr, uint64_t kvr, uint64_t rope,
+                                     uint32_t flags) {
+    vram__part p;
+    const uint64_t nope = hd > rope ? hd - rope : 0u;
+    const uint64_t q = vram__ck_mul(ov, heads, hd);
+    const uint64_t kvb = vram__ck_mul(ov, heads, vram__ck_add(ov, nope, vd));
+    const uint64_t o = vram__ck_mul(ov, heads, vd);
+    const uint64_t kva = vram__ck_add(ov, kvr, rope);
+    uint64_t b = kvr; /* kv_a's norm */
+    if (qr != 0) {
+        p.mp = vram__ck_add(ov, vram__ck_mul(ov, h, qr), vram__ck_mul(ov, qr, q));
+        p.mr = vram__ck_add(ov, qr, q);
+        p.mc = 2;
+        b = vram__ck_add(ov, b, qr); /* q_a's norm */
+        if (flags & VRAM_ARCH_QKV_BIAS) b = vram__ck_add(ov, b, qr);
+    } else {
+        p.mp = vram__ck_mul(ov, h, q);
+        p.mr = q;
+        p.mc = 1;
+    }
+    p.mp = vram__ck_add(ov, p.mp, vram__ck_mul(ov, h, kva));
+    p.mp = vram__ck_add(ov, p.mp, vram__ck_mul(ov, kvr, kvb));
+    p.mp = vram__ck_add(ov, p.mp, vram__ck_mul(ov, o, h));
+    p.mr = vram__ck_add(ov, vram__ck_add(ov, p.mr, kva), vram__ck_add(ov, kvb, h));
+    p.mc += 3u;
+    if (flags & VRAM_ARCH_QKV_BIAS) b = vram__ck_add(ov, b, kva);
+    if (flags & VRAM_ARCH_OUT_BIAS) b = vram__ck_add(ov, b, h);
+    p.params = vram__ck_add(ov, p.mp, b);
+    return p;
+}
+
+/* n x a part, checked. */
+/*@ requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF vram__part vram__part_times(int *ov, uint64_t n, vram__part x) {
+    vram__part r;
+    r.params = vram__ck_mul(ov, n, x.params);
+    r.mp = vram__ck_mul(ov, n, x.mp);
+    r.mr = vram__ck_mul(ov, n, x.mr);
+    r.mc = vram__ck_mul(ov, n, x.mc);
+    return r;
+}
+
+/* x + y, checked. */
+/*@ requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF vram__part vram__part_add(int *ov, vram__part x, vram__part y) {
+    vram__part r;
+    r.params = vram__ck_add(ov, x.params, y.params);
+    r.mp = vram__ck_add(ov, x.mp, y.mp);
+    r.mr = vram__ck_add(ov, x.mr, y.mr);
+    r.mc = vram__ck_add(ov, x.mc, y.mc);
+    return r;
+}
+
+/* The blocks of a decoder with experts or latent attention (vram__arch_blocks' fields, and
+ * active: the blocks' parameters one token goes through; the routed experts' parameters).
+ * The first dense_layers blocks (all without experts) have a dense MLP of width
+ * intermediate; the others a router of hidden x experts (+ experts with ROUTER_BIAS), the
+ * routed experts and the shared MLP. Checked: *ov set when a sum passes 2^64. */
+/*@ requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q && \valid(ov);
+    assigns *ov; */
+VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_t kv, int *ov) {
+    vram_param_count c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const uint64_t h = a.hidden, e = a.experts;
+    const uint64_t norm = a.norm == VRAM_NORM_LAYER ? 2u * h : h;
+    const uint64_t dense_n = e != 0 ? a.dense_layers : a.layers;
+    const uint64_t moe_n = a.layers - dense_n;
+    const uint64_t xi = a.expert_intermediate != 0 ? a.expert_intermediate : a.intermediate;
+    const uint32_t xflags = (a.moe_flags & VRAM_MOE_EXPERT_BIAS) ? VRAM_ARCH_MLP_BIAS : 0u;
+    const vram__part zero = {0, 0, 0, 0};
+    vram__part at, dense, moe, ex, all_ex, router, blocks;
+    uint64_t hd, vd, idle;
+    if (a.kv_lora_rank != 0) {
+        hd = a.head_dim;
+        vd = a.v_head_dim != 0 ? a.v_head_dim : (hd > a.rope_dim ? hd - a.rope_dim : 0u);
+        at = vram__mla_params(ov, h, a.heads, hd, vd, a.q_lora_rank, a.kv_lora_rank,
+                              a.rope_dim, a.flags);
+    } else {
+        at = vram__attn_params(h, q, kv, a.flags);
+    }
+    /* attention and two norms, then the MLP */
+    at.params = vram__ck_add(ov, at.params, 2u * norm);
+    dense = vram__part_add(ov, at, vram__mlp_params(h, a.intermediate, a.mlp, a.flags));
+    ex = vram__mlp_params(h, xi, a.mlp, xflags);
+    all_ex = vram__part_times(ov, e, ex);
+    router.mp = vram__ck_mul(ov, h, e);
+    router.params = (a.moe_flags & VRAM_MOE_ROUTER_BIAS) ? vram__ck_add(ov, router.mp, e)
+                                                          : router.mp;
+    router.mr = e;
+    router.mc = 1;
+    moe = vram__part_add(ov, vram__part_add(ov, at, router), all_ex);
+    if (a.shared_intermediate != 0)
+        moe = vram__part_add(ov, moe, vram__mlp_params(h, a.shared_intermediate, a.mlp, a.flags));
+    if (e == 0) moe = zero;
+    /* the experts a token is not sent to */
+    idle = vram__ck_mul(ov, e - a.experts_per_token, ex.params);
+    blocks = vram__part_add(ov, vram__part_times(ov, dense_n, dense), vram__part_times(ov, moe_n, moe));
+    c.encoder_block = 0;
+    c.decoder_block = moe_n != 0 ? moe.params : dense.params;
+    c.blocks = blocks.params;
+    c.matrix_params = blocks.mp;
+    c.matrix_rows = blocks.mr;
+    c.matrices = blocks.mc;
+    c.block_count = a.layers;
+    c.active = moe.params >= idle ? vram__ck_add(ov, vram__ck_mul(ov, dense_n, dense.params),
+                                                  vram__ck_mul(ov, moe_n, moe.params - idle))
+                                  : c.blocks;
+    c.expert_params = vram__ck_mul(ov, moe_n, all_ex.params);
+    c.expert_matrix_params = vram__ck_mul(ov, moe_n, all_ex.mp);
+    c.expert_matrix_rows = vram__ck_mul(ov, moe_n, all_ex.mr);
     return c;
 }
 
@@ -665,17 +959,20 @@ VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
     c.head = head;
     c.outer_params = rows * h + head;
     c.outer_rows = rows + (head != 0 ? vocab : 0u);
-    c.outer_matrices = 1u + (positions != 0) + (types != 0) + (head != 0);
+    c.outer_matrices = (vocab != 0) + (positions != 0) + (types != 0) + (head != 0);
     c.extra = extra;
     c.total = emb + c.blocks + fin + head + extra;
     return c;
 }
 
 /* Parameters of an architecture, part by part: the weights a checkpoint of it holds.
- * Blocks: attention (q, k, v, o; grouped-query k/v), MLP (2 or 3 matrices), two norms
- * (three in a decoder block with cross-attention, which adds a second attention).
- * Embeddings: vocab + positions + type_vocab rows of width hidden, plus a norm with
- * EMB_NORM. One final norm per stack with FINAL_NORM; a vocab x hidden head unless TIED or
+ * With experts or latent attention (vram_arch's layout) the blocks follow
+ * vram__arch_moe_blocks, out->active is what one token goes through and out->expert_* the
+ * routed experts; VRAM_E_INVALID as well when such blocks pass VRAM_ARCH_MAX_BLOCK_PARAMS.
+ * Blocks: attention (q, k, v, o; grouped-query k/v), MLP (2 or 3 matrices), two norms (one
+ * with PARALLEL; one more in a decoder block with cross-attention, which adds a second
+ * attention). Embeddings: vocab + positions + type_vocab rows of width hidden (vocab 0: a
+ * vision tower's patches), plus a norm with EMB_NORM. One final norm per stack with FINAL_NORM; a vocab x hidden head unless TIED or
  * NO_HEAD; extra_params as given. out->total is the sum of the parts; VRAM_E_INVALID when
  * vram_arch_check fails. Never overflows: the limits of vram_arch_check bound every
  * product. */
@@ -686,10 +983,22 @@ VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_params(const vram_arch *a, vram_param_count *out) {
     vram_arch x;
     vram__widths wd;
+    vram_param_count c, r;
+    int ov = 0;
     if (vram_arch_check(a) != VRAM_OK) return VRAM_E_INVALID;
     x = *a;
     wd = vram__arch_widths(x);
-    *out = vram__arch_outer(x, vram__arch_blocks(x, wd.q, wd.kv));
+    if (x.experts == 0 && x.kv_lora_rank == 0) {
+        c = vram__arch_blocks(x, wd.q, wd.kv);
+    } else {
+        c = vram__arch_moe_blocks(x, wd.q, wd.kv, &ov);
+        if (ov || c.blocks > VRAM_ARCH_MAX_BLOCK_PARAMS) return VRAM_E_INVALID;
+    }
+    r = vram__arch_outer(x, c);
+    /* c.active counted the blocks; everything outside them is used by every token */
+    r.active = c.active <= r.blocks && r.blocks <= r.total ? r.total - (r.blocks - c.active)
+                                                            : r.total;
+    *out = r;
     return VRAM_OK;
 }
 

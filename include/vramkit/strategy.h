@@ -1,7 +1,8 @@
 /* vramkit/strategy.h — which way to load a model, decided before anything is loaded.
  * The chain a service falls back along when a model does not fit, generalised: 16-bit on
- * one GPU, int8, int4, 16-bit over several GPUs, 16-bit split between a GPU and the CPU by
- * whole blocks, CPU fp32; each with its bytes per device, fits or not and why. The first
+ * one GPU, int8, int4, 16-bit over several GPUs, a mixture of experts' routed experts in
+ * host memory and the rest on a GPU, 16-bit split between a GPU and the CPU by whole
+ * blocks, CPU fp32; each with its bytes per device, fits or not and why. The first
  * that fits is tried first. */
 #ifndef VRAMKIT_STRATEGY_H
 #define VRAMKIT_STRATEGY_H
@@ -68,6 +69,13 @@
  *             run in device order: the base GPU's first, then the others by index.
  *             O(gpus^2) for at most 16 GPUs (insertion sorts), independent of the block
  *             count.
+ *   EXPERTS_CPU 16-bit, a mixture of experts' routed experts in host memory and
+ *             everything else (attention, shared experts, dense blocks, embeddings, KV cache,
+ *             activations, fixed costs) on the best GPU, as llama.cpp's --cpu-moe /
+ *             -ot exps=CPU: the GPU holds expected - expert_bytes of the estimate, the host
+ *             expert_bytes. Needs routed experts (NO_EXPERTS otherwise) and the host's part
+ *             within the host budget. Before GPU_CPU: every block still runs on the GPU but
+ *             for its experts, which touch only top-k of their weights per token.
  *   GPU_CPU   16-bit, whole blocks between the best GPU and the host, like llama.cpp's
  *             --fit: the GPU holds fixed + rest + k blocks with k the largest count such
  *             that this is <= its budget (at most all blocks); the host holds the other
@@ -113,6 +121,7 @@ typedef struct vram_devices {
     X(VRAM_STRATEGY_INT8, "int8", VRAM_DTYPE_INT8)            \
     X(VRAM_STRATEGY_INT4, "int4", VRAM_DTYPE_NF4)             \
     X(VRAM_STRATEGY_MULTI_GPU, "multi_gpu", VRAM_DTYPE_F16)   \
+    X(VRAM_STRATEGY_EXPERTS_CPU, "experts_cpu", VRAM_DTYPE_F16) \
     X(VRAM_STRATEGY_GPU_CPU, "gpu_cpu", VRAM_DTYPE_F16)       \
     X(VRAM_STRATEGY_CPU, "cpu", VRAM_DTYPE_F32)
 
@@ -148,6 +157,8 @@ typedef enum vram_strategy {
       "training quantised weights needs LoRA adapters (a LoRA rank)")                         \
     X(VRAM_REASON_NO_BLOCKS, "no_blocks",                                                     \
       "a split by blocks needs the block count, which is unknown for this model")             \
+    X(VRAM_REASON_NO_EXPERTS, "no_experts",                                                   \
+      "the model has no routed experts to keep in host memory (not a mixture of experts)")    \
     X(VRAM_REASON_ESTIMATE_FAILED, "estimate_failed", "no estimate: {status}")
 
 typedef enum vram_reason {
@@ -442,6 +453,49 @@ VRAM_DEF void vram__fit_host(const vram_devices *d, uint64_t bytes, uint64_t blo
     } else {
         vram__cand_reason(c, VRAM_REASON_HOST_TOO_SMALL, bytes, budget, VRAM_PLAN_CPU);
     }
+}
+
+/* The routed experts in host memory, everything else on the best GPU (EXPERTS_CPU in the
+ * rules at the top): the GPU holds `bytes` less `experts` (the estimate's expected bytes and
+ * its expert_bytes), the host the experts. Writes the device fields of c as vram_split_gpus.
+ * fits == 1 when the GPU part is within the GPU's budget and the experts within the host
+ * budget (or the host is unknown: HOST_UNKNOWN); else NO_EXPERTS (experts == 0), NO_GPU,
+ * TOO_BIG (the GPU part) or HOST_TOO_SMALL. */
+/*@ requires \valid(c) && \valid_read(d) && 0 <= d->gpus <= VRAM_PLAN_MAX_GPUS;
+    assigns *c;
+    ensures c->fits ==> c->cpu_bytes == experts; */
+VRAM_DEF void vram__fit_experts_cpu(const vram_devices *d, uint64_t bytes, uint64_t experts,
+                                    uint64_t blocks, vram_candidate *c) {
+    int g = vram_devices_best_gpu(d);
+    uint64_t budget, gpu;
+    vram__cand_clear_devices(c);
+    if (experts == 0) {
+        vram__cand_reason(c, VRAM_REASON_NO_EXPERTS, 0, 0, VRAM_PLAN_NONE);
+        return;
+    }
+    if (g == VRAM_PLAN_NONE) {
+        vram__cand_reason(c, VRAM_REASON_NO_GPU, 0, 0, VRAM_PLAN_NONE);
+        return;
+    }
+    gpu = bytes > experts ? bytes - experts : 0u;
+    budget = vram_devices_budget(d, g);
+    c->device = g;
+    c->gpu_mask = 1u << g;
+    c->gpu_bytes[g] = gpu;
+    c->gpu_blocks[g] = blocks; /* every block runs there; only its experts live on the host */
+    c->cpu_bytes = experts;
+    if (gpu > budget) {
+        vram__cand_reason(c, VRAM_REASON_TOO_BIG, gpu, budget, g);
+        return;
+    }
+    if (d->host_free != 0 && experts > vram_devices_host_budget(d)) {
+        vram__cand_reason(c, VRAM_REASON_HOST_TOO_SMALL, experts, vram_devices_host_budget(d),
+                          VRAM_PLAN_CPU);
+        return;
+    }
+    vram__cand_fits(c, d);
+    if (d->host_free == 0)
+        vram__cand_reason(c, VRAM_REASON_HOST_UNKNOWN, experts, 0, VRAM_PLAN_CPU);
 }
 
 /* Whole blocks over >= 2 GPUs (MULTI_GPU in the rules at the top). Writes the device
@@ -802,6 +856,12 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_strategy_chain(const vram_model *m,
 
     /* splits: several GPUs; the best GPU and the host */
     vram__cand_multi(m, w, d, &out->cand[VRAM_STRATEGY_MULTI_GPU]);
+    /* the routed experts on the host, the rest on the best GPU, 16-bit */
+    c = &out->cand[VRAM_STRATEGY_EXPERTS_CPU];
+    vram__cand_init(c, VRAM_STRATEGY_EXPERTS_CPU, bf16 ? VRAM_DTYPE_BF16 : VRAM_DTYPE_F16);
+    compute = w->compute != VRAM_DTYPE_NONE ? w->compute : c->format;
+    if (vram__cand_estimate(m, w, c->format, compute, 0, c))
+        vram__fit_experts_cpu(d, c->estimate.expected, c->estimate.expert_bytes, c->blocks, c);
     vram__cand_split16(m, w, d, VRAM_STRATEGY_GPU_CPU, bf16 ? VRAM_DTYPE_BF16 : VRAM_DTYPE_F16,
                        &out->cand[VRAM_STRATEGY_GPU_CPU]);
 

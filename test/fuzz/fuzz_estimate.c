@@ -94,6 +94,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     w.lora_targets = (uint32_t)fuzz_u64(&in, 1);
     w.cpu = fuzz_bool(&in);
     uint64_t budget = fuzz_u64(&in, 6);
+    /* mixture of experts and latent attention, read last so that older seeds keep their
+       meaning (an exhausted input reads as 0: a dense model) */
+    m.arch.experts = fuzz_u64(&in, 2);
+    m.arch.experts_per_token = fuzz_u64(&in, 1);
+    m.arch.expert_intermediate = fuzz_u64(&in, 3);
+    m.arch.shared_intermediate = fuzz_u64(&in, 3);
+    m.arch.dense_layers = fuzz_u64(&in, 1);
+    m.arch.moe_flags = (uint32_t)fuzz_u64(&in, 1);
+    m.arch.expert_format = pick_dtype(fuzz_u64(&in, 1));
+    m.arch.q_lora_rank = fuzz_u64(&in, 2);
+    m.arch.kv_lora_rank = fuzz_u64(&in, 2);
+    m.arch.rope_dim = fuzz_u64(&in, 1);
+    m.arch.v_head_dim = fuzz_u64(&in, 2);
+    if (m.stats.tensors != 0) {
+        m.stats.expert_params = fuzz_u64(&in, 6);
+        m.stats.expert_bytes = fuzz_u64(&in, 6);
+    }
 
     /* parameter count: exact, parts add up in 128 bits */
     if (vram_arch_params(&m.arch, &pc) == VRAM_OK) {
@@ -101,6 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         u128 sum = (u128)pc.embedding + pc.blocks + pc.final_norms + pc.head + pc.extra;
         FUZZ_CHECK(sum == pc.total);
         FUZZ_CHECK(pc.matrix_params <= pc.blocks && pc.outer_params <= pc.total);
+        FUZZ_CHECK(pc.active <= pc.total && pc.expert_params <= pc.blocks);
+        if (m.arch.experts == 0) FUZZ_CHECK(pc.active == pc.total && pc.expert_params == 0);
     } else {
         FUZZ_CHECK(vram_arch_check(&m.arch) == VRAM_E_INVALID);
     }
@@ -141,6 +160,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (all_blocks <= e.expected) FUZZ_CHECK(e.base_bytes + all_blocks == e.expected);
         }
         if (w.cpu) FUZZ_CHECK(e.term[VRAM_TERM_CUDA_CONTEXT].high == 0);
+        FUZZ_CHECK(e.active_params <= e.params);
+        FUZZ_CHECK(e.expert_bytes <= e.term[VRAM_TERM_WEIGHTS].expected);
         if (w.mode != VRAM_MODE_TRAIN) FUZZ_CHECK(e.term[VRAM_TERM_GRADIENTS].high == 0);
 
         vram_recommendation *r = (vram_recommendation *)malloc(sizeof *r);

@@ -21,8 +21,8 @@ LLAMA_CPP = {
     "-sm": ("--split-mode", {"none", "layer", "row"}),
     "-ts": ("--tensor-split", "int,list"),      # comma-separated proportions
     "-mg": ("--main-gpu", "int"),
-    "-ot": ("--override-tensor", "pattern=buffer"),  # for experts on the CPU (not yet written)
-    "-cmoe": ("--cpu-moe", None),                    # the same, all layers (not yet written)
+    "-ot": ("--override-tensor", "pattern=buffer"),  # experts on the CPU, older builds (a note)
+    "-cmoe": ("--cpu-moe", None),                    # experts_cpu
 }
 # vLLM: engine arguments of `vllm serve` (docs.vllm.ai, v0.8.1 engine_args; in-flight
 # bitsandbytes 4-bit with --quantization bitsandbytes per the v0.8.2 BitsAndBytes page).

@@ -18,6 +18,9 @@ static const struct {
     {"Mistral-7B", 7240000000ull},             /* hub: 7.24B */
     {"Qwen2.5-0.5B", 494000000ull},            /* Qwen card: 0.49B; hub: 494M */
     {"Mistral-Small-22B", 22200000000ull},     /* hub: 22.2B */
+    {"Qwen3-30B-A3B", 30500000000ull},         /* Qwen card: 30.5B (3.3B activated) */
+    {"whisper-small", 242000000ull},           /* hub: 242M */
+    {"llava-1.5-7b", 7060000000ull},           /* hub: 7.06B */
 };
 
 Test(builtin_models, every_preset_matches_its_published_parameter_count) {
@@ -48,6 +51,9 @@ Test(builtin_models, exact_counts_where_the_checkpoint_states_them) {
         {"Mistral-7B", 7241732096ull},        /* hub safetensors metadata */
         {"Qwen2.5-0.5B", 494032768ull},       /* hub safetensors metadata */
         {"distilbert-base-uncased", 66985530ull}, /* hub safetensors metadata */
+        /* transformers' class on the meta device (see test_model_shapes.c) */
+        {"whisper-small", 241734912ull},
+        {"llava-1.5-7b", 7063427072ull},
     };
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
         vram_param_count c;

@@ -94,6 +94,30 @@ Test(cli_emit, llamacpp_whole_model_on_one_gpu) {
     cli_result_free(&r);
 }
 
+/* A mixture of experts with its routed experts in host memory: every block runs on the GPU
+ * (-ngl all), --cpu-moe keeps the experts' weights on the host, as the plan counted them. */
+Test(cli_emit, llamacpp_experts_cpu_is_cpu_moe) {
+    const char *base[] = {"plan", "--model", "Qwen3-30B-A3B", "--assume-gpu", "24GiB,cc=8.9",
+                          "--host-memory", "128GiB", NULL};
+    const char *more[] = {"--emit", "llama.cpp", "--strategy", "experts_cpu", NULL};
+    cJSON *doc = plan_json(base);
+    const cJSON *s = strategy(doc, "experts_cpu");
+    cr_assert(cJSON_IsTrue(jget(s, "fits")));
+    cli_result r = run_more(base, more);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "-ngl 49 -c 2048 --cpu-moe\n", "48 blocks and the output layer");
+    cr_expect(strstr(r.err, "--override-tensor '\\.ffn_.*_exps\\.=CPU'"), "%s", r.err);
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+    /* a dense model has no such strategy to emit */
+    const char *dense[] = {"plan", "--model", "Llama-3-8B", "--assume-gpu", "24GiB,cc=8.9",
+                           "--host-memory", "64GiB", NULL};
+    r = run_more(dense, more);
+    cr_expect_eq(r.exit_code, 2);
+    cr_expect_str_empty(r.out);
+    cli_result_free(&r);
+}
+
 Test(cli_emit, llamacpp_gpu_cpu_layers_match_the_plan) {
     const char *base[] = {"plan", "--model", "Llama-3-8B", "--assume-gpu", "12GiB,cc=7.5",
                           "--assume-gpu", "4GiB,cc=7.5", "--host-memory", "64GiB", "--seq",
@@ -531,7 +555,7 @@ ParameterizedTestParameters(cli_emit, cannot_express) {
          "--strategy bf16: it chooses what --emit writes"},
         {{"plan", "--model", "gpt2", "--assume-gpu", "8GiB", "--emit"}, "--emit needs a value"},
         {{"plan", "--model", "gpt2", "--assume-gpu", "8GiB", "--emit", "env", "--strategy", "fp8"},
-         "--strategy: 'fp8' is not a strategy of this plan (fp16, int8, int4, multi_gpu, gpu_cpu, cpu)"},
+         "--strategy: 'fp8' is not a strategy of this plan (fp16, int8, int4, multi_gpu, experts_cpu, gpu_cpu, cpu)"},
         {{"plan", "--model", "gpt2", "--assume-gpu", "8GiB", "--emit", "env", "--strategy",
           "multi_gpu"},
          "--strategy multi_gpu does not fit, so there is nothing to emit: a split over GPUs needs two"},

@@ -10,6 +10,7 @@
 
 #include "cli_run.h"
 #include "json_check.h"
+#include "models/builtin_models.h"
 
 static void expect_clean_success(const cli_result *r) {
     cr_assert_eq(r->exit_code, 0, "exit %d, stderr: %s", r->exit_code, r->err);
@@ -51,8 +52,13 @@ Test(cli_estimate, list_models_names_every_builtin) {
     const char *args[] = {"estimate", "--list-models", NULL};
     cli_result r = cli_run(args);
     expect_clean_success(&r);
-    cr_expect_eq(cli_count_lines(r.out), 8);
+    size_t n = 0;
+    vram_builtin_models(&n);
+    cr_expect_eq(cli_count_lines(r.out), (int)n);
     cr_expect(strstr(r.out, "nllb-200-distilled-600M") && strstr(r.out, "Mistral-Small-22B"));
+    cr_expect(strstr(r.out, "Qwen3-30B-A3B") != NULL, "a mixture of experts among them");
+    cr_expect(strstr(r.out, "whisper-small") && strstr(r.out, "llava-1.5-7b"),
+              "an audio and a vision-language model");
     cli_result_free(&r);
 }
 
@@ -208,4 +214,31 @@ ParameterizedTestParameters(cli_estimate, bad_input) {
 
 ParameterizedTest(bad_case *c, cli_estimate, bad_input) {
     cli_expect_usage_error(c->args, 8, c->needle, "vramkit: estimate: ");
+}
+
+/* A mixture of experts: total and active parameters, the experts and their bytes, in the
+   JSON and the text; a dense model's JSON has none of them. */
+Test(cli_estimate, mixture_of_experts_total_and_active) {
+    const char *args[] = {"estimate", "Qwen3-30B-A3B", "--assume-gpu", "24GiB,cc=8.9", "--json",
+                          NULL};
+    cJSON *doc = run_json(args);
+    const cJSON *m = jget(doc, "model");
+    double total = jnum(m, "params"), active = jnum(m, "active_params");
+    cr_expect(active > 3.3e9 && active < 3.4e9, "active %.0f", active);
+    cr_expect(total > 30.5e9 && total < 30.6e9, "total %.0f", total);
+    cr_expect_eq(jnum(m, "experts"), 128);
+    cr_expect_eq(jnum(m, "experts_per_token"), 8);
+    double xb = jnum(m, "expert_bytes");
+    cr_expect(xb > 0 && xb < jnum(term(doc, "weights"), "bytes"));
+    cJSON_Delete(doc);
+    const char *text[] = {"estimate", "Qwen3-30B-A3B", "--assume-gpu", "24GiB,cc=8.9", NULL};
+    cli_result r = cli_run(text);
+    expect_clean_success(&r);
+    cr_expect(strstr(r.out, "active per token: 8 of 128 routed experts") != NULL, "%s", r.out);
+    cli_result_free(&r);
+    const char *dense[] = {"estimate", "gpt2", "--assume-gpu", "8GiB", "--json", NULL};
+    doc = run_json(dense);
+    cr_expect_null(cJSON_GetObjectItemCaseSensitive(jget(doc, "model"), "active_params"));
+    cr_expect_null(cJSON_GetObjectItemCaseSensitive(jget(doc, "model"), "expert_bytes"));
+    cJSON_Delete(doc);
 }

@@ -54,9 +54,10 @@ Test(cli_plan, strategy_chain_json_on_one_card) {
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cJSON *doc = parse(&r);
     const cJSON *st = jget(doc, "strategies");
-    cr_expect_eq(cJSON_GetArraySize(st), 6);
-    static const char *const order[] = {"bf16", "int8", "int4", "multi_gpu", "gpu_cpu", "cpu"};
-    for (int i = 0; i < 6; i++) {
+    cr_expect_eq(cJSON_GetArraySize(st), 7);
+    static const char *const order[] = {"bf16",        "int8",    "int4", "multi_gpu",
+                                        "experts_cpu", "gpu_cpu", "cpu"};
+    for (int i = 0; i < 7; i++) {
         const cJSON *c = cJSON_GetArrayItem(st, i);
         cr_expect_str_eq(jget(c, "name")->valuestring, order[i]);
         cr_expect(cJSON_IsBool(jget(c, "fits")) && cJSON_IsString(jget(c, "reason_text")));
@@ -499,5 +500,29 @@ ParameterizedTest(struct plan_case *c, cli_plan, gpu_lines_add_up) {
     }
     cr_expect_eq(lines, ngpu, "%s", r.out);
     cr_expect_eq(items, in_use, "%s", r.out);
+    cli_result_free(&r);
+}
+
+/* A mixture of experts on a 12 GiB card: neither bf16 nor int4 fits, the routed experts in
+   host memory do (experts_cpu, with its bytes per device and a reason). */
+Test(cli_plan, mixture_of_experts_offers_experts_cpu) {
+    const char *args[] = {"plan", "--model", "Qwen3-30B-A3B", "--seq", "4096", "--assume-gpu",
+                          "12GiB,cc=8.9", "--host-memory", "128GiB", "--json", NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = parse(&r);
+    const cJSON *x = jfind(jget(doc, "strategies"), "name", "experts_cpu");
+    cr_assert_not_null(x);
+    cr_expect(cJSON_IsTrue(jget(x, "fits")));
+    cr_expect_str_eq(jget(x, "reason")->valuestring, "fits");
+    const cJSON *per = jget(x, "per_device");
+    cr_assert_eq(cJSON_GetArraySize(per), 2);
+    const cJSON *host = jfind(per, "device", "cpu"), *gpu0 = jfind(per, "device", "gpu0");
+    cr_assert(host && gpu0);
+    cr_expect(jnum(host, "bytes") > 50e9, "the 128 x 48 experts on the host");
+    cr_expect(jnum(gpu0, "bytes") < 12e9);
+    cr_expect_eq(jnum(x, "bytes"), jnum(host, "bytes") + jnum(gpu0, "bytes"));
+    cr_expect_str_eq(jget(doc, "chosen")->valuestring, "experts_cpu");
+    cJSON_Delete(doc);
     cli_result_free(&r);
 }

@@ -405,10 +405,11 @@ Test(cli_try, saved_plan_skips_what_does_not_fit) {
                           "{strategy}", NULL};
     r = cli_run(args);
     cr_expect_eq(r.exit_code, 0, "stderr: %s", r.err);
-    cr_expect_eq(cli_count_lines(r.out), 6, "%s", r.out);
+    cr_expect_eq(cli_count_lines(r.out), 7, "%s", r.out);
     cr_expect(strncmp(r.out, "skipped fp16: needs ", 20) == 0, "%s", r.out);
     cr_expect(strstr(r.out, "\nskipped int8: needs "), "%s", r.out);
     cr_expect(strstr(r.out, "\nskipped multi_gpu: a split over GPUs needs two GPUs"), "%s", r.out);
+    cr_expect(strstr(r.out, "\nskipped experts_cpu: the model has no routed experts"), "%s", r.out);
     cr_expect(strstr(r.out, "\n[1/3] int4: crash (signal 11 SIGSEGV)"), "%s", r.out);
     cr_expect(strstr(r.out, "\n[2/3] gpu_cpu: success (exit 0)"), "%s", r.out);
     cr_expect(strstr(r.out, "\nchosen: gpu_cpu\n"), "%s", r.out);

@@ -69,7 +69,7 @@ Test(model, classify_reads_only_len_bytes_and_rejects_huge_indices) {
 
 Test(model, stats_add_sums_and_refuses_to_wrap) {
     vram_tensor_stats s;
-    vram_tensor_class blockm = {1, 0, 0, 1, 0, 64}, vec = {1, 0, 0, 0, 0, 0}, outer = {0, 0, 0, 0, 1, 10};
+    vram_tensor_class blockm = {1, 0, 0, 1, 0, 64, 0}, vec = {1, 0, 0, 0, 0, 0, 0}, outer = {0, 0, 0, 0, 1, 10, 0};
     memset(&s, 0, sizeof s);
     cr_assert_eq(vram_tensor_stats_add(&s, &blockm, 64 * 32, 4096, VRAM_DTYPE_F16), VRAM_OK);
     cr_assert_eq(vram_tensor_stats_add(&s, &vec, 64, 256, VRAM_DTYPE_F32), VRAM_OK);
@@ -220,7 +220,7 @@ Test(model, arch_check_rejects_what_cannot_be_a_model) {
     BAD(extra_params, VRAM_ARCH_MAX_EXTRA + 1);
     BAD(mlp, (vram_mlp)2);
     BAD(norm, (vram_norm)2);
-    BAD(flags, 0x80u);
+    BAD(flags, 0x100u);
     a = good;
     a.family = VRAM_FAMILY_ENCODER_DECODER; /* needs encoder_layers and decoder_layers */
     cr_expect_eq(vram_arch_check(&a), VRAM_E_INVALID);
@@ -258,7 +258,7 @@ Test(model, the_largest_allowed_model_does_not_overflow) {
 /* Each running sum at its limit on its own (statistics a caller filled by hand need not be
    consistent): the next tensor that adds to it is refused and nothing changes. */
 Test(model, stats_add_refuses_each_sum_that_would_wrap) {
-    vram_tensor_class blockm = {1, 0, 0, 1, 0, 64}, outer = {0, 0, 0, 0, 1, 10};
+    vram_tensor_class blockm = {1, 0, 0, 1, 0, 64, 0}, outer = {0, 0, 0, 0, 1, 10, 0};
     enum { TENSORS, PARAMS, BYTES, BLOCK_PARAMS, BLOCK_BYTES, MATRIX_PARAMS, MATRIX_ROWS,
            MATRICES, OUTER_PARAMS, OUTER_ROWS, OUTER_MATRICES, DTYPE_BYTES, FIELDS };
     for (int f = 0; f < FIELDS; f++) {

@@ -537,27 +537,31 @@ Test(gguf, architectures_from_metadata) {
     fx_free(&b);
 }
 
-static void arch_case(const char *arch, uint32_t extra_key_type, const char *extra_key,
-                      uint64_t extra_value, vram_model *m, char *err, size_t cap, vram_status *st) {
+/* A GGUF with general.architecture `arch`, its five basic numbers (4 blocks of width 256,
+ * MLP 512, 8 heads, 2 KV heads), n more keys (u32 when types[i] is 4 or 5, else u64) and a
+ * tokenizer of 3 tokens, parsed. */
+static void arch_keys(const char *arch, int n, const uint32_t *types, const char *const *keys,
+                      const uint64_t *values, vram_model *m, char *err, size_t cap,
+                      vram_status *st) {
     fx_buf b = {0};
     char k[128];
-    head(&b, "GGUF", 3, 0, extra_key ? 8 : 7);
+    head(&b, "GGUF", 3, 0, 7 + (uint64_t)n);
     key(&b, "general.architecture", 8);
     str(&b, arch);
     const char *names[5] = {"block_count", "embedding_length", "feed_forward_length",
                             "attention.head_count", "attention.head_count_kv"};
-    const uint32_t values[5] = {4, 256, 512, 8, 2};
+    const uint32_t base[5] = {4, 256, 512, 8, 2};
     for (int i = 0; i < 5; i++) {
         snprintf(k, sizeof k, "%s.%s", arch, names[i]);
         key(&b, k, 4);
-        fx_u32(&b, values[i]);
+        fx_u32(&b, base[i]);
     }
-    if (extra_key) {
-        key(&b, extra_key, extra_key_type);
-        if (extra_key_type == 4 || extra_key_type == 5)
-            fx_u32(&b, (uint32_t)extra_value);
+    for (int i = 0; i < n; i++) {
+        key(&b, keys[i], types[i]);
+        if (types[i] == 4 || types[i] == 5)
+            fx_u32(&b, (uint32_t)values[i]);
         else
-            fx_u64(&b, extra_value);
+            fx_u64(&b, values[i]);
     }
     key(&b, "tokenizer.ggml.tokens", 9);
     fx_u32(&b, 8);
@@ -567,6 +571,51 @@ static void arch_case(const char *arch, uint32_t extra_key_type, const char *ext
     str(&b, "c");
     *st = parse_mem(&b, 0, m, err, cap);
     fx_free(&b);
+}
+
+static void arch_case(const char *arch, uint32_t extra_key_type, const char *extra_key,
+                      uint64_t extra_value, vram_model *m, char *err, size_t cap, vram_status *st) {
+    arch_keys(arch, extra_key ? 1 : 0, &extra_key_type, &extra_key, &extra_value, m, err, cap, st);
+}
+
+/* arch_case with two more u32 keys (a mixture of experts' counts) */
+static void moe_case(const char *arch, const char *k1, uint32_t v1, const char *k2, uint32_t v2,
+                     vram_model *m, char *err, size_t cap, vram_status *st) {
+    const uint32_t types[2] = {4, 4};
+    const char *const keys[2] = {k1, k2};
+    const uint64_t values[2] = {v1, v2};
+    arch_keys(arch, 2, types, keys, values, m, err, cap, st);
+}
+
+Test(gguf, mixture_of_experts) {
+    vram_model m;
+    char err[512];
+    vram_status st;
+    /* Mixtral's GGUF: arch llama with expert_count and expert_used_count */
+    moe_case("llama", "llama.expert_count", 8, "llama.expert_used_count", 2, &m, err, sizeof err,
+             &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(m.arch.experts, 8);
+    cr_assert_eq(m.arch.experts_per_token, 2);
+    vram_param_count pc;
+    cr_assert_eq(vram_arch_params(&m.arch, &pc), VRAM_OK);
+    /* 4 blocks of 8 experts of 3 x 512 x 256, 2 of them per token */
+    cr_assert_eq(pc.expert_params, 4ull * 8 * 3 * 512 * 256);
+    cr_assert_eq(pc.total - pc.active, 4ull * 6 * 3 * 512 * 256);
+    /* qwen3moe with its own expert width */
+    moe_case("qwen3moe", "qwen3moe.expert_count", 4, "qwen3moe.expert_feed_forward_length", 64,
+             &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE, "no expert_used_count: not modelled");
+    /* more used than there are */
+    moe_case("llama", "llama.expert_count", 8, "llama.expert_used_count", 9, &m, err, sizeof err,
+             &st);
+    expect_err(st, VRAM_E_FORMAT, err, "llama.expert_used_count 9 is more than llama.expert_count 8",
+               NULL);
+    moe_case("llama", "llama.expert_count", 8, "llama.expert_used_count", 0, &m, err, sizeof err,
+             &st);
+    expect_err(st, VRAM_E_FORMAT, err, "metadata 'llama.expert_used_count' is 0", NULL);
 }
 
 Test(gguf, architecture_table_and_notes) {
@@ -590,7 +639,8 @@ Test(gguf, architecture_table_and_notes) {
     arch_case("llama", 4, "llama.expert_count", 8, &m, err, sizeof err, &st);
     cr_assert_eq(st, VRAM_OK, "%s", err);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
-    cr_assert_not_null(strstr(err, "8 experts (mixture of experts) is not modelled"), "%s", err);
+    cr_assert_not_null(strstr(err, "8 experts (mixture of experts) but no llama.expert_used_count"),
+                       "%s", err);
     /* numbers out of range are errors that name the key */
     arch_case("llama", 5, "llama.context_length", (uint64_t)(uint32_t)-5, &m, err, sizeof err, &st);
     expect_err(st, VRAM_E_FORMAT, err, "metadata 'llama.context_length' is -5", NULL);

@@ -101,8 +101,9 @@ static vram_chain chain(const vram_model *m, const vram_workload *w, const vram_
 /* ---- names and tables ------------------------------------------------------------- */
 
 Test(strategy, names_and_templates) {
-    static const char *const kinds[] = {"16bit", "int8", "int4", "multi_gpu", "gpu_cpu", "cpu"};
-    cr_assert_eq(VRAM_STRATEGY_COUNT, 6);
+    static const char *const kinds[] = {"16bit",       "int8",    "int4", "multi_gpu",
+                                        "experts_cpu", "gpu_cpu", "cpu"};
+    cr_assert_eq(VRAM_STRATEGY_COUNT, 7);
     for (int k = 0; k < VRAM_STRATEGY_COUNT; k++)
         cr_assert_str_eq(vram_strategy_name((vram_strategy)k), kinds[k]);
     cr_assert_str_eq(vram_strategy_name(VRAM_STRATEGY_COUNT), "unknown");
@@ -716,7 +717,10 @@ Test(strategy, cpu_only) {
     cr_assert_eq(c.chosen, VRAM_STRATEGY_CPU);
     for (int i = 0; i < VRAM_STRATEGY_CPU; i++) {
         cr_assert_eq(c.cand[i].fits, 0);
-        cr_assert_eq(c.cand[i].reason, VRAM_REASON_NO_GPU, "candidate %d", i);
+        /* a dense model: experts_cpu has no experts before it has no GPU */
+        cr_assert_eq(c.cand[i].reason,
+                     i == VRAM_STRATEGY_EXPERTS_CPU ? VRAM_REASON_NO_EXPERTS : VRAM_REASON_NO_GPU,
+                     "candidate %d", i);
     }
     const vram_candidate *p = &CAND(c, CPU);
     cr_assert_str_eq(p->name, "cpu");

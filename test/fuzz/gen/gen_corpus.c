@@ -340,6 +340,17 @@ static void gen_config(void) {
     cfg("ok_flan_t5", "{\"model_type\":\"t5\",\"d_model\":768,\"d_ff\":2048,\"num_layers\":12,"
                       "\"num_heads\":12,\"feed_forward_proj\":\"gated-gelu\","
                       "\"tie_word_embeddings\":false,\"vocab_size\":32128}");
+    cfg("ok_phi_2", FX_CFG_PHI_2);
+    cfg("ok_falcon_7b", FX_CFG_FALCON_7B);
+    cfg("ok_whisper_small", FX_CFG_WHISPER_SMALL);
+    cfg("ok_vit_base", FX_CFG_VIT_BASE_PATCH16_224);
+    cfg("ok_clip_vit_base", FX_CFG_CLIP_VIT_BASE_PATCH32);
+    cfg("ok_llava_1_5_7b", FX_CFG_LLAVA_1_5_7B);
+    cfg("ok_qwen2_vl_7b", FX_CFG_QWEN2_VL_7B_INSTRUCT);
+    cfg("ok_unknown_phi_like",
+        "{\"model_type\":\"my_phi\",\"hidden_size\":2560,\"intermediate_size\":10240,"
+        "\"num_hidden_layers\":32,\"num_attention_heads\":32,\"max_position_embeddings\":2048,"
+        "\"vocab_size\":51200,\"torch_dtype\":\"float16\"}");
     cfg("bad_negative", "{\"model_type\":\"gpt2\",\"n_layer\":-12}");
     cfg("bad_fraction", "{\"model_type\":\"llama\",\"num_hidden_layers\":12.5}");
     cfg("bad_huge", "{\"model_type\":\"llama\",\"hidden_size\":1e30}");

@@ -537,6 +537,93 @@ static inline int fx_write_file(const char *path, const void *data, size_t n) {
     "\"sliding_window\": 4096, \"torch_dtype\": \"float32\", \"transformers_version\": "           \
     "\"4.42.4\", \"use_cache\": true, \"vocab_size\": 256000}"
 
+/* phi-2 (its public config.json) */
+#define FX_CFG_PHI_2                                                                               \
+    "{\"architectures\":[\"PhiForCausalLM\"],\"attention_dropout\":0.0,"                           \
+    "\"bos_token_id\":50256,\"embd_pdrop\":0.0,\"eos_token_id\":50256,"                            \
+    "\"hidden_act\":\"gelu_new\",\"hidden_size\":2560,\"initializer_range\":0.02,"                 \
+    "\"intermediate_size\":10240,\"layer_norm_eps\":1e-05,"                                        \
+    "\"max_position_embeddings\":2048,\"model_type\":\"phi\",\"num_attention_heads\":32,"          \
+    "\"num_hidden_layers\":32,\"num_key_value_heads\":32,\"partial_rotary_factor\":0.4,"           \
+    "\"qk_layernorm\":false,\"resid_pdrop\":0.1,\"rope_scaling\":null,"                            \
+    "\"rope_theta\":10000.0,\"tie_word_embeddings\":false,\"torch_dtype\":\"float16\","            \
+    "\"use_cache\":true,\"vocab_size\":51200}"
+
+/* falcon-7b (its public config.json) */
+#define FX_CFG_FALCON_7B                                                                           \
+    "{\"alibi\":false,\"apply_residual_connection_post_layernorm\":false,"                         \
+    "\"architectures\":[\"FalconForCausalLM\"],\"attention_dropout\":0.0,\"bias\":false,"          \
+    "\"bos_token_id\":11,\"eos_token_id\":11,\"hidden_dropout\":0.0,"                              \
+    "\"hidden_size\":4544,\"initializer_range\":0.02,\"layer_norm_epsilon\":1e-05,"                \
+    "\"model_type\":\"falcon\",\"multi_query\":true,\"new_decoder_architecture\":false,"           \
+    "\"num_attention_heads\":71,\"num_hidden_layers\":32,\"parallel_attn\":true,"                  \
+    "\"torch_dtype\":\"bfloat16\",\"use_cache\":true,\"vocab_size\":65024}"
+
+/* whisper-small (its public config.json) */
+#define FX_CFG_WHISPER_SMALL                                                                       \
+    "{\"activation_dropout\":0.0,\"activation_function\":\"gelu\","                                \
+    "\"architectures\":[\"WhisperForConditionalGeneration\"],\"attention_dropout\":0.0,"           \
+    "\"begin_suppress_tokens\":[220,50257],\"bos_token_id\":50257,\"d_model\":768,"                \
+    "\"decoder_attention_heads\":12,\"decoder_ffn_dim\":3072,\"decoder_layerdrop\":0.0,"           \
+    "\"decoder_layers\":12,\"decoder_start_token_id\":50258,\"dropout\":0.0,"                      \
+    "\"encoder_attention_heads\":12,\"encoder_ffn_dim\":3072,\"encoder_layerdrop\":0.0,"           \
+    "\"encoder_layers\":12,\"eos_token_id\":50257,\"init_std\":0.02,"                              \
+    "\"is_encoder_decoder\":true,\"max_length\":448,\"max_source_positions\":1500,"                \
+    "\"max_target_positions\":448,\"model_type\":\"whisper\",\"num_hidden_layers\":12,"            \
+    "\"num_mel_bins\":80,\"pad_token_id\":50257,\"scale_embedding\":false,"                        \
+    "\"torch_dtype\":\"float32\",\"use_cache\":true,\"vocab_size\":51865}"
+
+/* vit-base-patch16-224 (its public config.json; num_labels for its 1000-entry id2label) */
+#define FX_CFG_VIT_BASE_PATCH16_224                                                                \
+    "{\"architectures\":[\"ViTForImageClassification\"],\"attention_probs_dropout_prob\":"         \
+    "0.0,\"hidden_act\":\"gelu\",\"hidden_dropout_prob\":0.0,\"hidden_size\":768,"                 \
+    "\"image_size\":224,\"initializer_range\":0.02,\"intermediate_size\":3072,"                    \
+    "\"layer_norm_eps\":1e-12,\"model_type\":\"vit\",\"num_attention_heads\":12,"                  \
+    "\"num_channels\":3,\"num_hidden_layers\":12,\"num_labels\":1000,\"patch_size\":16,"           \
+    "\"qkv_bias\":true}"
+
+/* clip-vit-base-patch32 (its public config.json; num_labels for its 1000-entry id2label) */
+#define FX_CFG_CLIP_VIT_BASE_PATCH32                                                               \
+    "{\"architectures\":[\"CLIPModel\"],\"initializer_factor\":1.0,\"logit_scale_init_value\""     \
+    ":2.6592,\"model_type\":\"clip\",\"projection_dim\":512,\"text_config\":{\"bos_token_id\""     \
+    ":0,\"dropout\":0.0,\"eos_token_id\":2,\"hidden_act\":\"quick_gelu\",\"hidden_size\":512,"     \
+    "\"intermediate_size\":2048,\"max_position_embeddings\":77,\"model_type\":"                    \
+    "\"clip_text_model\",\"num_attention_heads\":8,\"num_hidden_layers\":12,\"projection_dim\""    \
+    ":512,\"vocab_size\":49408},\"torch_dtype\":\"float32\",\"vision_config\":{\"dropout\":"       \
+    "0.0,\"hidden_act\":\"quick_gelu\",\"hidden_size\":768,\"image_size\":224,"                    \
+    "\"intermediate_size\":3072,\"model_type\":\"clip_vision_model\",\"num_attention_heads\""      \
+    ":12,\"num_hidden_layers\":12,\"patch_size\":32,\"projection_dim\":512}}"
+
+/* llava-1.5-7b (its public config.json) */
+#define FX_CFG_LLAVA_1_5_7B                                                                        \
+    "{\"architectures\":[\"LlavaForConditionalGeneration\"],\"ignore_index\":-100,"                \
+    "\"image_token_index\":32000,\"model_type\":\"llava\",\"pad_token_id\":32001,"                 \
+    "\"projector_hidden_act\":\"gelu\",\"text_config\":{\"_name_or_path\":"                        \
+    "\"lmsys/vicuna-7b-v1.5\",\"architectures\":[\"LlamaForCausalLM\"],"                           \
+    "\"max_position_embeddings\":4096,\"model_type\":\"llama\",\"rms_norm_eps\":1e-05,"            \
+    "\"torch_dtype\":\"float16\",\"vocab_size\":32064},\"tie_word_embeddings\":false,"             \
+    "\"torch_dtype\":\"float16\",\"vision_config\":{\"hidden_size\":1024,\"image_size\":"          \
+    "336,\"intermediate_size\":4096,\"model_type\":\"clip_vision_model\","                         \
+    "\"num_attention_heads\":16,\"num_hidden_layers\":24,\"patch_size\":14,"                       \
+    "\"projection_dim\":768,\"vocab_size\":32000},\"vision_feature_layer\":-2,"                    \
+    "\"vision_feature_select_strategy\":\"default\",\"vocab_size\":32064}"
+
+/* Qwen2-VL-7B-Instruct (its public config.json) */
+#define FX_CFG_QWEN2_VL_7B_INSTRUCT                                                                \
+    "{\"architectures\":[\"Qwen2VLForConditionalGeneration\"],\"attention_dropout\":0.0,"          \
+    "\"bos_token_id\":151643,\"eos_token_id\":151645,\"vision_start_token_id\":151652,"            \
+    "\"vision_end_token_id\":151653,\"vision_token_id\":151654,\"image_token_id\":151655,"         \
+    "\"video_token_id\":151656,\"hidden_act\":\"silu\",\"hidden_size\":3584,"                      \
+    "\"initializer_range\":0.02,\"intermediate_size\":18944,\"max_position_embeddings\":"          \
+    "32768,\"max_window_layers\":28,\"model_type\":\"qwen2_vl\",\"num_attention_heads\":28,"       \
+    "\"num_hidden_layers\":28,\"num_key_value_heads\":4,\"rms_norm_eps\":1e-06,"                   \
+    "\"rope_theta\":1000000.0,\"sliding_window\":32768,\"tie_word_embeddings\":false,"             \
+    "\"torch_dtype\":\"bfloat16\",\"use_cache\":true,\"use_sliding_window\":false,"                \
+    "\"vision_config\":{\"depth\":32,\"embed_dim\":1280,\"mlp_ratio\":4,\"num_heads\":16,"         \
+    "\"in_chans\":3,\"hidden_size\":3584,\"patch_size\":14,\"spatial_merge_size\":2,"              \
+    "\"spatial_patch_size\":14,\"temporal_patch_size\":2},\"rope_scaling\":{\"type\":"             \
+    "\"mrope\",\"mrope_section\":[16,24,24]},\"vocab_size\":152064}"
+
 /* ---- temporary directories ------------------------------------------------------------ */
 
 /* A fresh directory under /tmp into buf ("/tmp/vramkit-model-XXXXXX"); NULL on failure. */

@@ -1,0 +1,570 @@
+/* Unit tests of mixtures of experts (issue 16, part 1): the parameter counts of Mixtral,
+ * Qwen3-MoE, DeepSeek-V2/V3 (latent attention, shared experts, dense first layers) and
+ * gpt-oss (MXFP4 experts) read from their public config.json, against counts derived by hand
+ * from the reference implementation's classes; the routed experts in tensor names; the
+ * estimate's active parameters, expert bytes and latent KV cache; and experts_cpu.
+ *
+ * How the reference counts were established: transformers and torch could not be installed
+ * here (no network to the package index), so each count below is the sum of the parameter
+ * shapes that the model's transformers classes create (modeling_mixtral.py,
+ * modeling_qwen3_moe.py, modeling_deepseek_v2.py / modeling_deepseek_v3.py,
+ * modeling_gpt_oss.py: every nn.Linear / nn.Parameter / RMSNorm weight in __init__, buffers
+ * such as DeepSeek-V3's e_score_correction_bias and rotary inv_freq not counted), written out
+ * shape by shape so that the arithmetic can be checked by reading. They agree with the
+ * published totals (46.7B, 30.5B, 236B, 671B, 21B). Active = total less the routed experts a
+ * token is not sent to (num_experts - num_experts_per_tok of them in every MoE block). */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vramkit/strategy.h>
+
+#include "models/builtin_models.h"
+#include "models/model_read.h"
+
+static vram_model parse(const char *json) {
+    char err[512];
+    vram_model m;
+    vram_status st = vram_config_parse(json, strlen(json), "config.json", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(err[0], '\0', "no note expected: %s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+    return m;
+}
+
+static vram_param_count count(const vram_model *m) {
+    vram_param_count pc;
+    memset(&pc, 0, sizeof pc);
+    cr_assert_eq(vram_arch_params(&m->arch, &pc), VRAM_OK);
+    return pc;
+}
+
+/* |got - want| <= want * permille / 1000 */
+static void near(const char *what, uint64_t got, uint64_t want, uint64_t permille) {
+    uint64_t d = got > want ? got - want : want - got;
+    cr_assert(d * 1000u <= want * permille, "%s: %llu, reference %llu (more than %llu/1000 off)",
+              what, (unsigned long long)got, (unsigned long long)want,
+              (unsigned long long)permille);
+}
+
+/* ---- public configs, reference counts ---------------------------------------------- */
+
+/* mistralai/Mixtral-8x7B-v0.1 config.json */
+static const char mixtral_cfg[] =
+    "{\"architectures\":[\"MixtralForCausalLM\"],\"attention_dropout\":0.0,\"bos_token_id\":1,"
+    "\"eos_token_id\":2,\"hidden_act\":\"silu\",\"hidden_size\":4096,\"initializer_range\":0.02,"
+    "\"intermediate_size\":14336,\"max_position_embeddings\":32768,\"model_type\":\"mixtral\","
+    "\"num_attention_heads\":32,\"num_experts_per_tok\":2,\"num_hidden_layers\":32,"
+    "\"num_key_value_heads\":8,\"num_local_experts\":8,\"output_router_logits\":false,"
+    "\"rms_norm_eps\":1e-05,\"rope_theta\":1000000.0,\"router_aux_loss_coef\":0.02,"
+    "\"sliding_window\":null,\"tie_word_embeddings\":false,\"torch_dtype\":\"bfloat16\","
+    "\"transformers_version\":\"4.36.0.dev0\",\"use_cache\":true,\"vocab_size\":32000}";
+
+Test(moe, mixtral_8x7b) {
+    /* MixtralForCausalLM: embed_tokens 32000 x 4096, lm_head 32000 x 4096, norm 4096; each of
+       32 MixtralDecoderLayer: q_proj 4096x4096, k_proj and v_proj 1024x4096 (8 kv heads of
+       128), o_proj 4096x4096, input_layernorm and post_attention_layernorm 4096 each,
+       block_sparse_moe.gate 8x4096 (no bias), 8 experts of w1, w3 14336x4096 and w2
+       4096x14336 (no biases). */
+    const uint64_t attn = 4096ull * 4096 * 2 + 1024ull * 4096 * 2;
+    const uint64_t expert = 3ull * 14336 * 4096;
+    const uint64_t layer_fixed = attn + 2 * 4096 + 8ull * 4096;
+    const uint64_t outer = 2ull * 32000 * 4096 + 4096;
+    const uint64_t total = 32 * (layer_fixed + 8 * expert) + outer;
+    const uint64_t active = 32 * (layer_fixed + 2 * expert) + outer;
+    cr_assert_eq(total, 46702792704ull); /* the sum as written in the issue */
+    vram_model m = parse(mixtral_cfg);
+    cr_assert_eq(m.arch.experts, 8);
+    cr_assert_eq(m.arch.experts_per_token, 2);
+    vram_param_count pc = count(&m);
+    near("Mixtral-8x7B total", pc.total, total, 5);
+    near("Mixtral-8x7B active", pc.active, active, 10);
+    cr_assert_eq(pc.expert_params, 32 * 8 * expert);
+}
+
+/* Qwen/Qwen3-30B-A3B config.json */
+static const char qwen3_moe_cfg[] =
+    "{\"architectures\":[\"Qwen3MoeForCausalLM\"],\"attention_bias\":false,"
+    "\"attention_dropout\":0.0,\"bos_token_id\":151643,\"decoder_sparse_step\":1,"
+    "\"eos_token_id\":151645,\"head_dim\":128,\"hidden_act\":\"silu\",\"hidden_size\":2048,"
+    "\"initializer_range\":0.02,\"intermediate_size\":6144,\"max_position_embeddings\":40960,"
+    "\"max_window_layers\":48,\"mlp_only_layers\":[],\"model_type\":\"qwen3_moe\","
+    "\"moe_intermediate_size\":768,\"norm_topk_prob\":true,\"num_attention_heads\":32,"
+    "\"num_experts\":128,\"num_experts_per_tok\":8,\"num_hidden_layers\":48,"
+    "\"num_key_value_heads\":4,\"output_router_logits\":false,\"rms_norm_eps\":1e-06,"
+    "\"rope_scaling\":null,\"rope_theta\":1000000.0,\"router_aux_loss_coef\":0.001,"
+    "\"sliding_window\":null,\"tie_word_embeddings\":false,\"torch_dtype\":\"bfloat16\","
+    "\"transformers_version\":\"4.51.0\",\"use_cache\":true,\"use_sliding_window\":false,"
+    "\"vocab_size\":151936}";
+
+Test(moe, qwen3_30b_a3b) {
+    /* Qwen3MoeForCausalLM: embed_tokens and lm_head 151936 x 2048, norm 2048; each of 48
+       layers: q_proj 4096x2048 (32 heads of 128), k_proj and v_proj 512x2048, o_proj
+       2048x4096, q_norm and k_norm 128 each, two layer norms 2048, mlp.gate 128x2048, 128
+       experts of gate_proj, up_proj 768x2048 and down_proj 2048x768 (decoder_sparse_step 1,
+       no mlp_only_layers: every layer sparse; intermediate_size 6144 is unused). */
+    const uint64_t attn = 4096ull * 2048 * 2 + 512ull * 2048 * 2 + 2 * 128;
+    const uint64_t expert = 3ull * 768 * 2048;
+    const uint64_t layer_fixed = attn + 2 * 2048 + 128ull * 2048;
+    const uint64_t outer = 2ull * 151936 * 2048 + 2048;
+    const uint64_t total = 48 * (layer_fixed + 128 * expert) + outer;
+    const uint64_t active = 48 * (layer_fixed + 8 * expert) + outer;
+    vram_model m = parse(qwen3_moe_cfg);
+    vram_param_count pc = count(&m);
+    near("Qwen3-30B-A3B total", pc.total, total, 5);
+    near("Qwen3-30B-A3B active", pc.active, active, 10);
+    cr_assert(total > 30400000000ull && total < 30600000000ull, "published 30.5B");
+}
+
+/* deepseek-ai/DeepSeek-V2 config.json (auto_map and rope_scaling left out) */
+static const char deepseek_v2_cfg[] =
+    "{\"architectures\":[\"DeepseekV2ForCausalLM\"],\"attention_bias\":false,"
+    "\"attention_dropout\":0.0,\"aux_loss_alpha\":0.001,\"bos_token_id\":100000,"
+    "\"eos_token_id\":100001,\"first_k_dense_replace\":1,\"hidden_act\":\"silu\","
+    "\"hidden_size\":5120,\"initializer_range\":0.02,\"intermediate_size\":12288,"
+    "\"kv_lora_rank\":512,\"max_position_embeddings\":163840,\"model_type\":\"deepseek_v2\","
+    "\"moe_intermediate_size\":1536,\"moe_layer_freq\":1,\"n_group\":8,\"n_routed_experts\":160,"
+    "\"n_shared_experts\":2,\"norm_topk_prob\":false,\"num_attention_heads\":128,"
+    "\"num_experts_per_tok\":6,\"num_hidden_layers\":60,\"num_key_value_heads\":128,"
+    "\"q_lora_rank\":1536,\"qk_nope_head_dim\":128,\"qk_rope_head_dim\":64,"
+    "\"rms_norm_eps\":1e-06,\"routed_scaling_factor\":16.0,\"scoring_func\":\"softmax\","
+    "\"seq_aux\":true,\"tie_word_embeddings\":false,\"topk_group\":3,"
+    "\"topk_method\":\"group_limited_greedy\",\"torch_dtype\":\"bfloat16\",\"v_head_dim\":128,"
+    "\"vocab_size\":102400}";
+
+/* Latent attention of DeepseekV2Attention / DeepseekV3Attention (no biases): q_a_proj
+   q_lora x hidden, q_a_layernorm q_lora, q_b_proj heads*(nope+rope) x q_lora,
+   kv_a_proj_with_mqa (kv_lora+rope) x hidden, kv_a_layernorm kv_lora, kv_b_proj
+   heads*(nope+v) x kv_lora, o_proj hidden x heads*v. */
+static uint64_t mla(uint64_t hidden, uint64_t heads, uint64_t q_lora, uint64_t kv_lora,
+                    uint64_t nope, uint64_t rope, uint64_t v) {
+    return q_lora * hidden + q_lora + heads * (nope + rope) * q_lora + (kv_lora + rope) * hidden +
+           kv_lora + heads * (nope + v) * kv_lora + hidden * heads * v;
+}
+
+Test(moe, deepseek_v2) {
+    /* DeepseekV2ForCausalLM: embed_tokens and lm_head 102400 x 5120, norm 5120; 60 layers of
+       latent attention and two norms; layer 0 (first_k_dense_replace 1) a dense MLP of
+       3 x 12288 x 5120; layers 1-59: gate 160 x 5120, 160 experts of 3 x 1536 x 5120,
+       shared_experts an MLP of 3 x (2 x 1536) x 5120. */
+    const uint64_t attn = mla(5120, 128, 1536, 512, 128, 64, 128) + 2 * 5120;
+    const uint64_t expert = 3ull * 1536 * 5120;
+    const uint64_t dense = attn + 3ull * 12288 * 5120;
+    const uint64_t moe_fixed = attn + 160ull * 5120 + 3ull * 3072 * 5120;
+    const uint64_t outer = 2ull * 102400 * 5120 + 5120;
+    const uint64_t total = dense + 59 * (moe_fixed + 160 * expert) + outer;
+    const uint64_t active = dense + 59 * (moe_fixed + 6 * expert) + outer;
+    vram_model m = parse(deepseek_v2_cfg);
+    cr_assert_eq(m.arch.kv_lora_rank, 512);
+    cr_assert_eq(m.arch.head_dim, 192);
+    cr_assert_eq(m.arch.dense_layers, 1);
+    cr_assert_eq(m.arch.shared_intermediate, 3072);
+    vram_param_count pc = count(&m);
+    near("DeepSeek-V2 total", pc.total, total, 5);
+    near("DeepSeek-V2 active", pc.active, active, 10);
+    cr_assert(total > 235000000000ull && total < 237000000000ull, "published 236B");
+}
+
+/* deepseek-ai/DeepSeek-V3 config.json (auto_map and rope_scaling left out) */
+static const char deepseek_v3_cfg[] =
+    "{\"architectures\":[\"DeepseekV3ForCausalLM\"],\"attention_bias\":false,"
+    "\"attention_dropout\":0.0,\"bos_token_id\":0,\"eos_token_id\":1,"
+    "\"ep_size\":1,\"first_k_dense_replace\":3,\"hidden_act\":\"silu\",\"hidden_size\":7168,"
+    "\"initializer_range\":0.02,\"intermediate_size\":18432,\"kv_lora_rank\":512,"
+    "\"max_position_embeddings\":163840,\"model_type\":\"deepseek_v3\","
+    "\"moe_intermediate_size\":2048,\"moe_layer_freq\":1,\"n_group\":8,"
+    "\"n_routed_experts\":256,\"n_shared_experts\":1,\"norm_topk_prob\":true,"
+    "\"num_attention_heads\":128,\"num_experts_per_tok\":8,\"num_hidden_layers\":61,"
+    "\"num_key_value_heads\":128,\"num_nextn_predict_layers\":1,\"q_lora_rank\":1536,"
+    "\"qk_nope_head_dim\":128,\"qk_rope_head_dim\":64,\"quantization_config\":"
+    "{\"activation_scheme\":\"dynamic\",\"fmt\":\"e4m3\",\"quant_method\":\"fp8\","
+    "\"weight_block_size\":[128,128]},\"rms_norm_eps\":1e-06,\"rope_theta\":10000,"
+    "\"routed_scaling_factor\":2.5,\"scoring_func\":\"sigmoid\",\"tie_word_embeddings\":false,"
+    "\"topk_group\":4,\"topk_method\":\"noaux_tc\",\"torch_dtype\":\"bfloat16\","
+    "\"transformers_version\":\"4.33.1\",\"use_cache\":true,\"v_head_dim\":128,"
+    "\"vocab_size\":129280}";
+
+Test(moe, deepseek_v3) {
+    /* DeepseekV3ForCausalLM: embed_tokens and lm_head 129280 x 7168, norm 7168; 61 layers
+       of latent attention and two norms; layers 0-2 a dense MLP of 3 x 18432 x 7168;
+       layers 3-60: gate.weight 256 x 7168 (e_score_correction_bias is a buffer), 256
+       experts of 3 x 2048 x 7168, shared_experts 3 x 2048 x 7168. The multi-token-
+       prediction layer of the checkpoint (num_nextn_predict_layers) is not built by the
+       class: 671B, not 685B. */
+    const uint64_t attn = mla(7168, 128, 1536, 512, 128, 64, 128) + 2 * 7168;
+    const uint64_t expert = 3ull * 2048 * 7168;
+    const uint64_t dense = attn + 3ull * 18432 * 7168;
+    const uint64_t moe_fixed = attn + 256ull * 7168 + expert;
+    const uint64_t outer = 2ull * 129280 * 7168 + 7168;
+    const uint64_t total = 3 * dense + 58 * (moe_fixed + 256 * expert) + outer;
+    const uint64_t active = 3 * dense + 58 * (moe_fixed + 8 * expert) + outer;
+    vram_model m = parse(deepseek_v3_cfg);
+    /* quantization_config fp8: published in float8 e4m3 (torch_dtype says bfloat16) */
+    cr_assert_eq(m.dtype, VRAM_DTYPE_F8_E4M3);
+    vram_param_count pc = count(&m);
+    near("DeepSeek-V3 total", pc.total, total, 5);
+    near("DeepSeek-V3 active", pc.active, active, 10);
+    cr_assert(total > 670000000000ull && total < 672000000000ull, "published 671B");
+    cr_assert(active > 37000000000ull && active < 38000000000ull, "published 37B active");
+}
+
+/* openai/gpt-oss-20b config.json (layer_types and rope_scaling left out) */
+static const char gpt_oss_cfg[] =
+    "{\"architectures\":[\"GptOssForCausalLM\"],\"attention_bias\":true,"
+    "\"attention_dropout\":0.0,\"eos_token_id\":200002,\"experts_per_token\":4,"
+    "\"head_dim\":64,\"hidden_act\":\"silu\",\"hidden_size\":2880,"
+    "\"initial_context_length\":4096,\"initializer_range\":0.02,\"intermediate_size\":2880,"
+    "\"max_position_embeddings\":131072,\"model_type\":\"gpt_oss\","
+    "\"num_attention_heads\":64,\"num_experts_per_tok\":4,\"num_hidden_layers\":24,"
+    "\"num_key_value_heads\":8,\"num_local_experts\":32,\"output_router_logits\":false,"
+    "\"pad_token_id\":199999,\"quantization_config\":{\"modules_to_not_convert\":"
+    "[\"model.layers.*.self_attn\",\"model.layers.*.mlp.router\",\"model.embed_tokens\","
+    "\"lm_head\"],\"quant_method\":\"mxfp4\"},\"rms_norm_eps\":1e-05,\"rope_theta\":150000,"
+    "\"router_aux_loss_coef\":0.9,\"sliding_window\":128,\"swiglu_limit\":7.0,"
+    "\"tie_word_embeddings\":false,\"transformers_version\":\"4.55.0.dev0\","
+    "\"use_cache\":true,\"vocab_size\":201088}";
+
+/* gpt-oss-20b's count, and its routed experts' matrix elements */
+#define GPT_OSS_EXPERT_MATRIX (2880ull * 5760 + 2880ull * 2880)
+
+Test(moe, gpt_oss_20b) {
+    /* GptOssForCausalLM: embed_tokens and lm_head 201088 x 2880, norm 2880; each of 24
+       layers: q_proj 4096x2880 + 4096, k_proj and v_proj 512x2880 + 512, o_proj 2880x4096 +
+       2880 (attention_bias), sinks 64, two norms 2880, router weight 32x2880 + bias 32,
+       experts gate_up_proj 32x2880x5760 + gate_up_proj_bias 32x5760, down_proj 32x2880x2880
+       + down_proj_bias 32x2880. */
+    const uint64_t attn = 4096ull * 2880 + 4096 + 2 * (512ull * 2880 + 512) + 2880ull * 4096 +
+                          2880 + 64;
+    const uint64_t expert = GPT_OSS_EXPERT_MATRIX + 5760 + 2880;
+    const uint64_t layer_fixed = attn + 2 * 2880 + 32ull * 2880 + 32;
+    const uint64_t outer = 2ull * 201088 * 2880 + 2880;
+    const uint64_t total = 24 * (layer_fixed + 32 * expert) + outer;
+    const uint64_t active = 24 * (layer_fixed + 4 * expert) + outer;
+    vram_model m = parse(gpt_oss_cfg);
+    cr_assert_eq(m.arch.expert_format, VRAM_DTYPE_MXFP4);
+    vram_param_count pc = count(&m);
+    near("gpt-oss-20b total", pc.total, total, 5);
+    near("gpt-oss-20b active", pc.active, active, 10);
+    cr_assert(total > 20800000000ull && total < 21000000000ull, "published 21B");
+    /* OpenAI's 3.6B active leaves the input embedding out (a lookup, not a product) */
+    near("gpt-oss-20b active without the embedding", pc.active - 201088ull * 2880,
+         3610000000ull, 10);
+    cr_assert_eq(pc.expert_matrix_params, 24 * 32 * GPT_OSS_EXPERT_MATRIX);
+}
+
+/* ---- the estimate ------------------------------------------------------------------- */
+
+Test(moe, gpt_oss_mxfp4_experts_weights) {
+    vram_model m = parse(gpt_oss_cfg);
+    vram_workload w;
+    vram_estimate e;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
+    /* the experts' matrices in MXFP4 (17 bytes per 32), everything else in the published
+       16-bit format (f16 assumed: the config names none) */
+    const uint64_t xq = 24 * 32 * GPT_OSS_EXPERT_MATRIX;
+    const uint64_t mx = xq / 32 * 17;
+    const uint64_t rest = 2 * (e.params - xq);
+    cr_assert_eq(e.term[VRAM_TERM_WEIGHTS].expected, mx + rest, "%llu",
+                 (unsigned long long)e.term[VRAM_TERM_WEIGHTS].expected);
+    /* the routed experts' bytes: MXFP4 matrices and 16-bit biases */
+    cr_assert_eq(e.expert_bytes, mx + 2 * (24 * 32 * (5760 + 2880)));
+    vram_param_count pc = count(&m);
+    cr_assert_eq(e.params, pc.total);
+    cr_assert_eq(e.active_params, pc.active);
+    /* about 13.8 GB, as the published checkpoint */
+    cr_assert(e.term[VRAM_TERM_WEIGHTS].expected > 13500000000ull &&
+              e.term[VRAM_TERM_WEIGHTS].expected < 14000000000ull);
+    /* loaded in bf16, the experts stay MXFP4 (as vLLM and llama.cpp run them) */
+    w.format = VRAM_DTYPE_BF16;
+    cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
+    cr_assert_eq(e.term[VRAM_TERM_WEIGHTS].expected, mx + rest);
+    /* converted to int4, the experts are NF4 like the other matrices */
+    w.format = VRAM_DTYPE_NF4;
+    cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
+    cr_assert(e.expert_bytes < e.term[VRAM_TERM_WEIGHTS].expected);
+}
+
+Test(moe, deepseek_latent_kv_cache) {
+    vram_model m = parse(deepseek_v3_cfg);
+    vram_workload w;
+    vram_estimate e;
+    memset(&w, 0, sizeof w);
+    w.seq = 4096;
+    w.batch = 2;
+    w.compute = VRAM_DTYPE_BF16;
+    cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
+    /* per block and token: the compressed KV (512) and the rotary key (64), not 128 heads */
+    cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].expected, 61ull * (512 + 64) * 4096 * 2 * 2);
+}
+
+Test(moe, activations_follow_top_k) {
+    /* the same Mixtral with every expert chosen has the wider MLP working set */
+    vram_model m = parse(mixtral_cfg), all = m;
+    vram_workload w;
+    vram_estimate e, ea;
+    memset(&w, 0, sizeof w);
+    w.seq = 2048;
+    w.flash_attention = 1;
+    all.arch.experts_per_token = 8;
+    cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
+    cr_assert_eq(vram_estimate_model(&all, &w, &ea), VRAM_OK);
+    /* bf16, flash: 2 x b*s*h for input and output, plus b*s x (k x 14336 x 2) */
+    cr_assert_eq(e.term[VRAM_TERM_ACTIVATIONS].expected,
+                 2ull * (2 * 2048 * 4096 + 2048ull * 2 * 14336 * 2));
+    cr_assert(ea.term[VRAM_TERM_ACTIVATIONS].expected > e.term[VRAM_TERM_ACTIVATIONS].expected);
+    /* weights by total parameters either way; active differs */
+    cr_assert_eq(e.term[VRAM_TERM_WEIGHTS].expected, ea.term[VRAM_TERM_WEIGHTS].expected);
+    cr_assert(e.active_params < ea.active_params && ea.active_params == ea.params);
+}
+
+Test(moe, dense_model_has_no_experts) {
+    vram_model m = parse("{\"model_type\":\"mistral\"}");
+    vram_workload w;
+    vram_estimate e;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
+    cr_assert_eq(e.active_params, e.params);
+    cr_assert_eq(e.expert_bytes, 0);
+}
+
+/* ---- tensor names ------------------------------------------------------------------- */
+
+static vram_tensor_class classify(const char *name, uint32_t nd, uint64_t d0, uint64_t d1,
+                                  uint64_t d2) {
+    vram_tensor_class c;
+    const uint64_t dims[3] = {d0, d1, d2};
+    cr_assert_eq(vram_tensor_classify(name, strlen(name), nd, dims, &c), VRAM_OK);
+    return c;
+}
+
+Test(moe, expert_tensor_names) {
+    struct {
+        const char *name;
+        uint32_t nd;
+        int expert, matrix;
+        uint64_t rows;
+    } cases[] = {
+        {"model.layers.3.block_sparse_moe.experts.7.w1.weight", 2, 1, 1, 14336},
+        {"model.layers.0.mlp.experts.127.down_proj.weight", 2, 1, 1, 14336},
+        {"model.layers.1.mlp.experts.gate_up_proj", 3, 1, 1, 32 * 14336},
+        {"model.layers.1.mlp.experts.gate_up_proj_bias", 2, 1, 0, 0},
+        {"blk.5.ffn_gate_exps.weight", 3, 1, 1, 32 * 14336},
+        {"blk.5.ffn_gate_up_exps.weight", 3, 1, 1, 32 * 14336},
+        {"blk.5.ffn_down_shexp.weight", 2, 0, 1, 14336},
+        {"model.layers.4.mlp.shared_experts.up_proj.weight", 2, 0, 1, 14336},
+        {"model.layers.4.mlp.gate.weight", 2, 0, 1, 14336},
+        {"blk.5.ffn_gate_inp.weight", 2, 0, 1, 14336},
+        {"model.experts.0.weight", 2, 0, 0, 0}, /* outside a block: not routed experts */
+        {"model.layers.2.self_attn.q_proj.weight", 2, 0, 1, 14336},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vram_tensor_class c = classify(cases[i].name, cases[i].nd, cases[i].nd == 3 ? 32 : 14336,
+                                       14336, 4096);
+        cr_assert_eq(c.expert, cases[i].expert, "%s: expert %d", cases[i].name, c.expert);
+        cr_assert_eq(c.matrix, cases[i].matrix, "%s: matrix %d", cases[i].name, c.matrix);
+        if (c.matrix) cr_assert_eq(c.rows, cases[i].rows, "%s: rows", cases[i].name);
+    }
+    /* a fused tensor whose rows pass 2^64 is a range error, not a wrapped count */
+    vram_tensor_class c;
+    const uint64_t huge[3] = {UINT64_MAX, 3, 4};
+    const char *n = "blk.0.ffn_up_exps.weight";
+    cr_assert_eq(vram_tensor_classify(n, strlen(n), 3, huge, &c), VRAM_E_RANGE);
+}
+
+Test(moe, expert_stats) {
+    vram_tensor_stats s;
+    memset(&s, 0, sizeof s);
+    vram_tensor_class c = classify("blk.0.ffn_up_exps.weight", 3, 8, 14336, 4096);
+    const uint64_t n = 8ull * 14336 * 4096;
+    cr_assert_eq(vram_tensor_stats_add(&s, &c, n, n / 32 * 18, VRAM_DTYPE_Q4_0), VRAM_OK);
+    c = classify("blk.0.attn_q.weight", 2, 4096, 4096, 0);
+    cr_assert_eq(vram_tensor_stats_add(&s, &c, 4096ull * 4096, 4096ull * 4096 * 2, VRAM_DTYPE_F16),
+                 VRAM_OK);
+    cr_assert_eq(s.expert_params, n);
+    cr_assert_eq(s.expert_bytes, n / 32 * 18);
+    cr_assert_eq(s.params, n + 4096ull * 4096);
+    cr_assert_eq(s.matrices, 2);
+}
+
+/* ---- the strategy chain ------------------------------------------------------------ */
+
+static vram_devices one_gpu(uint64_t free_bytes, uint64_t host) {
+    vram_devices d;
+    memset(&d, 0, sizeof d);
+    d.gpus = 1;
+    d.gpu[0].total = free_bytes;
+    d.gpu[0].free = free_bytes;
+    d.gpu[0].cc_major = 9;
+    d.host_free = host;
+    return d;
+}
+
+Test(moe, experts_cpu_in_the_chain) {
+    vram_model m = parse(qwen3_moe_cfg);
+    vram_workload w;
+    vram_chain ch;
+    memset(&w, 0, sizeof w);
+    w.seq = 4096;
+    /* 24 GiB: 61 GB of bf16 weights do not fit; without the routed experts (58 GB on the
+       host) the attention, embeddings and KV cache do */
+    vram_devices d = one_gpu(24ull << 30, 256ull << 30);
+    cr_assert_eq(vram_strategy_chain(&m, &w, &d, &ch), VRAM_OK);
+    cr_assert_eq(ch.count, VRAM_STRATEGY_COUNT);
+    const vram_candidate *x = &ch.cand[VRAM_STRATEGY_EXPERTS_CPU];
+    cr_assert_str_eq(x->name, "experts_cpu");
+    cr_assert_str_eq(vram_strategy_name(VRAM_STRATEGY_EXPERTS_CPU), "experts_cpu");
+    cr_assert_eq(VRAM_STRATEGY_EXPERTS_CPU + 1, VRAM_STRATEGY_GPU_CPU, "before gpu_cpu");
+    cr_assert_eq(x->status, VRAM_OK);
+    cr_assert(x->estimate.expert_bytes > 0);
+    cr_assert_eq(x->cpu_bytes, x->estimate.expert_bytes);
+    cr_assert_eq(x->gpu_bytes[0] + x->cpu_bytes, x->estimate.expected);
+    cr_assert_eq(x->fits, 1);
+    cr_assert_eq(x->reason, VRAM_REASON_FITS);
+    cr_assert_eq(ch.cand[VRAM_STRATEGY_16BIT].fits, 0);
+    /* the host too small for the experts */
+    d = one_gpu(24ull << 30, 8ull << 30);
+    cr_assert_eq(vram_strategy_chain(&m, &w, &d, &ch), VRAM_OK);
+    x = &ch.cand[VRAM_STRATEGY_EXPERTS_CPU];
+    cr_assert_eq(x->fits, 0);
+    cr_assert_eq(x->reason, VRAM_REASON_HOST_TOO_SMALL);
+    cr_assert_eq(x->needed, x->estimate.expert_bytes);
+    /* the GPU too small even for the rest */
+    d = one_gpu(2ull << 30, 256ull << 30);
+    cr_assert_eq(vram_strategy_chain(&m, &w, &d, &ch), VRAM_OK);
+    x = &ch.cand[VRAM_STRATEGY_EXPERTS_CPU];
+    cr_assert_eq(x->fits, 0);
+    cr_assert_eq(x->reason, VRAM_REASON_TOO_BIG);
+    cr_assert_eq(x->needed, x->estimate.expected - x->estimate.expert_bytes);
+    /* no GPU */
+    d.gpus = 0;
+    cr_assert_eq(vram_strategy_chain(&m, &w, &d, &ch), VRAM_OK);
+    cr_assert_eq(ch.cand[VRAM_STRATEGY_EXPERTS_CPU].reason, VRAM_REASON_NO_GPU);
+}
+
+Test(moe, experts_cpu_dense_model) {
+    vram_model m = parse("{\"model_type\":\"mistral\"}");
+    vram_workload w;
+    vram_chain ch;
+    memset(&w, 0, sizeof w);
+    vram_devices d = one_gpu(8ull << 30, 0);
+    cr_assert_eq(vram_strategy_chain(&m, &w, &d, &ch), VRAM_OK);
+    cr_assert_eq(ch.cand[VRAM_STRATEGY_EXPERTS_CPU].fits, 0);
+    cr_assert_eq(ch.cand[VRAM_STRATEGY_EXPERTS_CPU].reason, VRAM_REASON_NO_EXPERTS);
+    cr_assert_str_eq(vram_reason_name(VRAM_REASON_NO_EXPERTS), "no_experts");
+}
+
+/* ---- the core's checks and the readers' errors ------------------------------------- */
+
+Test(moe, arch_check) {
+    vram_model m = parse(mixtral_cfg);
+    vram_arch a = m.arch;
+    vram_param_count pc;
+    cr_assert_eq(vram_arch_check(&a), VRAM_OK);
+    a.experts_per_token = 9; /* more than the experts */
+    cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID);
+    a = m.arch;
+    a.experts_per_token = 0;
+    cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID);
+    a = m.arch;
+    a.dense_layers = 33;
+    cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID);
+    a = m.arch;
+    a.family = VRAM_FAMILY_ENCODER;
+    cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID);
+    a = m.arch;
+    a.moe_flags = 0x80;
+    cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID);
+    a = m.arch;
+    a.expert_format = VRAM_DTYPE_COUNT;
+    cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID);
+    a = m.arch;
+    a.kv_lora_rank = 512; /* latent attention without a head_dim to hold the rope part */
+    a.rope_dim = 64;
+    cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID);
+    /* an absurd count (100,000 experts of 10^6 x 10^6 in 10,000 layers) is refused */
+    a = m.arch;
+    a.experts = VRAM_ARCH_MAX_EXPERTS;
+    a.expert_intermediate = VRAM_ARCH_MAX_WIDTH;
+    a.hidden = 1000000;
+    a.heads = 1000;
+    a.kv_heads = 1000;
+    a.layers = 10000;
+    cr_assert_eq(vram_arch_check(&a), VRAM_OK);
+    cr_assert_eq(vram_arch_params(&a, &pc), VRAM_E_INVALID);
+}
+
+static void bad_config(const char *json, const char *want) {
+    char err[512];
+    vram_model m;
+    memset(&m, 0x5a, sizeof m);
+    vram_model before = m;
+    vram_status st = vram_config_parse(json, strlen(json), "config.json", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_E_FORMAT, "%s", json);
+    cr_assert_not_null(strstr(err, want), "%s: %s", json, err);
+    cr_assert_eq(strncmp(err, "config.json: ", 13), 0, "%s", err);
+    cr_assert_eq(memcmp(&m, &before, sizeof m), 0, "untouched on error");
+}
+
+Test(moe, config_errors) {
+    bad_config("{\"model_type\":\"mixtral\",\"num_experts_per_tok\":9}",
+               "num_experts_per_tok 9 is more than num_local_experts 8");
+    bad_config("{\"model_type\":\"qwen3_moe\",\"num_experts\":0}", "num_experts is 0");
+    bad_config("{\"model_type\":\"deepseek_v3\",\"first_k_dense_replace\":62}",
+               "first_k_dense_replace 62 is more than num_hidden_layers 61");
+    bad_config("{\"model_type\":\"deepseek_v2\",\"q_lora_rank\":\"x\"}", "q_lora_rank is a string");
+    bad_config("{\"model_type\":\"deepseek_v3\",\"num_attention_heads\":10000}",
+               "over the width limit");
+    bad_config("{\"model_type\":\"deepseek_v3\",\"n_shared_experts\":1000}",
+               "n_shared_experts 1000 x moe_intermediate_size 2048 is over the limit");
+    bad_config("{\"model_type\":\"gpt_oss\",\"experts_per_token\":-4}",
+               "experts_per_token is -4: negative");
+}
+
+Test(moe, config_layouts_not_modelled) {
+    char err[512];
+    vram_model m;
+    const char *j = "{\"model_type\":\"qwen3_moe\",\"decoder_sparse_step\":2}";
+    cr_assert_eq(vram_config_parse(j, strlen(j), "config.json", &m, err, sizeof err), VRAM_OK);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "decoder_sparse_step is not 1"), "%s", err);
+    j = "{\"model_type\":\"deepseek_v3\",\"moe_layer_freq\":2}";
+    cr_assert_eq(vram_config_parse(j, strlen(j), "config.json", &m, err, sizeof err), VRAM_OK);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "moe_layer_freq is not 1"), "%s", err);
+    /* DeepSeek-V2-Lite: q_lora_rank null, q projected directly */
+    j = "{\"model_type\":\"deepseek_v2\",\"q_lora_rank\":null,\"hidden_size\":2048,"
+        "\"num_attention_heads\":16,\"num_key_value_heads\":16,\"num_hidden_layers\":27,"
+        "\"n_routed_experts\":64,\"moe_intermediate_size\":1408,\"intermediate_size\":10944,"
+        "\"vocab_size\":102400}";
+    m = parse(j);
+    cr_assert_eq(m.arch.q_lora_rank, 0);
+    vram_param_count pc = count(&m);
+    /* published: 15.7B total, 2.4B active (without the input embedding, as gpt-oss's) */
+    near("DeepSeek-V2-Lite total", pc.total, 15700000000ull, 10);
+    near("DeepSeek-V2-Lite active", pc.active - 102400ull * 2048, 2400000000ull, 50);
+}
+
+/* ---- built-in models --------------------------------------------------------------- */
+
+Test(moe, builtin_moe_model) {
+    size_t n, found = 0;
+    const vram_builtin_model *b = vram_builtin_models(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].arch.experts == 0) continue;
+        vram_model m;
+        vram_builtin_to_model(&b[i], &m);
+        vram_param_count pc = count(&m);
+        cr_assert(pc.active < pc.total, "%s", b[i].name);
+        found++;
+    }
+    cr_assert(found >= 1, "at least one built-in mixture of experts");
+    /* the preset agrees with the count from the model's config.json */
+    const vram_builtin_model *q = vram_builtin_find("Qwen3-30B-A3B");
+    cr_assert_not_null(q);
+    vram_model pm, cm = parse(qwen3_moe_cfg);
+    vram_builtin_to_model(q, &pm);
+    cr_assert_eq(count(&pm).total, count(&cm).total);
+    cr_assert_eq(count(&pm).active, count(&cm).active);
+}
