@@ -56,6 +56,29 @@ static vram_status st_metadata(const cJSON *meta, const char *label, char *err, 
     return VRAM_OK;
 }
 
+
+/* MXFP4 as transformers stores it (gpt-oss's experts): a U8 tensor "<w>_blocks" whose last
+ * dimension is 16 holds two 4-bit values a byte (blocks of 32 values), and a U8 tensor
+ * "<w>_scales" holds one shared exponent a block. Counted as what they are: the blocks as
+ * 2 elements a byte, the scales as no elements (their bytes are the format's overhead, 17
+ * bytes per 32 values together), both in mxfp4, so the parameter count is the model's. */
+static int st_ends_with(const char *name, size_t nlen, const char *suffix) {
+    size_t k = strlen(suffix);
+    return nlen >= k && memcmp(name + nlen - k, suffix, k) == 0;
+}
+
+static void st_mxfp4_packed(const char *name, size_t nlen, uint32_t nd, const uint64_t *dims,
+                            uint64_t *numel, vram_dtype *dt) {
+    if (*dt != VRAM_DTYPE_U8 || nd < 2) return;
+    if (dims[nd - 1] == 16u && st_ends_with(name, nlen, "_blocks") && *numel <= UINT64_MAX / 2u) {
+        *numel *= 2u;
+        *dt = VRAM_DTYPE_MXFP4;
+    } else if (st_ends_with(name, nlen, "_scales")) {
+        *numel = 0;
+        *dt = VRAM_DTYPE_MXFP4;
+    }
+}
+
 /* One tensor entry: checked, added to acc, its span recorded. */
 static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *names,
                              const vram__shard_check *chk, st_span *span, const char *label,
@@ -171,6 +194,7 @@ static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *n
                 vram__quote(chk->shard_names[w->value], strlen(chk->shard_names[w->value]), q2));
         w->aux = 1;
     }
+    st_mxfp4_packed(name, nlen, nd, nd > 0 ? dims : NULL, &numel, &dt);
     if ((st = vram__acc_add(acc, name, nlen, nd, nd > 0 ? dims : NULL, numel, bytes, dt, label, err,
                             errcap)) != VRAM_OK)
         return st;

@@ -20,6 +20,7 @@
 
 #include <vramkit/strategy.h>
 
+#include "../fuzz/gen/model_fixtures.h"
 #include "models/builtin_models.h"
 #include "models/model_read.h"
 
@@ -251,6 +252,102 @@ Test(moe, gpt_oss_20b) {
     near("gpt-oss-20b active without the embedding", pc.active - 201088ull * 2880,
          3610000000ull, 10);
     cr_assert_eq(pc.expert_matrix_params, 24 * 32 * GPT_OSS_EXPERT_MATRIX);
+}
+
+/* gpt-oss as transformers saves it (the tensor names and shapes of openai/gpt-oss-20b's
+ * model-*.safetensors, two of its 24 blocks): each expert matrix in MXFP4 as a pair of U8
+ * tensors, "<w>_blocks" [experts, rows, cols/32, 16] (two 4-bit values a byte) and
+ * "<w>_scales" [experts, rows, cols/32] (one exponent per 32 values); everything else bf16.
+ * The count from the headers is the model's (the blocks 2 elements a byte, the scales none),
+ * the same as gpt_oss_20b's by-hand count for two blocks; read as plain bytes it would be
+ * 44% short. */
+Test(moe, gpt_oss_safetensors_mxfp4_pairs) {
+    fx_list l = {0};
+    fx_buf json = {0};
+    vram_model m;
+    char err[512], n[160];
+    static const char *const proj[4] = {"q_proj", "k_proj", "v_proj", "o_proj"};
+    static const uint64_t rows[4] = {4096, 512, 512, 2880}, cols[4] = {2880, 2880, 2880, 4096};
+    for (int i = 0; i < 2; i++) {
+        l.dtype = "BF16";
+        for (int p = 0; p < 4; p++) {
+            snprintf(n, sizeof n, "model.layers.%d.self_attn.%s.weight", i, proj[p]);
+            FX_2(&l, n, rows[p], cols[p]);
+            snprintf(n, sizeof n, "model.layers.%d.self_attn.%s.bias", i, proj[p]);
+            FX_1(&l, n, rows[p]);
+        }
+        snprintf(n, sizeof n, "model.layers.%d.self_attn.sinks", i);
+        FX_1(&l, n, 64);
+        snprintf(n, sizeof n, "model.layers.%d.input_layernorm.weight", i);
+        FX_1(&l, n, 2880);
+        snprintf(n, sizeof n, "model.layers.%d.post_attention_layernorm.weight", i);
+        FX_1(&l, n, 2880);
+        snprintf(n, sizeof n, "model.layers.%d.mlp.router.weight", i);
+        FX_2(&l, n, 32, 2880);
+        snprintf(n, sizeof n, "model.layers.%d.mlp.router.bias", i);
+        FX_1(&l, n, 32);
+        snprintf(n, sizeof n, "model.layers.%d.mlp.experts.gate_up_proj_bias", i);
+        FX_2(&l, n, 32, 5760);
+        snprintf(n, sizeof n, "model.layers.%d.mlp.experts.down_proj_bias", i);
+        FX_2(&l, n, 32, 2880);
+        l.dtype = "U8";
+        snprintf(n, sizeof n, "model.layers.%d.mlp.experts.gate_up_proj_blocks", i);
+        fx_add(&l, n, 4, 32, 5760, 90, 16);
+        snprintf(n, sizeof n, "model.layers.%d.mlp.experts.gate_up_proj_scales", i);
+        fx_add(&l, n, 3, 32, 5760, 90, 0);
+        snprintf(n, sizeof n, "model.layers.%d.mlp.experts.down_proj_blocks", i);
+        fx_add(&l, n, 4, 32, 2880, 90, 16);
+        snprintf(n, sizeof n, "model.layers.%d.mlp.experts.down_proj_scales", i);
+        fx_add(&l, n, 3, 32, 2880, 90, 0);
+    }
+    l.dtype = "BF16";
+    FX_2(&l, "model.embed_tokens.weight", 201088, 2880);
+    FX_2(&l, "lm_head.weight", 201088, 2880);
+    FX_1(&l, "model.norm.weight", 2880);
+    uint64_t data = fx_st_header(l.t, l.n, 1, &json);
+    cr_assert_eq(vram_safetensors_parse((const char *)json.p, json.n, data, "gpt-oss", &m, err,
+                                        sizeof err),
+                 VRAM_OK, "%s", err);
+    /* gpt_oss_20b's terms, for 2 blocks */
+    const uint64_t attn = 4096ull * 2880 + 4096 + 2 * (512ull * 2880 + 512) + 2880ull * 4096 +
+                          2880 + 64;
+    const uint64_t expert = GPT_OSS_EXPERT_MATRIX + 5760 + 2880;
+    const uint64_t layer_fixed = attn + 2 * 2880 + 32ull * 2880 + 32;
+    const uint64_t outer = 2ull * 201088 * 2880 + 2880;
+    cr_assert_eq(m.stats.params, 2 * (layer_fixed + 32 * expert) + outer);
+    cr_assert_eq(m.stats.expert_params, 2 * 32 * expert);
+    /* MXFP4: 16 bytes of values and 1 of scale per 32; the bytes are the file's */
+    const uint64_t mx = 2 * 32 * GPT_OSS_EXPERT_MATRIX / 32 * 17;
+    cr_assert_eq(m.stats.dtype_bytes[VRAM_DTYPE_MXFP4], mx);
+    cr_assert_eq(m.stats.dtype_bytes[VRAM_DTYPE_U8], 0);
+    cr_assert_eq(m.stats.bytes, data);
+    cr_assert_eq(m.stats.expert_bytes, mx + 2 * (2 * 32 * (5760 + 2880)));
+    cr_assert_eq(m.blocks, 2);
+    fx_free(&json);
+    fx_list_free(&l);
+}
+
+/* A U8 tensor that is not such a pair (a last dimension other than 16, or another suffix)
+ * stays bytes: one element each. */
+Test(moe, u8_tensors_that_are_not_mxfp4_stay_bytes) {
+    fx_list l = {0};
+    fx_buf json = {0};
+    vram_model m;
+    char err[512];
+    l.dtype = "U8";
+    fx_add(&l, "model.layers.0.mlp.experts.gate_up_proj_blocks", 3, 4, 8, 15, 0);
+    FX_2(&l, "model.layers.0.mlp.mask", 8, 16);
+    l.dtype = "BF16";
+    FX_2(&l, "model.layers.0.mlp.experts.down_proj_blocks", 8, 16);
+    uint64_t data = fx_st_header(l.t, l.n, 1, &json);
+    cr_assert_eq(vram_safetensors_parse((const char *)json.p, json.n, data, "u8", &m, err,
+                                        sizeof err),
+                 VRAM_OK, "%s", err);
+    cr_assert_eq(m.stats.params, 4 * 8 * 15 + 8 * 16 + 8 * 16);
+    cr_assert_eq(m.stats.dtype_bytes[VRAM_DTYPE_U8], 4 * 8 * 15 + 8 * 16);
+    cr_assert_eq(m.stats.dtype_bytes[VRAM_DTYPE_MXFP4], 0);
+    fx_free(&json);
+    fx_list_free(&l);
 }
 
 /* ---- the estimate ------------------------------------------------------------------- */
