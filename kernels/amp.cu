@@ -121,19 +121,25 @@ __device__ __forceinline__ void vram__k_coef(float norm, float max_norm, int pol
     if (nonfinite && policy == VRAM_K_NONFINITE_SKIP) *found_inf = 1.0f;
 }
 
-// *norm = sqrt(sum of partials[0 .. count)): thread t adds partials t, t + 1024, ... in
-// order, then the block tree. With max_norm > 0 it also writes the clip coefficient.
+// *norm = sqrt(sum of partials[0 .. count)) (root false: the sum itself, the squared norm):
+// thread t adds partials t, t + 1024, ... in order, then the block tree. With max_norm > 0
+// it also writes the clip coefficient.
 __global__ void __launch_bounds__(kFinalThreads)
     vram__k_norm_final_kernel(const float *partials, uint32_t count, float *norm, float max_norm, int policy,
-                              float *coef, float *found_inf) {
+                              float *coef, float *found_inf, bool root) {
     float acc = 0.0f;
     for (uint32_t i = threadIdx.x; i < count; i += kFinalThreads) acc = __fadd_rn(acc, partials[i]);
     const float s = vram__k_block_sum<kFinalThreads>(acc);
     if (threadIdx.x == 0) {
-        const float r = __fsqrt_rn(s);
+        const float r = root ? __fsqrt_rn(s) : s;
         *norm = r;
-        if (max_norm > 0.0f) vram__k_coef(r, max_norm, policy, coef, found_inf);
+        if (root && max_norm > 0.0f) vram__k_coef(r, max_norm, policy, coef, found_inf);
     }
+}
+
+// *norm = sqrt(*sumsq), rounded as the final kernel rounds it (the same bits for one rank).
+__global__ void vram__k_sqrt_kernel(const float *sumsq, float *norm) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) *norm = __fsqrt_rn(*sumsq);
 }
 
 __global__ void vram__k_clip_coef_kernel(const float *norm, float max_norm, int policy, float *coef,
@@ -180,7 +186,7 @@ vram_status vram__k_scale(const vram_k_tensor *tensors, size_t n, const float *i
 // The norm, and the clip coefficient when max_norm > 0 (arguments checked by the callers).
 vram_status vram__k_norm(const vram_k_tensor *tensors, size_t n, const float *inv_scale, float *partials,
                          uint64_t partials_count, float *norm, float max_norm, int policy, float *coef,
-                         float *found_inf, cudaStream_t s) {
+                         float *found_inf, cudaStream_t s, bool root = true) {
     uint64_t chunks = 0;
     if (partials == nullptr || norm == nullptr) return VRAM_E_INVALID;
     vram_status st = vram__k_mt_check(tensors, n, &chunks);
@@ -194,7 +200,8 @@ vram_status vram__k_norm(const vram_k_tensor *tensors, size_t n, const float *in
     }
     // an empty list has norm 0: the final block adds no partials
     return VRAM__K_LAUNCH("vram__k_norm_final_kernel", vram__k_norm_final_kernel, dim3(1), dim3(kFinalThreads), s,
-                          (const float *)partials, (uint32_t)chunks, norm, max_norm, policy, coef, found_inf);
+                          (const float *)partials, (uint32_t)chunks, norm, max_norm, policy, coef, found_inf,
+                          root);
 }
 
 } // namespace
@@ -232,6 +239,20 @@ extern "C" vram_status vram_k_l2norm(const vram_k_tensor *tensors, size_t n, con
     vram__k_begin();
     return vram__k_norm(tensors, n, inv_scale, partials, partials_count, norm, 0.0f, VRAM_K_NONFINITE_REPORT,
                         nullptr, nullptr, static_cast<cudaStream_t>(stream));
+}
+
+extern "C" vram_status vram_k_sumsq(const vram_k_tensor *tensors, size_t n, const float *inv_scale, float *partials,
+                                    uint64_t partials_count, float *sumsq, void *stream) {
+    vram__k_begin();
+    return vram__k_norm(tensors, n, inv_scale, partials, partials_count, sumsq, 0.0f, VRAM_K_NONFINITE_REPORT,
+                        nullptr, nullptr, static_cast<cudaStream_t>(stream), false);
+}
+
+extern "C" vram_status vram_k_norm_from_sumsq(const float *sumsq, float *norm, void *stream) {
+    vram__k_begin();
+    if (sumsq == nullptr || norm == nullptr) return VRAM_E_INVALID;
+    return VRAM__K_LAUNCH("vram__k_sqrt_kernel", vram__k_sqrt_kernel, dim3(1), dim3(32),
+                          static_cast<cudaStream_t>(stream), sumsq, norm);
 }
 
 extern "C" vram_status vram_k_clip_coef(const float *norm, float max_norm, int policy, float *coef, float *found_inf,

@@ -159,6 +159,17 @@ VRAM_NODISCARD vram_status vram_k_norm_workspace(const vram_k_tensor *tensors, s
 VRAM_NODISCARD vram_status vram_k_l2norm(const vram_k_tensor *tensors, size_t n, const float *inv_scale, float *partials,
                           uint64_t partials_count, float *norm, void *stream);
 
+/* The squared norm of vram_k_l2norm, before its square root: *sumsq = the same fp32 sum in
+ * the same order (so sqrt of it is vram_k_l2norm's *norm bit for bit). For a norm across
+ * ranks: each rank's *sumsq, summed by an all-reduce, then vram_k_norm_from_sumsq
+ * (comm_steps.c's vram_comm_clip_grad_norm_device). Requires: as vram_k_l2norm. */
+VRAM_NODISCARD vram_status vram_k_sumsq(const vram_k_tensor *tensors, size_t n, const float *inv_scale, float *partials,
+                                        uint64_t partials_count, float *sumsq, void *stream);
+
+/* *norm = sqrt(*sumsq) in fp32, rounded to nearest (sumsq and norm may be the same float).
+ * Requires: sumsq, norm (device) non-NULL. */
+VRAM_NODISCARD vram_status vram_k_norm_from_sumsq(const float *sumsq, float *norm, void *stream);
+
 /* *coef = min(1, max_norm / (*norm + 1e-6)) in fp32 (torch.nn.utils.clip_grad_norm_'s
  * coefficient); a non-finite *norm gives *coef = 1 and the policy's action (see
  * vram_k_nonfinite). Reference: vram_kref_clip_coef. Requires: norm, coef (device)

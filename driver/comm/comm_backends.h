@@ -79,4 +79,23 @@ VRAM_NODISCARD vram_status vram_comm_scaler_update_device(const vram_comm_ops *c
                                                           float *found_inf, unsigned n,
                                                           struct vram_k_step_info *info, void *stream);
 
+/* clip_grad_norm_ across ranks on the device (tensors as vram_k_clip_grad_norm's; a
+ * struct vram_k_tensor list): each rank's squared norm (vram_k_sumsq, inv_scale folded in),
+ * all-reduced with SUM into *norm on stream, its square root (vram_k_norm_from_sumsq), the
+ * coefficient (vram_k_clip_coef with policy) and the gradients times inv_scale and coef
+ * (vram_k_scale): every rank clips by the same global norm, and nothing waits on the host.
+ * With one rank the results are vram_k_clip_grad_norm's bit for bit. A non-finite global
+ * norm sets *found_inf on every rank under policy SKIP (the scaler then skips on all).
+ * Requires: a table with VRAM_COMM_DEVICE_BUFFERS; partials (device) of
+ * vram_k_norm_workspace floats; norm, coef (device) non-NULL; found_inf (device) for SKIP.
+ * VRAM_E_NOT_BUILT without the kernels library. */
+struct vram_k_tensor;
+VRAM_NODISCARD vram_status vram_comm_clip_grad_norm_device(const vram_comm_ops *c,
+                                                           const struct vram_k_tensor *tensors,
+                                                           size_t n, const float *inv_scale,
+                                                           float max_norm, int policy,
+                                                           float *partials, uint64_t partials_count,
+                                                           float *norm, float *coef,
+                                                           float *found_inf, void *stream);
+
 #endif /* VRAMKIT_COMM_BACKENDS_H */

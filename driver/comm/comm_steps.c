@@ -83,3 +83,33 @@ vram_status vram_comm_scaler_update_device(const vram_comm_ops *c, vram_scaler *
     return VRAM_E_NOT_BUILT;
 #endif
 }
+
+vram_status vram_comm_clip_grad_norm_device(const vram_comm_ops *c, const struct vram_k_tensor *tensors,
+                                            size_t n, const float *inv_scale, float max_norm, int policy,
+                                            float *partials, uint64_t partials_count, float *norm,
+                                            float *coef, float *found_inf, void *stream) {
+    if (vram_comm_ops_check(c) != VRAM_OK || (c->flags & VRAM_COMM_DEVICE_BUFFERS) == 0u ||
+        norm == NULL || coef == NULL || partials == NULL || !(max_norm > 0.0f) || !isfinite(max_norm))
+        return VRAM_E_INVALID;
+#ifdef COMM_HAVE_KERNELS
+    uint64_t need = 0;
+    /* every argument checked before anything is queued: an error leaves nothing half done */
+    if ((policy != VRAM_K_NONFINITE_SKIP && policy != VRAM_K_NONFINITE_REPORT) ||
+        (policy == VRAM_K_NONFINITE_SKIP && found_inf == NULL) ||
+        vram_k_norm_workspace(tensors, n, &need) != VRAM_OK || partials_count < need)
+        return VRAM_E_INVALID;
+    /* all queued on stream, in order: this rank's sum of squares, every rank's summed, the
+       norm, the coefficient, the gradients; the host never waits */
+    vram_status st = vram_k_sumsq(tensors, n, inv_scale, partials, partials_count, norm, stream);
+    if (st != VRAM_OK) return st;
+    st = c->all_reduce(c->ctx, norm, norm, 1, VRAM_COMM_F32, VRAM_COMM_SUM, stream);
+    if (st != VRAM_OK) return st;
+    if ((st = vram_k_norm_from_sumsq(norm, norm, stream)) != VRAM_OK) return st;
+    if ((st = vram_k_clip_coef(norm, max_norm, policy, coef, found_inf, stream)) != VRAM_OK) return st;
+    return vram_k_scale(tensors, n, inv_scale, coef, stream);
+#else
+    (void)tensors, (void)n, (void)inv_scale, (void)policy, (void)partials_count, (void)found_inf;
+    (void)stream;
+    return VRAM_E_NOT_BUILT;
+#endif
+}

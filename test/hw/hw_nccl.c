@@ -4,8 +4,11 @@
  * all-reduced, then the scaler kernel) captured into a CUDA graph, which fails if anything in
  * it synchronises with the host, and equal to the host scaler. With two or more GPUs, one
  * process a GPU (this program started again with --child): a sum over the ranks, and an
- * overflow on rank 1 only that makes every rank skip and halve its scale. */
+ * overflow on rank 1 only that makes every rank skip and halve its scale, and clipping by the
+ * global norm across the ranks. clip_grad_norm_ across ranks on the device: bit for bit the
+ * one-process kernel for a world of one, captured into a graph. */
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +132,84 @@ Test(nccl, device_scaler_step_without_host_sync) {
     cudaStreamDestroy(s);
 }
 
+/* fp32 gradients: (i * 0.37 - 50) times scale (the loss scale; a power of two, so the
+ * host reference divides it out exactly) times rank_factor. */
+static void fill_grads(float *h, size_t n, float scale, float rank_factor) {
+    for (size_t i = 0; i < n; i++) h[i] = ((float)i * 0.37f - 50.0f) * scale * rank_factor;
+}
+
+/* clip_grad_norm_ across a world of one on the device equals vram_k_clip_grad_norm bit for
+ * bit (the same sum of squares, the same rounded square root), and the whole chain
+ * (sum of squares, NCCL all-reduce, root, coefficient, scale) is captured into a CUDA graph:
+ * nothing in it waits on the host. */
+Test(nccl, device_clip_across_ranks_without_host_sync) {
+    vram_comm_ops c = open_one();
+    cudaStream_t s;
+    VRAM_HW_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    enum { N0 = 70000, N1 = 1234 };
+    static float h[N0 + N1], a[N0 + N1], b[N0 + N1];
+    fill_grads(h, N0 + N1, 1024.0f, 1.0f);
+    float *g1, *g2, *part, *scal; /* scal: inv_scale, norm, coef, found (x2) */
+    VRAM_HW_CUDA(cudaMalloc((void **)&g1, sizeof h));
+    VRAM_HW_CUDA(cudaMalloc((void **)&g2, sizeof h));
+    VRAM_HW_CUDA(cudaMalloc((void **)&scal, 8 * sizeof(float)));
+    VRAM_HW_CUDA(cudaMemcpy(g1, h, sizeof h, cudaMemcpyHostToDevice));
+    VRAM_HW_CUDA(cudaMemcpy(g2, h, sizeof h, cudaMemcpyHostToDevice));
+    const float hs[8] = {1.0f / 1024.0f, 0, 0, 0, 1.0f / 1024.0f, 0, 0, 0};
+    VRAM_HW_CUDA(cudaMemcpy(scal, hs, sizeof hs, cudaMemcpyHostToDevice));
+    vram_k_tensor t1[2] = {{g1, N0, VRAM_DTYPE_F32}, {g1 + N0, N1, VRAM_DTYPE_F32}};
+    vram_k_tensor t2[2] = {{g2, N0, VRAM_DTYPE_F32}, {g2 + N0, N1, VRAM_DTYPE_F32}};
+    uint64_t need = 0;
+    VRAM_HW_OK(vram_k_norm_workspace(t1, 2, &need));
+    VRAM_HW_CUDA(cudaMalloc((void **)&part, need * sizeof(float)));
+    /* the one-process reference */
+    VRAM_HW_OK(vram_k_clip_grad_norm(t1, 2, scal, 1.0f, VRAM_K_NONFINITE_SKIP, part, need, scal + 1,
+                                     scal + 2, scal + 3, s));
+    VRAM_HW_CUDA(cudaStreamSynchronize(s));
+    /* across ranks, captured */
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    VRAM_HW_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    vram_status st = vram_comm_clip_grad_norm_device(&c, t2, 2, scal + 4, 1.0f, VRAM_K_NONFINITE_SKIP,
+                                                     part, need, scal + 5, scal + 6, scal + 7, s);
+    cudaError_t ce = cudaStreamEndCapture(s, &g);
+    cr_assert_eq(st, VRAM_OK, "%s (%s)", vram_status_name(st), c.last_error(c.ctx));
+    cr_assert_eq(ce, cudaSuccess, "the capture broke (a host sync?): %s", cudaGetErrorString(ce));
+    VRAM_HW_CUDA(cudaGraphInstantiate(&ge, g, 0));
+    VRAM_HW_CUDA(cudaGraphLaunch(ge, s));
+    VRAM_HW_OK(c.wait(c.ctx, s));
+    float r[8];
+    VRAM_HW_CUDA(cudaMemcpy(r, scal, sizeof r, cudaMemcpyDeviceToHost));
+    VRAM_HW_CUDA(cudaMemcpy(a, g1, sizeof a, cudaMemcpyDeviceToHost));
+    VRAM_HW_CUDA(cudaMemcpy(b, g2, sizeof b, cudaMemcpyDeviceToHost));
+    cr_assert_eq(r[5], r[1], "norm across ranks %.9g, one process %.9g", (double)r[5], (double)r[1]);
+    cr_assert_eq(r[6], r[2], "coefficient %.9g, one process %.9g", (double)r[6], (double)r[2]);
+    cr_assert(r[6] < 1.0f, "the gradients were clipped (norm %g)", (double)r[5]);
+    cr_assert_eq(r[7], 0.0f, "no overflow");
+    cr_assert_eq(memcmp(a, b, sizeof a), 0, "the clipped gradients are identical");
+    /* against the host's fp64 reference on the unscaled values */
+    double sumsq = 0.0;
+    for (size_t i = 0; i < N0 + N1; i++) sumsq += (double)(h[i] / 1024.0f) * (double)(h[i] / 1024.0f);
+    cr_assert(fabs((double)r[5] - sqrt(sumsq)) <= 1e-5 * sqrt(sumsq), "norm %.9g, reference %.9g",
+              (double)r[5], sqrt(sumsq));
+    /* an inf gradient: the global norm is inf, found_inf set, the gradients left alone */
+    const float inf = INFINITY;
+    VRAM_HW_CUDA(cudaMemcpy(g2 + 7, &inf, sizeof inf, cudaMemcpyHostToDevice));
+    VRAM_HW_OK(vram_comm_clip_grad_norm_device(&c, t2, 2, scal + 4, 1.0f, VRAM_K_NONFINITE_SKIP, part,
+                                               need, scal + 5, scal + 6, scal + 7, s));
+    VRAM_HW_OK(c.wait(c.ctx, s));
+    VRAM_HW_CUDA(cudaMemcpy(r, scal, sizeof r, cudaMemcpyDeviceToHost));
+    cr_assert_eq(r[7], 1.0f, "found_inf set by the non-finite global norm");
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    c.destroy(c.ctx);
+    cudaFree(g1);
+    cudaFree(g2);
+    cudaFree(part);
+    cudaFree(scal);
+    cudaStreamDestroy(s);
+}
+
 /* ---- two or more GPUs: one process each ------------------------------------------------ */
 
 /* A host table for the unique id only: rank 0 writes it to a file, the others read it. */
@@ -219,6 +300,36 @@ static int child(int rank, int world, const char *path) {
         fprintf(stderr, "rank %d: scale %g after rank 1's overflow, want %g (%s)\n", rank,
                 (double)done.scale, (double)(host.scale * 0.5f), vram_status_name(st));
         bad = 1;
+    }
+    /* clipping: rank r's gradients are r + 1 times the same values, so the global norm is
+       the one-rank norm times sqrt(sum of (r + 1)^2); every rank gets the same norm */
+    {
+        enum { NG = 5000 };
+        static float hg[NG];
+        float *dg, *dp, *dn, got[2];
+        uint64_t need = 0;
+        double one = 0.0, k2 = 0.0;
+        fill_grads(hg, NG, 1.0f, (float)(rank + 1));
+        for (int i = 0; i < NG; i++) one += (double)(hg[i] / (float)(rank + 1)) * (hg[i] / (float)(rank + 1));
+        for (int q = 1; q <= world; q++) k2 += (double)q * q;
+        vram_k_tensor tg = {NULL, NG, VRAM_DTYPE_F32};
+        cudaMalloc((void **)&dg, sizeof hg);
+        cudaMemcpy(dg, hg, sizeof hg, cudaMemcpyHostToDevice);
+        tg.data = dg;
+        if (vram_k_norm_workspace(&tg, 1, &need) != VRAM_OK) return 1;
+        cudaMalloc((void **)&dp, need * sizeof(float));
+        cudaMalloc((void **)&dn, 3 * sizeof(float));
+        cudaMemset(dn, 0, 3 * sizeof(float));
+        st = vram_comm_clip_grad_norm_device(&c, &tg, 1, NULL, 1.0f, VRAM_K_NONFINITE_SKIP, dp, need, dn,
+                                             dn + 1, dn + 2, s);
+        if (st == VRAM_OK) st = c.wait(c.ctx, s);
+        cudaMemcpy(got, dn, sizeof got, cudaMemcpyDeviceToHost);
+        const double want = sqrt(one * k2);
+        if (st != VRAM_OK || fabs((double)got[0] - want) > 1e-5 * want) {
+            fprintf(stderr, "rank %d: global norm %.9g, want %.9g (%s)\n", rank, (double)got[0], want,
+                    vram_status_name(st));
+            bad = 1;
+        }
     }
     c.destroy(c.ctx);
     return bad;

@@ -10,6 +10,9 @@
 #include <vramkit/kref.h>
 
 #include "comm/comm_backends.h"
+#if defined(VRAMKIT_HAVE_CUDA) && __has_include(<vramkit_kernels.h>)
+#include <vramkit_kernels.h>
+#endif
 
 static vram_comm_ops single(void) {
     vram_comm_ops c;
@@ -214,6 +217,45 @@ Test(comm, average_of_one_rank_and_device_step_refusals) {
     /* a host table cannot run the device step */
     cr_assert_eq(vram_comm_scaler_update_device(&c, &s, &f, 1, (struct vram_k_step_info *)&f, NULL),
                  VRAM_E_INVALID);
+}
+
+/* A device table that counts its all-reduces (and runs none): the device clip refuses
+ * its bad arguments before queuing anything. */
+static int device_reduces;
+static vram_status counting_reduce(void *ctx, const void *send, void *recv, uint64_t count,
+                                   vram_comm_dtype t, vram_comm_op op, vram_stream stream) {
+    (void)ctx, (void)send, (void)recv, (void)count, (void)t, (void)op, (void)stream;
+    device_reduces++;
+    return VRAM_OK;
+}
+
+Test(comm, device_clip_refuses_before_queuing_anything) {
+    vram_comm_ops host = single(), dev = single();
+    float f[4] = {0};
+    dev.flags = VRAM_COMM_DEVICE_BUFFERS;
+    dev.all_reduce = counting_reduce;
+    cr_assert_eq(vram_comm_ops_check(&dev), VRAM_OK);
+    device_reduces = 0;
+    /* a host table, no norm or coefficient, no partials, a max_norm that is not > 0 */
+    cr_assert_eq(vram_comm_clip_grad_norm_device(&host, NULL, 0, NULL, 1.0f, 0, f, 1, f, f + 1, f + 2, NULL),
+                 VRAM_E_INVALID);
+    cr_assert_eq(vram_comm_clip_grad_norm_device(&dev, NULL, 0, NULL, 1.0f, 0, f, 1, NULL, f + 1, f + 2, NULL),
+                 VRAM_E_INVALID);
+    cr_assert_eq(vram_comm_clip_grad_norm_device(&dev, NULL, 0, NULL, 1.0f, 0, NULL, 1, f, f + 1, f + 2, NULL),
+                 VRAM_E_INVALID);
+    cr_assert_eq(vram_comm_clip_grad_norm_device(&dev, NULL, 0, NULL, 0.0f, 0, f, 1, f, f + 1, f + 2, NULL),
+                 VRAM_E_INVALID);
+    cr_assert_eq(vram_comm_clip_grad_norm_device(&dev, NULL, 0, NULL, INFINITY, 0, f, 1, f, f + 1, f + 2, NULL),
+                 VRAM_E_INVALID);
+#if defined(VRAMKIT_HAVE_CUDA) && __has_include(<vramkit_kernels.h>)
+    /* a policy outside the list; SKIP without found_inf */
+    cr_assert_eq(vram_comm_clip_grad_norm_device(&dev, NULL, 0, NULL, 1.0f, 99, f, 1, f, f + 1, f + 2, NULL),
+                 VRAM_E_INVALID);
+    cr_assert_eq(vram_comm_clip_grad_norm_device(&dev, NULL, 0, NULL, 1.0f, VRAM_K_NONFINITE_SKIP, f, 1, f,
+                                                 f + 1, NULL, NULL),
+                 VRAM_E_INVALID);
+#endif
+    cr_assert_eq(device_reduces, 0, "nothing was queued");
 }
 
 #ifdef VRAMKIT_HAVE_MPI
