@@ -87,10 +87,18 @@
  *   deepseek_v2 n_routed_experts 160 6  moe_intermediate_size 1536 2      1     DeepSeek-V2
  *   deepseek_v3 n_routed_experts 256 8  moe_intermediate_size 2048 1      3     DeepSeek-V3
  *   gpt_oss     num_local_experts 32 4  intermediate_size 2880     -      -     gpt-oss-20b
- * shared: n_shared_experts, a shared MLP of n x moe_intermediate_size; dense:
- * first_k_dense_replace, leading blocks with a dense MLP of intermediate_size (DeepSeek's
- * moe_layer_freq must be 1, Qwen3-MoE's decoder_sparse_step 1 and mlp_only_layers empty:
- * other layouts are not modelled, family NONE with a note). DeepSeek's attention is latent
+ *   qwen2_moe   num_experts 60       4  moe_intermediate_size 1408 5632   -     Qwen2MoeConfig
+ *   olmoe       num_experts 64       8  intermediate_size 2048     -      -     OlmoeConfig
+ * (the last two from the transformers config class's defaults, Qwen1.5-MoE-A2.7B's and
+ * OLMoE-1B-7B's shapes but for OLMoE's intermediate_size 1024 and max_position 4096.)
+ * shared: n_shared_experts, a shared MLP of n x moe_intermediate_size (Qwen2-MoE:
+ * shared_expert_intermediate_size, one MLP of that width, and its sigmoid gate hidden -> 1 in
+ * extra_params); dense: first_k_dense_replace, leading blocks with a dense MLP of
+ * intermediate_size (Qwen2/3-MoE: mlp_only_layers when it lists the first k blocks in order;
+ * DeepSeek's moe_layer_freq must be 1, Qwen2/3-MoE's decoder_sparse_step 1 and
+ * mlp_only_layers empty or such a prefix: other layouts are not modelled, family NONE with a
+ * note). qwen2_moe has q, k, v biases (qkv_bias, default true); olmoe has q_norm over hidden
+ * and k_norm over kv_heads x hidden / heads (extra_params). DeepSeek's attention is latent
  * (vram_arch): q_lora_rank (null: q projected directly), kv_lora_rank, qk_nope_head_dim,
  * qk_rope_head_dim, v_head_dim; head_dim = nope + rope. qwen3_moe has qwen3's q_norm and
  * k_norm (extra_params 2 x head_dim per layer); gpt_oss has biases on attention
@@ -99,7 +107,7 @@
  * experts are stored in MXFP4 (expert_format). The top-k key is num_experts_per_tok
  * (gpt_oss also experts_per_token); a top-k above the expert count is an error.
  *
- * Other mixture-of-experts types (qwen2_moe, dbrx, olmoe, phimoe, granitemoe, jamba,
+ * Other mixture-of-experts types (dbrx, phimoe, granitemoe, jamba,
  * nllb-moe, switch_transformers), and any other config with an expert count key
  * (num_local_experts, num_experts, n_routed_experts, moe_num_experts), are not modelled:
  * family NONE with a note (a tensor list, when present, is still counted).
@@ -648,19 +656,25 @@ typedef struct moe_row {
     int attn_bias;           /* attention_bias's default */
     int qk_norm;             /* qwen3_moe */
     int gpt_oss;             /* biases on router and experts, sinks, MXFP4 experts */
+    int shexp;               /* qwen2_moe: a shared expert of its own width, its gate, qkv_bias */
+    int olmoe;               /* olmoe: q_norm and k_norm over the whole q and k widths */
 } moe_row;
 
 static const moe_row moe_rows[] = {
     {"mixtral", 32, 4096, 32, 8, 0, 14336, 32000, 131072, "num_local_experts", 8, 2, NULL, 0, 0,
-     0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
     {"qwen3_moe", 48, 2048, 32, 4, 128, 6144, 151936, 40960, "num_experts", 128, 8,
-     "moe_intermediate_size", 768, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+     "moe_intermediate_size", 768, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
     {"deepseek_v2", 60, 5120, 128, 128, 0, 12288, 102400, 163840, "n_routed_experts", 160, 6,
-     "moe_intermediate_size", 1536, 2, 1, 1, 1536, 512, 128, 64, 128, 0, 0, 0},
+     "moe_intermediate_size", 1536, 2, 1, 1, 1536, 512, 128, 64, 128, 0, 0, 0, 0, 0},
     {"deepseek_v3", 61, 7168, 128, 128, 0, 18432, 129280, 163840, "n_routed_experts", 256, 8,
-     "moe_intermediate_size", 2048, 1, 3, 1, 1536, 512, 128, 64, 128, 0, 0, 0},
+     "moe_intermediate_size", 2048, 1, 3, 1, 1536, 512, 128, 64, 128, 0, 0, 0, 0, 0},
     {"gpt_oss", 24, 2880, 64, 8, 64, 2880, 201088, 131072, "num_local_experts", 32, 4, NULL, 0,
-     0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1},
+     0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0},
+    {"qwen2_moe", 24, 2048, 16, 16, 0, 5632, 151936, 32768, "num_experts", 60, 4,
+     "moe_intermediate_size", 1408, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"olmoe", 16, 2048, 16, 0, 0, 2048, 50304, 4096, "num_experts", 64, 8, NULL, 0, 0, 0, 0, 0,
+     0, 0, 0, 0, 0, 0, 0, 0, 1},
 };
 
 /* A rank that may be null on purpose (DeepSeek-V2-Lite's q_lora_rank: no q compression):
@@ -680,6 +694,38 @@ static vram_status moe_layout_note(const cfg *c, vram_arch *a, const char *what,
     memset(a, 0, sizeof *a);
     snprintf(note, notecap, "%s: %s: this layout of expert and dense layers is not modelled; "
              "architecture left unknown", c->label, what);
+    return VRAM_OK;
+}
+
+/* Qwen2-/Qwen3-MoE's mlp_only_layers (absent or null: none): the blocks that keep a dense
+ * MLP. The first k blocks in order (0, 1, ..., k-1) are DeepSeek's layout, *dense = k; any
+ * other list is a layout the arch cannot describe (*modelled = 0). An entry that is not a
+ * block index is an error. */
+static vram_status cfg_mlp_only(const cfg *c, uint64_t layers, uint64_t *dense, int *modelled) {
+    char num[40];
+    const cJSON *only = cfg_get(c, "mlp_only_layers"), *e;
+    uint64_t i = 0, u;
+    *dense = 0;
+    *modelled = 1;
+    if (only == NULL) return VRAM_OK;
+    if (!cJSON_IsArray(only))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "mlp_only_layers is %s, not a list of block indices",
+                          vram__json_type(only));
+    cJSON_ArrayForEach(e, only) {
+        if (!cJSON_IsNumber(e))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "mlp_only_layers holds %s, not a block index", vram__json_type(e));
+        if (e->valuedouble < 0 || e->valuedouble >= (double)layers ||
+            !vram__json_exact_u64(e->valuedouble, &u))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "mlp_only_layers holds %s, not a block index in 0..%llu",
+                              vram__fmt_double(e->valuedouble, num),
+                              (unsigned long long)(layers - 1));
+        if (u != i) *modelled = 0;
+        i++;
+    }
+    if (*modelled) *dense = i;
     return VRAM_OK;
 }
 
@@ -762,13 +808,15 @@ static vram_status cfg_moe(const cfg *c, const moe_row *r, vram_arch *a, char *n
         if ((st = cfg_num(c, "head_dim", r->head_dim, 1, VRAM_LIMIT_HIDDEN, &a->head_dim)) != VRAM_OK)
             return st;
     }
-    if (r->qk_norm) {
-        const cJSON *only = cfg_get(c, "mlp_only_layers");
-        if ((st = cfg_num(c, "decoder_sparse_step", 1, 1, VRAM_LIMIT_LAYERS, &freq)) != VRAM_OK)
+    if (r->qk_norm || r->shexp) {
+        int modelled = 1;
+        if ((st = cfg_num(c, "decoder_sparse_step", 1, 1, VRAM_LIMIT_LAYERS, &freq)) != VRAM_OK ||
+            (st = cfg_mlp_only(c, a->layers, &a->dense_layers, &modelled)) != VRAM_OK)
             return st;
         if (freq != 1) return moe_layout_note(c, a, "decoder_sparse_step is not 1", note, notecap);
-        if (only != NULL && !(cJSON_IsArray(only) && cJSON_GetArraySize(only) == 0))
-            return moe_layout_note(c, a, "mlp_only_layers is not empty", note, notecap);
+        if (!modelled)
+            return moe_layout_note(c, a, "mlp_only_layers is not the first blocks 0, 1, ...",
+                                   note, notecap);
     }
     if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
     a->family = VRAM_FAMILY_DECODER;
@@ -783,6 +831,20 @@ static vram_status cfg_moe(const cfg *c, const moe_row *r, vram_arch *a, char *n
         a->extra_params = a->layers * a->heads; /* the attention sinks */
         if (cfg_mxfp4(c)) a->expert_format = VRAM_DTYPE_MXFP4;
     }
+    if (r->shexp) {
+        /* Qwen2-MoE: the shared expert is one gated MLP of its own width, scaled by a sigmoid
+           gate (shared_expert_gate, hidden -> 1, no bias) in every sparse block; q, k and v
+           have biases unless qkv_bias is false */
+        int qkv_bias;
+        if ((st = cfg_num(c, "shared_expert_intermediate_size", 5632, 1, VRAM_LIMIT_INTERMEDIATE,
+                          &a->shared_intermediate)) ||
+            (st = cfg_bool(c, "qkv_bias", 1, &qkv_bias)))
+            return st;
+        if (qkv_bias) a->flags |= VRAM_ARCH_QKV_BIAS;
+        a->extra_params = (a->layers - a->dense_layers) * a->hidden; /* <= 10^4 x 10^6 */
+    }
+    if (r->olmoe) /* q_norm over hidden, k_norm over hidden / heads x kv heads, every block */
+        a->extra_params = a->layers * (a->hidden + a->hidden / a->heads * a->kv_heads);
     return VRAM_OK;
 }
 
@@ -1087,8 +1149,8 @@ static vram_status cfg_vlm(const cfg *c, int qwen, vram_arch *a, uint64_t *image
 
 /* ---- the table ------------------------------------------------------------------------ */
 
-static const char *const moe_types[] = {"qwen2_moe",  "dbrx",  "olmoe",    "phimoe",
-                                        "granitemoe", "jamba", "nllb-moe", "switch_transformers"};
+static const char *const moe_types[] = {"dbrx",  "phimoe",   "granitemoe",
+                                        "jamba", "nllb-moe", "switch_transformers"};
 static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts",
                                        "moe_num_experts"};
 

@@ -212,39 +212,52 @@ static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_o
 
 /* ---- architectures ------------------------------------------------------------------- */
 
+/* How an architecture's numbers beyond the common ones are read (gg_arch). */
+enum {
+    GG_PLAIN = 0, /* the common keys; experts when expert_count > 1 (Mixtral, Qwen3-MoE) */
+    GG_MLA,       /* deepseek2: latent attention, shared experts, leading dense blocks */
+    GG_OSS        /* gpt-oss: attention sinks, a sliding window on every other block */
+};
+
 /* general.architecture -> the pattern of model.h. Biases are not listed: they are read
- * from the tensor names (blk.N.attn_q.bias, ...), which llama.cpp's converters fix. The
- * output head is tied when the file has no output.weight. */
+ * from the tensor names (blk.N.attn_q.bias, ...; the router's ffn_gate_inp.bias and the
+ * experts' ffn_*_exps.bias too), which llama.cpp's converters fix. The output head is tied
+ * when the file has no output.weight. */
 static const struct {
     const char *name;
     vram_family family;
     vram_mlp mlp;
     vram_norm norm;
     uint32_t flags;
+    int kind;
 } gg_archs[] = {
-    {"llama", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"mistral", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"mistral3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"qwen2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"qwen3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"qwen3moe", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"gemma", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"gemma2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"gemma3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"phi3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"internlm2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"granite", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"olmo2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM},
-    {"stablelm", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
-    {"gpt2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
-    {"gptneox", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
-    {"falcon", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
-    {"starcoder2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
-    {"phi2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM},
+    {"llama", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"mistral", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"mistral3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"qwen2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"qwen3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"qwen3moe", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"gemma", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"gemma2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"gemma3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"phi3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"internlm2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"granite", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"olmo2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"stablelm", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"gpt2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"gptneox", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"falcon", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"starcoder2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
+    {"phi2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
     {"bert", VRAM_FAMILY_ENCODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER,
-     VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD},
+     VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD, GG_PLAIN},
     {"nomic-bert", VRAM_FAMILY_ENCODER, VRAM_MLP_GATED, VRAM_NORM_LAYER,
-     VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD},
+     VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD, GG_PLAIN},
+    {"deepseek2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM,
+     GG_MLA},
+    {"gpt-oss", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM,
+     GG_OSS},
 };
 
 /* What the tensor names tell about the architecture. */
@@ -252,6 +265,10 @@ typedef struct gg_seen {
     int output, token_embd;
     uint64_t vocab_rows, positions, type_vocab;
     uint32_t bias_flags;
+    uint32_t moe_flags;  /* VRAM_MOE_ROUTER_BIAS, VRAM_MOE_EXPERT_BIAS from bias names */
+    int kv_b, k_b;       /* DeepSeek's attn_kv_b (before llama.cpp's MLA split), attn_k_b */
+    int mxfp4_experts;   /* a routed experts' matrix stored in MXFP4 (gpt-oss) */
+    uint64_t probs_b;    /* elements of exp_probs_b.bias (DeepSeek-V3's routing bias) */
 } gg_seen;
 
 static int ends_with(const char *s, size_t len, const char *suffix) {
@@ -260,7 +277,7 @@ static int ends_with(const char *s, size_t len, const char *suffix) {
 }
 
 static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const uint64_t *rdims,
-                           uint32_t nd) {
+                           uint32_t nd, uint64_t numel, vram_dtype dt) {
     if (strcmp(name, "output.weight") == 0) seen->output = 1;
     if (strcmp(name, "token_embd.weight") == 0 && nd == 2) {
         seen->token_embd = 1;
@@ -275,12 +292,20 @@ static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const ui
     if (ends_with(name, len, ".attn_output.bias")) seen->bias_flags |= VRAM_ARCH_OUT_BIAS;
     if (ends_with(name, len, ".ffn_up.bias") || ends_with(name, len, ".ffn_down.bias"))
         seen->bias_flags |= VRAM_ARCH_MLP_BIAS;
+    if (ends_with(name, len, ".ffn_gate_inp.bias")) seen->moe_flags |= VRAM_MOE_ROUTER_BIAS;
+    if (ends_with(name, len, "_exps.bias")) seen->moe_flags |= VRAM_MOE_EXPERT_BIAS;
+    if (ends_with(name, len, "_exps.weight") && dt == VRAM_DTYPE_MXFP4) seen->mxfp4_experts = 1;
+    if (ends_with(name, len, ".attn_kv_b.weight")) seen->kv_b = 1;
+    if (ends_with(name, len, ".attn_k_b.weight")) seen->k_b = 1;
+    if (ends_with(name, len, ".exp_probs_b.bias") && seen->probs_b <= UINT64_MAX - numel)
+        seen->probs_b += numel;
 }
 
 /* One architecture number: <arch>.<suffix>. 0 when absent (or a per-layer array); an error
- * when it is not a positive integer within limit. */
-static vram_status gg_arch_num(gg *g, const vram__set *keys, const char *arch, const char *suffix,
-                               uint64_t limit, uint64_t *out) {
+ * when it is not an integer in min..limit (min 0 or 1). */
+static vram_status gg_arch_num_min(gg *g, const vram__set *keys, const char *arch,
+                                   const char *suffix, uint64_t min, uint64_t limit,
+                                   uint64_t *out) {
     char key[512], q[VRAM__QUOTE_CAP];
     int n = snprintf(key, sizeof key, "%s.%s", arch, suffix);
     *out = 0;
@@ -290,12 +315,102 @@ static vram_status gg_arch_num(gg *g, const vram__set *keys, const char *arch, c
     if (e->aux == GG_VAL_OTHER)
         return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
                           "metadata %s is not an integer", vram__quote(key, (size_t)n, q));
-    if (e->aux == GG_VAL_NEG || e->value == 0 || e->value > limit)
+    if (e->aux == GG_VAL_NEG || e->value < min || e->value > limit)
         return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
-                          "metadata %s is %s%llu, not an integer in 1..%llu",
+                          "metadata %s is %s%llu, not an integer in %llu..%llu",
                           vram__quote(key, (size_t)n, q), e->aux == GG_VAL_NEG ? "-" : "",
-                          (unsigned long long)e->value, (unsigned long long)limit);
+                          (unsigned long long)e->value, (unsigned long long)min,
+                          (unsigned long long)limit);
     *out = e->value;
+    return VRAM_OK;
+}
+
+static vram_status gg_arch_num(gg *g, const vram__set *keys, const char *arch, const char *suffix,
+                               uint64_t limit, uint64_t *out) {
+    return gg_arch_num_min(g, keys, arch, suffix, 1, limit, out);
+}
+
+/* deepseek2's latent attention, shared experts and leading dense blocks, onto a (whose
+ * common numbers are read). llama.cpp's converter writes, since it splits attn_kv_b into
+ * attn_k_b and attn_v_b (its MLA form): head_count_kv 1, key_length kv_lora_rank +
+ * rope.dimension_count, value_length kv_lora_rank, and the heads' own sizes in
+ * key_length_mla and value_length_mla; before, head_count_kv = head_count, key_length
+ * qk_nope + qk_rope and value_length v_head_dim. Both read as DeepSeek's config.json is:
+ * head_dim the heads' key size, kv_heads = heads. *note set when the file is of the older
+ * form (llama.cpp then keeps full keys and values, not the latent cache). */
+static vram_status gg_arch_mla(gg *g, const vram__set *keys, const char *arch, const gg_seen *seen,
+                               uint64_t xffn, vram_arch *a, char *note, size_t notecap) {
+    uint64_t kvr = 0, qr = 0, rope = 0, kmla = 0, vmla = 0, vlen = 0, lead = 0, shared = 0;
+    vram_status st;
+    if ((st = gg_arch_num(g, keys, arch, "attention.kv_lora_rank", VRAM_LIMIT_HIDDEN, &kvr)) ||
+        (st = gg_arch_num(g, keys, arch, "attention.q_lora_rank", VRAM_LIMIT_HIDDEN, &qr)) ||
+        (st = gg_arch_num(g, keys, arch, "rope.dimension_count", VRAM_LIMIT_HIDDEN, &rope)) ||
+        (st = gg_arch_num(g, keys, arch, "attention.key_length_mla", VRAM_LIMIT_HIDDEN, &kmla)) ||
+        (st = gg_arch_num(g, keys, arch, "attention.value_length_mla", VRAM_LIMIT_HIDDEN,
+                          &vmla)) ||
+        (st = gg_arch_num(g, keys, arch, "attention.value_length", VRAM_LIMIT_HIDDEN, &vlen)) ||
+        (st = gg_arch_num_min(g, keys, arch, "leading_dense_block_count", 0, VRAM_LIMIT_LAYERS,
+                              &lead)) ||
+        (st = gg_arch_num_min(g, keys, arch, "expert_shared_count", 0, VRAM_ARCH_MAX_EXPERTS,
+                              &shared)))
+        return st;
+    const char *missing = kvr == 0                        ? "attention.kv_lora_rank"
+                          : rope == 0                     ? "rope.dimension_count"
+                          : kmla == 0 && a->head_dim == 0 ? "attention.key_length"
+                                                          : NULL;
+    if (missing != NULL) {
+        snprintf(note, notecap, "%s: metadata has no %s.%s (latent attention); architecture "
+                 "left unknown", g->label, arch, missing);
+        memset(a, 0, sizeof *a);
+        return VRAM_OK;
+    }
+    const uint64_t hd = kmla != 0 ? kmla : a->head_dim, vd = kmla != 0 ? vmla : vlen;
+    const char *hd_key = kmla != 0 ? "attention.key_length_mla" : "attention.key_length";
+    if (rope >= hd)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata: %s.rope.dimension_count %llu is not less than %s.%s %llu "
+                          "(the rotary part of each head's key)",
+                          arch, (unsigned long long)rope, arch, hd_key, (unsigned long long)hd);
+    if (hd > VRAM_LIMIT_HIDDEN / a->heads || vd > VRAM_LIMIT_HIDDEN / a->heads)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata: %llu heads of %s.%s %llu (or value length %llu) are over "
+                          "the width limit of %llu",
+                          (unsigned long long)a->heads, arch, hd_key, (unsigned long long)hd,
+                          (unsigned long long)vd, (unsigned long long)VRAM_LIMIT_HIDDEN);
+    if (lead > a->layers)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata: %s.leading_dense_block_count %llu is more than "
+                          "%s.block_count %llu",
+                          arch, (unsigned long long)lead, arch, (unsigned long long)a->layers);
+    const uint64_t xw = xffn != 0 ? xffn : a->intermediate;
+    if (shared > VRAM_LIMIT_INTERMEDIATE / xw)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata: %s.expert_shared_count %llu x expert_feed_forward_length "
+                          "%llu is over the width limit of %llu",
+                          arch, (unsigned long long)shared, (unsigned long long)xw,
+                          (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
+    a->q_lora_rank = qr;
+    a->kv_lora_rank = kvr;
+    a->rope_dim = rope;
+    a->head_dim = hd;
+    a->v_head_dim = vd;
+    a->kv_heads = a->heads;
+    if (a->experts != 0) {
+        a->dense_layers = lead;
+        a->shared_intermediate = shared * xw;
+    }
+    /* DeepSeek-V3's routing bias (e_score_correction_bias): a buffer in transformers, a
+       tensor in the GGUF, counted so that the count is the file's */
+    a->extra_params = seen->probs_b <= VRAM_ARCH_MAX_EXTRA ? seen->probs_b : 0;
+    if (kmla == 0 || seen->kv_b)
+        snprintf(note, notecap,
+                 "%s: a DeepSeek GGUF from before llama.cpp split attn_kv_b (no "
+                 "%s.attention.key_length_mla): llama.cpp runs it without latent attention "
+                 "and keeps %llu heads x (%llu + %llu) key and value numbers per token and "
+                 "block; the KV cache estimated here is the latent one (%llu numbers), as "
+                 "vLLM, SGLang and llama.cpp keep for newer conversions",
+                 g->label, arch, (unsigned long long)a->heads, (unsigned long long)hd,
+                 (unsigned long long)(vd != 0 ? vd : hd - rope), (unsigned long long)(kvr + rope));
     return VRAM_OK;
 }
 
@@ -382,6 +497,22 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
         a->experts = experts;
         a->experts_per_token = used;
         a->expert_intermediate = xffn; /* 0: feed_forward_length */
+        a->moe_flags = seen->moe_flags;
+        if (seen->mxfp4_experts) a->expert_format = VRAM_DTYPE_MXFP4;
+    }
+    if (gg_archs[k].kind == GG_MLA) return gg_arch_mla(g, keys, arch, seen, xffn, a, note, notecap);
+    if (gg_archs[k].kind == GG_OSS) {
+        uint64_t window = 0;
+        if ((st = gg_arch_num(g, keys, arch, "attention.sliding_window", VRAM_LIMIT_CONTEXT,
+                              &window)) != VRAM_OK)
+            return st;
+        a->extra_params = a->layers * a->heads; /* attn_sinks: one per head and block */
+        if (window != 0)
+            snprintf(note, notecap,
+                     "%s: gpt-oss attends over a window of %llu tokens (%s.attention."
+                     "sliding_window) in every other block; the KV cache is counted over the "
+                     "whole sequence in every block, up to twice what those blocks keep",
+                     g->label, (unsigned long long)window, arch);
     }
     return VRAM_OK;
 }
@@ -649,7 +780,7 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
         if ((st = vram__acc_add(&acc, kbuf, nlen, nd, rd, numel, bytes, dt, label, err, errcap)) !=
             VRAM_OK)
             goto done;
-        gg_note_tensor(&seen, kbuf, nlen, rd, nd);
+        gg_note_tensor(&seen, kbuf, nlen, rd, nd, numel, dt);
         /* the name, kept for messages about offsets (the arena grows with the file's bytes) */
         if (arena_len + nlen + 1 > arena_cap) {
             size_t cap = arena_cap == 0 ? 4096 : arena_cap;

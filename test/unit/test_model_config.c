@@ -420,11 +420,12 @@ Test(config, dtypes) {
 
 Test(config, notes_for_what_is_not_modelled) {
     char err[512];
-    /* mixtral, qwen3_moe, deepseek_v2/v3 and gpt_oss are modelled (test_moe.c); others not */
+    /* mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3, gpt_oss and olmoe are modelled
+       (test_moe.c); others not */
     vram_model m =
-        parse_ok("{\"model_type\":\"qwen2_moe\",\"num_experts\":60}", err, sizeof err);
+        parse_ok("{\"model_type\":\"dbrx\",\"num_experts\":16}", err, sizeof err);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
-    cr_assert_not_null(strstr(err, "config.json: model_type 'qwen2_moe' (mixture of experts)"),
+    cr_assert_not_null(strstr(err, "config.json: model_type 'dbrx' (mixture of experts)"),
                        "%s", err);
     m = parse_ok("{\"model_type\":\"my_moe\",\"num_experts\":64}", err, sizeof err);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);

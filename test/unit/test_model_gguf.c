@@ -649,3 +649,261 @@ Test(gguf, architecture_table_and_notes) {
     arch_case("llama", 10, "llama.attention.key_length", 200000, &m, err, sizeof err, &st);
     expect_err(st, VRAM_E_FORMAT, err, "8 heads x 200000 head_dim is over 1000000", NULL);
 }
+
+/* ---- deepseek2 and gpt-oss: the arch from metadata against the tensor headers ---------- */
+
+#include <vramkit/estimate.h>
+
+/* A GGUF header of g's metadata and l's tensors, parsed from memory (the data section
+ * declared but not there); l and g freed. */
+static vram_status parse_built(fx_gguf *g, fx_list *l, vram_model *m, char *err, size_t cap) {
+    fx_buf b = {0};
+    uint64_t size = fx_gguf_build(g, l, &b, NULL);
+    vram_status st = parse_mem(&b, size, m, err, cap);
+    fx_free(&b);
+    fx_free(&g->kv);
+    fx_list_free(l);
+    return st;
+}
+
+static vram_param_count arch_count(const vram_model *m) {
+    vram_param_count pc;
+    memset(&pc, 0, sizeof pc);
+    cr_assert_eq(vram_arch_params(&m->arch, &pc), VRAM_OK);
+    return pc;
+}
+
+static void deepseek2_gguf(const fx_mla *x, int split, vram_model *m, char *err, size_t cap) {
+    fx_gguf g = {0};
+    fx_list l = {0};
+    fx_gguf_deepseek2_meta(&g, x, split, 0);
+    fx_deepseek2_gguf(&l, x, split);
+    cr_assert_eq(parse_built(&g, &l, m, err, cap), VRAM_OK, "%s", err);
+}
+
+Test(gguf, deepseek2_v2_lite_two_blocks) {
+    /* DeepSeek-V2-Lite cut to its first two blocks (block 0 dense, block 1 with experts), in
+       both forms llama.cpp's converter has written (attn_kv_b; attn_k_b + attn_v_b since its
+       MLA split: convert_hf_to_gguf.py's DeepseekV2Model, src/models/deepseek2.cpp's tensor
+       shapes). By hand, per the shapes of fx_deepseek2_gguf: */
+    const uint64_t h = 2048, attn = 3072ull * h + 576ull * h + 512 + 512ull * 4096 + h * 2048;
+    const uint64_t dense = attn + 2 * h + 3ull * 10944 * h;
+    const uint64_t moe = attn + 2 * h + 64ull * h + 64ull * 3 * 1408 * h + 3ull * 2816 * h;
+    const uint64_t outer = 2ull * 102400 * h + h;
+    fx_mla x = FX_DEEPSEEK_V2_LITE;
+    x.layers = 2;
+    for (int split = 0; split <= 1; split++) {
+        vram_model m;
+        char err[512];
+        deepseek2_gguf(&x, split, &m, err, sizeof err);
+        const vram_arch *a = &m.arch;
+        cr_assert_eq(a->family, VRAM_FAMILY_DECODER);
+        cr_assert_eq(a->kv_lora_rank, 512);
+        cr_assert_eq(a->q_lora_rank, 0, "V2-Lite: q projected directly");
+        cr_assert_eq(a->rope_dim, 64);
+        cr_assert_eq(a->head_dim, 192, "split %d: the heads' key size, not the MQA form's", split);
+        cr_assert_eq(a->v_head_dim, 128);
+        cr_assert_eq(a->kv_heads, 16);
+        cr_assert_eq(a->experts, 64);
+        cr_assert_eq(a->experts_per_token, 6);
+        cr_assert_eq(a->expert_intermediate, 1408);
+        cr_assert_eq(a->shared_intermediate, 2 * 1408);
+        cr_assert_eq(a->dense_layers, 1);
+        cr_assert_eq(a->flags, VRAM_ARCH_FINAL_NORM);
+        /* the same number two ways: the metadata's arch and the tensor headers */
+        vram_param_count pc = arch_count(&m);
+        cr_assert_eq(m.stats.params, dense + moe + outer);
+        cr_assert_eq(pc.total, m.stats.params, "split %d: arch %llu, tensors %llu", split,
+                     (unsigned long long)pc.total, (unsigned long long)m.stats.params);
+        cr_assert_eq(pc.expert_params, m.stats.expert_params);
+        cr_assert_eq(pc.total - pc.active, 58ull * 3 * 1408 * h, "58 of 64 experts idle");
+        if (split)
+            cr_assert_str_empty(err);
+        else
+            cr_assert_not_null(strstr(err, "before llama.cpp split attn_kv_b"), "%s", err);
+        /* the KV cache: the compressed KV and the rotary key per token and block */
+        vram_workload w;
+        vram_estimate e;
+        memset(&w, 0, sizeof w);
+        w.seq = 4096;
+        w.batch = 2;
+        w.compute = VRAM_DTYPE_BF16;
+        cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
+        cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].expected, 2ull * (512 + 64) * 4096 * 2 * 2);
+        cr_assert_eq(e.params, m.stats.params);
+    }
+}
+
+Test(gguf, deepseek2_v2_lite_whole_agrees_with_config) {
+    /* all 27 blocks; the count equals the one from V2-Lite's config.json (test_moe.c) */
+    static const char cfg[] =
+        "{\"model_type\":\"deepseek_v2\",\"q_lora_rank\":null,\"hidden_size\":2048,"
+        "\"num_attention_heads\":16,\"num_key_value_heads\":16,\"num_hidden_layers\":27,"
+        "\"n_routed_experts\":64,\"moe_intermediate_size\":1408,\"intermediate_size\":10944,"
+        "\"vocab_size\":102400}";
+    vram_model m, c;
+    char err[512];
+    deepseek2_gguf(&FX_DEEPSEEK_V2_LITE, 1, &m, err, sizeof err);
+    cr_assert_eq(vram_config_parse(cfg, strlen(cfg), "config.json", &c, err, sizeof err), VRAM_OK,
+                 "%s", err);
+    vram_param_count pg = arch_count(&m), pcfg = arch_count(&c);
+    cr_assert_eq(pg.total, m.stats.params);
+    cr_assert_eq(pg.total, pcfg.total, "gguf %llu, config %llu", (unsigned long long)pg.total,
+                 (unsigned long long)pcfg.total);
+    cr_assert_eq(pg.active, pcfg.active);
+    cr_assert(pg.total > 15600000000ull && pg.total < 15800000000ull, "published 15.7B");
+}
+
+Test(gguf, deepseek2_q_rank_and_routing_bias) {
+    /* a V3-like cut: q through q_a/q_b, and exp_probs_b (DeepSeek-V3's routing bias, a
+       buffer in transformers, a tensor [experts] in the GGUF) counted as the file has it */
+    fx_mla x = {3, 1, 256, 4, 64, 32, 16, 8, 16, 512, 8, 2, 64, 1, 100};
+    fx_gguf g = {0};
+    fx_list l = {0};
+    vram_model m;
+    char err[512];
+    fx_gguf_deepseek2_meta(&g, &x, 1, 0);
+    fx_deepseek2_gguf(&l, &x, 1);
+    FX_1(&l, "blk.1.exp_probs_b.bias", 8);
+    FX_1(&l, "blk.2.exp_probs_b.bias", 8);
+    cr_assert_eq(parse_built(&g, &l, &m, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.q_lora_rank, 64);
+    cr_assert_eq(m.arch.extra_params, 16);
+    cr_assert_eq(arch_count(&m).total, m.stats.params);
+}
+
+static void gpt_oss_gguf(const fx_oss *x, vram_model *m, char *err, size_t cap) {
+    fx_gguf g = {0};
+    fx_list l = {0};
+    fx_gguf_gpt_oss_meta(&g, x, 0);
+    fx_gpt_oss_gguf(&l, x);
+    cr_assert_eq(parse_built(&g, &l, m, err, cap), VRAM_OK, "%s", err);
+}
+
+Test(gguf, gpt_oss_20b_two_blocks) {
+    /* gpt-oss-20b cut to two blocks, as llama.cpp's converter writes it (GptOssModel: gate_up
+       split into gate and up, MXFP4 experts, sinks as attn_sinks.weight; the openai-moe
+       loader's shapes). By hand: */
+    const uint64_t h = 2880;
+    const uint64_t attn = 4096 * h + 4096 + 2 * (512 * h + 512) + h * 4096 + h + 64;
+    const uint64_t ffn = 32 * h + 32 + 32ull * 3 * h * h + 32ull * 3 * h;
+    const uint64_t outer = 2ull * 201088 * h + h;
+    fx_oss x = FX_GPT_OSS_20B;
+    x.layers = 2;
+    vram_model m;
+    char err[512];
+    gpt_oss_gguf(&x, &m, err, sizeof err);
+    const vram_arch *a = &m.arch;
+    cr_assert_eq(a->family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(a->experts, 32);
+    cr_assert_eq(a->experts_per_token, 4);
+    cr_assert_eq(a->head_dim, 64);
+    cr_assert_eq(a->kv_heads, 8);
+    cr_assert_eq(a->flags, VRAM_ARCH_FINAL_NORM | VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS);
+    cr_assert_eq(a->moe_flags, VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS);
+    cr_assert_eq(a->expert_format, VRAM_DTYPE_MXFP4);
+    cr_assert_eq(a->extra_params, 2 * 64, "the sinks");
+    cr_assert_eq(m.stats.params, 2 * (attn + 2 * h + ffn) + outer);
+    vram_param_count pc = arch_count(&m);
+    cr_assert_eq(pc.total, m.stats.params, "arch %llu, tensors %llu", (unsigned long long)pc.total,
+                 (unsigned long long)m.stats.params);
+    cr_assert_eq(pc.expert_params, m.stats.expert_params);
+    cr_assert_not_null(strstr(err, "m.gguf: gpt-oss attends over a window of 128 tokens"), "%s",
+                       err);
+}
+
+Test(gguf, gpt_oss_20b_whole_agrees_with_config) {
+    vram_model m, c;
+    char err[512];
+    const char *cfg = "{\"model_type\":\"gpt_oss\"}"; /* every default is gpt-oss-20b's */
+    gpt_oss_gguf(&FX_GPT_OSS_20B, &m, err, sizeof err);
+    cr_assert_eq(vram_config_parse(cfg, strlen(cfg), "config.json", &c, err, sizeof err), VRAM_OK,
+                 "%s", err);
+    vram_param_count pg = arch_count(&m), pcfg = arch_count(&c);
+    cr_assert_eq(pg.total, m.stats.params);
+    cr_assert_eq(pg.total, pcfg.total, "gguf %llu, config %llu", (unsigned long long)pg.total,
+                 (unsigned long long)pcfg.total);
+    cr_assert_eq(pg.active, pcfg.active);
+    /* the experts as stored: MXFP4, 17 bytes per 32 values */
+    cr_assert_eq(m.stats.dtype_bytes[VRAM_DTYPE_MXFP4], 24ull * 32 * 3 * 2880 * 2880 / 32 * 17);
+}
+
+/* deepseek2 / gpt-oss keys (u32 unless typed) on arch_keys' 4 blocks of width 256, 8 heads */
+static void keys_case(const char *arch, int n, const char *const *k, const uint64_t *v,
+                      const uint32_t *types, vram_model *m, char *err, size_t cap,
+                      vram_status *st) {
+    uint32_t t[16];
+    for (int i = 0; i < n; i++)
+        t[i] = types != NULL ? types[i] : 4;
+    arch_keys(arch, n, t, k, v, m, err, cap, st);
+}
+
+Test(gguf, deepseek2_and_gpt_oss_bad_values) {
+    vram_model m;
+    char err[512];
+    vram_status st;
+    const char *base[4] = {"deepseek2.attention.kv_lora_rank", "deepseek2.rope.dimension_count",
+                           "deepseek2.attention.key_length", "deepseek2.expert_feed_forward_length"};
+    /* well formed: the MLA numbers read, kv_heads = heads */
+    uint64_t v[4] = {64, 16, 48, 128};
+    keys_case("deepseek2", 4, base, v, NULL, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.kv_lora_rank, 64);
+    cr_assert_eq(m.arch.head_dim, 48);
+    cr_assert_eq(m.arch.kv_heads, 8);
+    /* the rotary part as wide as the key */
+    v[1] = 48;
+    keys_case("deepseek2", 4, base, v, NULL, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err,
+               "m.gguf: metadata: deepseek2.rope.dimension_count 48 is not less than "
+               "deepseek2.attention.key_length 48",
+               NULL);
+    v[1] = 16;
+    /* negative, zero, absurd */
+    const uint32_t i32[4] = {5, 4, 4, 4};
+    v[0] = (uint32_t)-512;
+    keys_case("deepseek2", 4, base, v, i32, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "'deepseek2.attention.kv_lora_rank' is -512", "1..");
+    v[0] = 64;
+    const char *more[6] = {base[0], base[1], base[2], base[3], "deepseek2.leading_dense_block_count",
+                           "deepseek2.expert_shared_count"};
+    uint64_t mv[6] = {64, 16, 48, 128, 5, 1};
+    keys_case("deepseek2", 6, more, mv, NULL, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err,
+               "deepseek2.leading_dense_block_count 5 is more than deepseek2.block_count 4", NULL);
+    mv[4] = 0; /* 0 leading dense blocks is allowed */
+    mv[5] = 200000;
+    keys_case("deepseek2", 6, more, mv, NULL, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "'deepseek2.expert_shared_count' is 200000",
+               "not an integer in 0..100000");
+    mv[5] = 10000;
+    keys_case("deepseek2", 6, more, mv, NULL, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "deepseek2.expert_shared_count 10000 x "
+               "expert_feed_forward_length 128 is over the width limit", NULL);
+    /* the heads' key size from key_length_mla, too wide for 8 heads */
+    const char *mla[3] = {base[0], base[1], "deepseek2.attention.key_length_mla"};
+    const uint64_t mlv[3] = {64, 16, 200000};
+    keys_case("deepseek2", 3, mla, mlv, NULL, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "8 heads of deepseek2.attention.key_length_mla 200000",
+               "over the width limit");
+    /* no kv_lora_rank: not latent attention vramkit can count; a note */
+    keys_case("deepseek2", 1, &base[1], &v[1], NULL, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "metadata has no deepseek2.attention.kv_lora_rank"), "%s", err);
+    /* gpt-oss */
+    const char *oss[3] = {"gpt-oss.expert_count", "gpt-oss.expert_used_count",
+                          "gpt-oss.attention.sliding_window"};
+    uint64_t ov[3] = {32, 33, 128};
+    keys_case("gpt-oss", 3, oss, ov, NULL, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err,
+               "gpt-oss.expert_used_count 33 is more than gpt-oss.expert_count 32", NULL);
+    ov[1] = 4;
+    ov[2] = 0;
+    keys_case("gpt-oss", 3, oss, ov, NULL, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "'gpt-oss.attention.sliding_window' is 0", NULL);
+    ov[2] = 128;
+    keys_case("gpt-oss", 3, oss, ov, NULL, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.extra_params, 4 * 8, "sinks: 8 heads in each of 4 blocks");
+}

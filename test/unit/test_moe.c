@@ -1,6 +1,7 @@
 /* Unit tests of mixtures of experts (issue 16, part 1): the parameter counts of Mixtral,
- * Qwen3-MoE, DeepSeek-V2/V3 (latent attention, shared experts, dense first layers) and
- * gpt-oss (MXFP4 experts) read from their public config.json, against counts derived by hand
+ * Qwen3-MoE, DeepSeek-V2/V3 (latent attention, shared experts, dense first layers),
+ * gpt-oss (MXFP4 experts), Qwen1.5-MoE (a shared expert of its own width, gated) and OLMoE
+ * read from their public config.json, against counts derived by hand
  * from the reference implementation's classes; the routed experts in tensor names; the
  * estimate's active parameters, expert bytes and latent KV cache; and experts_cpu.
  *
@@ -252,6 +253,99 @@ Test(moe, gpt_oss_20b) {
     near("gpt-oss-20b active without the embedding", pc.active - 201088ull * 2880,
          3610000000ull, 10);
     cr_assert_eq(pc.expert_matrix_params, 24 * 32 * GPT_OSS_EXPERT_MATRIX);
+}
+
+/* Qwen/Qwen1.5-MoE-A2.7B config.json */
+static const char qwen2_moe_cfg[] =
+    "{\"architectures\":[\"Qwen2MoeForCausalLM\"],\"attention_dropout\":0.0,"
+    "\"bos_token_id\":151643,\"decoder_sparse_step\":1,\"eos_token_id\":151643,"
+    "\"hidden_act\":\"silu\",\"hidden_size\":2048,\"initializer_range\":0.02,"
+    "\"intermediate_size\":5632,\"max_position_embeddings\":8192,\"max_window_layers\":21,"
+    "\"model_type\":\"qwen2_moe\",\"moe_intermediate_size\":1408,\"norm_topk_prob\":false,"
+    "\"num_attention_heads\":16,\"num_experts\":60,\"num_experts_per_tok\":4,"
+    "\"num_hidden_layers\":24,\"num_key_value_heads\":16,\"output_router_logits\":false,"
+    "\"rms_norm_eps\":1e-06,\"rope_theta\":1000000.0,\"router_aux_loss_coef\":0.001,"
+    "\"shared_expert_intermediate_size\":5632,\"sliding_window\":32768,"
+    "\"tie_word_embeddings\":false,\"torch_dtype\":\"bfloat16\","
+    "\"transformers_version\":\"4.39.0.dev0\",\"use_cache\":true,\"use_sliding_window\":false,"
+    "\"vocab_size\":151936}";
+
+Test(moe, qwen1_5_moe_a2_7b) {
+    /* Qwen2MoeForCausalLM (transformers' modular_qwen2_moe.py / configuration_qwen2_moe.py):
+       embed_tokens and lm_head 151936 x 2048 (untied), norm 2048; each of 24
+       Qwen2MoeDecoderLayer (decoder_sparse_step 1, mlp_only_layers []: all sparse):
+       Qwen2MoeAttention q_proj 2048x2048 + bias 2048, k_proj and v_proj 2048x2048 + 2048
+       (16 kv heads of 128; qkv_bias defaults to true), o_proj 2048x2048 (no bias);
+       input_layernorm and post_attention_layernorm 2048 each; Qwen2MoeSparseMoeBlock:
+       gate.weight (Qwen2MoeTopKRouter) 60 x 2048, experts 60 x (gate_up_proj 2 x 1408 x 2048
+       + down_proj 2048 x 1408), shared_expert a Qwen2MoeMLP of gate/up 5632 x 2048 and down
+       2048 x 5632, shared_expert_gate 1 x 2048 (no bias). */
+    const uint64_t attn = 4ull * 2048 * 2048 + 3 * 2048;
+    const uint64_t expert = 3ull * 1408 * 2048;
+    const uint64_t layer_fixed = attn + 2 * 2048 + 60ull * 2048 + 3ull * 5632 * 2048 + 2048;
+    const uint64_t outer = 2ull * 151936 * 2048 + 2048;
+    const uint64_t total = 24 * (layer_fixed + 60 * expert) + outer;
+    const uint64_t active = 24 * (layer_fixed + 4 * expert) + outer;
+    cr_assert_eq(total, 14315784192ull);  /* published: 14.3B */
+    cr_assert_eq(active, 2689173504ull);  /* published: 2.7B activated */
+    vram_model m = parse(qwen2_moe_cfg);
+    cr_assert_eq(m.arch.experts, 60);
+    cr_assert_eq(m.arch.experts_per_token, 4);
+    cr_assert_eq(m.arch.expert_intermediate, 1408);
+    cr_assert_eq(m.arch.shared_intermediate, 5632);
+    cr_assert_eq(m.arch.flags & VRAM_ARCH_QKV_BIAS, VRAM_ARCH_QKV_BIAS);
+    cr_assert_eq(m.arch.context, 8192);
+    vram_param_count pc = count(&m);
+    cr_assert_eq(pc.total, total);
+    cr_assert_eq(pc.active, active);
+    cr_assert_eq(pc.expert_params, 24ull * 60 * expert);
+    /* the first two blocks dense (mlp_only_layers [0, 1]): a Qwen2MoeMLP of
+       intermediate_size there, no router, experts, shared expert or gate */
+    const char *two =
+        "{\"model_type\":\"qwen2_moe\",\"mlp_only_layers\":[0,1],\"intermediate_size\":4096}";
+    m = parse(two);
+    cr_assert_eq(m.arch.dense_layers, 2);
+    pc = count(&m);
+    const uint64_t dense_layer = attn + 2 * 2048 + 3ull * 4096 * 2048;
+    const uint64_t default_outer = 2ull * 151936 * 2048 + 2048;
+    cr_assert_eq(pc.total, 2 * dense_layer + 22 * (layer_fixed + 60 * expert) + default_outer);
+}
+
+/* allenai/OLMoE-1B-7B-0924 config.json */
+static const char olmoe_cfg[] =
+    "{\"architectures\":[\"OlmoeForCausalLM\"],\"attention_bias\":false,"
+    "\"attention_dropout\":0.0,\"clip_qkv\":null,\"eos_token_id\":50279,"
+    "\"hidden_act\":\"silu\",\"hidden_size\":2048,\"initializer_range\":0.02,"
+    "\"intermediate_size\":1024,\"max_position_embeddings\":4096,\"model_type\":\"olmoe\","
+    "\"norm_topk_prob\":false,\"num_attention_heads\":16,\"num_experts\":64,"
+    "\"num_experts_per_tok\":8,\"num_hidden_layers\":16,\"num_key_value_heads\":16,"
+    "\"output_router_logits\":false,\"pad_token_id\":1,\"rms_norm_eps\":1e-05,"
+    "\"rope_scaling\":null,\"rope_theta\":10000.0,\"router_aux_loss_coef\":0.01,"
+    "\"tie_word_embeddings\":false,\"torch_dtype\":\"bfloat16\","
+    "\"transformers_version\":\"4.43.0.dev0\",\"use_cache\":true,\"vocab_size\":50304}";
+
+Test(moe, olmoe_1b_7b) {
+    /* OlmoeForCausalLM (transformers' modular_olmoe.py / configuration_olmoe.py): embed_tokens
+       and lm_head 50304 x 2048, norm 2048; each of 16 OlmoeDecoderLayer: q, k, v, o_proj
+       2048x2048 (attention_bias false), q_norm 2048 (over hidden_size), k_norm 2048 ((2048 /
+       16) x 16 kv heads), two layer norms 2048, gate 64 x 2048 (no bias), 64 OlmoeMLP experts
+       of gate/up 1024 x 2048 and down 2048 x 1024 (intermediate_size is the expert width; no
+       shared expert, every block sparse). */
+    const uint64_t layer_fixed = 4ull * 2048 * 2048 + 2048 + 2048 + 2 * 2048 + 64ull * 2048;
+    const uint64_t expert = 3ull * 1024 * 2048;
+    const uint64_t outer = 2ull * 50304 * 2048 + 2048;
+    const uint64_t total = 16 * (layer_fixed + 64 * expert) + outer;
+    const uint64_t active = 16 * (layer_fixed + 8 * expert) + outer;
+    cr_assert_eq(total, 6919161856ull); /* published: 6.9B */
+    cr_assert_eq(active, 1282017280ull); /* published: 1.3B active */
+    vram_model m = parse(olmoe_cfg);
+    cr_assert_eq(m.arch.expert_intermediate, 0, "the routed experts are intermediate_size wide");
+    vram_param_count pc = count(&m);
+    cr_assert_eq(pc.total, total);
+    cr_assert_eq(pc.active, active);
+    /* grouped-query: k_norm follows the kv heads */
+    m = parse("{\"model_type\":\"olmoe\",\"num_key_value_heads\":4}");
+    cr_assert_eq(m.arch.extra_params, 16ull * (2048 + 128 * 4));
 }
 
 /* gpt-oss as transformers saves it (the tensor names and shapes of openai/gpt-oss-20b's
@@ -617,6 +711,24 @@ Test(moe, config_errors) {
                "n_shared_experts 1000 x moe_intermediate_size 2048 is over the limit");
     bad_config("{\"model_type\":\"gpt_oss\",\"experts_per_token\":-4}",
                "experts_per_token is -4: negative");
+    bad_config("{\"model_type\":\"qwen2_moe\",\"num_experts_per_tok\":61}",
+               "num_experts_per_tok 61 is more than num_experts 60");
+    bad_config("{\"model_type\":\"qwen2_moe\",\"shared_expert_intermediate_size\":-5632}",
+               "shared_expert_intermediate_size is -5632: negative");
+    bad_config("{\"model_type\":\"qwen2_moe\",\"shared_expert_intermediate_size\":1e9}",
+               "shared_expert_intermediate_size is 1000000000, over the limit");
+    bad_config("{\"model_type\":\"qwen2_moe\",\"qkv_bias\":1}", "qkv_bias is a number");
+    bad_config("{\"model_type\":\"qwen2_moe\",\"mlp_only_layers\":[0,24]}",
+               "mlp_only_layers holds 24, not a block index in 0..23");
+    bad_config("{\"model_type\":\"qwen3_moe\",\"mlp_only_layers\":[-1]}",
+               "mlp_only_layers holds -1, not a block index in 0..47");
+    bad_config("{\"model_type\":\"qwen2_moe\",\"mlp_only_layers\":[\"0\"]}",
+               "mlp_only_layers holds a string, not a block index");
+    bad_config("{\"model_type\":\"qwen2_moe\",\"mlp_only_layers\":3}",
+               "mlp_only_layers is a number, not a list of block indices");
+    bad_config("{\"model_type\":\"olmoe\",\"num_experts\":-64}", "num_experts is -64: negative");
+    bad_config("{\"model_type\":\"olmoe\",\"num_key_value_heads\":5}",
+               "num_attention_heads 16 is not a multiple of num_key_value_heads 5");
 }
 
 Test(moe, config_layouts_not_modelled) {
@@ -626,6 +738,15 @@ Test(moe, config_layouts_not_modelled) {
     cr_assert_eq(vram_config_parse(j, strlen(j), "config.json", &m, err, sizeof err), VRAM_OK);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
     cr_assert_not_null(strstr(err, "decoder_sparse_step is not 1"), "%s", err);
+    j = "{\"model_type\":\"qwen2_moe\",\"decoder_sparse_step\":2}";
+    cr_assert_eq(vram_config_parse(j, strlen(j), "config.json", &m, err, sizeof err), VRAM_OK);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "decoder_sparse_step is not 1"), "%s", err);
+    /* dense blocks that are not the first ones */
+    j = "{\"model_type\":\"qwen2_moe\",\"mlp_only_layers\":[1,3]}";
+    cr_assert_eq(vram_config_parse(j, strlen(j), "config.json", &m, err, sizeof err), VRAM_OK);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "mlp_only_layers is not the first blocks"), "%s", err);
     j = "{\"model_type\":\"deepseek_v3\",\"moe_layer_freq\":2}";
     cr_assert_eq(vram_config_parse(j, strlen(j), "config.json", &m, err, sizeof err), VRAM_OK);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);

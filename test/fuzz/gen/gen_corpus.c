@@ -228,6 +228,36 @@ static void gen_gguf(void) {
     fx_list_free(&l);
     fx_free(&g.kv);
 
+    /* tiny DeepSeek-V2 shapes (latent attention with a q rank, a dense first block, routed
+       and shared experts), whole: llama.cpp's MLA form (attn_k_b, attn_v_b) and the older
+       one (attn_kv_b) */
+    const fx_mla mla = {2, 1, 32, 2, 16, 16, 8, 8, 8, 64, 4, 2, 16, 1, 16};
+    for (int split = 0; split <= 1; split++) {
+        memset(&g, 0, sizeof g);
+        fx_gguf_deepseek2_meta(&g, &mla, split, 16);
+        fx_deepseek2_gguf(&l, &mla, split);
+        gguf_whole(split ? "ok_tiny_deepseek2" : "ok_tiny_deepseek2_kv_b", &g, &l);
+        fx_list_free(&l);
+        fx_free(&g.kv);
+    }
+    /* ... whose rotary part is as wide as the key (refused, naming the key) */
+    fx_mla bad = mla;
+    bad.nope = 0;
+    memset(&g, 0, sizeof g);
+    fx_gguf_deepseek2_meta(&g, &bad, 1, 16);
+    fx_deepseek2_gguf(&l, &mla, 1);
+    gguf_whole("bad_deepseek2_rope", &g, &l);
+    fx_list_free(&l);
+    fx_free(&g.kv);
+    /* tiny gpt-oss shapes: biases everywhere, sinks, MXFP4 experts, a sliding window */
+    const fx_oss oss = {2, 32, 2, 1, 16, 4, 2, 32, 16, 8};
+    memset(&g, 0, sizeof g);
+    fx_gguf_gpt_oss_meta(&g, &oss, 16);
+    fx_gpt_oss_gguf(&l, &oss);
+    gguf_whole("ok_tiny_gpt_oss", &g, &l);
+    fx_list_free(&l);
+    fx_free(&g.kv);
+
     /* malformed, byte by byte */
     fx_buf b = {0};
 #define HEAD(magic, version, nt, nkv)                                                              \

@@ -360,6 +360,183 @@ static inline void fx_gguf_llama_meta(fx_gguf *g, const fx_llama *m, uint32_t co
     fx_gguf_u32(g, "general.quantization_version", 2);
 }
 
+/* DeepSeek-V2/V3 in GGUF (general.architecture "deepseek2") as llama.cpp's converter writes it
+ * (gguf-py/gguf/constants.py's tensor names; the shapes llama.cpp's deepseek2 loader asks
+ * for, written here outermost first): latent attention (attn_q, or attn_q_a + attn_q_a_norm +
+ * attn_q_b with a q rank; attn_kv_a_mqa, attn_kv_a_norm; attn_kv_b, or since llama.cpp's MLA
+ * split attn_k_b [heads, kv_lora, nope] and attn_v_b [heads, v, kv_lora]; attn_output), the
+ * first `dense` blocks with ffn_gate/up/down, the others with ffn_gate_inp, the routed
+ * experts fused per block (ffn_*_exps) and the shared ones (ffn_*_shexp). F16 matrices and
+ * embeddings, F32 norms. `layers` blocks are written (a cut of the model when fewer). */
+typedef struct fx_mla {
+    uint64_t layers, dense, hidden, heads, q_lora, kv_lora, nope, rope, v, inter;
+    uint64_t experts, used, xinter, shared, vocab;
+} fx_mla;
+/* deepseek-ai/DeepSeek-V2-Lite's config.json: no q rank (q_lora_rank null) */
+static const fx_mla FX_DEEPSEEK_V2_LITE = {27,  1,  2048, 16,   0, 512, 128, 64,
+                                           128, 10944, 64, 6, 1408, 2,   102400};
+
+static inline void fx_deepseek2_gguf(fx_list *l, const fx_mla *m, int split) {
+    char n[160];
+    enum { F32 = 0, F16 = 1 };
+    const uint64_t h = m->hidden, qk = m->nope + m->rope, sx = m->xinter * m->shared;
+    l->ggml = F16;
+    FX_2(l, "token_embd.weight", m->vocab, h);
+    for (uint64_t i = 0; i < m->layers; i++) {
+#define FX_N(s) (snprintf(n, sizeof n, "blk.%llu.%s", (unsigned long long)i, s), n)
+        l->ggml = F32;
+        FX_1(l, FX_N("attn_norm.weight"), h);
+        FX_1(l, FX_N("attn_kv_a_norm.weight"), m->kv_lora);
+        if (m->q_lora) FX_1(l, FX_N("attn_q_a_norm.weight"), m->q_lora);
+        l->ggml = F16;
+        if (m->q_lora) {
+            FX_2(l, FX_N("attn_q_a.weight"), m->q_lora, h);
+            FX_2(l, FX_N("attn_q_b.weight"), m->heads * qk, m->q_lora);
+        } else {
+            FX_2(l, FX_N("attn_q.weight"), m->heads * qk, h);
+        }
+        FX_2(l, FX_N("attn_kv_a_mqa.weight"), m->kv_lora + m->rope, h);
+        if (split) {
+            fx_add(l, FX_N("attn_k_b.weight"), 3, m->heads, m->kv_lora, m->nope, 0);
+            fx_add(l, FX_N("attn_v_b.weight"), 3, m->heads, m->v, m->kv_lora, 0);
+        } else {
+            FX_2(l, FX_N("attn_kv_b.weight"), m->heads * (m->nope + m->v), m->kv_lora);
+        }
+        FX_2(l, FX_N("attn_output.weight"), h, m->heads * m->v);
+        l->ggml = F32;
+        FX_1(l, FX_N("ffn_norm.weight"), h);
+        l->ggml = F16;
+        if (i < m->dense) {
+            FX_2(l, FX_N("ffn_gate.weight"), m->inter, h);
+            FX_2(l, FX_N("ffn_up.weight"), m->inter, h);
+            FX_2(l, FX_N("ffn_down.weight"), h, m->inter);
+        } else {
+            FX_2(l, FX_N("ffn_gate_inp.weight"), m->experts, h);
+            fx_add(l, FX_N("ffn_gate_exps.weight"), 3, m->experts, m->xinter, h, 0);
+            fx_add(l, FX_N("ffn_up_exps.weight"), 3, m->experts, m->xinter, h, 0);
+            fx_add(l, FX_N("ffn_down_exps.weight"), 3, m->experts, h, m->xinter, 0);
+            if (sx) {
+                FX_2(l, FX_N("ffn_gate_shexp.weight"), sx, h);
+                FX_2(l, FX_N("ffn_up_shexp.weight"), sx, h);
+                FX_2(l, FX_N("ffn_down_shexp.weight"), h, sx);
+            }
+        }
+#undef FX_N
+    }
+    l->ggml = F32;
+    FX_1(l, "output_norm.weight", h);
+    l->ggml = F16;
+    FX_2(l, "output.weight", m->vocab, h);
+}
+
+/* Its metadata: split (llama.cpp's MLA form, since its converter splits kv_b) writes
+ * head_count_kv 1, key_length kv_lora + rope, value_length kv_lora and the heads' own sizes
+ * in key_length_mla / value_length_mla; the older form head_count_kv = heads, key_length
+ * nope + rope, value_length v. */
+static inline void fx_gguf_deepseek2_meta(fx_gguf *g, const fx_mla *m, int split,
+                                          uint32_t tokens) {
+    fx_gguf_str(g, "general.architecture", "deepseek2");
+    fx_gguf_str(g, "general.name", "DeepSeek-V2-Lite-like");
+    fx_gguf_u32(g, "deepseek2.block_count", (uint32_t)m->layers);
+    fx_gguf_u32(g, "deepseek2.context_length", 163840);
+    fx_gguf_u32(g, "deepseek2.embedding_length", (uint32_t)m->hidden);
+    fx_gguf_u32(g, "deepseek2.feed_forward_length", (uint32_t)m->inter);
+    fx_gguf_u32(g, "deepseek2.attention.head_count", (uint32_t)m->heads);
+    fx_gguf_u32(g, "deepseek2.attention.head_count_kv", split ? 1u : (uint32_t)m->heads);
+    fx_gguf_f32(g, "deepseek2.rope.freq_base", 10000.0f);
+    fx_gguf_f32(g, "deepseek2.attention.layer_norm_rms_epsilon", 1e-6f);
+    fx_gguf_u32(g, "deepseek2.expert_used_count", (uint32_t)m->used);
+    fx_gguf_u32(g, "deepseek2.leading_dense_block_count", (uint32_t)m->dense);
+    fx_gguf_u32(g, "deepseek2.vocab_size", (uint32_t)m->vocab);
+    if (m->q_lora) fx_gguf_u32(g, "deepseek2.attention.q_lora_rank", (uint32_t)m->q_lora);
+    fx_gguf_u32(g, "deepseek2.attention.kv_lora_rank", (uint32_t)m->kv_lora);
+    if (split) {
+        fx_gguf_u32(g, "deepseek2.attention.key_length", (uint32_t)(m->kv_lora + m->rope));
+        fx_gguf_u32(g, "deepseek2.attention.value_length", (uint32_t)m->kv_lora);
+        fx_gguf_u32(g, "deepseek2.attention.key_length_mla", (uint32_t)(m->nope + m->rope));
+        fx_gguf_u32(g, "deepseek2.attention.value_length_mla", (uint32_t)m->v);
+    } else {
+        fx_gguf_u32(g, "deepseek2.attention.key_length", (uint32_t)(m->nope + m->rope));
+        fx_gguf_u32(g, "deepseek2.attention.value_length", (uint32_t)m->v);
+    }
+    fx_gguf_u32(g, "deepseek2.expert_feed_forward_length", (uint32_t)m->xinter);
+    fx_gguf_u32(g, "deepseek2.expert_count", (uint32_t)m->experts);
+    fx_gguf_u32(g, "deepseek2.expert_shared_count", (uint32_t)m->shared);
+    fx_gguf_f32(g, "deepseek2.expert_weights_scale", 1.0f);
+    fx_gguf_u32(g, "deepseek2.rope.dimension_count", (uint32_t)m->rope);
+    fx_gguf_u32(g, "general.file_type", 1); /* MOSTLY_F16 */
+    if (tokens) fx_gguf_tokens(g, tokens);
+}
+
+/* gpt-oss in GGUF (general.architecture "gpt-oss") as llama.cpp's converter writes it: q, k,
+ * v, o with biases, attn_sinks [heads], attn_norm and post_attention_norm, ffn_gate_inp with a
+ * bias, the experts' gate_up split into ffn_gate_exps and ffn_up_exps, all three in MXFP4
+ * (ggml type 39) with F32 biases [experts, width]. */
+typedef struct fx_oss {
+    uint64_t layers, hidden, heads, kv, head_dim, experts, used, xinter, vocab, window;
+} fx_oss;
+/* openai/gpt-oss-20b's config.json */
+static const fx_oss FX_GPT_OSS_20B = {24, 2880, 64, 8, 64, 32, 4, 2880, 201088, 128};
+
+static inline void fx_gpt_oss_gguf(fx_list *l, const fx_oss *m) {
+    char n[160];
+    enum { F32 = 0, F16 = 1, MXFP4 = 39 };
+    const uint64_t h = m->hidden, q = m->heads * m->head_dim, kv = m->kv * m->head_dim;
+    l->ggml = F16;
+    FX_2(l, "token_embd.weight", m->vocab, h);
+    for (uint64_t i = 0; i < m->layers; i++) {
+#define FX_N(s) (snprintf(n, sizeof n, "blk.%llu.%s", (unsigned long long)i, s), n)
+        l->ggml = F32;
+        FX_1(l, FX_N("attn_norm.weight"), h);
+        FX_1(l, FX_N("post_attention_norm.weight"), h);
+        FX_1(l, FX_N("attn_q.bias"), q);
+        FX_1(l, FX_N("attn_k.bias"), kv);
+        FX_1(l, FX_N("attn_v.bias"), kv);
+        FX_1(l, FX_N("attn_output.bias"), h);
+        FX_1(l, FX_N("attn_sinks.weight"), m->heads);
+        FX_1(l, FX_N("ffn_gate_inp.bias"), m->experts);
+        FX_2(l, FX_N("ffn_gate_exps.bias"), m->experts, m->xinter);
+        FX_2(l, FX_N("ffn_up_exps.bias"), m->experts, m->xinter);
+        FX_2(l, FX_N("ffn_down_exps.bias"), m->experts, h);
+        l->ggml = F16;
+        FX_2(l, FX_N("attn_q.weight"), q, h);
+        FX_2(l, FX_N("attn_k.weight"), kv, h);
+        FX_2(l, FX_N("attn_v.weight"), kv, h);
+        FX_2(l, FX_N("attn_output.weight"), h, q);
+        FX_2(l, FX_N("ffn_gate_inp.weight"), m->experts, h);
+        l->ggml = MXFP4;
+        fx_add(l, FX_N("ffn_gate_exps.weight"), 3, m->experts, m->xinter, h, 0);
+        fx_add(l, FX_N("ffn_up_exps.weight"), 3, m->experts, m->xinter, h, 0);
+        fx_add(l, FX_N("ffn_down_exps.weight"), 3, m->experts, h, m->xinter, 0);
+#undef FX_N
+    }
+    l->ggml = F32;
+    FX_1(l, "output_norm.weight", h);
+    l->ggml = F16;
+    FX_2(l, "output.weight", m->vocab, h);
+}
+
+static inline void fx_gguf_gpt_oss_meta(fx_gguf *g, const fx_oss *m, uint32_t tokens) {
+    fx_gguf_str(g, "general.architecture", "gpt-oss");
+    fx_gguf_str(g, "general.name", "gpt-oss-20b-like");
+    fx_gguf_u32(g, "gpt-oss.block_count", (uint32_t)m->layers);
+    fx_gguf_u32(g, "gpt-oss.context_length", 131072);
+    fx_gguf_u32(g, "gpt-oss.embedding_length", (uint32_t)m->hidden);
+    fx_gguf_u32(g, "gpt-oss.feed_forward_length", (uint32_t)m->xinter);
+    fx_gguf_u32(g, "gpt-oss.attention.head_count", (uint32_t)m->heads);
+    fx_gguf_u32(g, "gpt-oss.attention.head_count_kv", (uint32_t)m->kv);
+    fx_gguf_f32(g, "gpt-oss.rope.freq_base", 150000.0f);
+    fx_gguf_f32(g, "gpt-oss.attention.layer_norm_rms_epsilon", 1e-5f);
+    fx_gguf_u32(g, "gpt-oss.expert_count", (uint32_t)m->experts);
+    fx_gguf_u32(g, "gpt-oss.expert_used_count", (uint32_t)m->used);
+    fx_gguf_u32(g, "gpt-oss.attention.key_length", (uint32_t)m->head_dim);
+    fx_gguf_u32(g, "gpt-oss.attention.value_length", (uint32_t)m->head_dim);
+    fx_gguf_u32(g, "gpt-oss.attention.sliding_window", (uint32_t)m->window);
+    fx_gguf_u32(g, "gpt-oss.expert_feed_forward_length", (uint32_t)m->xinter);
+    fx_gguf_u32(g, "general.file_type", 38); /* MOSTLY_MXFP4_MOE */
+    if (tokens) fx_gguf_tokens(g, tokens);
+}
+
 /* The header (magic to the end of the tensor infos, padded to the alignment) of a GGUF
  * with g's metadata and the tensors of l (dims written innermost first, offsets aligned in
  * list order). Returns the file's full size (header + data). offsets, when not NULL,
