@@ -715,10 +715,8 @@ VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch
 /* Defaults resolved (formats, batch, lengths) and the sizes of the model, from its tensor
  * list when there is one, else from the arch's parameter count pc. */
 /*@ requires \valid_read(m) && \valid_read(w);
-    requires have_arch ==> vram_arch_ok(m->arch);
     assigns \nothing;
-    ensures \result.c <= 4294967295;
-    ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
+    ensures \result.c <= 4294967295; */
 VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload *w,
                                         vram_param_count pc, int have_arch, int have_stats) {
     const vram_workload wv = *w;
@@ -749,7 +747,7 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
         in.P_lo = vram__min_u64(m->guess_low, in.P);
         in.P_hi = vram__max_u64(m->guess_high, in.P);
     }
-    return vram__est_dims(in, m->arch, have_arch);
+    return in; /* the arch's widths: vram__est_dims, by the caller (apart for the prover) */
 }
 
 /* Weights: as stored (`stored` bytes of the tensor list), or converted to the target
@@ -951,6 +949,7 @@ VRAM_DEF vram__est_terms vram__est_act_train(vram__acc *acc, vram_arch a, int fl
                               vram__m(acc, longest, longest));
         act_hi = vram__a(acc, act, sc);
     }
+    /*@ assert act <= act_hi; */
     t.act_lo = act_lo;
     t.act = act;
     t.act_hi = act_hi;
@@ -1148,10 +1147,12 @@ typedef struct vram__est_prep {
     ensures \result.status == VRAM_OK ==>
             \result.in.q <= VRAM_ARCH_MAX_WIDTH && \result.in.kv <= \result.in.q &&
             \result.in.c <= 4294967295;
-    ensures \result.status == VRAM_OK && m->arch.family != VRAM_FAMILY_NONE ==>
-            vram_arch_ok(m->arch); */
-VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, const vram_workload *w) {
-    const int have_arch = m->arch.family != VRAM_FAMILY_NONE;
+    ensures \result.status == VRAM_OK && a.family != VRAM_FAMILY_NONE ==> vram_arch_ok(a); */
+VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, vram_arch a, const vram_workload *w) {
+    /* a is m->arch, by value: the prover then reasons about the arch as numbers, not as
+       every field of a struct read from memory (that made z3 give up on these goals) */
+    vram_arch x = a;
+    const int have_arch = a.family != VRAM_FAMILY_NONE;
     const int have_stats = m->stats.tensors != 0;
     const int train = w->mode == VRAM_MODE_TRAIN;
     const uint64_t rank = w->lora_rank;
@@ -1170,11 +1171,11 @@ VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, const vram_worklo
     r.refusal = VRAM_REFUSAL_NO_MODEL;
     if (!have_arch && !have_stats) return r;
     r.refusal = VRAM_REFUSAL_ARCH;
-    if (have_arch && vram_arch_params(&m->arch, &pc) != VRAM_OK) return r;
+    if (have_arch && vram_arch_params(&x, &pc) != VRAM_OK) return r;
     r.refusal = VRAM_REFUSAL_LORA_NOT_TRAINING;
     if (rank != 0 && !train) return r;
     r.pc = pc;
-    r.in = vram__est_resolve(m, w, pc, have_arch, have_stats);
+    r.in = vram__est_dims(vram__est_resolve(m, w, pc, have_arch, have_stats), a, have_arch);
     r.refusal = VRAM_REFUSAL_QUANTISED_TRAINING;
     if (train && vram__matrix_only(r.in.format) && rank == 0) return r;
     r.refusal = VRAM_REFUSAL_NONE;
@@ -1253,6 +1254,64 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     *e = r;
 }
 
+/* The routed experts into in: parameters and bytes from the tensor list when there is one
+ * (xp, xb), else the arch's count; matrices and rows, expert and top-k counts (E, K) and
+ * format from the arch. (Apart, for the prover: the widths it keeps are stated.) */
+/*@ assigns \nothing;
+    ensures \result.q == in.q && \result.kv == in.kv && \result.c == in.c; */
+VRAM_DEF vram__est_in vram__est_expert_in(vram__est_in in, vram_param_count pc, uint64_t E,
+                                          uint64_t K, vram_dtype xformat, int have_arch,
+                                          int have_stats, uint64_t xp, uint64_t xb) {
+    in.XP = have_stats ? xp : pc.expert_params;
+    in.XB = have_stats ? xb : 0u;
+    in.XQ = have_arch && pc.expert_matrix_params < in.XP ? pc.expert_matrix_params : in.XP;
+    in.XR = have_arch ? pc.expert_matrix_rows : 0u;
+    in.E = E;
+    in.K = K;
+    in.xformat = xformat;
+    return in;
+}
+
+/* vram_estimate_model's steps, with the arch, the workload and the tensor list's numbers
+ * as values (arch is m->arch, wv is *w; the caller reads them once): the prover then
+ * reasons about numbers, not about every field of structs read from memory (read here,
+ * z3 took 47 s on a goal of three comparisons and gave up on others). */
+/*@ requires \valid_read(m) && \valid_read(w) && \valid(out);
+    requires \separated(m, out) && \separated(w, out);
+    assigns *out;
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID || \result == VRAM_E_OVERFLOW; */
+VRAM_DEF vram_status vram__est_model(const vram_model *m, const vram_workload *w, vram_arch arch,
+                                    vram_workload wv, uint64_t tensors, uint64_t stored,
+                                    uint64_t stats_block_params, uint64_t xp, uint64_t xb,
+                                    vram_estimate *out) {
+    vram__acc acc = {0};
+    vram_estimate e;
+    vram__est_prep p;
+    vram__est_in in;
+    vram__est_terms t;
+    const int have_arch = arch.family != VRAM_FAMILY_NONE;
+    const int have_stats = tensors != 0;
+    const int train = wv.mode == VRAM_MODE_TRAIN;
+    p = vram__est_prepare(m, arch, w);
+    if (p.status != VRAM_OK) return VRAM_E_INVALID;
+    /* (what est_prepare ensured, stated before the call below so that the prover carries it
+       past the call instead of deriving it again) */
+    /*@ assert have_arch ==> vram_arch_ok(arch); */
+    /*@ assert p.in.q <= VRAM_ARCH_MAX_WIDTH && p.in.kv <= p.in.q && p.in.c <= 4294967295; */
+    in = vram__est_expert_in(p.in, p.pc, have_arch ? arch.experts : 0u,
+                             have_arch ? arch.experts_per_token : 0u,
+                             have_arch ? arch.expert_format : VRAM_DTYPE_NONE, have_arch,
+                             have_stats, xp, xb);
+    /*@ assert in.q <= VRAM_ARCH_MAX_WIDTH && in.kv <= in.q && in.c <= 4294967295; */
+    t = vram__est_steps(&acc, arch, wv, in, stored, have_arch, have_stats);
+    vram__est_finish(&acc, in, t, wv.cpu, have_stats, tensors,
+                     have_stats ? stats_block_params : p.pc.blocks,
+                     train && wv.lora_rank == 0, &e);
+    if (acc.overflow) return VRAM_E_OVERFLOW;
+    *out = e;
+    return VRAM_OK;
+}
+
 /* The estimate of a model under a workload. On VRAM_OK every term is filled, with
  * low <= expected <= high for each term and for the totals, and the totals are the sums of
  * the terms. VRAM_E_INVALID for a model with neither a usable arch nor a tensor list, a
@@ -1267,42 +1326,9 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
 VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_model(const vram_model *m,
                                                         const vram_workload *w,
                                                         vram_estimate *out) {
-    vram__acc acc = {0};
-    vram_estimate e;
-    vram__est_prep p;
-    vram__est_in in;
-    vram__est_terms t;
-    const vram_arch arch = m->arch;
-    const vram_workload wv = *w;
-    const uint64_t tensors = m->stats.tensors, stored = m->stats.bytes;
-    const uint64_t stats_block_params = m->stats.block_params;
-    const uint64_t xp = m->stats.expert_params, xb = m->stats.expert_bytes;
-    const int have_arch = arch.family != VRAM_FAMILY_NONE;
-    const int have_stats = tensors != 0;
-    const int train = wv.mode == VRAM_MODE_TRAIN;
-    p = vram__est_prepare(m, w);
-    if (p.status != VRAM_OK) return VRAM_E_INVALID;
-    /* (what est_prepare ensured, stated before the call below so that the prover carries it
-       past the call instead of deriving it again) */
-    /*@ assert have_arch ==> vram_arch_ok(arch); */
-    /*@ assert p.in.q <= VRAM_ARCH_MAX_WIDTH && p.in.kv <= p.in.q && p.in.c <= 4294967295; */
-    /* the routed experts: parameters and bytes from the tensor list when there is one, else
-       the arch's count; matrices and rows, expert and top-k counts and format from the arch */
-    in = p.in;
-    in.XP = have_stats ? xp : p.pc.expert_params;
-    in.XB = have_stats ? xb : 0u;
-    in.XQ = have_arch && p.pc.expert_matrix_params < in.XP ? p.pc.expert_matrix_params : in.XP;
-    in.XR = have_arch ? p.pc.expert_matrix_rows : 0u;
-    in.E = have_arch ? arch.experts : 0u;
-    in.K = have_arch ? arch.experts_per_token : 0u;
-    in.xformat = have_arch ? arch.expert_format : VRAM_DTYPE_NONE;
-    t = vram__est_steps(&acc, arch, wv, in, stored, have_arch, have_stats);
-    vram__est_finish(&acc, in, t, wv.cpu, have_stats, tensors,
-                     have_stats ? stats_block_params : p.pc.blocks,
-                     train && wv.lora_rank == 0, &e);
-    if (acc.overflow) return VRAM_E_OVERFLOW;
-    *out = e;
-    return VRAM_OK;
+    return vram__est_model(m, w, m->arch, *w, m->stats.tensors, m->stats.bytes,
+                           m->stats.block_params, m->stats.expert_params,
+                           m->stats.expert_bytes, out);
 }
 
 /* ---- presets and the recommendation ------------------------------------------------ */
@@ -1489,7 +1515,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
     assigns \nothing;
     ensures VRAM_REFUSAL_NONE <= \result < VRAM_REFUSAL_COUNT; */
 VRAM_DEF vram_refusal vram_estimate_refusal(const vram_model *m, const vram_workload *w) {
-    return vram__est_prepare(m, w).refusal;
+    return vram__est_prepare(m, m->arch, w).refusal;
 }
 
 /* Name of a refusal ("lora_not_training"); "unknown" out of range. */

@@ -530,23 +530,23 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
       vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a) &&
       vram_arch_moe_ok(a); */
 
-/* vram_arch_check's three steps (apart so that the prover takes one at a time; each returns
- * 1 when its part of the arch is well formed, else 0). The family, MLP, norm, flags and the
+/* vram_arch_check's four steps (apart so that the prover takes one at a time; each returns
+ * 1 when its part of the arch is well formed, else 0; the arch by value, so that the prover
+ * reasons about its numbers, not about a struct read from memory). The family, MLP, norm, flags and the
  * block counts the family needs: */
-/*@ requires \valid_read(a);
-    assigns \nothing;
+/*@ assigns \nothing;
     ensures \result == 0 || \result == 1;
-    ensures \result == 1 ==> vram_arch_shape_ok(*a); */
-VRAM_DEF int vram__arch_check_shape(const vram_arch *a) {
-    const vram_family family = a->family;
-    const uint64_t enc = a->encoder_layers, dec = a->decoder_layers, lay = a->layers;
+    ensures \result == 1 ==> vram_arch_shape_ok(a); */
+VRAM_DEF int vram__arch_check_shape(vram_arch a) {
+    const vram_family family = a.family;
+    const uint64_t enc = a.encoder_layers, dec = a.decoder_layers, lay = a.layers;
     const uint64_t layers = family == VRAM_FAMILY_ENCODER_DECODER ? enc : lay;
     if (family != VRAM_FAMILY_DECODER && family != VRAM_FAMILY_ENCODER &&
         family != VRAM_FAMILY_ENCODER_DECODER)
         return 0;
-    if (a->mlp != VRAM_MLP_PLAIN && a->mlp != VRAM_MLP_GATED) return 0;
-    if (a->norm != VRAM_NORM_LAYER && a->norm != VRAM_NORM_RMS) return 0;
-    if ((a->flags & ~VRAM_ARCH_FLAGS_ALL) != 0) return 0;
+    if (a.mlp != VRAM_MLP_PLAIN && a.mlp != VRAM_MLP_GATED) return 0;
+    if (a.norm != VRAM_NORM_LAYER && a.norm != VRAM_NORM_RMS) return 0;
+    if ((a.flags & ~VRAM_ARCH_FLAGS_ALL) != 0) return 0;
     if (layers == 0 || lay > VRAM_ARCH_MAX_LAYERS || enc > VRAM_ARCH_MAX_LAYERS ||
         dec > VRAM_ARCH_MAX_LAYERS)
         return 0;
@@ -555,13 +555,12 @@ VRAM_DEF int vram__arch_check_shape(const vram_arch *a) {
 }
 
 /* The width and the heads: kv_heads divides heads, head_dim given or hidden / heads whole. */
-/*@ requires \valid_read(a);
-    assigns \nothing;
+/*@ assigns \nothing;
     ensures \result == 0 || \result == 1;
-    ensures \result == 1 ==> vram_arch_heads_ok(*a); */
-VRAM_DEF int vram__arch_check_heads(const vram_arch *a) {
-    const uint64_t heads = a->heads, hidden = a->hidden, head_dim = a->head_dim;
-    const uint64_t kv = a->kv_heads != 0 ? a->kv_heads : heads;
+    ensures \result == 1 ==> vram_arch_heads_ok(a); */
+VRAM_DEF int vram__arch_check_heads(vram_arch a) {
+    const uint64_t heads = a.heads, hidden = a.hidden, head_dim = a.head_dim;
+    const uint64_t kv = a.kv_heads != 0 ? a.kv_heads : heads;
     if (hidden == 0 || hidden > VRAM_ARCH_MAX_WIDTH) return 0;
     if (heads == 0 || heads > VRAM_ARCH_MAX_HEADS) return 0;
     if (kv > heads || heads % kv != 0) return 0;
@@ -571,21 +570,20 @@ VRAM_DEF int vram__arch_check_heads(const vram_arch *a) {
 }
 
 /* The MLP widths, the vocabulary and position tables, the context, the extra parameters. */
-/*@ requires \valid_read(a);
-    assigns \nothing;
+/*@ assigns \nothing;
     ensures \result == 0 || \result == 1;
-    ensures \result == 1 ==> vram_arch_sizes_ok(*a); */
-VRAM_DEF int vram__arch_check_sizes(const vram_arch *a) {
-    const uint64_t inter = a->intermediate, dec_inter = a->decoder_intermediate;
-    const uint64_t vocab = a->vocab, pos = a->positions, types = a->type_vocab;
+    ensures \result == 1 ==> vram_arch_sizes_ok(a); */
+VRAM_DEF int vram__arch_check_sizes(vram_arch a) {
+    const uint64_t inter = a.intermediate, dec_inter = a.decoder_intermediate;
+    const uint64_t vocab = a.vocab, pos = a.positions, types = a.type_vocab;
     if (inter == 0 || inter > VRAM_ARCH_MAX_WIDTH) return 0;
     if (dec_inter > VRAM_ARCH_MAX_WIDTH) return 0;
     /* no vocabulary only without a head (a vision tower: patches, not tokens) */
-    if ((vocab == 0 && (a->flags & VRAM_ARCH_NO_HEAD) == 0) || vocab > VRAM_ARCH_MAX_VOCAB)
+    if ((vocab == 0 && (a.flags & VRAM_ARCH_NO_HEAD) == 0) || vocab > VRAM_ARCH_MAX_VOCAB)
         return 0;
     if (pos > VRAM_ARCH_MAX_VOCAB || types > VRAM_ARCH_MAX_VOCAB) return 0;
-    if (a->context > VRAM_ARCH_MAX_VOCAB || a->source_context > VRAM_ARCH_MAX_VOCAB) return 0;
-    if (a->extra_params > VRAM_ARCH_MAX_EXTRA) return 0;
+    if (a.context > VRAM_ARCH_MAX_VOCAB || a.source_context > VRAM_ARCH_MAX_VOCAB) return 0;
+    if (a.extra_params > VRAM_ARCH_MAX_EXTRA) return 0;
     return 1;
 }
 
@@ -593,25 +591,24 @@ VRAM_DEF int vram__arch_check_sizes(const vram_arch *a) {
  * experts (and at least 1 with experts); dense_layers at most the blocks; known flags and
  * expert format; latent attention with a head_dim that holds rope_dim; both for decoders
  * only. */
-/*@ requires \valid_read(a);
-    assigns \nothing;
+/*@ assigns \nothing;
     ensures \result == 0 || \result == 1;
-    ensures \result == 1 ==> vram_arch_moe_ok(*a); */
-VRAM_DEF int vram__arch_check_moe(const vram_arch *a) {
-    const uint64_t e = a->experts, k = a->experts_per_token;
-    const int xf = (int)a->expert_format;
+    ensures \result == 1 ==> vram_arch_moe_ok(a); */
+VRAM_DEF int vram__arch_check_moe(vram_arch a) {
+    const uint64_t e = a.experts, k = a.experts_per_token;
+    const int xf = (int)a.expert_format;
     if (e > VRAM_ARCH_MAX_EXPERTS || k > e || (e != 0 && k == 0)) return 0;
-    if (a->expert_intermediate > VRAM_ARCH_MAX_WIDTH ||
-        a->shared_intermediate > VRAM_ARCH_MAX_WIDTH)
+    if (a.expert_intermediate > VRAM_ARCH_MAX_WIDTH ||
+        a.shared_intermediate > VRAM_ARCH_MAX_WIDTH)
         return 0;
-    if (a->dense_layers > a->layers) return 0;
-    if ((a->moe_flags & ~VRAM_MOE_FLAGS_ALL) != 0) return 0;
+    if (a.dense_layers > a.layers) return 0;
+    if ((a.moe_flags & ~VRAM_MOE_FLAGS_ALL) != 0) return 0;
     if (xf < (int)VRAM_DTYPE_NONE || xf >= (int)VRAM_DTYPE_COUNT) return 0;
-    if (a->q_lora_rank > VRAM_ARCH_MAX_WIDTH || a->kv_lora_rank > VRAM_ARCH_MAX_WIDTH ||
-        a->rope_dim > VRAM_ARCH_MAX_WIDTH || a->v_head_dim > VRAM_ARCH_MAX_WIDTH)
+    if (a.q_lora_rank > VRAM_ARCH_MAX_WIDTH || a.kv_lora_rank > VRAM_ARCH_MAX_WIDTH ||
+        a.rope_dim > VRAM_ARCH_MAX_WIDTH || a.v_head_dim > VRAM_ARCH_MAX_WIDTH)
         return 0;
-    if (a->kv_lora_rank != 0 && (a->head_dim == 0 || a->rope_dim > a->head_dim)) return 0;
-    if ((e != 0 || a->kv_lora_rank != 0) && a->family != VRAM_FAMILY_DECODER) return 0;
+    if (a.kv_lora_rank != 0 && (a.head_dim == 0 || a.rope_dim > a.head_dim)) return 0;
+    if ((e != 0 || a.kv_lora_rank != 0) && a.family != VRAM_FAMILY_DECODER) return 0;
     return 1;
 }
 
@@ -620,15 +617,22 @@ VRAM_DEF int vram__arch_check_moe(const vram_arch *a) {
  * attention), hidden / heads is whole when head_dim is 0, and the mixture-of-experts and
  * latent-attention numbers are consistent (vram__arch_check_moe); VRAM_E_INVALID otherwise
  * (VRAM_FAMILY_NONE included). */
+/*@ assigns \nothing;
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
+    ensures \result == VRAM_OK ==> vram_arch_ok(a); */
+VRAM_DEF vram_status vram__arch_check_of(vram_arch a) {
+    if (!vram__arch_check_shape(a) || !vram__arch_check_heads(a) || !vram__arch_check_sizes(a) ||
+        !vram__arch_check_moe(a))
+        return VRAM_E_INVALID;
+    return VRAM_OK;
+}
+
 /*@ requires \valid_read(a);
     assigns \nothing;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
     ensures \result == VRAM_OK ==> vram_arch_ok(*a); */
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_check(const vram_arch *a) {
-    if (!vram__arch_check_shape(a) || !vram__arch_check_heads(a) || !vram__arch_check_sizes(a) ||
-        !vram__arch_check_moe(a))
-        return VRAM_E_INVALID;
-    return VRAM_OK;
+    return vram__arch_check_of(*a);
 }
 
 /* Resolved widths of an arch that passed vram_arch_check: attention width (heads x
@@ -637,6 +641,25 @@ typedef struct vram__widths {
     uint64_t q, kv;
 } vram__widths;
 
+/*@ requires heads >= 1 && heads <= VRAM_ARCH_MAX_HEADS;
+    requires kv_heads <= heads;
+    requires head_dim <= VRAM_ARCH_MAX_WIDTH / heads;
+    requires hidden <= VRAM_ARCH_MAX_WIDTH;
+    assigns \nothing;
+    ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
+VRAM_DEF vram__widths vram__widths_of(uint64_t heads, uint64_t kv_heads, uint64_t head_dim,
+                                      uint64_t hidden) {
+    vram__widths r;
+    const uint64_t hd = head_dim != 0 ? head_dim : hidden / heads;
+    const uint64_t kvh = kv_heads != 0 ? kv_heads : heads;
+    /*@ assert hd * heads <= VRAM_ARCH_MAX_WIDTH; */
+    r.q = heads * hd;
+    r.kv = kvh * hd;
+    return r;
+}
+
+/* The same from an arch value. (Four numbers, not the whole arch, reach the arithmetic:
+ * the prover then reasons about four numbers, not every field.) */
 /*@ requires a.heads >= 1 && a.heads <= VRAM_ARCH_MAX_HEADS;
     requires a.kv_heads <= a.heads;
     requires a.head_dim <= VRAM_ARCH_MAX_WIDTH / a.heads;
@@ -644,14 +667,7 @@ typedef struct vram__widths {
     assigns \nothing;
     ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
 VRAM_DEF vram__widths vram__arch_widths(vram_arch a) {
-    vram__widths r;
-    const uint64_t heads = a.heads;
-    const uint64_t hd = a.head_dim != 0 ? a.head_dim : a.hidden / heads;
-    const uint64_t kvh = a.kv_heads != 0 ? a.kv_heads : heads;
-    /*@ assert hd * heads <= VRAM_ARCH_MAX_WIDTH; */
-    r.q = heads * hd;
-    r.kv = kvh * hd;
-    return r;
+    return vram__widths_of(a.heads, a.kv_heads, a.head_dim, a.hidden);
 }
 
 /* The same through pointers: for an arch that passed vram_arch_check, whose limits are
@@ -664,7 +680,7 @@ VRAM_DEF vram__widths vram__arch_widths(vram_arch a) {
     assigns *q, *kv;
     ensures *q <= VRAM_ARCH_MAX_WIDTH && *kv <= *q; */
 VRAM_DEF void vram_arch_widths(const vram_arch *a, uint64_t *q, uint64_t *kv) {
-    vram__widths r = vram__arch_widths(*a);
+    vram__widths r = vram__widths_of(a->heads, a->kv_heads, a->head_dim, a->hidden);
     *q = r.q;
     *kv = r.kv;
 }
@@ -965,6 +981,40 @@ VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
     return c;
 }
 
+/* vram_arch_params' count, for an arch that passed vram_arch_check, by value (the prover
+ * then reasons about the arch's numbers, not about a struct read from memory: through the
+ * pointer, z3 gave up on these goals). ok 0: the blocks pass VRAM_ARCH_MAX_BLOCK_PARAMS. */
+typedef struct vram__arch_count {
+    int ok;
+    vram_param_count pc;
+} vram__arch_count;
+
+/*@ requires vram_arch_ok(x);
+    assigns \nothing; */
+VRAM_DEF vram__arch_count vram__arch_params_of(vram_arch x) {
+    vram__arch_count out;
+    vram__widths wd = vram__arch_widths(x);
+    vram_param_count c;
+    int ov = 0;
+    out.ok = 0;
+    if (x.experts == 0 && x.kv_lora_rank == 0) {
+        c = vram__arch_blocks(x, wd.q, wd.kv);
+    } else {
+        c = vram__arch_moe_blocks(x, wd.q, wd.kv, &ov);
+        if (ov || c.blocks > VRAM_ARCH_MAX_BLOCK_PARAMS) {
+            out.pc = c;
+            return out;
+        }
+    }
+    out.pc = vram__arch_outer(x, c);
+    /* c.active counted the blocks; everything outside them is used by every token */
+    out.pc.active = c.active <= out.pc.blocks && out.pc.blocks <= out.pc.total
+                        ? out.pc.total - (out.pc.blocks - c.active)
+                        : out.pc.total;
+    out.ok = 1;
+    return out;
+}
+
 /* Parameters of an architecture, part by part: the weights a checkpoint of it holds.
  * With experts or latent attention (vram_arch's layout) the blocks follow
  * vram__arch_moe_blocks, out->active is what one token goes through and out->expert_* the
@@ -981,24 +1031,11 @@ VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
     ensures \result == VRAM_OK ==> vram_arch_ok(\old(*a)); */
 VRAM_DEF VRAM_NODISCARD vram_status vram_arch_params(const vram_arch *a, vram_param_count *out) {
-    vram_arch x;
-    vram__widths wd;
-    vram_param_count c, r;
-    int ov = 0;
+    vram__arch_count r;
     if (vram_arch_check(a) != VRAM_OK) return VRAM_E_INVALID;
-    x = *a;
-    wd = vram__arch_widths(x);
-    if (x.experts == 0 && x.kv_lora_rank == 0) {
-        c = vram__arch_blocks(x, wd.q, wd.kv);
-    } else {
-        c = vram__arch_moe_blocks(x, wd.q, wd.kv, &ov);
-        if (ov || c.blocks > VRAM_ARCH_MAX_BLOCK_PARAMS) return VRAM_E_INVALID;
-    }
-    r = vram__arch_outer(x, c);
-    /* c.active counted the blocks; everything outside them is used by every token */
-    r.active = c.active <= r.blocks && r.blocks <= r.total ? r.total - (r.blocks - c.active)
-                                                            : r.total;
-    *out = r;
+    r = vram__arch_params_of(*a);
+    if (!r.ok) return VRAM_E_INVALID;
+    *out = r.pc;
     return VRAM_OK;
 }
 
