@@ -256,12 +256,11 @@ VRAM_DEF const char *vram_layout_cause_text(vram_layout_cause c) {
     ensures \result.micro_batches >= 1; */
 VRAM_DEF vram_layout vram_layout_resolve(vram_layout l) {
     vram_layout r = l;
-    uint64_t g = 0;
     if (r.nodes == 0) r.nodes = 1;
     if (r.tp == 0) r.tp = 1;
     if (r.pp == 0) r.pp = 1;
-    if (r.gpus_per_node == 0)
-        r.gpus_per_node = vram__mul_u64(r.tp, r.pp, &g) == VRAM_OK ? g : UINT64_MAX;
+    if (r.gpus_per_node == 0) /* tp x pp, saturating */
+        r.gpus_per_node = r.pp > UINT64_MAX / r.tp ? UINT64_MAX : r.tp * r.pp;
     if (r.micro_batches == 0) r.micro_batches = r.pp;
     return r;
 }
@@ -278,7 +277,7 @@ VRAM_DEF vram_layout vram_layout_resolve(vram_layout l) {
             1 <= r.tp <= r.gpus_per_node && 1 <= r.pp <= VRAM_LAYOUT_MAX_STAGES &&
             r.tp * r.pp <= r.nodes * r.gpus_per_node && r.zero <= 3 &&
             1 <= r.micro_batches <= VRAM_LAYOUT_MAX_MICRO &&
-            (r.offload & VRAM_OFFLOAD_PARAMS) != 0 ==> r.zero == 3; */
+            ((r.offload & VRAM_OFFLOAD_PARAMS) != 0 ==> r.zero == 3); */
 VRAM_DEF vram_layout_problem vram_layout_check(vram_layout r, int train, uint64_t blocks) {
     uint64_t gpus;
     if (r.nodes < 1 || r.nodes > VRAM_LAYOUT_MAX_NODES) return VRAM_LAYOUT_BAD_NODES;
@@ -307,6 +306,34 @@ VRAM_DEF vram_layout_problem vram_layout_check(vram_layout r, int train, uint64_
 
 /* ---- the arithmetic ------------------------------------------------------------------ */
 
+/* Saturating multiply and add that flag overflow in acc (as estimate.h's vram__m / vram__a,
+ * written out here so that this header's proof covers every call it makes), and ceil(a / b)
+ * (as base.h's vram__div_ceil_u64). */
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result == (a * b <= UINT64_MAX ? a * b : UINT64_MAX); */
+VRAM_DEF uint64_t vram__lt_mul(vram__acc *acc, uint64_t a, uint64_t b) {
+    if (a != 0 && b > UINT64_MAX / a) {
+        acc->overflow = 1;
+        return UINT64_MAX;
+    }
+    return a * b;
+}
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result == (a + b <= UINT64_MAX ? a + b : UINT64_MAX); */
+VRAM_DEF uint64_t vram__lt_add(vram__acc *acc, uint64_t a, uint64_t b) {
+    if (b > UINT64_MAX - a) {
+        acc->overflow = 1;
+        return UINT64_MAX;
+    }
+    return a + b;
+}
+/*@ requires b > 0;
+    assigns \nothing;
+    ensures \result == a / b + (a % b != 0 ? 1 : 0); */
+VRAM_DEF uint64_t vram__lt_ceil(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1u : 0u); }
+
 /* floor(x * n / d), exact: x taken 16 bits at a time, so no 128-bit product is needed. A
  * step that does not fit 64 bits (d or n above 2^47, or a result above 2^64) flags overflow. */
 /*@ requires \valid(acc) && d > 0;
@@ -320,8 +347,8 @@ VRAM_DEF uint64_t vram__lt_share(vram__acc *acc, uint64_t x, uint64_t n, uint64_
         loop variant 4 - i; */
     for (i = 0; i < 4; i++) {
         const uint64_t chunk = (x >> (48 - 16 * i)) & 0xffffu;
-        const uint64_t t = vram__a(acc, vram__m(acc, r, 65536u), vram__m(acc, chunk, n));
-        q = vram__a(acc, vram__m(acc, q, 65536u), t / d);
+        const uint64_t t = vram__lt_add(acc, vram__lt_mul(acc, r, 65536u), vram__lt_mul(acc, chunk, n));
+        q = vram__lt_add(acc, vram__lt_mul(acc, q, 65536u), t / d);
         r = t % d;
     }
     return q;
@@ -354,14 +381,14 @@ VRAM_DEF vram_layout_term vram__lt_scale(vram__acc *acc, vram_term x, uint64_t n
 /*@ requires D > 0;
     assigns \nothing; */
 VRAM_DEF vram_layout_term vram__lt_part(vram_layout_term t, uint64_t D) {
-    return vram__lt_term(vram__div_ceil_u64(t.low, D), vram__div_ceil_u64(t.expected, D),
-                         vram__div_ceil_u64(t.high, D), t.cause, t.why);
+    return vram__lt_term(vram__lt_ceil(t.low, D), vram__lt_ceil(t.expected, D),
+                         vram__lt_ceil(t.high, D), t.cause, t.why);
 }
 /*@ requires \valid(acc);
     assigns acc->overflow; */
 VRAM_DEF vram_layout_term vram__lt_times(vram__acc *acc, vram_layout_term t, uint64_t k) {
-    return vram__lt_term(vram__m(acc, t.low, k), vram__m(acc, t.expected, k),
-                         vram__m(acc, t.high, k), t.cause, t.why);
+    return vram__lt_term(vram__lt_mul(acc, t.low, k), vram__lt_mul(acc, t.expected, k),
+                         vram__lt_mul(acc, t.high, k), t.cause, t.why);
 }
 
 /*@ assigns \nothing; */
@@ -415,12 +442,12 @@ VRAM_DEF vram__lt_states_out vram__lt_states(vram__acc *acc, vram_term we, vram_
         /* the largest layer (expected) or a whole block (high) of parameters and gradients,
            gathered on every GPU of the stage, divided by T */
         const uint64_t big = vram__max_u64(largest, block_layer);
-        const uint64_t lo = vram__lt_share(acc, vram__a(acc, we.low, ge.low), largest, P);
+        const uint64_t lo = vram__lt_share(acc, vram__lt_add(acc, we.low, ge.low), largest, P);
         const uint64_t ex =
-            vram__lt_share(acc, vram__a(acc, we.expected, ge.expected), largest, P);
-        const uint64_t hi = vram__lt_share(acc, vram__a(acc, we.high, ge.high), big, P);
-        r.gathered = vram__lt_term(vram__div_ceil_u64(lo, T), vram__div_ceil_u64(ex, T),
-                                   vram__div_ceil_u64(hi, T), we.cause, VRAM_LC_ZERO3_GATHER);
+            vram__lt_share(acc, vram__lt_add(acc, we.expected, ge.expected), largest, P);
+        const uint64_t hi = vram__lt_share(acc, vram__lt_add(acc, we.high, ge.high), big, P);
+        r.gathered = vram__lt_term(vram__lt_ceil(lo, T), vram__lt_ceil(ex, T),
+                                   vram__lt_ceil(hi, T), we.cause, VRAM_LC_ZERO3_GATHER);
         r.w = vram__lt_part(r.w, D);
         if (mixed) r.g = none; /* the gradient partition is the fp32 one */
     }
@@ -455,18 +482,18 @@ typedef struct vram__lt_working_out {
 VRAM_DEF vram__lt_working_out vram__lt_working(vram__acc *acc, vram_term a, vram_term kv,
                                                vram_term lg, uint64_t Lb, uint64_t L,
                                                uint64_t T, uint64_t in_flight, int logits) {
-    const uint64_t k = vram__m(acc, Lb, in_flight); /* blocks' worth of activations */
+    const uint64_t k = vram__lt_mul(acc, Lb, in_flight); /* blocks' worth of activations */
     const vram_layout_cause tpw = T > 1 ? VRAM_LC_TP_ACT : VRAM_LC_NONE;
     const vram_layout_cause tpo = T > 1 ? VRAM_LC_TP_OUTER : VRAM_LC_NONE;
     const uint64_t lo = vram__lt_share(acc, a.low, k, L);
     const uint64_t ex = vram__lt_share(acc, a.expected, k, L);
     const uint64_t hi = vram__lt_share(acc, a.high, k, L);
     vram__lt_working_out r;
-    r.act = vram__lt_term(vram__div_ceil_u64(lo, T), vram__div_ceil_u64(ex, T),
+    r.act = vram__lt_term(vram__lt_ceil(lo, T), vram__lt_ceil(ex, T),
                           vram__lt_share(acc, hi, 10u * T + 24u, 34u * T), a.cause, tpw);
     r.kv = vram__lt_part(vram__lt_scale(acc, kv, Lb, Lb, Lb, L, VRAM_LC_NONE), T);
-    r.logits = logits ? vram__lt_term(vram__div_ceil_u64(lg.low, T),
-                                      vram__div_ceil_u64(lg.expected, T), lg.high, lg.cause, tpo)
+    r.logits = logits ? vram__lt_term(vram__lt_ceil(lg.low, T),
+                                      vram__lt_ceil(lg.expected, T), lg.high, lg.cause, tpo)
                       : vram__lt_zero();
     return r;
 }
@@ -486,9 +513,9 @@ VRAM_DEF vram__lt_sum vram__lt_total(vram__acc *acc, const vram_layout_term *x) 
         loop assigns i, s, acc->overflow;
         loop variant VRAM_LT_COUNT - i; */
     for (i = 0; i < (int)VRAM_LT_COUNT; i++) {
-        s.low = vram__a(acc, s.low, x[i].low);
-        s.expected = vram__a(acc, s.expected, x[i].expected);
-        s.high = vram__a(acc, s.high, x[i].high);
+        s.low = vram__lt_add(acc, s.low, x[i].low);
+        s.expected = vram__lt_add(acc, s.expected, x[i].expected);
+        s.high = vram__lt_add(acc, s.high, x[i].high);
     }
     return s;
 }
@@ -500,66 +527,85 @@ typedef struct vram__lt_terms {
     uint64_t params;
 } vram__lt_terms;
 
-/* One stage's terms for layout r (checked), D data-parallel ranks; the estimate's terms
- * passed in x (its term[] array). */
-/*@ requires \valid(acc) && \valid(t) && \valid_read(x + (0 .. VRAM_TERM_COUNT - 1));
-    requires \separated(acc, t) && \separated(t, x + (0 .. VRAM_TERM_COUNT - 1));
-    requires \separated(acc, x + (0 .. VRAM_TERM_COUNT - 1));
+/* The estimate's terms and parameter count, read once (values, for the prover). */
+typedef struct vram__lt_in {
+    vram_term w, g, o, m, a, kv, lg, ctx, ws, al;
+    uint64_t params;
+} vram__lt_in;
+
+/*@ requires \valid_read(e);
+    assigns \nothing; */
+VRAM_DEF vram__lt_in vram__lt_read(const vram_estimate *e) {
+    vram__lt_in in;
+    in.w = e->term[VRAM_TERM_WEIGHTS];
+    in.g = e->term[VRAM_TERM_GRADIENTS];
+    in.o = e->term[VRAM_TERM_OPTIMIZER];
+    in.m = e->term[VRAM_TERM_MASTER];
+    in.a = e->term[VRAM_TERM_ACTIVATIONS];
+    in.kv = e->term[VRAM_TERM_KV_CACHE];
+    in.lg = e->term[VRAM_TERM_LOGITS];
+    in.ctx = e->term[VRAM_TERM_CUDA_CONTEXT];
+    in.ws = e->term[VRAM_TERM_WORKSPACE];
+    in.al = e->term[VRAM_TERM_ALLOCATOR];
+    in.params = e->params;
+    return in;
+}
+
+/* One stage's terms for a checked layout (T, S, zero, offload), D data-parallel ranks. */
+/*@ requires \valid(acc);
     requires 1 <= T <= VRAM_LAYOUT_MAX_GPUS_PER_NODE && zero <= 3 && S >= 1 && D >= 1;
-    assigns acc->overflow, *t; */
-VRAM_DEF void vram__lt_stage_terms(vram__acc *acc, const vram_term *x, uint64_t params,
-                                   vram_layout_sizes s, uint64_t T, uint64_t S, uint64_t zero,
-                                   uint32_t offload, uint64_t D, vram__lt_stage st,
-                                   vram__lt_terms *t) {
-    const uint64_t P = params != 0 ? params : 1u;
+    assigns acc->overflow; */
+VRAM_DEF vram__lt_terms vram__lt_stage_terms(vram__acc *acc, vram__lt_in in,
+                                             vram_layout_sizes s, uint64_t T, uint64_t S,
+                                             uint64_t zero, uint32_t offload, uint64_t D,
+                                             vram__lt_stage st) {
+    const uint64_t P = in.params != 0 ? in.params : 1u;
     const uint64_t L = s.blocks != 0 ? s.blocks : 1u;
     const uint64_t Lb = s.blocks != 0 ? st.blocks : 1u;
     const uint64_t bp = vram__min_u64(s.block_params, P);
     /* the stage's block parameters, and its outer ones; divided by T (high: outer whole) */
     const uint64_t sbp = S > 1 ? vram__lt_share(acc, bp, Lb, L) : bp;
     const uint64_t outer = vram__min_u64(st.outer, P);
-    const uint64_t ne = vram__min_u64(vram__a(acc, vram__div_ceil_u64(sbp, T),
-                                              vram__div_ceil_u64(outer, T)), P);
-    const uint64_t nh = vram__min_u64(vram__a(acc, vram__div_ceil_u64(sbp, T), outer), P);
+    const uint64_t ne = vram__min_u64(vram__lt_add(acc, vram__lt_ceil(sbp, T),
+                                              vram__lt_ceil(outer, T)), P);
+    const uint64_t nh = vram__min_u64(vram__lt_add(acc, vram__lt_ceil(sbp, T), outer), P);
     const uint64_t block_layer = s.blocks != 0 ? bp / L : bp;
     const vram_layout_term none = vram__lt_zero();
     const vram__lt_states_out ms =
-        vram__lt_states(acc, x[VRAM_TERM_WEIGHTS], x[VRAM_TERM_GRADIENTS],
-                        x[VRAM_TERM_OPTIMIZER], x[VRAM_TERM_MASTER], P, ne, nh, D, T, zero,
-                        offload, vram__min_u64(s.largest_layer, P), block_layer);
+        vram__lt_states(acc, in.w, in.g, in.o, in.m, P, ne, nh, D, T, zero, offload,
+                        vram__min_u64(s.largest_layer, P), block_layer);
     const vram__lt_working_out wk =
-        vram__lt_working(acc, x[VRAM_TERM_ACTIVATIONS], x[VRAM_TERM_KV_CACHE],
-                         x[VRAM_TERM_LOGITS], Lb, L, T, st.in_flight, st.logits);
-    const vram_term ctx = x[VRAM_TERM_CUDA_CONTEXT], ws = x[VRAM_TERM_WORKSPACE];
-    const vram_term al = x[VRAM_TERM_ALLOCATOR];
-    t->gpu[VRAM_LT_WEIGHTS] = ms.w;
-    t->gpu[VRAM_LT_GRADIENTS] = ms.g;
-    t->gpu[VRAM_LT_GRAD_FP32] = ms.f;
-    t->gpu[VRAM_LT_OPTIMIZER] = ms.o;
-    t->gpu[VRAM_LT_MASTER] = ms.m;
-    t->gpu[VRAM_LT_GATHERED] = ms.gathered;
-    t->gpu[VRAM_LT_ACTIVATIONS] = wk.act;
-    t->gpu[VRAM_LT_KV_CACHE] = wk.kv;
-    t->gpu[VRAM_LT_LOGITS] = wk.logits;
-    t->gpu[VRAM_LT_CUDA_CONTEXT] = vram__lt_term(ctx.low, ctx.expected, ctx.high, ctx.cause,
-                                                 VRAM_LC_NONE);
-    t->gpu[VRAM_LT_WORKSPACE] = vram__lt_term(ws.low, ws.expected, ws.high, ws.cause,
-                                              VRAM_LC_NONE);
-    t->gpu[VRAM_LT_ALLOCATOR] = vram__lt_term(al.low, al.expected, al.high, al.cause,
-                                              VRAM_LC_NONE);
-    t->host[VRAM_LT_WEIGHTS] = ms.hw;
-    t->host[VRAM_LT_GRADIENTS] = ms.hg;
-    t->host[VRAM_LT_GRAD_FP32] = ms.hf;
-    t->host[VRAM_LT_OPTIMIZER] = ms.ho;
-    t->host[VRAM_LT_MASTER] = ms.hm;
-    t->host[VRAM_LT_GATHERED] = none;
-    t->host[VRAM_LT_ACTIVATIONS] = none;
-    t->host[VRAM_LT_KV_CACHE] = none;
-    t->host[VRAM_LT_LOGITS] = none;
-    t->host[VRAM_LT_CUDA_CONTEXT] = none;
-    t->host[VRAM_LT_WORKSPACE] = none;
-    t->host[VRAM_LT_ALLOCATOR] = none;
-    t->params = ne;
+        vram__lt_working(acc, in.a, in.kv, in.lg, Lb, L, T, st.in_flight, st.logits);
+    vram__lt_terms t;
+    t.gpu[VRAM_LT_WEIGHTS] = ms.w;
+    t.gpu[VRAM_LT_GRADIENTS] = ms.g;
+    t.gpu[VRAM_LT_GRAD_FP32] = ms.f;
+    t.gpu[VRAM_LT_OPTIMIZER] = ms.o;
+    t.gpu[VRAM_LT_MASTER] = ms.m;
+    t.gpu[VRAM_LT_GATHERED] = ms.gathered;
+    t.gpu[VRAM_LT_ACTIVATIONS] = wk.act;
+    t.gpu[VRAM_LT_KV_CACHE] = wk.kv;
+    t.gpu[VRAM_LT_LOGITS] = wk.logits;
+    t.gpu[VRAM_LT_CUDA_CONTEXT] =
+        vram__lt_term(in.ctx.low, in.ctx.expected, in.ctx.high, in.ctx.cause, VRAM_LC_NONE);
+    t.gpu[VRAM_LT_WORKSPACE] =
+        vram__lt_term(in.ws.low, in.ws.expected, in.ws.high, in.ws.cause, VRAM_LC_NONE);
+    t.gpu[VRAM_LT_ALLOCATOR] =
+        vram__lt_term(in.al.low, in.al.expected, in.al.high, in.al.cause, VRAM_LC_NONE);
+    t.host[VRAM_LT_WEIGHTS] = ms.hw;
+    t.host[VRAM_LT_GRADIENTS] = ms.hg;
+    t.host[VRAM_LT_GRAD_FP32] = ms.hf;
+    t.host[VRAM_LT_OPTIMIZER] = ms.ho;
+    t.host[VRAM_LT_MASTER] = ms.hm;
+    t.host[VRAM_LT_GATHERED] = none;
+    t.host[VRAM_LT_ACTIVATIONS] = none;
+    t.host[VRAM_LT_KV_CACHE] = none;
+    t.host[VRAM_LT_LOGITS] = none;
+    t.host[VRAM_LT_CUDA_CONTEXT] = none;
+    t.host[VRAM_LT_WORKSPACE] = none;
+    t.host[VRAM_LT_ALLOCATOR] = none;
+    t.params = ne;
+    return t;
 }
 
 /* The memory of layout l for the workload estimated in e (one GPU's estimate of the model
@@ -582,31 +628,31 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_apply(const vram_estimate *e,
     vram__lt_terms first, last;
     vram__lt_stage sf, sl;
     vram__lt_sum gs, hs, f_sum, l_sum;
+    const vram__lt_in in = vram__lt_read(e);
     vram_layout_result res;
     uint64_t gpus = 0, tpp = 0, D, Lb, outer;
     int i, use_last = 0;
     if (vram_layout_check(r, e->trainable != 0, sz.blocks) != VRAM_LAYOUT_OK)
         return VRAM_E_INVALID;
-    if (vram__mul_u64(r.nodes, r.gpus_per_node, &gpus) != VRAM_OK ||
-        vram__mul_u64(r.tp, r.pp, &tpp) != VRAM_OK || tpp == 0)
-        return VRAM_E_INVALID;
+    /* (within the bounds vram_layout_check ensured: below 2^32) */
+    gpus = r.nodes * r.gpus_per_node;
+    tpp = r.tp * r.pp;
+    if (tpp == 0) return VRAM_E_INVALID;
     D = gpus / tpp;
     if (D == 0) return VRAM_E_INVALID;
-    Lb = sz.blocks != 0 ? vram__div_ceil_u64(sz.blocks, r.pp) : 0u;
+    Lb = sz.blocks != 0 ? vram__lt_ceil(sz.blocks, r.pp) : 0u;
     outer = sz.params > sz.block_params ? sz.params - sz.block_params : 0u;
     sf.blocks = Lb;
     sf.outer = r.pp > 1 ? sz.first_params : outer;
     sf.in_flight = r.pp > 1 ? vram__min_u64(r.micro_batches, r.pp) : 1u;
     sf.logits = r.pp == 1;
-    vram__lt_stage_terms(&acc, e->term, e->params, sz, r.tp, r.pp, r.zero, r.offload, D, sf,
-                         &first);
+    first = vram__lt_stage_terms(&acc, in, sz, r.tp, r.pp, r.zero, r.offload, D, sf);
     if (r.pp > 1) {
         sl.blocks = Lb;
         sl.outer = sz.last_params;
         sl.in_flight = 1;
         sl.logits = 1;
-        vram__lt_stage_terms(&acc, e->term, e->params, sz, r.tp, r.pp, r.zero, r.offload, D,
-                             sl, &last);
+        last = vram__lt_stage_terms(&acc, in, sz, r.tp, r.pp, r.zero, r.offload, D, sl);
         f_sum = vram__lt_total(&acc, first.gpu);
         l_sum = vram__lt_total(&acc, last.gpu);
         use_last = l_sum.expected > f_sum.expected;
@@ -621,7 +667,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_apply(const vram_estimate *e,
         const vram_layout_term h = vram__lt_times(&acc, h0, r.gpus_per_node);
         res.gpu[i] = g;
         /* a node's host memory: its GPUs' partitions; high with DeepSpeed's 1.5 */
-        res.host[i] = vram__lt_term(h.low, h.expected, vram__a(&acc, h.high, h.high / 2u),
+        res.host[i] = vram__lt_term(h.low, h.expected, vram__lt_add(&acc, h.high, h.high / 2u),
                                     h.cause,
                                     h.expected != 0 ? VRAM_LC_HOST_BUFFER : VRAM_LC_NONE);
     }
@@ -647,10 +693,10 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_apply(const vram_estimate *e,
 
 /* ---- the proposal -------------------------------------------------------------------- */
 
-/* What one GPU count gave: a layout that fits, else the closest that did not. */
+/* What one GPU count gave: a layout that fits (written to the caller's result), else the
+ * closest that did not. */
 typedef struct vram__lt_count {
     int found;
-    vram_layout_result fit;
     int have_near;
     vram_layout_near near;
     uint64_t tried;
@@ -671,28 +717,37 @@ VRAM_DEF vram_layout_near vram__lt_near(vram_layout layout, uint64_t dp, uint64_
 /* Try every layout of one GPU count (nodes x gpn) in the proposal's order: the ZeRO stage (0
  * only for inference); within it the pipeline stages S (dividing the GPUs, at most the
  * blocks), fewest first; within those T (dividing gpn and the GPUs over S), smallest first:
- * tensor parallelism within a node is tried before a pipeline is added. out->found when one fits `budget` (out->fit), else out->near is the
- * closest (least expected bytes, the first on ties; out->have_near: any was estimated). */
-/*@ requires \valid_read(e) && \valid_read(s) && \valid(out);
-    requires \separated(out, e) && \separated(out, s);
+ * tensor parallelism within a node is tried before a pipeline is added. found when one fits
+ * `budget` (written to *fit, which is untouched otherwise), else near is the closest (least
+ * expected bytes, the first on ties; have_near: any was estimated). */
+/*@ requires \valid_read(e) && \valid_read(s) && \valid(fit);
+    requires \separated(fit, e) && \separated(fit, s);
     requires 1 <= nodes <= VRAM_LAYOUT_MAX_NODES && 1 <= gpn <= VRAM_LAYOUT_MAX_GPUS_PER_NODE;
-    assigns *out; */
-VRAM_DEF void vram__lt_try_count(const vram_estimate *e, const vram_layout_sizes *s,
-                                 uint64_t nodes, uint64_t gpn, uint64_t budget,
-                                 vram__lt_count *out) {
+    assigns *fit; */
+VRAM_DEF vram__lt_count vram__lt_try_count(const vram_estimate *e, const vram_layout_sizes *s,
+                                           uint64_t nodes, uint64_t gpn, uint64_t budget,
+                                           vram_layout_result *fit) {
     const uint64_t zmax = e->trainable != 0 ? 3u : 0u;
     const uint64_t gpus = nodes * gpn;
     const uint64_t blocks = s->blocks;
+    vram__lt_count out;
     uint64_t z, T, S;
-    out->found = 0;
-    out->have_near = 0;
-    out->tried = 0;
+    out.found = 0;
+    out.have_near = 0;
+    out.tried = 0;
+    {
+        vram_layout none;
+        none.nodes = none.gpus_per_node = none.zero = none.tp = none.pp = 0;
+        none.micro_batches = 0;
+        none.offload = 0;
+        out.near = vram__lt_near(none, 0, 0, 0);
+    }
     /*@ loop invariant 0 <= z <= zmax + 1;
-        loop assigns z, T, S, *out;
+        loop assigns z, T, S, out, *fit;
         loop variant zmax + 1 - z; */
     for (z = 0; z <= zmax; z++) {
         /*@ loop invariant 1 <= S <= gpus + 1;
-            loop assigns S, T, *out;
+            loop assigns S, T, out, *fit;
             loop variant gpus + 1 - S; */
         for (S = 1; S <= gpus; S++) {
             uint64_t per;
@@ -700,11 +755,10 @@ VRAM_DEF void vram__lt_try_count(const vram_estimate *e, const vram_layout_sizes
             if ((S > 1 && S > blocks) || S > VRAM_LAYOUT_MAX_STAGES) break;
             per = gpus / S;
             /*@ loop invariant 1 <= T <= gpn + 1;
-                loop assigns T, *out;
+                loop assigns T, out, *fit;
                 loop variant gpn + 1 - T; */
             for (T = 1; T <= gpn; T++) {
                 vram_layout l;
-                vram_layout_result res;
                 if (gpn % T != 0 || per % T != 0) continue;
                 l.nodes = nodes;
                 l.gpus_per_node = gpn;
@@ -713,24 +767,24 @@ VRAM_DEF void vram__lt_try_count(const vram_estimate *e, const vram_layout_sizes
                 l.pp = S;
                 l.micro_batches = 0;
                 l.offload = 0;
-                if (vram_layout_apply(e, s, &l, &res) != VRAM_OK) continue;
-                if (out->tried < UINT64_MAX) out->tried++;
-                if (budget != 0 && res.gpu_expected <= budget) {
-                    out->found = 1;
-                    out->fit = res;
-                    return;
+                if (vram_layout_apply(e, s, &l, fit) != VRAM_OK) continue;
+                if (out.tried < UINT64_MAX) out.tried++;
+                if (budget != 0 && fit->gpu_expected <= budget) {
+                    out.found = 1;
+                    return out;
                 }
-                if (!out->have_near || res.gpu_expected < out->near.expected) {
-                    out->near = vram__lt_near(res.layout, res.dp, res.gpu_expected, budget);
-                    out->have_near = 1;
+                if (!out.have_near || fit->gpu_expected < out.near.expected) {
+                    out.near = vram__lt_near(fit->layout, fit->dp, fit->gpu_expected, budget);
+                    out.have_near = 1;
                 }
             }
         }
     }
+    return out;
 }
 
 /* The least-parallel layout for the workload estimated in e that fits `budget` bytes per GPU
- * (expected): the fewest GPUs (1 .. gpus_per_node on one node, then 2, 3, ... up to max_nodes
+ * (expected; out->chosen when out->found): the fewest GPUs (1 .. gpus_per_node on one node, then 2, 3, ... up to max_nodes
  * whole nodes), then the lowest ZeRO stage, then tensor parallelism within a node (T = 1, 2,
  * ... dividing gpus_per_node) before pipeline stages (S = 1, 2, ...: for each S every T is
  * tried); no offload. For each GPU count that did not fit, its closest layout
@@ -747,62 +801,66 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_propose(const vram_estimate *e,
                                                         vram_layout_proposal *out) {
     vram__lt_count cnt;
     uint64_t c, ncounts;
-    int i;
+    int i, nn = 0;
     if (max_nodes < 1 || max_nodes > VRAM_LAYOUT_MAX_NODES || gpus_per_node < 1 ||
         gpus_per_node > VRAM_LAYOUT_MAX_GPUS_PER_NODE || budget == 0)
         return VRAM_E_INVALID;
     out->found = 0;
     out->tried = 0;
     out->counts_short = 0;
-    out->nnear = 0;
     out->have_lower = 0;
     /* counts 1 .. G on one node, then whole nodes 2 .. max_nodes */
     ncounts = gpus_per_node + (max_nodes - 1u);
     /*@ loop invariant 0 <= c <= ncounts;
-        loop invariant 0 <= out->nnear <= VRAM_LAYOUT_MAX_NEAR;
-        loop assigns c, i, cnt, *out;
+        loop invariant 0 <= nn <= VRAM_LAYOUT_MAX_NEAR;
+        loop assigns c, i, nn, cnt, *out;
         loop variant ncounts - c; */
     for (c = 0; c < ncounts; c++) {
         const uint64_t nodes = c < gpus_per_node ? 1u : c - gpus_per_node + 2u;
         const uint64_t gpn = c < gpus_per_node ? c + 1u : gpus_per_node;
-        vram__lt_try_count(e, s, nodes, gpn, budget, &cnt);
+        cnt = vram__lt_try_count(e, s, nodes, gpn, budget, &out->chosen);
         out->tried = vram__min_u64(out->tried, UINT64_MAX - cnt.tried) + cnt.tried;
         if (cnt.found) {
             out->found = 1;
-            out->chosen = cnt.fit;
             out->have_lower = cnt.have_near;
             if (cnt.have_near) out->lower = cnt.near;
             break;
         }
         if (out->counts_short < UINT64_MAX) out->counts_short++;
         if (!cnt.have_near) continue;
-        if (out->nnear == (int)VRAM_LAYOUT_MAX_NEAR) {
+        if (nn >= (int)VRAM_LAYOUT_MAX_NEAR) {
             /*@ loop invariant 0 <= i <= VRAM_LAYOUT_MAX_NEAR - 1;
                 loop assigns i, out->nearest[0 .. VRAM_LAYOUT_MAX_NEAR - 2];
                 loop variant VRAM_LAYOUT_MAX_NEAR - 1 - i; */
             for (i = 0; i < (int)VRAM_LAYOUT_MAX_NEAR - 1; i++)
                 out->nearest[i] = out->nearest[i + 1];
-            out->nnear = (int)VRAM_LAYOUT_MAX_NEAR - 1;
+            nn = (int)VRAM_LAYOUT_MAX_NEAR - 1;
         }
-        out->nearest[out->nnear] = cnt.near;
-        out->nnear++;
+        /*@ assert 0 <= nn < VRAM_LAYOUT_MAX_NEAR; */
+        out->nearest[nn] = cnt.near;
+        nn++;
     }
+    out->nnear = nn;
     return VRAM_OK;
 }
 
 /* ---- the model's sizes ------------------------------------------------------------------ */
 
-/* The sizes a layout divides, for model m estimated as e: from the architecture when there is
- * one (blocks' parameters; the embeddings on the first stage; the head, a tied head's copy of
- * the token embedding, the final norms and extra parameters on the last; the largest layer:
- * the token embedding or head, or a block's widest matrix), else from the tensor list (the
- * outer parameters on both end stages, a block's parameters as the largest layer). Counts are
- * kept within e->params. VRAM_OK; VRAM_E_INVALID when the architecture cannot be counted. */
+/* The sizes a layout divides, for model m estimated as e: from the architecture when m has
+ * one, with pc its parameter count (vram_arch_params; read only then) -- the blocks'
+ * parameters; the embeddings on the first stage; the head, a tied head's copy of the token
+ * embedding, the final norms and extra parameters on the last; the largest layer: the token
+ * embedding or head, or a block's widest matrix --, else from the tensor list (the outer
+ * parameters on both end stages, the larger of a block and the outer parameters as the
+ * largest layer). Counts are kept within e->params. VRAM_OK; VRAM_E_OVERFLOW when the
+ * architecture's numbers do not fit 64 bits. */
 /*@ requires \valid_read(m) && \valid_read(e) && \valid(out);
-    requires \separated(out, m) && \separated(out, e);
+    requires m->arch.family != VRAM_FAMILY_NONE ==> \valid_read(pc);
+    requires \separated(out, m) && \separated(out, e) && \separated(out, pc);
     assigns *out;
-    ensures \result == VRAM_OK || \result == VRAM_E_INVALID; */
+    ensures \result == VRAM_OK || \result == VRAM_E_OVERFLOW; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_layout_sizes_of(const vram_model *m,
+                                                         const vram_param_count *pc,
                                                          const vram_estimate *e,
                                                          vram_layout_sizes *out) {
     vram_layout_sizes r;
@@ -810,23 +868,22 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_sizes_of(const vram_model *m,
     r.params = P;
     r.blocks = e->blocks;
     if (m->arch.family != VRAM_FAMILY_NONE) {
-        vram_param_count pc;
         vram__acc acc = {0};
         const vram_arch a = m->arch;
-        uint64_t tok, wide, head;
-        if (vram_arch_params(&m->arch, &pc) != VRAM_OK) return VRAM_E_INVALID;
-        tok = vram__m(&acc, a.vocab, a.hidden);
-        head = pc.head;
+        const vram_param_count c = *pc;
+        const uint64_t tok = vram__lt_mul(&acc, a.vocab, a.hidden);
+        const uint64_t wide =
+            vram__lt_mul(&acc, a.hidden,
+                    vram__max_u64(vram__max_u64(a.intermediate, a.decoder_intermediate),
+                                  vram__max_u64(a.expert_intermediate, a.hidden)));
+        uint64_t head = c.head;
         if (head == 0 && (a.flags & VRAM_ARCH_NO_HEAD) == 0) head = tok; /* tied: a copy */
-        wide = vram__m(&acc, a.hidden,
-                       vram__max_u64(vram__max_u64(a.intermediate, a.decoder_intermediate),
-                                     vram__max_u64(a.expert_intermediate, a.hidden)));
-        r.block_params = vram__min_u64(pc.blocks, P);
-        r.first_params = vram__min_u64(pc.embedding, P);
-        r.last_params = vram__min_u64(vram__a(&acc, vram__a(&acc, head, pc.final_norms),
-                                              pc.extra), P);
-        r.largest_layer = vram__min_u64(vram__max_u64(vram__max_u64(tok, pc.head), wide), P);
-        if (acc.overflow) return VRAM_E_INVALID;
+        r.block_params = vram__min_u64(c.blocks, P);
+        r.first_params = vram__min_u64(c.embedding, P);
+        r.last_params =
+            vram__min_u64(vram__lt_add(&acc, vram__lt_add(&acc, head, c.final_norms), c.extra), P);
+        r.largest_layer = vram__min_u64(vram__max_u64(vram__max_u64(tok, c.head), wide), P);
+        if (acc.overflow) return VRAM_E_OVERFLOW;
     } else {
         const uint64_t bp = vram__min_u64(m->stats.block_params, P);
         r.block_params = bp;

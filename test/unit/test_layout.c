@@ -34,6 +34,12 @@ typedef struct fixture {
     vram_layout_sizes s;
 } fixture;
 
+static void sizes(fixture *f) {
+    vram_param_count pc;
+    cr_assert_eq(vram_arch_params(&f->m.arch, &pc), VRAM_OK);
+    cr_assert_eq(vram_layout_sizes_of(&f->m, &pc, &f->e, &f->s), VRAM_OK);
+}
+
 static fixture train_tiny(void) {
     fixture f;
     vram_workload w;
@@ -43,7 +49,7 @@ static fixture train_tiny(void) {
     w.seq = 16;
     f.m = tiny();
     cr_assert_eq(vram_estimate_model(&f.m, &w, &f.e), VRAM_OK);
-    cr_assert_eq(vram_layout_sizes_of(&f.m, &f.e, &f.s), VRAM_OK);
+    sizes(&f);
     return f;
 }
 
@@ -475,7 +481,7 @@ Test(layout, inference_proposals_use_no_zero) {
     memset(&w, 0, sizeof w);
     f.m = tiny();
     cr_assert_eq(vram_estimate_model(&f.m, &w, &f.e), VRAM_OK);
-    cr_assert_eq(vram_layout_sizes_of(&f.m, &f.e, &f.s), VRAM_OK);
+    sizes(&f);
     /* budget: one GPU's estimate less one byte: TP = 2 halves the weights and fits */
     cr_assert_eq(vram_layout_propose(&f.e, &f.s, 1, 8, f.e.expected - 1, &p), VRAM_OK);
     cr_assert(p.found);
