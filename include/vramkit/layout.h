@@ -22,7 +22,7 @@
  *                 largest layer's parameters and gradients in the weights' and gradients'
  *                 formats (DeepSpeed's 4 x largest_layer_params for 16-bit), high: a whole
  *                 block's (prefetch, per-block gathering as FSDP wraps blocks)
- *   TP            activations divided by T (Megatron with sequence parallelism); high: the
+ *   TP            T divides G (within a node) and the attention heads; activations divided by T (Megatron with sequence parallelism); high: the
  *                 LayerNorm and dropout activations (10 of the 34 sbh per block of Korthikanti
  *                 et al.) not divided, as without sequence parallelism. KV cache divided by T;
  *                 logits divided by T (vocab-parallel cross-entropy), high whole
@@ -79,6 +79,9 @@ typedef struct vram_layout_sizes {
                                copy of the embedding, as Megatron keeps it), final norms */
     uint64_t largest_layer; /* parameters of the largest layer (DeepSpeed's
                                largest_layer_params: one module's own parameters) */
+    uint64_t heads;         /* what T must divide: the attention heads, or with grouped-query
+                               attention the greatest common divisor of the heads and the
+                               key/value heads (Megatron splits both); 0: unknown, no check */
 } vram_layout_sizes;
 
 /* Why a layout is refused: X(id, name). The CLI words each for its flags. */
@@ -88,6 +91,7 @@ typedef struct vram_layout_sizes {
     X(VRAM_LAYOUT_BAD_GPUS, "gpus_per_node")        /* above the maximum */                 \
     X(VRAM_LAYOUT_BAD_ZERO, "zero")                 /* not 0..3 */                          \
     X(VRAM_LAYOUT_BAD_TP, "tp")                     /* does not divide gpus_per_node */     \
+    X(VRAM_LAYOUT_TP_HEADS, "tp_heads")             /* does not divide the heads */         \
     X(VRAM_LAYOUT_BAD_PP, "pp")                     /* tp x pp does not divide the GPUs */  \
     X(VRAM_LAYOUT_PP_BLOCKS, "pp_blocks")           /* more stages than blocks */           \
     X(VRAM_LAYOUT_BAD_MICRO, "micro_batches")       /* above the maximum */                 \
@@ -249,8 +253,9 @@ VRAM_DEF const char *vram_layout_cause_text(vram_layout_cause c) {
     }
 }
 
-/* The layout with its defaults filled in (nodes, tp, pp 1; gpus_per_node tp x pp, saturating;
- * micro_batches pp). Nothing is checked. */
+/* The layout with its defaults filled in (nodes, tp, pp 1; gpus_per_node tp x pp, or
+ * UINT64_MAX, which the check refuses, when tp or pp is past its limit; micro_batches pp).
+ * Nothing is checked. */
 /*@ assigns \nothing;
     ensures \result.nodes >= 1 && \result.tp >= 1 && \result.pp >= 1;
     ensures \result.micro_batches >= 1; */
@@ -259,16 +264,18 @@ VRAM_DEF vram_layout vram_layout_resolve(vram_layout l) {
     if (r.nodes == 0) r.nodes = 1;
     if (r.tp == 0) r.tp = 1;
     if (r.pp == 0) r.pp = 1;
-    if (r.gpus_per_node == 0) /* tp x pp, saturating */
-        r.gpus_per_node = r.pp > UINT64_MAX / r.tp ? UINT64_MAX : r.tp * r.pp;
+    if (r.gpus_per_node == 0) /* tp x pp; UINT64_MAX (refused) when either is past its limit */
+        r.gpus_per_node = r.tp <= VRAM_LAYOUT_MAX_GPUS_PER_NODE && r.pp <= VRAM_LAYOUT_MAX_STAGES
+                              ? r.tp * r.pp
+                              : UINT64_MAX;
     if (r.micro_batches == 0) r.micro_batches = r.pp;
     return r;
 }
 
 /* The first problem of VRAM_LAYOUT_PROBLEM_LIST that layout r (defaults resolved: see
  * vram_layout_resolve; a 0 left in nodes, gpus_per_node, tp, pp or micro_batches is that
- * field's problem) has for a workload that trains (`train`) a model of `blocks` blocks
- * (0: unknown); VRAM_LAYOUT_OK when none. */
+ * field's problem) has for a workload that trains (`train`) a model of `blocks` blocks and
+ * `heads` attention heads (0: unknown); VRAM_LAYOUT_OK when none. */
 /*@ assigns \nothing;
     ensures VRAM_LAYOUT_OK <= \result < VRAM_LAYOUT_PROBLEM_COUNT;
     ensures \result == VRAM_LAYOUT_OK ==>
@@ -278,7 +285,8 @@ VRAM_DEF vram_layout vram_layout_resolve(vram_layout l) {
             r.tp * r.pp <= r.nodes * r.gpus_per_node && r.zero <= 3 &&
             1 <= r.micro_batches <= VRAM_LAYOUT_MAX_MICRO &&
             ((r.offload & VRAM_OFFLOAD_PARAMS) != 0 ==> r.zero == 3); */
-VRAM_DEF vram_layout_problem vram_layout_check(vram_layout r, int train, uint64_t blocks) {
+VRAM_DEF vram_layout_problem vram_layout_check(vram_layout r, int train, uint64_t blocks,
+                                               uint64_t heads) {
     uint64_t gpus;
     if (r.nodes < 1 || r.nodes > VRAM_LAYOUT_MAX_NODES) return VRAM_LAYOUT_BAD_NODES;
     if (r.gpus_per_node < 1 || r.gpus_per_node > VRAM_LAYOUT_MAX_GPUS_PER_NODE)
@@ -286,6 +294,7 @@ VRAM_DEF vram_layout_problem vram_layout_check(vram_layout r, int train, uint64_
     if (r.zero > 3) return VRAM_LAYOUT_BAD_ZERO;
     if (r.tp < 1 || r.tp > r.gpus_per_node || r.gpus_per_node % r.tp != 0)
         return VRAM_LAYOUT_BAD_TP;
+    if (heads != 0 && heads % r.tp != 0) return VRAM_LAYOUT_TP_HEADS;
     gpus = r.nodes * r.gpus_per_node;
     if (r.pp < 1 || r.pp > VRAM_LAYOUT_MAX_STAGES || r.pp > gpus / r.tp ||
         (gpus / r.tp) % r.pp != 0)
@@ -632,7 +641,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_apply(const vram_estimate *e,
     vram_layout_result res;
     uint64_t gpus = 0, tpp = 0, D, Lb, outer;
     int i, use_last = 0;
-    if (vram_layout_check(r, e->trainable != 0, sz.blocks) != VRAM_LAYOUT_OK)
+    if (vram_layout_check(r, e->trainable != 0, sz.blocks, sz.heads) != VRAM_LAYOUT_OK)
         return VRAM_E_INVALID;
     /* (within the bounds vram_layout_check ensured: below 2^32) */
     gpus = r.nodes * r.gpus_per_node;
@@ -717,7 +726,8 @@ VRAM_DEF vram_layout_near vram__lt_near(vram_layout layout, uint64_t dp, uint64_
 /* Try every layout of one GPU count (nodes x gpn) in the proposal's order: the ZeRO stage (0
  * only for inference); within it the pipeline stages S (dividing the GPUs, at most the
  * blocks), fewest first; within those T (dividing gpn and the GPUs over S), smallest first:
- * tensor parallelism within a node is tried before a pipeline is added. found when one fits
+ * tensor parallelism within a node is tried before a pipeline is added (T dividing the
+ * heads when known). found when one fits
  * `budget` (written to *fit, which is untouched otherwise), else near is the closest (least
  * expected bytes, the first on ties; have_near: any was estimated). */
 /*@ requires \valid_read(e) && \valid_read(s) && \valid(fit);
@@ -729,7 +739,7 @@ VRAM_DEF vram__lt_count vram__lt_try_count(const vram_estimate *e, const vram_la
                                            vram_layout_result *fit) {
     const uint64_t zmax = e->trainable != 0 ? 3u : 0u;
     const uint64_t gpus = nodes * gpn;
-    const uint64_t blocks = s->blocks;
+    const uint64_t blocks = s->blocks, heads = s->heads;
     vram__lt_count out;
     uint64_t z, T, S;
     out.found = 0;
@@ -759,7 +769,7 @@ VRAM_DEF vram__lt_count vram__lt_try_count(const vram_estimate *e, const vram_la
                 loop variant gpn + 1 - T; */
             for (T = 1; T <= gpn; T++) {
                 vram_layout l;
-                if (gpn % T != 0 || per % T != 0) continue;
+                if (gpn % T != 0 || per % T != 0 || (heads != 0 && heads % T != 0)) continue;
                 l.nodes = nodes;
                 l.gpus_per_node = gpn;
                 l.zero = z;
@@ -850,7 +860,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_propose(const vram_estimate *e,
  * one, with pc its parameter count (vram_arch_params; read only then) -- the blocks'
  * parameters; the embeddings on the first stage; the head, a tied head's copy of the token
  * embedding, the final norms and extra parameters on the last; the largest layer: the token
- * embedding or head, or a block's widest matrix --, else from the tensor list (the outer
+ * embedding or head, or a block's widest matrix; the heads --, else from the tensor list (the outer
  * parameters on both end stages, the larger of a block and the outer parameters as the
  * largest layer). Counts are kept within e->params. VRAM_OK; VRAM_E_OVERFLOW when the
  * architecture's numbers do not fit 64 bits. */
@@ -867,6 +877,18 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_sizes_of(const vram_model *m,
     const uint64_t P = e->params;
     r.params = P;
     r.blocks = e->blocks;
+    r.heads = 0;
+    if (m->arch.family != VRAM_FAMILY_NONE) {
+        uint64_t x = m->arch.heads, y = m->arch.kv_heads;
+        /*@ loop assigns x, y;
+            loop variant y; */
+        while (y != 0) { /* gcd(heads, kv_heads); kv_heads 0 (= heads) leaves heads */
+            const uint64_t t = x % y;
+            x = y;
+            y = t;
+        }
+        r.heads = x;
+    }
     if (m->arch.family != VRAM_FAMILY_NONE) {
         vram__acc acc = {0};
         const vram_arch a = m->arch;

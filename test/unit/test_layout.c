@@ -99,6 +99,7 @@ Test(layout, sizes_of_the_tiny_model) {
     cr_expect_eq(f.s.first_params, 80);
     cr_expect_eq(f.s.last_params, 80);
     cr_expect_eq(f.s.largest_layer, 256);
+    cr_expect_eq(f.s.heads, 2);
     cr_expect_eq(f.e.term[VRAM_TERM_WEIGHTS].expected, 3520);
     cr_expect_eq(f.e.term[VRAM_TERM_GRADIENTS].expected, 3520);
     cr_expect_eq(f.e.term[VRAM_TERM_MASTER].expected, 7040);
@@ -266,20 +267,23 @@ Test(layout, refusals_name_the_input) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         vram_layout_problem p =
-            vram_layout_check(vram_layout_resolve(cases[i].l), cases[i].train, f.s.blocks);
+            vram_layout_check(vram_layout_resolve(cases[i].l), cases[i].train, f.s.blocks, f.s.heads);
         /* (unresolved, a 0 is its field's problem) */
         cr_expect_eq(p, cases[i].want, "case %zu: %s", i, vram_layout_problem_name(p));
         if (cases[i].train) cr_expect_eq(vram_layout_apply(&f.e, &f.s, &cases[i].l, &r), VRAM_E_INVALID);
     }
     vram_layout m = lay(1, 2, 0, 1, 2, 0);
     m.micro_batches = 2000000;
-    cr_expect_eq(vram_layout_check(vram_layout_resolve(m), 1, 2), VRAM_LAYOUT_BAD_MICRO);
+    cr_expect_eq(vram_layout_check(vram_layout_resolve(m), 1, 2, 0), VRAM_LAYOUT_BAD_MICRO);
+    /* the tiny model's 2 heads: T = 4 fits a node of 4 but not the heads */
+    cr_expect_eq(vram_layout_check(vram_layout_resolve(lay(1, 4, 0, 4, 1, 0)), 1, 2, f.s.heads),
+                 VRAM_LAYOUT_TP_HEADS);
     cr_expect_eq(vram_layout_check(vram_layout_resolve(lay(1, 1, 0, 1, 1, VRAM_OFFLOAD_OPTIMIZER)),
-                                   0, 2),
+                                   0, 2, 0),
                  VRAM_LAYOUT_OFFLOAD_NOT_TRAINING);
-    cr_expect_eq(vram_layout_check(vram_layout_resolve(lay(1, 2, 0, 1, 1, 0)), 0, 2),
+    cr_expect_eq(vram_layout_check(vram_layout_resolve(lay(1, 2, 0, 1, 1, 0)), 0, 2, 0),
                  VRAM_LAYOUT_OK);
-    cr_expect_eq(vram_layout_check(lay(1, 2, 0, 1, 1, 0), 0, 2), VRAM_LAYOUT_BAD_MICRO);
+    cr_expect_eq(vram_layout_check(lay(1, 2, 0, 1, 1, 0), 0, 2, 0), VRAM_LAYOUT_BAD_MICRO);
     cr_expect_str_eq(vram_layout_problem_name(VRAM_LAYOUT_BAD_TP), "tp");
     cr_expect_str_eq(vram_layout_problem_name((vram_layout_problem)99), "unknown");
 }
