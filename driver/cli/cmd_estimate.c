@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_layout.h"
 #include "cli_model.h"
 #include "device/machine.h"
 
@@ -14,8 +15,8 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: vramkit estimate MODEL [workload options] [--assume-gpu SPEC]\n"
-            "                        [--margin SIZE] [--json]\n"
+            "usage: vramkit estimate MODEL [workload options] [layout options]\n"
+            "                        [--assume-gpu SPEC] [--margin SIZE] [--json]\n"
             "       vramkit estimate --list-models\n"
             "\n"
             "How much memory MODEL needs, before a single weight is loaded: each term (weights,\n"
@@ -28,6 +29,8 @@ static void usage(FILE *out) {
             "MODEL is a built-in name (--list-models), a .safetensors or .gguf file, a\n"
             "model.safetensors.index.json, a config.json, or a directory holding them. Only\n"
             "headers are read.\n"
+            "\n"
+            "%s"
             "\n"
             "%s"
             "\n"
@@ -51,7 +54,14 @@ static void usage(FILE *out) {
             "                         total {low, expected, high}, notes [...], recommendation\n"
             "                         {device, free_bytes, budget_bytes, chosen, next_better,\n"
             "                         next_short_bytes, presets [{name, gpu_bytes, cpu_bytes,\n"
-            "                         fits, reason}]}\n"
+            "                         fits, reason}]}, and with a layout (given or proposed)\n"
+            "                         layout {source, budget_bytes, [proposal {found, tried,\n"
+            "                         nearest [{nodes, gpus_per_node, gpus, zero, tp, pp, dp,\n"
+            "                         expected_bytes, short_bytes}], lower}], nodes,\n"
+            "                         gpus_per_node, gpus, zero, tp, pp, dp, micro_batches,\n"
+            "                         offload, stage, stage_blocks, in_flight, gpu_params,\n"
+            "                         per_gpu {terms, total}, per_node_host {terms, total},\n"
+            "                         fits}\n"
             "  --list-models          the built-in models\n"
             "\n"
             "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
@@ -59,13 +69,14 @@ static void usage(FILE *out) {
             "            vramkit cannot count: a malformed file, an index naming a missing shard,\n"
             "            a directory with no model file or only pickled weights), 3 environment\n"
             "            error (a file that is there but cannot be read: permissions, I/O)\n",
-            cli_workload_help);
+            cli_workload_help, cli_layout_help);
 }
 
 enum { OPT_ASSUME_GPU = 1, OPT_MARGIN, OPT_JSON, OPT_LIST };
 
 static const struct option long_options[] = {
     CLI_WORKLOAD_LONG_OPTIONS,
+    CLI_LAYOUT_LONG_OPTIONS,
     {"assume-gpu", required_argument, NULL, OPT_ASSUME_GPU},
     {"margin", required_argument, NULL, OPT_MARGIN},
     {"json", no_argument, NULL, OPT_JSON},
@@ -95,8 +106,11 @@ int cmd_estimate(int argc, char **argv) {
     vram_recommendation *r;
     vram_status st;
     char buf[512], a[32], b[32];
+    cli_layout_opts lo;
+    cli_layout_report lrep;
 
     memset(&w, 0, sizeof w);
+    memset(&lo, 0, sizeof lo);
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
         switch (c) {
@@ -128,6 +142,10 @@ int cmd_estimate(int argc, char **argv) {
         default:
             if (c >= VRAM_WL_BASE && c < VRAM_WL_END) {
                 if ((rc = cli_workload_option(CMD, c, optarg, &w))) return rc;
+                break;
+            }
+            if (c >= CLI_LAYOUT_NODES && c < CLI_LAYOUT_END) {
+                if ((rc = cli_layout_option(CMD, c, optarg, &lo))) return rc;
                 break;
             }
             return cli_usage_error(CMD, "unknown option");
@@ -195,6 +213,10 @@ int cmd_estimate(int argc, char **argv) {
                              vram_status_str(st));
         goto done;
     }
+    /* a layout across GPUs: the one given, or proposed (--nodes alone, or training that does
+       not fit the GPU) */
+    if ((rc = cli_layout_make(CMD, &lo, &m->model, &w, &e, best >= 0 ? budget : 0u, 1, &lrep)))
+        goto done;
     host = vram_machine_host_available();
 
     if (json) {
@@ -261,6 +283,7 @@ int cmd_estimate(int argc, char **argv) {
         }
         cli_json_end_array(&j);
         cli_json_end_object(&j);
+        cli_layout_json(&j, &lrep);
         cli_json_end_object(&j);
         cli_json_finish(&j);
         rc = VRAM_EXIT_OK;
@@ -318,6 +341,10 @@ int cmd_estimate(int argc, char **argv) {
         printf("to use %s instead: %s more free memory\n",
                vram_preset_name((vram_preset)r->next_better),
                vram_fmt_size(r->next_short, a, sizeof a));
+    if (lrep.mode != 0) {
+        printf("\n");
+        cli_layout_text(stdout, &lrep);
+    }
     rc = VRAM_EXIT_OK;
 done:
     free(m);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_layout.h"
 #include "cli_model.h"
 #include "plan/emit.h"
 #include "plan/plan_doc.h"
@@ -19,7 +20,8 @@
 static void usage(FILE *out) {
     fprintf(out,
             "usage: vramkit plan (--model MODEL | --component NAME=MODEL[@DEVICE] ...)\n"
-            "                    [workload options] [--assume-gpu SPEC]... [--host-memory SIZE]\n"
+            "                    [workload options] [layout options] [--assume-gpu SPEC]...\n"
+            "                    [--host-memory SIZE]\n"
             "                    [--margin SIZE] [--save FILE] [--json]\n"
             "                    [--emit FORMAT]... [--strategy NAME]\n"
             "       vramkit plan --load FILE [--assume-gpu SPEC]... [--save FILE] [--json]\n"
@@ -50,6 +52,12 @@ static void usage(FILE *out) {
             "\n"
             "%s"
             "\n"
+            "%s"
+            "                         (--model only; not with --save, --load or --emit. The\n"
+            "                         layout follows the strategies; --json adds it as layout,\n"
+            "                         as in vramkit estimate --json; with layout options the\n"
+            "                         exit code is the layout's: 0 fits, 1 not)\n"
+            "\n"
             "machine:\n"
             "  --assume-gpu SPEC      a GPU: SIZE[,used=SIZE|,free=SIZE][,cc=M.m], e.g.\n"
             "                         8GiB,used=4.7GB,cc=8.9; repeat for several (GPU 0, 1, ...).\n"
@@ -77,7 +85,7 @@ static void usage(FILE *out) {
             "                         noted something (one shard of a set read alone, ...).\n"
             "                         Plans saved before gpu_use and notes existed still load\n"
             "\n",
-            VRAM_PLACE_MAX, cli_workload_help);
+            VRAM_PLACE_MAX, cli_workload_help, cli_layout_help);
     fputs("other tools (repeat --emit for several; the plan's text is not printed, --json\n"
             "adds emit {FORMAT: text} to the plan):\n"
             "  --emit FORMAT          the chosen strategy as another tool's settings, on stdout:\n"
@@ -144,10 +152,12 @@ typedef struct plan_opts {
     int json;
     int nemit;
     vram_emit_format emit[VRAM_EMIT_FORMATS]; /* in the order given, each once */
+    cli_layout_opts layout;
 } plan_opts;
 
 static const struct option long_options[] = {
     CLI_WORKLOAD_LONG_OPTIONS,
+    CLI_LAYOUT_LONG_OPTIONS,
     {"model", required_argument, NULL, OPT_MODEL},
     {"component", required_argument, NULL, OPT_COMPONENT},
     {"assume-gpu", required_argument, NULL, OPT_ASSUME_GPU},
@@ -331,6 +341,11 @@ static int parse(int argc, char **argv, vram_plan *p, plan_opts *o) {
                     return cli_usage_error(CMD, "%s", err);
                 break;
             }
+            if (c >= CLI_LAYOUT_NODES && c < CLI_LAYOUT_END) {
+                int rc = cli_layout_option(CMD, c, optarg, &o->layout);
+                if (rc) return rc;
+                break;
+            }
             return cli_usage_error(CMD, "unknown option");
         }
     }
@@ -338,6 +353,16 @@ static int parse(int argc, char **argv, vram_plan *p, plan_opts *o) {
     if (o->strategy != NULL && o->nemit == 0)
         return cli_usage_error(CMD, "--strategy %s: it chooses what --emit writes; give --emit FORMAT",
                                o->strategy);
+    if (cli_layout_any(&o->layout)) {
+        const char *flag = o->layout.first ? o->layout.first : "--nodes";
+        if (o->nemit > 0)
+            return cli_usage_error(CMD, "%s: --emit cannot express a layout across GPUs; drop one of them", flag);
+        if (o->save != NULL || o->load != NULL)
+            return cli_usage_error(CMD, "%s: layouts are not kept in plan files; drop --%s", flag,
+                                   o->save != NULL ? "save" : "load");
+        if (!p->single && p->ncomp > 0)
+            return cli_usage_error(CMD, "%s: a layout is for one model (--model), not --component", flag);
+    }
     return -1;
 }
 
@@ -382,6 +407,57 @@ static void print_emitted(const plan_opts *o, int with_text, char **text, char n
         }
 }
 
+/* The layout of a --model plan (cli_layout_make) for its model and workload, against the GPU
+ * with the most room. Returns -1, or the exit code after the error line. */
+static int make_layout(const vram_plan *p, const plan_opts *o, cli_layout_report *rep) {
+    vram_estimate e;
+    const vram_plan_component *c = &p->comps[0];
+    const int best = vram_devices_best_gpu(&p->dev);
+    const uint64_t budget = best == VRAM_PLAN_NONE ? 0u : vram_devices_budget(&p->dev, best);
+    vram_status st = vram_estimate_model(&c->m.model, &p->w, &e);
+    int rc;
+    if (st != VRAM_OK) {
+        if (!cli_layout_any(&o->layout)) return -1; /* the chain has said why */
+        return cli_usage_error(CMD, "%s: cannot estimate for a layout: %s", c->m.label,
+                               vram_status_str(st));
+    }
+    rc = cli_layout_make(CMD, &o->layout, &c->m.model, &p->w, &e, budget, 1, rep);
+    return rc ? rc : -1;
+}
+
+/* The plan document with "layout" added as its last member. NULL when out of memory. */
+static char *attach_layout(const char *doc, const cli_layout_report *rep) {
+    char *lay = NULL, *out;
+    size_t len = 0, cut;
+    const char *end = strrchr(doc, '}');
+    FILE *f = open_memstream(&lay, &len);
+    cli_json j;
+    if (f == NULL || end == NULL) {
+        if (f) fclose(f);
+        free(lay);
+        return NULL;
+    }
+    cli_json_init(&j, f);
+    cli_json_begin_object(&j);
+    cli_layout_json(&j, rep);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+    if (fclose(f) != 0 || lay == NULL || len < 2) {
+        free(lay);
+        return NULL;
+    }
+    cut = (size_t)(end - doc);
+    out = malloc(cut + len + 2);
+    if (out != NULL) {
+        memcpy(out, doc, cut);
+        out[cut] = ',';
+        memcpy(out + cut + 1, lay + 1, len); /* lay without its '{', with its '}' and newline */
+        out[cut + len] = '\0';
+    }
+    free(lay);
+    return out;
+}
+
 int cmd_plan(int argc, char **argv) {
     vram_plan *p = calloc(1, sizeof *p);
     vram_change changes[VRAM_PLACE_MAX + 1];
@@ -391,7 +467,9 @@ int cmd_plan(int argc, char **argv) {
     char *text = NULL, *emitted[VRAM_EMIT_FORMATS] = {NULL}, err[4400];
     static char notes[VRAM_EMIT_FORMATS][2048];
     vram_status st;
+    cli_layout_report lrep;
     memset(&o, 0, sizeof o);
+    memset(&lrep, 0, sizeof lrep);
     if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     if ((rc = parse(argc, argv, p, &o)) >= 0) goto out;
     if (o.load != NULL) {
@@ -413,6 +491,9 @@ int cmd_plan(int argc, char **argv) {
         rc = fail(st, err);
         goto out;
     }
+    /* a layout across GPUs for a --model plan: the one given, or proposed (--nodes alone, or
+       training that does not fit the GPU) */
+    if (p->single && (rc = make_layout(p, &o, &lrep)) >= 0) goto out;
     /* at most one change per saved entry, plus the chosen strategy */
     if (vram_plan_changes_since(p, changes, sizeof changes / sizeof changes[0], &nch) != VRAM_OK)
         nch = sizeof changes / sizeof changes[0];
@@ -440,12 +521,26 @@ int cmd_plan(int argc, char **argv) {
         rc = VRAM_EXIT_OK; /* the strategy emitted fits */
         goto out;
     }
-    if (o.json)
+    if (o.json && lrep.mode != 0) {
+        char *doc = attach_layout(text, &lrep);
+        if (doc == NULL) {
+            rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+            goto out;
+        }
+        fputs(doc, stdout);
+        free(doc);
+    } else if (o.json) {
         fputs(text, stdout);
-    else
+    } else {
         print_text(stdout, p, changes, nch);
+        if (lrep.mode != 0) {
+            fputc('\n', stdout);
+            cli_layout_text(stdout, &lrep);
+        }
+    }
     rc = p->single ? (p->chain.chosen >= 0 ? VRAM_EXIT_OK : VRAM_EXIT_NO)
                    : (p->sum.all_fit ? VRAM_EXIT_OK : VRAM_EXIT_NO);
+    if (cli_layout_any(&o.layout)) rc = cli_layout_fits(&lrep) ? VRAM_EXIT_OK : VRAM_EXIT_NO;
 out:
     for (int i = 0; i < VRAM_EMIT_FORMATS; i++) free(emitted[i]);
     free(text);

@@ -17,6 +17,7 @@
 #include "dtype.h"
 #include "model.h"
 #include "estimate.h"
+#include "layout.h"
 #include "strategy.h"
 #include "place.h"
 #include "plan.h"
