@@ -1002,7 +1002,7 @@ VRAM_DEF vram__arch_count vram__arch_params_of(vram_arch x) {
     } else {
         c = vram__arch_moe_blocks(x, wd.q, wd.kv, &ov);
         if (ov || c.blocks > VRAM_ARCH_MAX_BLOCK_PARAMS) {
-            out.pc = c;
+            out.pc = c; /* ok 0: the counts are not used */
             return out;
         }
     }
