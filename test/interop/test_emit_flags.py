@@ -102,6 +102,7 @@ CASES = [  # (plan arguments, format, strategy or None)
       "24GiB,used=4GiB,cc=8.9"], "multi_gpu"),
     (["--model", "gpt2", "--assume-gpu", "8GiB,used=4.7GB"], None),
     (["--model", "gpt2"], "cpu"),
+    (["--model", "Qwen3-30B-A3B", "--assume-gpu", "12GiB,cc=8.9"], "experts_cpu"),
 ]
 
 
