@@ -82,10 +82,12 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_plan_changes(const char *then_chosen,
         return VRAM_E_INVALID;
     if (!vram_plan_same_chosen(then_chosen, now_chosen)) {
         if (n < cap) {
-            out[n].component = -1;
-            out[n].then.component = out[n].now.component = -1;
-            out[n].then.device = out[n].now.device = VRAM_PLAN_NONE;
-            out[n].then.fits = out[n].now.fits = 0;
+            vram_change ch;
+            ch.component = -1;
+            ch.then.component = ch.now.component = -1;
+            ch.then.device = ch.now.device = VRAM_PLAN_NONE;
+            ch.then.fits = ch.now.fits = 0;
+            out[n] = ch;
         }
         n++;
     }
@@ -100,10 +102,13 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_plan_changes(const char *then_chosen,
         w = now[t.component];
         if (w.device == t.device && w.fits == t.fits) continue;
         if (n < cap) {
-            out[n].component = t.component;
-            out[n].then = t;
-            out[n].now = w;
-            out[n].now.component = t.component;
+            /* built as a value, stored once: one write for the prover to follow, not four */
+            vram_change ch;
+            ch.component = t.component;
+            ch.then = t;
+            ch.now = w;
+            ch.now.component = t.component;
+            out[n] = ch;
         }
         n++;
     }

@@ -1,8 +1,10 @@
 #!/bin/sh
-# run-wp.sh FILE INCLUDE_DIR TIMEOUT — prove FILE with Frama-C WP + RTE, fail on any
-# unproved goal. Options of proof_<name>.opts beside FILE are appended.
+# run-wp.sh FILE INCLUDE_DIR TIMEOUT [PAR] — prove FILE with Frama-C WP + RTE, fail on any
+# unproved goal. Options of proof_<name>.opts beside FILE are appended. PAR: provers at a
+# time (default 2; ctest passes 1, as it runs two proofs at a time on a 2-core machine:
+# more provers than cores made slow goals overrun their timeout, reported as "Unknown error").
 set -eu
-src=$1; inc=$2; timeout=${3:-20}
+src=$1; inc=$2; timeout=${3:-20}; par=${4:-2}
 opts_file=${src%.c}.opts
 extra=""
 if [ -f "$opts_file" ]; then extra=$(grep -v '^#' "$opts_file" | tr '\n' ' '); fi
@@ -12,7 +14,7 @@ log=$(basename "${src%.c}").log
 # shellcheck disable=SC2086
 frama-c -cpp-extra-args="-I$inc -D__FRAMAC_PROOF__" -machdep x86_64 \
   -wp -wp-rte -warn-unsigned-overflow -warn-signed-overflow \
-  -wp-prover z3 -wp-timeout "$timeout" -wp-par 2 \
+  -wp-prover z3 -wp-timeout "$timeout" -wp-par "$par" \
   $extra "$src" \
   -then -report-classify -report-unclassified-unknown ERROR -report-unclassified-warning ERROR \
   >"$log" 2>&1 && rc=0 || rc=$?
