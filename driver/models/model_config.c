@@ -15,11 +15,13 @@
  *   qwen3    32     4096   32    32     128      22016  151936 32768   false Qwen3Config
  *   gemma    28     3072   16    16     256      24576  256000 8192    true  GemmaConfig
  *   gemma2   26     2304   8     4      256      9216   256000 8192    true  Gemma2Config
+ *   gemma3_text 26  2304   8     4      256      9216   262208 131072  true  Gemma3TextConfig
  *   phi3     32     3072   32    =heads -        8192   32064  4096    false Phi3Config
  * Biases: attention_bias (default false) puts them on q, k, v and o (llama, qwen3, gemma*),
  * mlp_bias on the MLP (llama); qwen2 always has q, k, v biases. extra_params: qwen3's
  * q_norm and k_norm (2 x head_dim per layer), gemma2's two extra norms (2 x hidden per
- * layer). phi3's fused gate_up_proj counts as gate + up.
+ * layer), gemma3_text's both. phi3's fused gate_up_proj counts as gate + up.
+ * Sliding-window attention (sliding_window, window_layers of vram_arch): see cfg_swa.
  *
  * gpt2 (GPT2Config): n_layer 12, n_embd 768, n_head 12, n_inner null -> 4 x n_embd,
  *   n_positions 1024 (learned: positions and context), vocab_size 50257, tie_word_embeddings
@@ -240,8 +242,86 @@ static const llama_row llama_rows[] = {
     {"qwen3", 32, 4096, 32, 32, 128, 22016, 151936, 32768, 0, 0, 0, 1},
     {"gemma", 28, 3072, 16, 16, 256, 24576, 256000, 8192, 1, 0, 0, 0},
     {"gemma2", 26, 2304, 8, 4, 256, 9216, 256000, 8192, 1, 0, 2, 0},
+    {"gemma3_text", 26, 2304, 8, 4, 256, 9216, 262208, 131072, 1, 0, 2, 1},
     {"phi3", 32, 3072, 32, 0, 0, 8192, 32064, 4096, 0, 0, 0, 0},
 };
+
+/* Sliding-window attention: which blocks attend over the last sliding_window tokens only,
+ * as transformers builds them (and as llama.cpp's hard-coded patterns agree):
+ *   gpt_oss      sliding_window 128, layer_types default: blocks 0, 2, 4, ... sliding
+ *                (GptOssConfig: (i + 1) % 2 != 0)
+ *   gemma2       sliding_window 4096, blocks 0, 2, 4, ... (Gemma2Config's layer_types;
+ *                older modeling_gemma2.py: `not bool(layer_idx % 2)`)
+ *   gemma3_text  sliding_window 4096, sliding_window_pattern 6: every block but each 6th,
+ *                (i + 1) % pattern != 0 (Gemma3TextConfig)
+ *   mistral      sliding_window 4096 (MistralConfig): every block; null: none (v0.2 on)
+ *   qwen2, qwen3 only with use_sliding_window (default false; else sliding_window is
+ *                None): the blocks from max_window_layers (default 28) on (Qwen2Config,
+ *                Qwen3Config)
+ * A layer_types list, when present, says it per block: "sliding_attention" or
+ * "full_attention", one per block (transformers' layer_type_validation); anything else, or
+ * a list of another length, is an error. sliding_window null: no window. Other types: none. */
+static vram_status cfg_swa(const cfg *c, const char *type, vram_arch *a) {
+    char q[VRAM__QUOTE_CAP];
+    uint64_t def = 4096, window = 0, every = 0, from = 0, wl = 0, typed = 0;
+    int use = 1, have_types = 0;
+    vram_status st;
+    if (strcmp(type, "gpt_oss") == 0) {
+        def = 128;
+        every = 2;
+    } else if (strcmp(type, "gemma2") == 0) {
+        every = 2;
+    } else if (strcmp(type, "gemma3_text") == 0) {
+        if ((st = cfg_num(c, "sliding_window_pattern", 6, 1, VRAM_LIMIT_LAYERS, &every)) != VRAM_OK)
+            return st;
+    } else if (strcmp(type, "mistral") == 0) {
+        from = 0; /* every block */
+    } else if (strcmp(type, "qwen2") == 0 || strcmp(type, "qwen3") == 0) {
+        if ((st = cfg_bool(c, "use_sliding_window", 0, &use)) ||
+            (st = cfg_num(c, "max_window_layers", 28, 0, VRAM_LIMIT_LAYERS, &from)))
+            return st;
+    } else {
+        return VRAM_OK;
+    }
+    const cJSON *lt = cfg_get(c, "layer_types");
+    if (lt != NULL) {
+        const cJSON *e;
+        uint64_t i = 0;
+        if (!cJSON_IsArray(lt))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "layer_types is %s, not a list", vram__json_type(lt));
+        cJSON_ArrayForEach(e, lt) {
+            if (cJSON_IsString(e) && strcmp(e->valuestring, "sliding_attention") == 0)
+                typed++;
+            else if (!cJSON_IsString(e) || strcmp(e->valuestring, "full_attention") != 0)
+                return vram__fail(
+                    c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                    "layer_types[%llu] is %s, not \"sliding_attention\" or \"full_attention\"",
+                    (unsigned long long)i,
+                    cJSON_IsString(e) ? vram__quote(e->valuestring, strlen(e->valuestring), q)
+                                      : vram__json_type(e));
+            i++;
+        }
+        if (i != a->layers)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "layer_types has %llu entries, not one per block (%llu)",
+                              (unsigned long long)i, (unsigned long long)a->layers);
+        have_types = 1;
+    }
+    const cJSON *jw = cJSON_GetObjectItemCaseSensitive(c->doc, "sliding_window");
+    if (!use || cJSON_IsNull(jw)) return VRAM_OK; /* no window */
+    if ((st = cfg_num(c, "sliding_window", def, 1, VRAM_LIMIT_CONTEXT, &window)) != VRAM_OK)
+        return st;
+    if (have_types)
+        wl = typed;
+    else if (every != 0)
+        wl = a->layers - a->layers / every; /* all but each every-th (every 1: none) */
+    else
+        wl = a->layers > from ? a->layers - from : 0u;
+    a->sliding_window = wl != 0 ? window : 0u;
+    a->window_layers = wl;
+    return VRAM_OK;
+}
 
 static vram_status cfg_llama(const cfg *c, const llama_row *r, vram_arch *a) {
     vram_status st;
@@ -273,7 +353,7 @@ static vram_status cfg_llama(const cfg *c, const llama_row *r, vram_arch *a) {
     uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
     /* at most 10,000 x 2 x 1,000,000: no overflow */
     a->extra_params = a->layers * (r->norms_per_layer * a->hidden + (r->qk_norm ? 2u * hd : 0u));
-    return VRAM_OK;
+    return cfg_swa(c, r->type, a);
 }
 
 static vram_status cfg_gpt2(const cfg *c, vram_arch *a) {
@@ -845,7 +925,7 @@ static vram_status cfg_moe(const cfg *c, const moe_row *r, vram_arch *a, char *n
     }
     if (r->olmoe) /* q_norm over hidden, k_norm over hidden / heads x kv heads, every block */
         a->extra_params = a->layers * (a->hidden + a->hidden / a->heads * a->kv_heads);
-    return VRAM_OK;
+    return cfg_swa(c, r->type, a);
 }
 
 /* ---- vision towers and vision-language models ------------------------------------------ */

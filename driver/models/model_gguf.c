@@ -216,7 +216,7 @@ static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_o
 enum {
     GG_PLAIN = 0, /* the common keys; experts when expert_count > 1 (Mixtral, Qwen3-MoE) */
     GG_MLA,       /* deepseek2: latent attention, shared experts, leading dense blocks */
-    GG_OSS        /* gpt-oss: attention sinks, a sliding window on every other block */
+    GG_OSS        /* gpt-oss: attention sinks (its sliding window: gg_swa) */
 };
 
 /* general.architecture -> the pattern of model.h. Biases are not listed: they are read
@@ -259,6 +259,17 @@ static const struct {
     {"gpt-oss", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM,
      GG_OSS},
 };
+
+/* The architectures llama.cpp gives sliding-window blocks, and its pattern (its hparams'
+ * set_swa_pattern(n): block il slides unless il % n == n - 1, so all but each n-th), with
+ * the window from <arch>.attention.sliding_window (absent: none). llama.cpp hard-codes
+ * the pattern for these three and reads no pattern key for them; other architectures
+ * (mistral and qwen2 among them) it runs without a window, so vramkit reads none. */
+static const struct {
+    const char *name;
+    uint64_t every, min; /* min: the least window (gemma3: 0 allowed, llama.cpp runs it
+                            without a window then) */
+} gg_swa[] = {{"gemma2", 2, 1}, {"gemma3", 6, 0}, {"gpt-oss", 2, 1}};
 
 /* What the tensor names tell about the architecture. */
 typedef struct gg_seen {
@@ -500,20 +511,20 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
         a->moe_flags = seen->moe_flags;
         if (seen->mxfp4_experts) a->expert_format = VRAM_DTYPE_MXFP4;
     }
-    if (gg_archs[k].kind == GG_MLA) return gg_arch_mla(g, keys, arch, seen, xffn, a, note, notecap);
-    if (gg_archs[k].kind == GG_OSS) {
+    for (size_t i = 0; i < sizeof gg_swa / sizeof gg_swa[0]; i++) {
         uint64_t window = 0;
-        if ((st = gg_arch_num(g, keys, arch, "attention.sliding_window", VRAM_LIMIT_CONTEXT,
-                              &window)) != VRAM_OK)
+        if (strcmp(gg_swa[i].name, arch) != 0) continue;
+        if ((st = gg_arch_num_min(g, keys, arch, "attention.sliding_window", gg_swa[i].min,
+                                  VRAM_LIMIT_CONTEXT, &window)) != VRAM_OK)
             return st;
-        a->extra_params = a->layers * a->heads; /* attn_sinks: one per head and block */
-        if (window != 0)
-            snprintf(note, notecap,
-                     "%s: gpt-oss attends over a window of %llu tokens (%s.attention."
-                     "sliding_window) in every other block; the KV cache is counted over the "
-                     "whole sequence in every block, up to twice what those blocks keep",
-                     g->label, (unsigned long long)window, arch);
+        if (window != 0) {
+            a->sliding_window = window;
+            a->window_layers = a->layers - a->layers / gg_swa[i].every;
+        }
     }
+    if (gg_archs[k].kind == GG_MLA) return gg_arch_mla(g, keys, arch, seen, xffn, a, note, notecap);
+    if (gg_archs[k].kind == GG_OSS)
+        a->extra_params = a->layers * a->heads; /* attn_sinks: one per head and block */
     return VRAM_OK;
 }
 

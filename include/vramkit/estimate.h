@@ -124,7 +124,11 @@ typedef enum vram_term_id {
     X(VRAM_CAUSE_ARCH_GUESS, "arch_guess",                                                   \
       "the architecture was guessed from config.json's keys (a model type vramkit does not " \
       "know): low and high are the fewest and the most parameters of the readings it could " \
-      "be (plain or gated MLP, tied or untied head, biases or none)")
+      "be (plain or gated MLP, tied or untied head, biases or none)")                       \
+    X(VRAM_CAUSE_SWA, "swa",                                                                 \
+      "low and expected: the sliding-window blocks keep only the window's keys and values "  \
+      "(llama.cpp, vLLM, transformers' sliding caches; llama.cpp keeps a micro-batch more); " \
+      "high: every block keeps the whole sequence (llama.cpp --swa-full, older transformers)")
 
 typedef enum vram_cause {
 #define VRAM__CAUSE_ENUM(id, name, text) id,
@@ -589,6 +593,9 @@ typedef struct vram__est_terms {
     vram_cause w_cause, act_cause, log_cause;
     uint64_t active, expert_bytes; /* vram_estimate's active_params and expert_bytes */
     uint64_t w_lo; /* weights' low: below weights only for a guessed arch */
+    uint64_t kv_hi;     /* the KV cache's high: every block over the whole sequence (above
+                           kv_bytes only with a sliding window shorter than the sequence) */
+    vram_cause kv_cause;
 } vram__est_terms;
 
 /* vram__est_resolve's steps. The formats: published (unknown: f16, and said), storage
@@ -985,6 +992,8 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
     /* KV cache: self-attention k and v per decoder block over the whole sequence;
        an encoder-decoder's decoder also keeps cross-attention k, v over the source */
     t.kv_bytes = 0;
+    t.kv_hi = 0;
+    t.kv_cause = VRAM_CAUSE_EXACT;
     if (dec) {
         uint64_t toks = encdec ? vram__a(acc, tgt, src) : s;
         /* per token: k and v of kv width, or latent attention's compressed KV and rotary
@@ -993,6 +1002,19 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
                                                : vram__m(acc, 2u, kv);
         uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
         t.kv_bytes = vram__m(acc, dec, block_kv);
+        t.kv_hi = t.kv_bytes;
+        /* sliding window shorter than the sequence: the windowed blocks keep the window's
+           tokens only (low and expected); high stays every block over the whole sequence */
+        if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
+            a.sliding_window < toks) {
+            const uint64_t wl = vram__min_u64(a.window_layers, dec);
+            const uint64_t win_kv =
+                vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window, b), c));
+            const uint64_t windowed =
+                vram__a(acc, vram__m(acc, dec - wl, block_kv), vram__m(acc, wl, win_kv));
+            t.kv_bytes = vram__min_u64(windowed, t.kv_hi);
+            t.kv_cause = VRAM_CAUSE_SWA;
+        }
     }
     return t;
 }
@@ -1069,7 +1091,7 @@ VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram_
     v.optim = vram__est_guess(acc, in, t.trainable, t.optim);
     v.master = vram__est_guess(acc, in, t.trainable, t.master);
     v.act = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
-    v.kv = vram__term(t.kv_bytes, t.kv_bytes, t.kv_bytes, VRAM_CAUSE_EXACT);
+    v.kv = vram__term(t.kv_bytes, t.kv_bytes, t.kv_hi, t.kv_cause);
     v.logits = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
     if (cpu) {
         v.context = none;
@@ -1193,7 +1215,8 @@ VRAM_DEF vram__est_terms vram__est_steps(vram__acc *acc, vram_arch a, vram_workl
                                          vram__est_in in, uint64_t stored, int have_arch,
                                          int have_stats) {
     vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, 0, 0, 0};
+                         VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, 0, 0, 0,
+                         0, VRAM_CAUSE_EXACT};
     const int train = wv.mode == VRAM_MODE_TRAIN;
     /* LoRA without an arch was rejected (vram__est_prepare); the guard says so to the prover */
     const uint64_t rank = have_arch ? wv.lora_rank : 0u;

@@ -95,6 +95,12 @@ typedef struct vram_arch {
     uint64_t source_context; /* encoder-decoder: the length its encoder always takes, whatever
                                 the input (whisper: 1500 frames, 30 s of audio); 0 = none,
                                 the source is as long as the workload says */
+    /* Sliding-window attention (decoders only): window_layers of the blocks attend over the
+       last sliding_window tokens only, so an engine with a sliding-window cache keeps that
+       many tokens of their keys and values (gpt-oss, Gemma 2 and 3, Mistral-7B-v0.1).
+       0 and 0: every block attends over the whole sequence. Both 0 or neither. */
+    uint64_t sliding_window; /* tokens */
+    uint64_t window_layers;  /* how many blocks use the window, at most layers */
 } vram_arch;
 
 /* vram_arch.moe_flags */
@@ -526,11 +532,13 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
       a.shared_intermediate <= VRAM_ARCH_MAX_WIDTH && a.dense_layers <= a.layers &&
       a.q_lora_rank <= VRAM_ARCH_MAX_WIDTH && a.kv_lora_rank <= VRAM_ARCH_MAX_WIDTH &&
       a.rope_dim <= VRAM_ARCH_MAX_WIDTH && a.v_head_dim <= VRAM_ARCH_MAX_WIDTH;
+    predicate vram_arch_swa_ok(vram_arch a) =
+      a.sliding_window <= VRAM_ARCH_MAX_VOCAB && a.window_layers <= a.layers;
     predicate vram_arch_ok(vram_arch a) =
       vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a) &&
-      vram_arch_moe_ok(a); */
+      vram_arch_moe_ok(a) && vram_arch_swa_ok(a); */
 
-/* vram_arch_check's four steps (apart so that the prover takes one at a time; each returns
+/* vram_arch_check's five steps (apart so that the prover takes one at a time; each returns
  * 1 when its part of the arch is well formed, else 0; the arch by value, so that the prover
  * reasons about its numbers, not about a struct read from memory). The family, MLP, norm, flags and the
  * block counts the family needs: */
@@ -612,17 +620,30 @@ VRAM_DEF int vram__arch_check_moe(vram_arch a) {
     return 1;
 }
 
+/* The sliding window: at most VRAM_ARCH_MAX_VOCAB tokens, on at most `layers` blocks, the
+ * window and its blocks both 0 or both not, and for a decoder only. */
+/*@ assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 ==> vram_arch_swa_ok(a); */
+VRAM_DEF int vram__arch_check_swa(vram_arch a) {
+    const uint64_t w = a.sliding_window, wl = a.window_layers;
+    if (w > VRAM_ARCH_MAX_VOCAB || wl > a.layers) return 0;
+    if ((w == 0) != (wl == 0)) return 0;
+    if (wl != 0 && a.family != VRAM_FAMILY_DECODER) return 0;
+    return 1;
+}
+
 /* Is a well-formed architecture? VRAM_OK when the family is known, every number the family
  * needs is present and within the limits above, kv_heads divides heads (grouped-query
- * attention), hidden / heads is whole when head_dim is 0, and the mixture-of-experts and
- * latent-attention numbers are consistent (vram__arch_check_moe); VRAM_E_INVALID otherwise
- * (VRAM_FAMILY_NONE included). */
+ * attention), hidden / heads is whole when head_dim is 0, the mixture-of-experts and
+ * latent-attention numbers are consistent (vram__arch_check_moe) and so is the sliding
+ * window (vram__arch_check_swa); VRAM_E_INVALID otherwise (VRAM_FAMILY_NONE included). */
 /*@ assigns \nothing;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
     ensures \result == VRAM_OK ==> vram_arch_ok(a); */
 VRAM_DEF vram_status vram__arch_check_of(vram_arch a) {
     if (!vram__arch_check_shape(a) || !vram__arch_check_heads(a) || !vram__arch_check_sizes(a) ||
-        !vram__arch_check_moe(a))
+        !vram__arch_check_moe(a) || !vram__arch_check_swa(a))
         return VRAM_E_INVALID;
     return VRAM_OK;
 }

@@ -808,8 +808,10 @@ Test(gguf, gpt_oss_20b_two_blocks) {
     cr_assert_eq(pc.total, m.stats.params, "arch %llu, tensors %llu", (unsigned long long)pc.total,
                  (unsigned long long)m.stats.params);
     cr_assert_eq(pc.expert_params, m.stats.expert_params);
-    cr_assert_not_null(strstr(err, "m.gguf: gpt-oss attends over a window of 128 tokens"), "%s",
-                       err);
+    /* its window, on every other block (llama.cpp's set_swa_pattern(2)) */
+    cr_assert_eq(a->sliding_window, 128);
+    cr_assert_eq(a->window_layers, 1, "2 blocks: block 0 slides");
+    cr_assert_eq(err[0], '\0', "no note: the window is modelled: %s", err);
 }
 
 Test(gguf, gpt_oss_20b_whole_agrees_with_config) {
@@ -824,6 +826,10 @@ Test(gguf, gpt_oss_20b_whole_agrees_with_config) {
     cr_assert_eq(pg.total, pcfg.total, "gguf %llu, config %llu", (unsigned long long)pg.total,
                  (unsigned long long)pcfg.total);
     cr_assert_eq(pg.active, pcfg.active);
+    /* the same window on the same blocks */
+    cr_assert_eq(m.arch.sliding_window, c.arch.sliding_window);
+    cr_assert_eq(m.arch.window_layers, c.arch.window_layers);
+    cr_assert_eq(m.arch.window_layers, 12);
     /* the experts as stored: MXFP4, 17 bytes per 32 values */
     cr_assert_eq(m.stats.dtype_bytes[VRAM_DTYPE_MXFP4], 24ull * 32 * 3 * 2880 * 2880 / 32 * 17);
 }
@@ -906,4 +912,55 @@ Test(gguf, deepseek2_and_gpt_oss_bad_values) {
     keys_case("gpt-oss", 3, oss, ov, NULL, &m, err, sizeof err, &st);
     cr_assert_eq(st, VRAM_OK, "%s", err);
     cr_assert_eq(m.arch.extra_params, 4 * 8, "sinks: 8 heads in each of 4 blocks");
+}
+
+/* Sliding windows (issue 16): llama.cpp's patterns for gemma2 (every other block), gemma3
+ * (all but each 6th) and gpt-oss (every other), the window from <arch>.attention.
+ * sliding_window (src/llama-model.cpp: set_swa_pattern(2) / (6) / (2)); other
+ * architectures run without a window in llama.cpp, so none is read. arch_keys: 4 blocks. */
+Test(gguf, sliding_window) {
+    vram_model m;
+    char err[512];
+    vram_status st;
+    const char *k2[1] = {"gemma2.attention.sliding_window"};
+    uint64_t v[1] = {4096};
+    keys_case("gemma2", 1, k2, v, NULL, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.sliding_window, 4096);
+    cr_assert_eq(m.arch.window_layers, 2, "blocks 0 and 2");
+    const char *k3[1] = {"gemma3.attention.sliding_window"};
+    v[0] = 512;
+    keys_case("gemma3", 1, k3, v, NULL, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.sliding_window, 512);
+    cr_assert_eq(m.arch.window_layers, 4, "4 blocks, none a 6th");
+    /* gemma3 with window 0: none (llama.cpp then runs it without one) */
+    v[0] = 0;
+    keys_case("gemma3", 1, k3, v, NULL, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.sliding_window, 0);
+    cr_assert_eq(m.arch.window_layers, 0);
+    /* gemma3 without the key: none */
+    arch_case("gemma3", 0, NULL, 0, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.window_layers, 0);
+    /* a negative window (i32): one line naming the file and the key */
+    const uint32_t i32[1] = {5};
+    v[0] = (uint64_t)(uint32_t)-4096;
+    keys_case("gemma2", 1, k2, v, i32, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "m.gguf: metadata 'gemma2.attention.sliding_window' is -",
+               NULL);
+    cr_assert_null(strchr(err, '\n'), "%s", err);
+    /* over the limit */
+    v[0] = 200000000;
+    keys_case("gemma2", 1, k2, v, NULL, &m, err, sizeof err, &st);
+    expect_err(st, VRAM_E_FORMAT, err, "'gemma2.attention.sliding_window' is 200000000", NULL);
+    /* llama (Mistral's GGUFs) with the key: llama.cpp caches every block; none read */
+    const char *kl[1] = {"llama.attention.sliding_window"};
+    v[0] = 4096;
+    keys_case("llama", 1, kl, v, NULL, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(m.arch.window_layers, 0);
+    cr_assert_eq(m.arch.sliding_window, 0);
 }

@@ -387,6 +387,21 @@ static void gen_config(void) {
     cfg("bad_kv_heads", "{\"model_type\":\"llama\",\"num_key_value_heads\":5}");
     cfg("bad_json", "{\"model_type\":\"llama\",");
     cfg("bad_string_number", "{\"model_type\":\"bert\",\"vocab_size\":\"30522\"}");
+    /* sliding windows (issue 16): gemma3_text's pattern, qwen2's use_sliding_window and
+       layer_types, and their bad values */
+    cfg("ok_gemma3_1b", "{\"model_type\":\"gemma3_text\",\"hidden_size\":1152,"
+                        "\"intermediate_size\":6912,\"num_hidden_layers\":26,"
+                        "\"num_attention_heads\":4,\"num_key_value_heads\":1,\"head_dim\":256,"
+                        "\"max_position_embeddings\":32768,\"sliding_window\":512,"
+                        "\"sliding_window_pattern\":6,\"vocab_size\":262144,"
+                        "\"torch_dtype\":\"bfloat16\"}");
+    cfg("ok_qwen3_swa", "{\"model_type\":\"qwen3\",\"num_hidden_layers\":4,"
+                        "\"use_sliding_window\":true,\"sliding_window\":1024,"
+                        "\"layer_types\":[\"full_attention\",\"sliding_attention\","
+                        "\"full_attention\",\"sliding_attention\"]}");
+    cfg("bad_layer_types", "{\"model_type\":\"gpt_oss\",\"num_hidden_layers\":2,"
+                           "\"layer_types\":[\"sliding_attention\",\"chunked_attention\"]}");
+    cfg("bad_sliding_window", "{\"model_type\":\"gemma2\",\"sliding_window\":-4096}");
 }
 
 /* ---- corrupted copies (issue 16 §5) -------------------------------------------------------- */
