@@ -1,8 +1,9 @@
 #!/bin/sh
 # run-wp.sh FILE INCLUDE_DIR TIMEOUT [PAR] — prove FILE with Frama-C WP + RTE, fail on any
 # unproved goal. Options of proof_<name>.opts beside FILE are appended. PAR: provers at a
-# time (default 2; ctest passes 1, as it runs two proofs at a time on a 2-core machine:
-# more provers than cores made slow goals overrun their timeout, reported as "Unknown error").
+# time (default 2). A goal that overruns its timeout because the machine is overloaded (more
+# provers than cores: two proofs side by side plus other builds) is reported by WP as
+# "Failed: Unknown error", not as a timeout: keep every goal far below TIMEOUT.
 set -eu
 src=$1; inc=$2; timeout=${3:-20}; par=${4:-2}
 opts_file=${src%.c}.opts
