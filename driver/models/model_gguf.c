@@ -216,7 +216,8 @@ static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_o
 enum {
     GG_PLAIN = 0, /* the common keys; experts when expert_count > 1 (Mixtral, Qwen3-MoE) */
     GG_MLA,       /* deepseek2: latent attention, shared experts, leading dense blocks */
-    GG_OSS        /* gpt-oss: attention sinks (its sliding window: gg_swa) */
+    GG_OSS,       /* gpt-oss: attention sinks (its sliding window: gg_swa) */
+    GG_SHEXP      /* qwen2moe: a shared expert of its own width and its scalar gate */
 };
 
 /* general.architecture -> the pattern of model.h. Biases are not listed: they are read
@@ -258,6 +259,8 @@ static const struct {
      GG_MLA},
     {"gpt-oss", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM,
      GG_OSS},
+    {"qwen2moe", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM,
+     GG_SHEXP},
 };
 
 /* The architectures llama.cpp gives sliding-window blocks, and its pattern (its hparams'
@@ -280,6 +283,7 @@ typedef struct gg_seen {
     int kv_b, k_b;       /* DeepSeek's attn_kv_b (before llama.cpp's MLA split), attn_k_b */
     int mxfp4_experts;   /* a routed experts' matrix stored in MXFP4 (gpt-oss) */
     uint64_t probs_b;    /* elements of exp_probs_b.bias (DeepSeek-V3's routing bias) */
+    uint64_t shexp_gate; /* elements of ffn_gate_inp_shexp.weight (Qwen2-MoE's shared gate) */
 } gg_seen;
 
 static int ends_with(const char *s, size_t len, const char *suffix) {
@@ -310,6 +314,9 @@ static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const ui
     if (ends_with(name, len, ".attn_k_b.weight")) seen->k_b = 1;
     if (ends_with(name, len, ".exp_probs_b.bias") && seen->probs_b <= UINT64_MAX - numel)
         seen->probs_b += numel;
+    if (ends_with(name, len, ".ffn_gate_inp_shexp.weight") &&
+        seen->shexp_gate <= UINT64_MAX - numel)
+        seen->shexp_gate += numel;
 }
 
 /* One architecture number: <arch>.<suffix>. 0 when absent (or a per-layer array); an error
@@ -525,6 +532,20 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
     if (gg_archs[k].kind == GG_MLA) return gg_arch_mla(g, keys, arch, seen, xffn, a, note, notecap);
     if (gg_archs[k].kind == GG_OSS)
         a->extra_params = a->layers * a->heads; /* attn_sinks: one per head and block */
+    if (gg_archs[k].kind == GG_SHEXP) {
+        /* Qwen2-MoE (llama.cpp's Qwen2MoeModel): the shared expert's width in
+           expert_shared_feed_forward_length (ffn_{gate,up,down}_shexp), its sigmoid gate
+           ffn_gate_inp_shexp (hidden -> 1) counted as the file holds it */
+        if ((st = gg_arch_num_min(g, keys, arch, "expert_shared_feed_forward_length", 0,
+                                  VRAM_LIMIT_INTERMEDIATE, &a->shared_intermediate)) != VRAM_OK)
+            return st;
+        if (seen->shexp_gate > VRAM_ARCH_MAX_EXTRA)
+            return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                              "the shared experts' gates (ffn_gate_inp_shexp) hold %llu "
+                              "parameters, over 10^12",
+                              (unsigned long long)seen->shexp_gate);
+        a->extra_params = seen->shexp_gate;
+    }
     return VRAM_OK;
 }
 

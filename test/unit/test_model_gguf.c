@@ -964,3 +964,95 @@ Test(gguf, sliding_window) {
     cr_assert_eq(m.arch.window_layers, 0);
     cr_assert_eq(m.arch.sliding_window, 0);
 }
+
+/* ---- qwen2moe --------------------------------------------------------------------------- */
+
+/* Qwen1.5-MoE-A2.7B cut to `layers` blocks, with the tensor names and shapes llama.cpp's
+ * converter writes for it (convert_hf_to_gguf.py Qwen2MoeModel: experts merged into
+ * ffn_{gate,up,down}_exps, the shared expert as ffn_{gate,up,down}_shexp, its gate
+ * ffn_gate_inp_shexp of hidden elements, q/k/v biases; expert_shared_feed_forward_length). */
+static void qwen2moe_gguf(uint64_t layers, uint32_t shared_ff, vram_model *m, char *err,
+                          size_t cap, vram_status want) {
+    fx_gguf g = {0};
+    fx_list l = {0};
+    char n[160];
+    const uint64_t h = 2048, e = 60, xf = 1408, sf = 5632, vocab = 151936;
+    fx_gguf_str(&g, "general.architecture", "qwen2moe");
+    fx_gguf_u32(&g, "qwen2moe.block_count", (uint32_t)layers);
+    fx_gguf_u32(&g, "qwen2moe.context_length", 8192);
+    fx_gguf_u32(&g, "qwen2moe.embedding_length", (uint32_t)h);
+    fx_gguf_u32(&g, "qwen2moe.feed_forward_length", 5632);
+    fx_gguf_u32(&g, "qwen2moe.attention.head_count", 16);
+    fx_gguf_u32(&g, "qwen2moe.attention.head_count_kv", 16);
+    fx_gguf_f32(&g, "qwen2moe.attention.layer_norm_rms_epsilon", 1e-6f);
+    fx_gguf_u32(&g, "qwen2moe.expert_count", (uint32_t)e);
+    fx_gguf_u32(&g, "qwen2moe.expert_used_count", 4);
+    fx_gguf_u32(&g, "qwen2moe.expert_feed_forward_length", (uint32_t)xf);
+    fx_gguf_u32(&g, "qwen2moe.expert_shared_feed_forward_length", shared_ff);
+    l.ggml = 1; /* F16 */
+    FX_2(&l, "token_embd.weight", vocab, h);
+    for (uint64_t i = 0; i < layers; i++) {
+#define QN(s) (snprintf(n, sizeof n, "blk.%llu.%s", (unsigned long long)i, s), n)
+        l.ggml = 0; /* F32 */
+        FX_1(&l, QN("attn_norm.weight"), h);
+        FX_1(&l, QN("ffn_norm.weight"), h);
+        FX_1(&l, QN("attn_q.bias"), h);
+        FX_1(&l, QN("attn_k.bias"), h);
+        FX_1(&l, QN("attn_v.bias"), h);
+        FX_1(&l, QN("ffn_gate_inp_shexp.weight"), h);
+        l.ggml = 1;
+        FX_2(&l, QN("attn_q.weight"), h, h);
+        FX_2(&l, QN("attn_k.weight"), h, h);
+        FX_2(&l, QN("attn_v.weight"), h, h);
+        FX_2(&l, QN("attn_output.weight"), h, h);
+        FX_2(&l, QN("ffn_gate_inp.weight"), e, h);
+        fx_add(&l, QN("ffn_gate_exps.weight"), 3, e, xf, h, 0);
+        fx_add(&l, QN("ffn_up_exps.weight"), 3, e, xf, h, 0);
+        fx_add(&l, QN("ffn_down_exps.weight"), 3, e, h, xf, 0);
+        FX_2(&l, QN("ffn_gate_shexp.weight"), sf, h);
+        FX_2(&l, QN("ffn_up_shexp.weight"), sf, h);
+        FX_2(&l, QN("ffn_down_shexp.weight"), h, sf);
+#undef QN
+    }
+    l.ggml = 0;
+    FX_1(&l, "output_norm.weight", h);
+    l.ggml = 1;
+    FX_2(&l, "output.weight", vocab, h);
+    cr_assert_eq(parse_built(&g, &l, m, err, cap), want, "%s", err);
+}
+
+Test(gguf, qwen2moe_two_blocks) {
+    /* by hand, as test_moe.c's qwen1_5_moe_a2_7b for 2 blocks: attention 4 x 2048^2 + q, k, v
+       biases; two norms; router 60 x 2048; 60 experts of 3 x 1408 x 2048; the shared expert
+       3 x 5632 x 2048 and its gate 2048; outside: embeddings and head 151936 x 2048 each and
+       the final norm */
+    const uint64_t h = 2048;
+    const uint64_t layer = 4 * h * h + 3 * h + 2 * h + 60 * h + 60ull * 3 * 1408 * h +
+                           3ull * 5632 * h + h;
+    const uint64_t outer = 2ull * 151936 * h + h;
+    vram_model m;
+    char err[512];
+    qwen2moe_gguf(2, 5632, &m, err, sizeof err, VRAM_OK);
+    cr_assert_eq(err[0], '\0', "no note: %s", err);
+    const vram_arch *a = &m.arch;
+    cr_assert_eq(a->experts, 60);
+    cr_assert_eq(a->experts_per_token, 4);
+    cr_assert_eq(a->expert_intermediate, 1408);
+    cr_assert_eq(a->shared_intermediate, 5632);
+    cr_assert_eq(a->extra_params, 2 * h, "the shared experts' gates");
+    cr_assert_eq(a->flags, VRAM_ARCH_FINAL_NORM | VRAM_ARCH_QKV_BIAS);
+    cr_assert_eq(m.stats.params, 2 * layer + outer);
+    vram_param_count pc = arch_count(&m);
+    cr_assert_eq(pc.total, m.stats.params, "arch %llu, tensors %llu", (unsigned long long)pc.total,
+                 (unsigned long long)m.stats.params);
+    cr_assert_eq(pc.expert_params, m.stats.expert_params);
+    cr_assert_eq(pc.active, 2 * (layer - 56ull * 3 * 1408 * h) + outer, "4 of 60 experts");
+}
+
+Test(gguf, qwen2moe_bad_shared_width) {
+    vram_model m;
+    char err[512];
+    qwen2moe_gguf(1, 2000000000u, &m, err, sizeof err, VRAM_E_FORMAT);
+    cr_assert_not_null(strstr(err, "qwen2moe.expert_shared_feed_forward_length"), "%s", err);
+    cr_assert_null(strchr(err, '\n'));
+}
