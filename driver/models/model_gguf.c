@@ -286,11 +286,6 @@ typedef struct gg_seen {
     uint64_t shexp_gate; /* elements of ffn_gate_inp_shexp.weight (Qwen2-MoE's shared gate) */
 } gg_seen;
 
-static int ends_with(const char *s, size_t len, const char *suffix) {
-    size_t n = strlen(suffix);
-    return len >= n && memcmp(s + len - n, suffix, n) == 0;
-}
-
 static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const uint64_t *rdims,
                            uint32_t nd, uint64_t numel, vram_dtype dt) {
     if (strcmp(name, "output.weight") == 0) seen->output = 1;
@@ -301,20 +296,20 @@ static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const ui
     if (strcmp(name, "position_embd.weight") == 0 && nd == 2) seen->positions = rdims[0];
     if (strcmp(name, "token_types.weight") == 0 && nd == 2) seen->type_vocab = rdims[0];
     if (strncmp(name, "blk.", 4) != 0) return;
-    if (ends_with(name, len, ".attn_q.bias") || ends_with(name, len, ".attn_k.bias") ||
-        ends_with(name, len, ".attn_v.bias") || ends_with(name, len, ".attn_qkv.bias"))
+    if (vram__ends_with(name, len, ".attn_q.bias") || vram__ends_with(name, len, ".attn_k.bias") ||
+        vram__ends_with(name, len, ".attn_v.bias") || vram__ends_with(name, len, ".attn_qkv.bias"))
         seen->bias_flags |= VRAM_ARCH_QKV_BIAS;
-    if (ends_with(name, len, ".attn_output.bias")) seen->bias_flags |= VRAM_ARCH_OUT_BIAS;
-    if (ends_with(name, len, ".ffn_up.bias") || ends_with(name, len, ".ffn_down.bias"))
+    if (vram__ends_with(name, len, ".attn_output.bias")) seen->bias_flags |= VRAM_ARCH_OUT_BIAS;
+    if (vram__ends_with(name, len, ".ffn_up.bias") || vram__ends_with(name, len, ".ffn_down.bias"))
         seen->bias_flags |= VRAM_ARCH_MLP_BIAS;
-    if (ends_with(name, len, ".ffn_gate_inp.bias")) seen->moe_flags |= VRAM_MOE_ROUTER_BIAS;
-    if (ends_with(name, len, "_exps.bias")) seen->moe_flags |= VRAM_MOE_EXPERT_BIAS;
-    if (ends_with(name, len, "_exps.weight") && dt == VRAM_DTYPE_MXFP4) seen->mxfp4_experts = 1;
-    if (ends_with(name, len, ".attn_kv_b.weight")) seen->kv_b = 1;
-    if (ends_with(name, len, ".attn_k_b.weight")) seen->k_b = 1;
-    if (ends_with(name, len, ".exp_probs_b.bias") && seen->probs_b <= UINT64_MAX - numel)
+    if (vram__ends_with(name, len, ".ffn_gate_inp.bias")) seen->moe_flags |= VRAM_MOE_ROUTER_BIAS;
+    if (vram__ends_with(name, len, "_exps.bias")) seen->moe_flags |= VRAM_MOE_EXPERT_BIAS;
+    if (vram__ends_with(name, len, "_exps.weight") && dt == VRAM_DTYPE_MXFP4) seen->mxfp4_experts = 1;
+    if (vram__ends_with(name, len, ".attn_kv_b.weight")) seen->kv_b = 1;
+    if (vram__ends_with(name, len, ".attn_k_b.weight")) seen->k_b = 1;
+    if (vram__ends_with(name, len, ".exp_probs_b.bias") && seen->probs_b <= UINT64_MAX - numel)
         seen->probs_b += numel;
-    if (ends_with(name, len, ".ffn_gate_inp_shexp.weight") &&
+    if (vram__ends_with(name, len, ".ffn_gate_inp_shexp.weight") &&
         seen->shexp_gate <= UINT64_MAX - numel)
         seen->shexp_gate += numel;
 }

@@ -62,18 +62,13 @@ static vram_status st_metadata(const cJSON *meta, const char *label, char *err, 
  * "<w>_scales" holds one shared exponent a block. Counted as what they are: the blocks as
  * 2 elements a byte, the scales as no elements (their bytes are the format's overhead, 17
  * bytes per 32 values together), both in mxfp4, so the parameter count is the model's. */
-static int st_ends_with(const char *name, size_t nlen, const char *suffix) {
-    size_t k = strlen(suffix);
-    return nlen >= k && memcmp(name + nlen - k, suffix, k) == 0;
-}
-
 static void st_mxfp4_packed(const char *name, size_t nlen, uint32_t nd, const uint64_t *dims,
                             uint64_t *numel, vram_dtype *dt) {
     if (*dt != VRAM_DTYPE_U8 || nd < 2) return;
-    if (dims[nd - 1] == 16u && st_ends_with(name, nlen, "_blocks") && *numel <= UINT64_MAX / 2u) {
+    if (dims[nd - 1] == 16u && vram__ends_with(name, nlen, "_blocks") && *numel <= UINT64_MAX / 2u) {
         *numel *= 2u;
         *dt = VRAM_DTYPE_MXFP4;
-    } else if (st_ends_with(name, nlen, "_scales")) {
+    } else if (vram__ends_with(name, nlen, "_scales")) {
         *numel = 0;
         *dt = VRAM_DTYPE_MXFP4;
     }

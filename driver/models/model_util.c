@@ -33,6 +33,11 @@ vram_status vram__fail(char *err, size_t errcap, vram_status st, const char *lab
     return st;
 }
 
+int vram__ends_with(const char *s, size_t len, const char *suffix) {
+    size_t n = strlen(suffix);
+    return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
 const char *vram__quote(const char *s, size_t len, char out[VRAM__QUOTE_CAP]) {
     size_t o = 0, shown = len > 80 ? 80 : len;
     out[o++] = '\'';

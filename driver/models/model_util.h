@@ -52,6 +52,9 @@ vram_status vram__fail(char *err, size_t errcap, vram_status st, const char *lab
 #define VRAM__QUOTE_CAP 96
 const char *vram__quote(const char *s, size_t len, char out[VRAM__QUOTE_CAP]);
 
+/* Does s[0 .. len) end with suffix (a tensor name's ".attn_q.bias", "_blocks")? */
+int vram__ends_with(const char *s, size_t len, const char *suffix);
+
 /* Is name[0 .. len) printable UTF-8: no byte below 0x20, no DEL, well-formed UTF-8 (RFC
  * 3629)? 1; else 0 with *at the offset of the first bad byte and `what` naming it ("control
  * byte 0x07", "invalid UTF-8 (byte 0xff)"). For names read from binary files (GGUF). */
