@@ -98,8 +98,10 @@ static void usage(FILE *out) {
         "\n"
         "exit codes: 0 streamed (and verified), 1 --verify found a difference, or a batch does\n"
         "not fit the budget, 2 bad usage or input (missing file or dataset, unmovable type,\n"
-        "datasets of different lengths, empty dataset), 3 environment (I/O error while\n"
-        "streaming, e.g. a file truncated under the reader; no GPU; built without HDF5)\n"
+        "datasets of different lengths, empty dataset, a file HDF5 crashes on or outgrows\n"
+        "VRAMKIT_H5_MEMORY with when it is opened), 3 environment (any error while streaming,\n"
+        "e.g. a file truncated under the reader or HDF5 failing on its data; HDF5 past\n"
+        "VRAMKIT_H5_TIMEOUT; no GPU; built without HDF5)\n"
         "\n"
         "example:\n"
         "  vramkit stream train.h5 --dataset /features --dataset /targets --batch 128 \\\n"
@@ -368,9 +370,11 @@ static int verifier_init(verifier *v, vram_h5_file *f, const vram_chunks_plan *p
         }
     }
     if (!ok) {
+        int map = v->seen == NULL; /* one bit a sample: the largest, with many samples */
         verifier_free(v);
-        return cli_error(VRAM_EXIT_ENV, CMD, "--verify: not enough host memory to check a chunk of %s",
-                         vram_fmt_size(p->bytes_per_chunk, sz, sizeof sz));
+        return cli_error(VRAM_EXIT_ENV, CMD, map ? "--verify: not enough host memory for the map of samples seen "
+                         "in an epoch (%s: a bit for each sample)" : "--verify: not enough host memory to check a chunk of %s",
+                         vram_fmt_size(map ? p->config.samples / 8u + 1u : p->bytes_per_chunk, sz, sizeof sz));
     }
     v->e = UINT64_MAX;
     return -1;

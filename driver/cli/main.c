@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "doctor/probe.h"
 #include "isolate/exec_shim.h"
+#include "stream/h5desc.h"
 
 typedef struct cli_command {
     const char *name;
@@ -25,6 +26,7 @@ static const cli_command commands[] = {
     {"__probe", vram_probe_child_main, NULL}, /* the child of doctor --probe (doctor/probe.h) */
     /* the first step of each child of run (isolate/exec_shim.h) */
     {VRAM_EXEC_SHIM_COMMAND, vram_exec_shim_main, NULL},
+    {VRAM_H5_CHILD_COMMAND, vram_h5_child_main, NULL}, /* where HDF5 runs (stream/h5desc.h) */
     {"watch", cmd_watch, "device memory every interval, with warnings: near the limit, leaks"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -172,6 +172,7 @@ static double h2d_ceiling(const vram_device_ops *ops, int dev) {
 }
 
 int main(int argc, char **argv) {
+    setenv("VRAMKIT_EXE", VRAMKIT_EXE, 0); /* HDF5 runs in a child: this build's vramkit */
     uint64_t size = UINT64_C(2) << 30, batch = 128, budget = 0, epochs = 3, v;
     uint32_t readers = 0;
     int cuda = 0, dev = 0, shuffle = 0, slabs = 0;

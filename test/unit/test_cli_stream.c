@@ -34,7 +34,12 @@ Test(cli_stream, file_forms_say_hdf5_is_missing) {
 
 #include <cjson/cJSON.h>
 
+#include <pthread.h>
+#include <sys/resource.h>
+#include <time.h>
+
 #include "cuda/cuda_device.h"
+#include "h5_corrupt.h"
 #include "h5_fixture.h"
 #include "json_check.h"
 
@@ -337,6 +342,117 @@ ParameterizedTest(struct bad_case *c, cli_stream, bad_input) {
     cr_assert(strncmp(r.err, prefix, strlen(prefix)) == 0, "%s", r.err);
     cr_assert(strstr(r.err, c->says), "stderr '%s' does not say '%s'", r.err, c->says);
     cli_result_free(&r);
+}
+
+/* ---- malformed files and files that change ---------------------------------------------- */
+
+Test(cli_stream, a_file_hdf5_crashes_on_is_one_line_with_exit_2) {
+    /* a chunk B-tree whose root is its own child: vramkit chunks and stream died of SIGSEGV */
+    char loop[160];
+    snprintf(loop, sizeof loop, "%s/loop.h5", dir);
+    h5fx_opts o = {.n = 300, .layout = H5FX_CHUNKED, .chunk_rows = 2};
+    cr_assert_eq(h5fx_write(loop, &o), 0);
+    cr_assert_eq(h5k_btree_self_loop(loop, "/features", 3), 0);
+    const char *a[] = {"chunks", loop, "--dataset", "/features", "--budget", "1MiB", NULL};
+    const char *b[] = {"stream", loop, "--dataset", "/features", "--dataset", "/targets", "--device", "cpu",
+                       "--budget", "1MiB", "--verify", NULL};
+    const char *const *cmds[] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        cli_result r = cli_run(cmds[i]);
+        cr_assert_eq(r.signal, 0, "%s died of signal %d", cmds[i][0], r.signal);
+        cr_assert_eq(r.exit_code, 2, "%s: exit %d: %s", cmds[i][0], r.exit_code, r.err);
+        cr_assert_eq(cli_count_lines(r.err), 1, "%s", r.err);
+        cr_assert_str_empty(r.out);
+        char want[320];
+        snprintf(want, sizeof want, "vramkit: %s: %s: HDF5 crashed (SIGSEGV) while reading the file's metadata: the "
+                 "file is malformed (HDF5 runs in a child process: the crash cost only that)\n", cmds[i][0], loop);
+        cr_assert_str_eq(r.err, want);
+        cli_result_free(&r);
+    }
+}
+
+Test(cli_stream, verify_names_the_map_of_samples_it_could_not_allocate) {
+    /* 2^40 samples never written: the one-bit-a-sample map needs 128 GiB; the message said
+     * it could not check "a chunk of 32.00 MiB" */
+    char huge[160];
+    snprintf(huge, sizeof huge, "%s/huge.h5", dir);
+    hid_t h = H5Fcreate(huge, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {UINT64_C(1) << 40, 4}, maxd[2] = {H5S_UNLIMITED, 4}, cd[2] = {1024, 4};
+    hid_t sp = H5Screate_simple(2, dims, maxd), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, cd);
+    hid_t ds = H5Dcreate2(h, "/x", H5T_IEEE_F32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    cr_assert_geq(ds, 0);
+    H5Dclose(ds);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    H5Fclose(h);
+    /* however much memory this machine lends, 128 GiB is not there */
+    struct rlimit rl = {UINT64_C(4) << 30, UINT64_C(4) << 30};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+    const char *a[] = {"stream", huge, "--dataset", "/x", "--device", "cpu", "--budget", "64MiB", "--verify", NULL};
+    cli_result r = cli_run(a);
+    cr_assert_eq(r.exit_code, 3, "%s", r.err);
+    cr_assert_str_eq(r.err, "vramkit: stream: --verify: not enough host memory for the map of samples seen in an "
+                            "epoch (128.00 GiB: a bit for each sample)\n");
+    cli_result_free(&r);
+}
+
+typedef struct cutter {
+    const char *path;
+    double delay;
+    off_t size;
+} cutter;
+
+static void *cut_later(void *arg) {
+    const cutter *c = (const cutter *)arg;
+    struct timespec ts = {(time_t)c->delay, (long)((c->delay - (double)(time_t)c->delay) * 1e9)};
+    nanosleep(&ts, NULL);
+    if (truncate(c->path, c->size) != 0) perror("truncate");
+    return NULL;
+}
+
+static double mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+Test(cli_stream, a_file_that_shrinks_during_verify_is_an_io_error_not_a_failed_check) {
+    /* cut while streaming with --verify, at several moments of the run: HDF5 read zeros
+     * past the new end and the check said "verify FAILED ... differs from HDF5's bytes"
+     * (exit 1) where the file had changed under the reader (exit 3) */
+    char path[160];
+    snprintf(path, sizeof path, "%s/shrinks.h5", dir);
+    h5fx_opts o = {.n = 60000};
+    const char *a[] = {"stream", path, "--dataset", "/features", "--dataset", "/targets", "--device", "cpu",
+                       "--budget", "2MiB", "--readers", "2", "--verify", NULL};
+    cr_assert_eq(h5fx_write(path, &o), 0);
+    double t0 = mono();
+    cli_result r = cli_run(a);
+    double whole = mono() - t0;
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cli_result_free(&r);
+    int io_errors = 0;
+    for (int i = 1; i <= 9; i++) {
+        cr_assert_eq(h5fx_write(path, &o), 0);
+        struct stat st;
+        cr_assert_eq(stat(path, &st), 0);
+        cutter c = {path, whole * (double)i / 10.0, st.st_size * 6 / 10};
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, cut_later, &c), 0);
+        r = cli_run(a);
+        pthread_join(th, NULL);
+        cr_assert_null(strstr(r.err, "verify FAILED"), "cut at %.3f s: %s", c.delay, r.err);
+        cr_assert(r.exit_code == 0 || r.exit_code == 2 || r.exit_code == 3, "cut at %.3f s: exit %d: %s", c.delay,
+                  r.exit_code, r.err);
+        if (r.exit_code == 3) {
+            io_errors++;
+            cr_assert_eq(cli_count_lines(r.err), 1, "%s", r.err);
+            cr_assert(strstr(r.err, "truncated") || strstr(r.err, "changed under the reader"), "%s", r.err);
+        }
+        cli_result_free(&r);
+    }
+    cr_assert_geq(io_errors, 1, "no cut fell inside a run: the test proved nothing");
 }
 
 /* ---- chunks FILE ---------------------------------------------------------------------- */

@@ -7,14 +7,18 @@
 
 #ifdef VRAMKIT_HAVE_HDF5
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "deferred_check.h"
+#include "h5_corrupt.h"
 #include "h5_fixture.h"
 #include "hdf5/h5source.h"
 #include "device/host_device.h"
@@ -24,6 +28,8 @@
 static char dir[64];
 
 static void mkdir_tmp(void) {
+    /* HDF5 runs in a child: this build's vramkit (this test program is not one) */
+    setenv("VRAMKIT_EXE", VRAMKIT_EXE, 1);
     snprintf(dir, sizeof dir, "/tmp/vk-stream-h5-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
 }
@@ -437,6 +443,216 @@ Test(stream_h5, a_batch_larger_than_the_budget) {
     cr_assert_eq(vram_streamer_open(&ops, &src, &c, &s, err, sizeof err), VRAM_E_NOSPACE);
     cr_assert(strstr(err, "does not fit one buffer"), "%s", err);
     vram_h5_close(f);
+}
+
+/* ---- malformed files: what HDF5 does with them costs its child, and only bytes HDF5 reads
+ * are delivered ---------------------------------------------------------------------------- */
+
+/* No child of this process is left (running or a zombie). */
+static void no_child_left(void) {
+    errno = 0;
+    cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a child of the test is left");
+    cr_assert_eq(errno, ECHILD);
+}
+
+Test(stream_h5, a_crash_inside_hdf5_is_one_line_and_costs_only_the_child) {
+    /* the root of /features' chunk B-tree is its own first child: HDF5 1.10 recurses until
+     * the stack is gone as soon as it walks the index (this process died of it before) */
+    h5fx_opts o = {.n = 300, .layout = H5FX_CHUNKED, .chunk_rows = 2};
+    const char *path = write_file("loop.h5", &o);
+    cr_assert_eq(h5k_btree_self_loop(path, "/features", 3), 0);
+    const char *names[1] = {"/features"};
+    vram_h5_file *f = NULL;
+    char err[VRAM_STREAM_ERR_MAX], want[256];
+    vram_status st = vram_h5_open(path, names, 1, &f, err, sizeof err);
+    cr_assert_eq(st, VRAM_E_FORMAT, "%s: %s", vram_status_name(st), err);
+    cr_assert_null(f);
+    snprintf(want, sizeof want, "%s: HDF5 crashed (SIGSEGV) while reading the file's metadata: the file is "
+             "malformed", path);
+    cr_assert(strstr(err, want) == err, "%s", err);
+    cr_assert_null(strchr(err, '\n'), "one line");
+    no_child_left();
+    /* the other dataset of the same file is still read (another child, another walk) */
+    f = open_ok(path, "/targets", NULL);
+    cr_assert_eq(f->ds[0].path, VRAM_H5_PATH_CONTIGUOUS);
+    vram_h5_close(f);
+    no_child_left();
+}
+
+Test(stream_h5, a_memory_bomb_is_bounded_in_the_child) {
+    /* /targets' type claims 0xFF000004 bytes an element: reading it made HDF5 allocate 4 GB
+     * in this process (8.8 s, 4.2 GB RSS) before it gave up */
+    h5fx_opts o = {.n = 64};
+    const char *path = write_file("bomb.h5", &o);
+    cr_assert_eq(h5k_set_type_size(path, "/targets", 0xFF000004u), 0);
+    vram_h5_file *f = open_ok(path, "/features", "/targets");
+    cr_assert_eq(f->ds[1].path, VRAM_H5_PATH_HDF5, "%s", f->ds[1].reason);
+    vram_source src = vram_h5_source(f);
+    uint8_t rows[4 * H5FX_FEATURE_BYTES];
+    char err[VRAM_STREAM_ERR_MAX];
+    vram_status st = src.read(src.ctx, 1, 0, 4, rows, err, sizeof err);
+    struct rusage ru;
+    cr_assert_eq(getrusage(RUSAGE_SELF, &ru), 0);
+    cr_assert_lt(ru.ru_maxrss, 512L * 1024L, "this process grew to %ld KiB", ru.ru_maxrss);
+    cr_assert_eq(st, VRAM_E_FORMAT, "%s: %s", vram_status_name(st), err);
+    cr_assert(strstr(err, "/targets: HDF5 could not read rows [0, 4): HDF5 asked for more memory than the 1.00 GiB "
+                          "it may use here (VRAMKIT_H5_MEMORY raises the bound)"), "%s", err);
+    /* the rest of the file is unharmed, and a smaller bound is taken from the environment */
+    cr_assert_eq(src.read(src.ctx, 0, 60, 4, rows, err, sizeof err), VRAM_OK, "%s", err);
+    vram_h5_close(f);
+    setenv("VRAMKIT_H5_MEMORY", "16MiB", 1);
+    f = open_ok(path, "/features", "/targets");
+    src = vram_h5_source(f);
+    cr_assert_eq(src.read(src.ctx, 1, 0, 1, rows, err, sizeof err), VRAM_E_FORMAT);
+    cr_assert(strstr(err, "more memory than the 16.00 MiB it may use here"), "%s", err);
+    vram_h5_close(f);
+    setenv("VRAMKIT_H5_MEMORY", "1", 1);
+    const char *names[1] = {"/features"};
+    cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_INVALID);
+    cr_assert_str_eq(err, "VRAMKIT_H5_MEMORY: '1' is not a size of at least 16MiB");
+    unsetenv("VRAMKIT_H5_MEMORY");
+    no_child_left();
+}
+
+/* Dataset `name` whole, as a plain H5Dread in this process reads it (native type). */
+static uint8_t *hdf5s_bytes(const char *path, const char *name) {
+    hid_t h = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t ds = H5Dopen2(h, name, H5P_DEFAULT);
+    hid_t ft = H5Dget_type(ds), mt = H5Tget_native_type(ft, H5T_DIR_ASCEND), sp = H5Dget_space(ds);
+    uint8_t *b = (uint8_t *)malloc((size_t)H5Sget_simple_extent_npoints(sp) * H5Tget_size(mt));
+    cr_assert_geq(H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, b), 0, "plain HDF5 reads %s", name);
+    H5Sclose(sp);
+    H5Tclose(mt);
+    H5Tclose(ft);
+    H5Dclose(ds);
+    H5Fclose(h);
+    return b;
+}
+
+/* Every row of dataset d as the source delivers it equals `want` (HDF5's), byte for byte. */
+static void delivered_is(vram_h5_file *f, uint32_t d, const uint8_t *want, const char *what) {
+    uint64_t rb = f->ds[d].row_bytes;
+    uint8_t *got = (uint8_t *)malloc((size_t)(f->samples * rb));
+    char err[VRAM_STREAM_ERR_MAX];
+    vram_source src = vram_h5_source(f);
+    for (uint64_t r = 0; r < f->samples; r += 37) {
+        uint64_t n = r + 37 <= f->samples ? 37 : f->samples - r;
+        cr_assert_eq(src.read(src.ctx, d, r, n, got + r * rb, err, sizeof err), VRAM_OK, "%s", err);
+    }
+    for (uint64_t r = 0; r < f->samples; r++)
+        cr_assert_arr_eq(got + r * rb, want + r * rb, (size_t)rb, "%s: %s of sample %llu differs from HDF5's", what,
+                         f->ds[d].name, (unsigned long long)r);
+    free(got);
+}
+
+Test(stream_h5, a_chunk_index_that_hdf5s_lookup_disagrees_with_is_read_through_hdf5) {
+    struct {
+        const char *name, *reason;
+    } cases[] = {
+        /* chunk 5's key holds a stray element offset: the index walk still lists the chunk
+         * at its address, H5Dread's lookup no longer finds it and reads the fill value;
+         * pread delivered the chunk's bytes there, with exit 0 */
+        {"key_tail.h5", "its chunk index lists a chunk outside the dataset (at sample 250)"},
+        /* chunks 3 and 4 swapped in the leaf: each listed once at its own address, but the
+         * lookup's binary search misses one of them */
+        {"swapped.h5", "its chunk index is inconsistent (HDF5's lookup finds 0 bytes for chunk"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        h5fx_opts o = {.n = 1001, .layout = H5FX_CHUNKED, .chunk_rows = 50};
+        const char *path = write_file(cases[i].name, &o);
+        if (i == 0)
+            cr_assert_eq(h5k_set_key_tail(path, "/features", 3, 5, 64), 0);
+        else
+            cr_assert_eq(h5k_swap_entries(path, "/features", 3, 3, 4), 0);
+        uint8_t *fw = hdf5s_bytes(path, "/features"), *tw = hdf5s_bytes(path, "/targets");
+        vram_h5_file *f = open_ok(path, "/features", "/targets");
+        delivered_is(f, 0, fw, cases[i].name);
+        delivered_is(f, 1, tw, cases[i].name);
+        free(fw);
+        free(tw);
+        cr_assert_eq(f->ds[0].path, VRAM_H5_PATH_HDF5, "%s: %s", cases[i].name, vram_h5_path_name(f->ds[0].path));
+        cr_assert(strstr(f->ds[0].reason, cases[i].reason) == f->ds[0].reason, "%s: %s", cases[i].name,
+                  f->ds[0].reason);
+        vram_h5_close(f);
+    }
+    /* untouched, the same file is chunked and read with pread */
+    h5fx_opts o = {.n = 1001, .layout = H5FX_CHUNKED, .chunk_rows = 50};
+    const char *path = write_file("intact.h5", &o);
+    uint8_t *fw = hdf5s_bytes(path, "/features");
+    vram_h5_file *f = open_ok(path, "/features", NULL);
+    cr_assert_eq(f->ds[0].path, VRAM_H5_PATH_CHUNKED);
+    delivered_is(f, 0, fw, "intact");
+    free(fw);
+    vram_h5_close(f);
+}
+
+Test(stream_h5, hdf5s_bytes_of_a_file_that_shrank_are_an_io_error) {
+    /* HDF5 reads zeros past the end of a truncated file: --verify compared them with the
+     * rows streamed before the cut and called the stream wrong */
+    h5fx_opts o = {.n = 1000, .layout = H5FX_DEFLATE, .chunk_rows = 100};
+    const char *path = write_file("shrinks.h5", &o);
+    vram_h5_file *f = open_ok(path, "/features", "/targets");
+    uint8_t *rows = (uint8_t *)malloc(10u * H5FX_FEATURE_BYTES);
+    char err[VRAM_STREAM_ERR_MAX], want[512];
+    cr_assert_eq(vram_h5_read_plain(f, 1, 990, 10, rows, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_eq(truncate(path, (off_t)(f->file_bytes / 2u)), 0);
+    vram_status st = vram_h5_read_plain(f, 1, 990, 10, rows, err, sizeof err);
+    cr_assert_eq(st, VRAM_E_IO, "%s: %s", vram_status_name(st), err);
+    snprintf(want, sizeof want, "%s: the file was truncated under the reader: %llu bytes at open, %llu now",
+             path, (unsigned long long)f->file_bytes, (unsigned long long)(f->file_bytes / 2u));
+    cr_assert(strstr(err, want) == err, "%s", err);
+    st = vram_h5_read_plain(f, 0, 0, 10, rows, err, sizeof err);
+    cr_assert_eq(st, VRAM_E_IO, "%s: %s", vram_status_name(st), err);
+    free(rows);
+    vram_h5_close(f);
+}
+
+Test(stream_h5, a_fork_reads_through_a_child_of_its_own_and_leaves_its_parents) {
+    h5fx_opts o = {.n = 300, .layout = H5FX_DEFLATE, .chunk_rows = 64};
+    const char *path = write_file("fork.h5", &o);
+    vram_h5_file *f = open_ok(path, "/features", NULL);
+    cr_assert_eq(f->ds[0].path, VRAM_H5_PATH_HDF5);
+    vram_source src = vram_h5_source(f);
+    uint8_t row[H5FX_FEATURE_BYTES];
+    char err[VRAM_STREAM_ERR_MAX];
+    pid_t pid = fork();
+    if (pid == 0) { /* reads, then closes its copy */
+        int ok = src.read(src.ctx, 0, 7, 1, row, err, sizeof err) == VRAM_OK && sc_row_ok(row, 0, 7, sizeof row);
+        vram_h5_close(f);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the fork could not read");
+    /* the parent's child was neither used nor ended by the fork */
+    cr_assert_eq(src.read(src.ctx, 0, 299, 1, row, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert(sc_row_ok(row, 0, 299, sizeof row));
+    vram_h5_close(f);
+    no_child_left();
+}
+
+Test(stream_h5, the_hdf5_child_is_found_or_named) {
+    h5fx_opts o = {.n = 10};
+    const char *path = write_file("child.h5", &o);
+    const char *names[1] = {"/features"};
+    vram_h5_file *f = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    /* a program that is not vramkit ends without answering */
+    setenv("VRAMKIT_EXE", "/bin/true", 1);
+    cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_IO);
+    cr_assert(strstr(err, "the HDF5 child ('/bin/true __h5') ended (exit 0) while reading the file's metadata: "
+                          "is it this vramkit's command? (VRAMKIT_EXE names it)"), "%s", err);
+    setenv("VRAMKIT_EXE", "/nonexistent/vramkit", 1);
+    cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_IO);
+    cr_assert(strstr(err, "cannot start the HDF5 child '/nonexistent/vramkit __h5': No such file or directory"),
+              "%s", err);
+    setenv("VRAMKIT_EXE", VRAMKIT_EXE, 1);
+    setenv("VRAMKIT_H5_TIMEOUT", "0", 1);
+    cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_INVALID);
+    cr_assert_str_eq(err, "VRAMKIT_H5_TIMEOUT: '0' is not a whole number of seconds from 1 to 86400");
+    unsetenv("VRAMKIT_H5_TIMEOUT");
+    cr_assert_null(f);
+    no_child_left();
 }
 
 #endif /* VRAMKIT_HAVE_HDF5 */
