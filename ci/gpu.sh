@@ -167,8 +167,15 @@ first_exe() { # the first of the arguments that is an executable file
 } >>"$log" 2>&1
 pf "deadline ${deadline}s, outdir $out, build $build, jobs $jobs"
 pf "kernel $(uname -r), glibc $(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}'), disk free $(df -h "$root" 2>/dev/null | awk 'NR==2{print $4}') here, $(df -h /tmp 2>/dev/null | awk 'NR==2{print $4}') in /tmp"
-# python3 first: pip's cmake and ninja live beside it
+# python3 first: pip's cmake and ninja live beside it. The one with PyTorch when there are
+# several (PATH's, then the image's /opt/torch/.venv): the comparisons need torch.
 py=$(command -v python3 || true)
+for cand in "$py" /opt/torch/.venv/bin/python3 /opt/conda/bin/python3; do
+    if [ -x "$cand" ] && "$cand" -c 'import torch' >/dev/null 2>&1; then
+        py=$cand
+        break
+    fi
+done
 if [ -n "$py" ]; then
     pybin=$("$py" -c 'import os, sys; print(os.path.dirname(sys.executable))' 2>/dev/null)
     [ -n "$pybin" ] && case ":$PATH:" in *":$pybin:"*) ;; *) PATH=$PATH:$pybin ;; esac
