@@ -1,12 +1,13 @@
 #!/bin/bash
 # ci/gpu-sanitize.sh SANITIZER BUILD_DIR — ci/gpu.sh's sanitizer step: NVIDIA's compute-sanitizer
 # over the hw tests of the kernels and the streamer, sized to about a minute on an H100:
-#   memcheck   hw_kernels (every kernel and its variants, at their edges: chunk and launch
-#              splits, misaligned starts, bad gather indices; the three loops over every size
-#              are left to the plain run), hw_stream, hw_scaler: out-of-bounds and misaligned
-#              device accesses, accesses to freed memory
-#   racecheck  the kernels that share memory between threads (the norm's block sums, the
-#              quantisation's row reductions): hazards on shared memory
+#   memcheck   hw_kernels (every kernel and its variants, the multi-tensor casts and
+#              quantisation, at their edges: chunk and launch splits, misaligned starts, bad
+#              gather indices; the three loops over every size and the list variants' four
+#              combinations are left to the plain run), hw_stream, hw_scaler: out-of-bounds and
+#              misaligned device accesses, accesses to freed memory
+#   racecheck  the kernels that share memory between threads (the norm's block sums and its
+#              last-block finish, the quantisation's row reductions): hazards on shared memory
 # API errors are not reported (--report-api-errors no): some tests make them on purpose. Each run
 # is one Criterion test at a time (--jobs 1), its children followed (--target-processes all).
 # Prints "sanitizer: TOOL TEST: N errors in S s" per run (the summary collects these lines).
@@ -42,8 +43,9 @@ run() { # run TOOL LIMIT EXE [CRITERION ARGS...]
     echo "sanitizer: $tool $exe${1:+ $*}: $what in $(($(date +%s) - t0)) s"
 }
 heavy='unscale_one_tensor_every_size_dtype_and_alignment|scale_by_device_factors|unscale_many_tensors_any_launch_split'
+heavy="$heavy|variants_list_and_norm_every_combination"
 run memcheck 70 hw_kernels --filter "hw_kernels/!($heavy)"
 run memcheck 30 hw_stream
 run memcheck 20 hw_scaler
-run racecheck 40 hw_kernels --filter 'hw_kernels/@(l2norm_does_not_depend_on_alignment|clip_grad_norm_unscales_and_clips_in_one_go|int8_rows_bit_for_bit|variants_*)'
+run racecheck 40 hw_kernels --filter 'hw_kernels/@(l2norm_does_not_depend_on_alignment|variants_norm_fold_alignment|int8_rows_bit_for_bit)'
 exit "$rc_all"

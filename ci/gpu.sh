@@ -31,9 +31,11 @@
 #   sanitizer      60 s  compute-sanitizer memcheck over hw_kernels' kernel tests and hw_stream,
 #                        racecheck over the kernels that share memory (norm, quantisation);
 #                        any error it reports fails the step
-#   bench-kernels  30 s  bench_kernels --json: every kernel (and its variants) against the copy
+#   bench-kernels  40 s  bench_kernels --json: every kernel against the copy, and beside each its
+#                        variants (key@variant: list1, fold, v1, many) on the same data
 #   torch-kernels  40 s  the same shapes through PyTorch
-#   stream-gpu     45 s  bench_stream: a 4 GiB HDF5 file, 3 epochs in order, 2 shuffled
+#   stream-gpu     50 s  bench_stream: a 4 GiB HDF5 file, 3 epochs in order, 2 shuffled, 2 in
+#                        order with a reader a CPU (the default is at most 8): the readers A/B
 #   h5py-baseline  30 s  user-report 004's h5py+torch loader on the same file
 #   python-stream  40 s  vramkit.stream from Python into torch, and the loader again, 2 epochs each
 # SUMMARY.md is rewritten after every step, so a run cut anywhere (the tool's own limit, a
@@ -350,7 +352,9 @@ else
     else
         skip torch-kernels "no PyTorch with CUDA"
     fi
-    step stream-gpu 150 sh -c "'$bench/bench_stream' --device cuda:0 --size '$stream_size' --budget 4GiB --epochs 3 >'$out/stream.txt' && '$bench/bench_stream' --device cuda:0 --size '$stream_size' --budget 4GiB --epochs 2 --shuffle >>'$out/stream.txt'"
+    # in order, shuffled, then in order with a reader a CPU (the default stops at 8): an A/B of
+    # the readers on this machine
+    step stream-gpu 150 sh -c "'$bench/bench_stream' --device cuda:0 --size '$stream_size' --budget 4GiB --epochs 3 >'$out/stream.txt' && '$bench/bench_stream' --device cuda:0 --size '$stream_size' --budget 4GiB --epochs 2 --shuffle >>'$out/stream.txt' && '$bench/bench_stream' --device cuda:0 --size '$stream_size' --budget 4GiB --epochs 2 --readers '$jobs' >>'$out/stream.txt'"
     h5=$(sed -n 's/^file *\([^:]*\):.*/\1/p' "$out/stream.txt" 2>/dev/null | head -n 1)
     if [ -n "$h5" ] && [ -f "$h5" ] && [ "$has_torch" = 1 ] && "$py" -c 'import h5py' 2>/dev/null; then
         step h5py-baseline 120 sh -c "'$py' '$root/test/bench/baseline_h5py_torch.py' --file '$h5' --chunk-bytes 2GiB --batch 128 --epochs 3 --json >'$out/h5py.json'"

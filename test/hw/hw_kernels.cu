@@ -240,7 +240,9 @@ struct tensor_list {
 
 } // namespace
 
-Test(hw_kernels, unscale_many_tensors_any_launch_split) {
+// A list of 300 tensors (more than a launch of the default metadata holds), mixed dtypes and
+// specials, unscaled under three launch splits: every tensor bit for bit the reference's.
+static void check_unscale_list(void) {
     rng g = {0xfeed};
     tensor_list L;
     L.make(g, 300, true, 10, 10); // 300 > VRAM_K_MAX_TENSORS_PER_LAUNCH
@@ -281,6 +283,8 @@ Test(hw_kernels, unscale_many_tensors_any_launch_split) {
     L.release();
     C.release();
 }
+
+Test(hw_kernels, unscale_many_tensors_any_launch_split) { check_unscale_list(); }
 
 // ---- scale, norm, clipping --------------------------------------------------------------------
 
@@ -326,7 +330,9 @@ double ref_norm(const tensor_list &L, float inv) {
 
 } // namespace
 
-Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
+// The norm of a 260-tensor list against fp64, the same bits under four launch splits and twice
+// in a row; *bits gets the norm's bits without and with the unscale folded in.
+static void check_l2norm_list(uint32_t bits_out[2]) {
     rng g = {0x40a3};
     tensor_list L;
     L.make(g, 260, false, 6, 6);
@@ -355,11 +361,15 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
         cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), first_bits);
         cr_log_info("l2norm over %zu tensors (folded %d): %.9g vs fp64 %.12g", L.t.size(), folded,
                     (double)vram_kref_f32_from_bits(first_bits), want);
+        bits_out[folded] = first_bits;
         VRAM_HW_CUDA(cudaFree(d_inv));
     }
     VRAM_HW_OK(vram_k_set_launch_limits(0, 0));
-    // workspace too small: refused before anything runs
-    cr_assert_eq(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 1, d_norm, nullptr), VRAM_E_INVALID);
+    // workspace too small (one per chunk is the least; ws holds one more): refused before anything runs
+    cr_assert_eq(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 2, d_norm, nullptr), VRAM_E_INVALID);
+    // one per chunk, without the variant's counter: the same norm (the final kernel adds the partials)
+    VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 1, d_norm, nullptr));
+    cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), bits_out[0], "a workspace without the counter");
     // an empty list has norm 0
     VRAM_HW_OK(vram_k_l2norm(nullptr, 0, nullptr, partials, 1, d_norm, nullptr));
     cr_assert_eq(read_scalar(d_norm), 0.0f);
@@ -379,16 +389,21 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
     L.release();
 }
 
+Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
+    uint32_t bits[2];
+    check_l2norm_list(bits);
+}
+
 // The norm depends on the values and the chunking only: the same values at every start
 // modulo 16 bytes give the same bits (the vectorised path for the aligned copy, element
 // loads for the others, in the same order).
-Test(hw_kernels, l2norm_does_not_depend_on_alignment) {
+static void check_l2norm_alignment(void) {
     rng g = {0xa119};
     const uint64_t sizes[] = {1, 7, 4099, 65536, 65537, 200003};
     for (int dtype : kDtypes) {
         for (uint64_t n : sizes) {
             std::vector<unsigned char> host = make_data(g, dtype, n, 10, 10, false);
-            const uint64_t ws = (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK;
+            const uint64_t ws = (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK + 1; // and the fold variant's counter
             float *partials = nullptr, *d_norm = dev_scalar(0.0f);
             VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
             uint32_t bits[8];
@@ -410,6 +425,8 @@ Test(hw_kernels, l2norm_does_not_depend_on_alignment) {
         }
     }
 }
+
+Test(hw_kernels, l2norm_does_not_depend_on_alignment) { check_l2norm_alignment(); }
 
 Test(hw_kernels, clip_coefficient_and_policies) {
     const float norms[] = {2.0f, 3.0f, 0.5f, 0.0f, 1.0f, 123456.78f, 1e-30f, INFINITY, NAN};
@@ -440,7 +457,9 @@ Test(hw_kernels, clip_coefficient_and_policies) {
     VRAM_HW_CUDA(cudaFree(d_found));
 }
 
-Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
+// clip_grad_norm_ over 120 tensors with the unscale folded in: norm, coefficient, every tensor
+// bit for bit, and a NaN gradient's skip.
+static void check_clip_grad_norm(void) {
     rng g = {0xc119};
     tensor_list L;
     L.make(g, 120, false, 3, 3);
@@ -488,6 +507,8 @@ Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
     VRAM_HW_CUDA(cudaFree(d_found));
     L.release();
 }
+
+Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) { check_clip_grad_norm(); }
 
 // ---- the scaler's update on the device -------------------------------------------------------
 
@@ -666,7 +687,7 @@ Test(hw_kernels, casts_every_pair_bit_for_bit) {
 
 // ---- gather ----------------------------------------------------------------------------------
 
-Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) {
+static void check_gather(void) {
     rng g = {0x6a7};
     const uint64_t row_bytes[] = {1, 3, 4, 16, 17, 100, 3072, 65537, 1u << 20};
     const uint64_t rows_list[] = {0, 1, 5, 1000};
@@ -714,6 +735,196 @@ Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) {
     cr_assert_eq(vram_k_gather_rows(nullptr, nullptr, 1, nullptr, 0, 5, nullptr, nullptr), VRAM_OK);
 }
 
+Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) { check_gather(); }
+
+// ---- variants (vram_k_set_variant) and the multi-tensor calls -----------------------------------
+
+// Sets variants for the rest of a test; every kind goes back to its default when it ends.
+struct variants_set {
+    variants_set(int list, int norm, int gather) {
+        VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_LIST, list));
+        VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_NORM, norm));
+        VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_GATHER, gather));
+    }
+    ~variants_set() { // the defaults cannot be refused (checked in bad_arguments_enqueue_nothing)
+        vram_status st = vram_k_set_launch_limits(0, 0);
+        for (int k = 0; k < VRAM_K_VARIANT_KINDS; k++) st = vram_k_set_variant(k, 0);
+        (void)st;
+    }
+};
+
+// The list metadata (4 KiB, 32 KiB) and the norm's finish (final kernel, last block) in every
+// combination: the default's checks against the reference, and the norm's bits the default's.
+Test(hw_kernels, variants_list_and_norm_every_combination) {
+    uint32_t base[2] = {0, 0};
+    for (int list = 0; list < 2; list++)
+        for (int fold = 0; fold < 2; fold++) {
+            variants_set v(list, fold, 0);
+            cr_log_info("list variant %d, norm variant %d", list, fold);
+            check_unscale_list();
+            uint32_t bits[2];
+            check_l2norm_list(bits);
+            if (list == 0 && fold == 0) memcpy(base, bits, sizeof base);
+            cr_assert_eq(bits[0], base[0], "list %d, norm %d: the norm's bits differ from the default's", list, fold);
+            cr_assert_eq(bits[1], base[1], "list %d, norm %d: the unscaled norm's bits differ from the default's", list,
+                         fold);
+            check_clip_grad_norm();
+        }
+}
+
+// The last block's finish at every start modulo 16, small tensors (compute-sanitizer's
+// racecheck runs this one: the partials and the counter cross blocks).
+Test(hw_kernels, variants_norm_fold_alignment) {
+    variants_set v(1, 1, 0);
+    check_l2norm_alignment();
+}
+
+Test(hw_kernels, variants_gather_v1) {
+    variants_set v(0, 0, 1);
+    check_gather();
+}
+
+// vram_k_cast_many: every pair of types (equal ones are copies), sizes around the chunk, both
+// buffers aligned, both one element off, one off; each item bit for bit vram_kref_cast (any
+// NaN for any NaN; copies exact), sentinels intact; under both list variants and a launch
+// split that cuts items across launches.
+Test(hw_kernels, variants_cast_many_matches_the_reference) {
+    rng g = {0xca5e};
+    const uint64_t sizes[] = {0, 1, 5, 17, 65535, 65537, 131076, 200003};
+    const int layouts[3][2] = {{0, 0}, {1, 1}, {1, 0}};
+    struct item_bufs {
+        guarded src, dst;
+        std::vector<unsigned char> host;
+    };
+    std::vector<item_bufs> bufs;
+    std::vector<vram_k_cast_item> items;
+    for (int sd : kDtypes)
+        for (int dd : kDtypes)
+            for (uint64_t n : sizes)
+                for (const auto &lay : layouts) {
+                    item_bufs b;
+                    b.host.resize(n * esize(sd) + 1);
+                    for (auto &c : b.host) c = (unsigned char)g.next();
+                    b.src.init(n * esize(sd), (size_t)lay[0] * esize(sd));
+                    b.dst.init(n * esize(dd), (size_t)lay[1] * esize(dd));
+                    b.src.upload(b.host.data());
+                    items.push_back({b.src.data(), b.dst.data(), n, sd, dd});
+                    bufs.push_back(std::move(b));
+                }
+    const int rounds[3][3] = {{0, 0, 0}, {1, 0, 0}, {0, 5, 3}}; // list variant, max tensors, max chunks
+    for (const auto &r : rounds) {
+        variants_set v(r[0], 0, 0);
+        VRAM_HW_OK(vram_k_set_launch_limits((unsigned)r[1], (unsigned)r[2]));
+        for (auto &b : bufs) VRAM_HW_CUDA(cudaMemset(b.dst.data(), 0x5c, b.dst.bytes)); // stale bytes to overwrite
+        VRAM_HW_OK(vram_k_cast_many(items.data(), items.size(), nullptr));
+        VRAM_HW_CUDA(cudaDeviceSynchronize());
+        for (size_t i = 0; i < items.size(); i++) {
+            const vram_k_cast_item &it = items[i];
+            std::vector<unsigned char> got(it.count * esize(it.dst_dtype) + 1), ref(got.size());
+            bufs[i].dst.download(got.data(), "cast_many");
+            cr_assert_eq(vram_kref_cast(bufs[i].host.data(), (vram_dtype)it.src_dtype, ref.data(),
+                                        (vram_dtype)it.dst_dtype, it.count),
+                         VRAM_OK);
+            char what[96];
+            snprintf(what, sizeof what, "cast_many %s -> %s n=%llu item %zu (list %d, limits %d/%d)",
+                     dname(it.src_dtype), dname(it.dst_dtype), (unsigned long long)it.count, i, r[0], r[1], r[2]);
+            if (it.src_dtype == it.dst_dtype)
+                cr_assert(memcmp(got.data(), bufs[i].host.data(), it.count * esize(it.dst_dtype)) == 0, "%s: not a copy",
+                          what);
+            else
+                expect_equal(got.data(), ref.data(), it.count, it.dst_dtype, 0.0, what);
+        }
+    }
+    vram_k_cast_item bad = items[0];
+    bad.dst_dtype = VRAM_DTYPE_I8;
+    cr_assert_eq(vram_k_cast_many(&bad, 1, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_cast_many(nullptr, 2, nullptr), VRAM_E_INVALID);
+    VRAM_HW_OK(vram_k_cast_many(nullptr, 0, nullptr));
+    for (auto &b : bufs) {
+        b.src.release();
+        b.dst.release();
+    }
+}
+
+// vram_k_quant_int8_rows_many: the int8 test's shapes (every group size, the two-pass rows,
+// odd lengths, empty matrices), three dtypes, aligned and not, special rows, in one call;
+// each matrix's codes and scales bit for bit the reference's, the flag the reference's; under
+// both list variants and a split of 7 matrices a launch.
+Test(hw_kernels, variants_quant_many_matches_the_reference) {
+    rng g = {0x9a11};
+    const uint64_t shapes[][2] = {{1, 1},    {3, 5},     {2, 65535}, {1, 65537}, {1000, 768}, {33, 4096},
+                                  {5, 2049}, {64, 2048}, {7, 0},     {0, 9},     {257, 3},    {17, 1500},
+                                  {9, 3072}, {3, 8192},  {3, 8200},  {2, 16384}, {40, 100}};
+    struct item_bufs {
+        guarded x, q, s;
+        std::vector<unsigned char> host;
+    };
+    std::vector<item_bufs> bufs;
+    std::vector<vram_k_quant_item> items;
+    int want_nf = 0;
+    for (int dtype : kDtypes)
+        for (const auto &sh : shapes)
+            for (int mis = 0; mis < 2; mis++) {
+                const uint64_t rows = sh[0], cols = sh[1], n = rows * cols;
+                item_bufs b;
+                b.host = make_data(g, dtype, n, 20, 10, false);
+                if (rows > 4 && cols > 0) { // a zero row, a NaN row, an inf row, a tiny row
+                    for (uint64_t c = 0; c < cols; c++) vram_kref_store((vram_dtype)dtype, b.host.data(), c, 0.0f);
+                    vram_kref_store((vram_dtype)dtype, b.host.data(), cols + cols / 2, NAN);
+                    vram_kref_store((vram_dtype)dtype, b.host.data(), 2 * cols, -INFINITY);
+                    for (uint64_t c = 0; c < cols; c++)
+                        vram_kref_store((vram_dtype)dtype, b.host.data(), 3 * cols + c,
+                                        dtype == VRAM_DTYPE_F16 ? 0x1p-24f : 0x1p-125f);
+                }
+                b.x.init(n * esize(dtype), (size_t)mis * esize(dtype));
+                b.q.init(n, (size_t)mis);
+                b.s.init(rows * 4, (size_t)mis * 4);
+                b.x.upload(b.host.data());
+                items.push_back({b.x.data(), (int8_t *)b.q.data(), (float *)b.s.data(), rows, cols, dtype});
+                bufs.push_back(std::move(b));
+            }
+    const int rounds[3][2] = {{0, 0}, {1, 0}, {0, 7}}; // list variant, max tensors a launch
+    for (const auto &r : rounds) {
+        variants_set v(r[0], 0, 0);
+        VRAM_HW_OK(vram_k_set_launch_limits((unsigned)r[1], 0));
+        int *d_nf = dev_scalar(0);
+        VRAM_HW_OK(vram_k_quant_int8_rows_many(items.data(), items.size(), d_nf, nullptr));
+        VRAM_HW_CUDA(cudaDeviceSynchronize());
+        int nf = 0;
+        for (size_t i = 0; i < items.size(); i++) {
+            const vram_k_quant_item &it = items[i];
+            const uint64_t n = it.rows * it.cols;
+            std::vector<int8_t> gq(n + 1), rq(n + 1);
+            std::vector<float> gs(it.rows + 1), rs(it.rows + 1);
+            bufs[i].q.download(gq.data(), "quant_many codes");
+            bufs[i].s.download(gs.data(), "quant_many scales");
+            for (uint64_t row = 0; row < it.rows; row++) {
+                cr_assert_eq(vram_kref_quant_int8_row(bufs[i].host.data() + row * it.cols * esize(it.dtype), it.cols,
+                                                      (vram_dtype)it.dtype, rq.data() + row * it.cols, &rs[row], &nf),
+                             VRAM_OK);
+                cr_assert(same_bits(gs[row], rs[row]), "quant_many %s %llux%llu item %zu row %llu: scale %a vs %a (list %d)",
+                          dname(it.dtype), (unsigned long long)it.rows, (unsigned long long)it.cols, i,
+                          (unsigned long long)row, (double)gs[row], (double)rs[row], r[0]);
+            }
+            cr_assert(memcmp(gq.data(), rq.data(), n) == 0, "quant_many %s %llux%llu item %zu: codes differ (list %d)",
+                      dname(it.dtype), (unsigned long long)it.rows, (unsigned long long)it.cols, i, r[0]);
+        }
+        want_nf = nf;
+        cr_assert_eq(read_scalar(d_nf), want_nf, "the non-finite flag");
+        VRAM_HW_CUDA(cudaFree(d_nf));
+    }
+    cr_assert_eq(want_nf, 1, "the lists hold NaN rows");
+    vram_k_quant_item bad = items[0];
+    bad.dtype = VRAM_DTYPE_U8;
+    cr_assert_eq(vram_k_quant_int8_rows_many(&bad, 1, nullptr, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_quant_int8_rows_many(nullptr, 1, nullptr, nullptr), VRAM_E_INVALID);
+    for (auto &b : bufs) {
+        b.x.release();
+        b.q.release();
+        b.s.release();
+    }
+}
+
 // ---- arguments ----------------------------------------------------------------------------------
 
 Test(hw_kernels, bad_arguments_enqueue_nothing) {
@@ -735,7 +946,10 @@ Test(hw_kernels, bad_arguments_enqueue_nothing) {
     cr_assert_eq(vram_k_quant_int8_rows(f, VRAM_DTYPE_F32, UINT64_MAX, 2, nullptr, nullptr, nullptr, nullptr),
                  VRAM_E_OVERFLOW);
     cr_assert_eq(vram_k_quant_int8_rows(f, VRAM_DTYPE_U8, 1, 1, nullptr, nullptr, nullptr, nullptr), VRAM_E_INVALID);
-    cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH + 1, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE + 1, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_KINDS, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_GATHER, vram_k_variants(VRAM_K_VARIANT_GATHER)), VRAM_E_RANGE);
+    for (int k = 0; k < VRAM_K_VARIANT_KINDS; k++) VRAM_HW_OK(vram_k_set_variant(k, 0));
     vram_k_error e;
     cr_assert_eq(vram_k_last_error(nullptr), VRAM_E_INVALID);
     VRAM_HW_OK(vram_k_last_error(&e));

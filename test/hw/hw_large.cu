@@ -8,7 +8,8 @@
 //                            unscale; the reference is kref's unscale run on each of the 65536
 //                            fp16 patterns, looked up per element
 //   norm_and_clip_fp32       2^31 + 3 fp32 (8 GiB): the norm with the unscale folded in against
-//                            an fp64 sum, then clip_grad_norm_'s scaling pass, every element
+//                            an fp64 sum (and the same bits when its last block finishes it),
+//                            then clip_grad_norm_'s scaling pass, every element
 //   casts_fp32_bf16          2^31 + 5 elements: fp32 -> bf16 (8 GiB -> 4 GiB), then back
 // Inputs differ at every index (a hash of the index, never periodic), so an index that wraps
 // reads or writes a different value and shows. Needs about 12.5 GiB of free GPU memory and 17
@@ -203,13 +204,19 @@ Test(hw_large, norm_and_clip_fp32) {
     vram_k_tensor t = {d, n, VRAM_DTYPE_F32};
     uint64_t ws = 0;
     VRAM_HW_OK(vram_k_norm_workspace(&t, 1, &ws));
-    cr_assert_eq(ws, (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK, "one partial per chunk");
+    cr_assert_eq(ws, (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK + 1, "one partial per chunk, and the fold's counter");
     VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
     float *d_inv = dev_scalar(inv), *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
     VRAM_HW_OK(vram_k_l2norm(&t, 1, d_inv, partials, ws, d_norm, nullptr));
     const float norm = read_scalar(d_norm);
     cr_assert(fabs((double)norm - want) <= 1e-5 * want, "norm of %llu fp32: %.9g, fp64 reference %.9g",
               (unsigned long long)n, (double)norm, want);
+    // finished by the last of its 32769 blocks (VRAM_K_VARIANT_NORM 1): the same bits
+    VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_NORM, 1));
+    VRAM_HW_OK(vram_k_l2norm(&t, 1, d_inv, partials, ws, d_norm, nullptr));
+    VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_NORM, 0));
+    cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), vram_kref_f32_bits(norm), "the folded norm %a, the default %a",
+                 (double)read_scalar(d_norm), (double)norm);
     // clip_grad_norm_: the same norm, then every element (x * inv) * coef
     VRAM_HW_OK(vram_k_clip_grad_norm(&t, 1, d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm, d_coef,
                                      d_found, nullptr));
