@@ -9,7 +9,9 @@ a run cut anywhere leaves the summary of what had finished.
 
 A hw test that ctest reports as skipped counts as skipped only when it exited 77 (ctest's
 "SKIP_RETURN_CODE=77"); "Unable to find executable" (its target did not build) is a failure.
-With --sim 1 (ci/gpu-sim.sh: no GPU) every hw test must have reached that skip.
+With --sim 1 (ci/gpu-sim.sh: no GPU) every hw test must have reached that skip; without it, a
+test that skipped for want of a usable CUDA device is a failure (ci/gpu.sh runs only where
+nvidia-smi lists a GPU).
 
 Exit status: 0 when every step ran and every hw test passed or was skipped (--sim: was skipped,
 and there was at least one), 1 otherwise.
@@ -118,6 +120,9 @@ def main():
             result, is_bad = hw_result(tc)
             if a.sim and result == "pass":
                 result, is_bad = "**PASSED without a GPU** (the skip was not reached)", True
+            elif not a.sim and result == "skipped (77: no GPU)":
+                # nvidia-smi saw a GPU, the test could not use it: the driver, the runtime, a lock
+                result, is_bad = "**SKIPPED: no usable CUDA device** (nvidia-smi saw one)", True
             counts["bad" if is_bad else ("skip" if result.startswith("skipped") else "pass")] += 1
             bad |= is_bad
             secs = tc.get("time")
