@@ -23,15 +23,16 @@ __device__ __forceinline__ D vram__k_cast_one(S x) {
     return vram__k_from_f<D>(vram__k_to_f(x));
 }
 
-// VEC: src + head and dst + head are both 16-byte aligned (head < G elements, moved alone).
+// Elements [0, n) of src into dst by the threads numbered first, first + stride, ... (a grid or
+// a block). VEC: src + head and dst + head are both 16-byte aligned: the head (head < G
+// elements) alone, then groups of G, U in flight a thread with every load issued before its
+// stores, then the tail alone; otherwise element by element, U in flight.
 template <typename S, typename D, bool VEC>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-    vram__k_cast_kernel(const S *__restrict__ src, D *__restrict__ dst, uint64_t n, uint32_t head) {
+__device__ __forceinline__ void vram__k_cast_span(const S *__restrict__ src, D *__restrict__ dst, uint64_t n,
+                                                  uint32_t head, uint64_t first, uint64_t stride) {
     constexpr int G = vram__k_cast_shape<S, D>::G, U = vram__k_cast_shape<S, D>::U;
-    const uint64_t stride = (uint64_t)gridDim.x * kThreads;
-    const uint64_t gid = (uint64_t)blockIdx.x * kThreads + threadIdx.x;
     if (!VEC) {
-        for (uint64_t k0 = gid; k0 < n; k0 += U * stride) {
+        for (uint64_t k0 = first; k0 < n; k0 += U * stride) {
             S a[U];
 #pragma unroll
             for (int u = 0; u < U; u++)
@@ -42,11 +43,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
         return;
     }
-    if (gid < head) dst[gid] = vram__k_cast_one<S, D>(src[gid]);
+    if (first < head) dst[first] = vram__k_cast_one<S, D>(src[first]);
     const uint64_t groups = (n - head) / G;
     const vram__k_group<S, G> *__restrict__ sg = reinterpret_cast<const vram__k_group<S, G> *>(src + head);
     vram__k_group<D, G> *__restrict__ dg = reinterpret_cast<vram__k_group<D, G> *>(dst + head);
-    for (uint64_t k0 = gid; k0 < groups; k0 += U * stride) {
+    for (uint64_t k0 = first; k0 < groups; k0 += U * stride) {
         vram__k_group<S, G> a[U];
 #pragma unroll
         for (int u = 0; u < U; u++)
@@ -61,7 +62,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
     }
     const uint64_t tail0 = head + groups * G;
-    if (gid < n - tail0) dst[tail0 + gid] = vram__k_cast_one<S, D>(src[tail0 + gid]);
+    if (first < n - tail0) dst[tail0 + first] = vram__k_cast_one<S, D>(src[tail0 + first]);
+}
+
+// The whole buffer over a grid-stride loop (VEC as vram__k_cast_span's).
+template <typename S, typename D, bool VEC>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    vram__k_cast_kernel(const S *__restrict__ src, D *__restrict__ dst, uint64_t n, uint32_t head) {
+    vram__k_cast_span<S, D, VEC>(src, dst, n, head, (uint64_t)blockIdx.x * kThreads + threadIdx.x,
+                                 (uint64_t)gridDim.x * kThreads);
 }
 
 // Elements to move one by one before both buffers are 16-byte aligned; -1 when no count
@@ -124,50 +133,19 @@ using vram__k_cast_meta_large = vram__k_cast_meta_t<870>;
 static_assert(sizeof(vram__k_cast_meta) <= 3200, "under 4 KiB of parameters");
 static_assert(sizeof(vram__k_cast_meta_large) <= 32000, "under 32 KiB of parameters");
 
-// One chunk per block, moved as vram__k_cast_kernel moves a whole buffer: the head alone, then
-// groups of G elements (U in flight a thread, loads before stores), then the tail alone.
+// One chunk per block, moved by the block's threads as vram__k_cast_kernel moves a whole buffer.
 template <typename S, typename D, typename M>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) vram__k_cast_many_kernel(const __grid_constant__ M m) {
-    constexpr int G = vram__k_cast_shape<S, D>::G, U = vram__k_cast_shape<S, D>::U;
+    constexpr int G = vram__k_cast_shape<S, D>::G;
     const uint32_t t = vram__k_find(m.start, m.ntensors, blockIdx.x);
     const uint64_t off = ((uint64_t)m.first[t] + (blockIdx.x - m.start[t])) * VRAM_K_CHUNK;
     const uint64_t left = m.count[t] - off;
     const uint32_t len = (uint32_t)(left < VRAM_K_CHUNK ? left : VRAM_K_CHUNK);
-    const S *__restrict__ src = static_cast<const S *>(m.src[t]) + off;
-    D *__restrict__ dst = static_cast<D *>(m.dst[t]) + off;
+    const S *src = static_cast<const S *>(m.src[t]) + off;
+    D *dst = static_cast<D *>(m.dst[t]) + off;
     const int32_t head = m.head[t];
-    if (head < 0 || (uint32_t)head + G > len) {
-        for (uint32_t k0 = threadIdx.x; k0 < len; k0 += U * kThreads) {
-            S a[U];
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                if (k0 + u * kThreads < len) a[u] = src[k0 + u * kThreads];
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                if (k0 + u * kThreads < len) dst[k0 + u * kThreads] = vram__k_cast_one<S, D>(a[u]);
-        }
-        return;
-    }
-    if (threadIdx.x < (uint32_t)head) dst[threadIdx.x] = vram__k_cast_one<S, D>(src[threadIdx.x]);
-    const uint32_t groups = (len - (uint32_t)head) / G;
-    const vram__k_group<S, G> *__restrict__ sg = reinterpret_cast<const vram__k_group<S, G> *>(src + head);
-    vram__k_group<D, G> *__restrict__ dg = reinterpret_cast<vram__k_group<D, G> *>(dst + head);
-    for (uint32_t k0 = threadIdx.x; k0 < groups; k0 += U * kThreads) {
-        vram__k_group<S, G> a[U];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (k0 + u * kThreads < groups) a[u] = sg[k0 + u * kThreads];
-#pragma unroll
-        for (int u = 0; u < U; u++)
-            if (k0 + u * kThreads < groups) {
-                vram__k_group<D, G> b;
-#pragma unroll
-                for (int j = 0; j < G; j++) b.v[j] = vram__k_cast_one<S, D>(a[u].v[j]);
-                dg[k0 + u * kThreads] = b;
-            }
-    }
-    const uint32_t tail0 = (uint32_t)head + groups * G;
-    if (threadIdx.x < len - tail0) dst[tail0 + threadIdx.x] = vram__k_cast_one<S, D>(src[tail0 + threadIdx.x]);
+    if (head < 0 || (uint32_t)head + G > len) vram__k_cast_span<S, D, false>(src, dst, len, 0, threadIdx.x, kThreads);
+    else vram__k_cast_span<S, D, true>(src, dst, len, (uint32_t)head, threadIdx.x, kThreads);
 }
 
 // The six pairs of different types, in the order their launches go out.

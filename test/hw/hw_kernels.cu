@@ -75,19 +75,6 @@ struct guarded {
     }
 };
 
-// A device scalar (float or int), zeroed.
-template <typename T> T *dev_scalar(T v) {
-    T *p = nullptr;
-    VRAM_HW_CUDA(cudaMalloc(&p, sizeof(T)));
-    VRAM_HW_CUDA(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
-    return p;
-}
-template <typename T> T read_scalar(const T *p) {
-    T v;
-    VRAM_HW_CUDA(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
-    return v;
-}
-
 int fclass(float f) { return isnan(f) ? 3 : isinf(f) ? (f > 0 ? 1 : 2) : 0; }
 bool same_bits(float a, float b) {
     if (isnan(a) && isnan(b)) return true;
@@ -156,7 +143,7 @@ Test(hw_kernels, unscale_one_tensor_every_size_dtype_and_alignment) {
                     buf.init(n * esize(dtype), (size_t)mis * esize(dtype));
                     buf.upload(host.data());
                     float inv = k < 3 ? invs[k] : 1.0f;
-                    float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
+                    float *d_inv = vram_hw_dev_scalar(inv), *d_found = vram_hw_dev_scalar(0.0f);
                     vram_k_tensor t = {buf.data(), n, dtype};
                     VRAM_HW_OK(vram_k_unscale(&t, 1, k < 3 ? d_inv : nullptr, d_found, nullptr));
                     VRAM_HW_CUDA(cudaDeviceSynchronize());
@@ -167,7 +154,7 @@ Test(hw_kernels, unscale_one_tensor_every_size_dtype_and_alignment) {
                     snprintf(what, sizeof what, "unscale n=%llu mis=%d inv#%d", (unsigned long long)n, mis, k);
                     expect_equal(back.data(), ref.data(), n, dtype, 0.0, what);
                     if (k == 3) cr_assert(memcmp(back.data(), host.data(), n * esize(dtype)) == 0, "%s: check only wrote", what);
-                    cr_assert_eq(read_scalar(d_found), ref_found, "%s: flag", what);
+                    cr_assert_eq(vram_hw_read_scalar(d_found), ref_found, "%s: flag", what);
                     VRAM_HW_CUDA(cudaFree(d_inv));
                     VRAM_HW_CUDA(cudaFree(d_found));
                     buf.release();
@@ -190,10 +177,10 @@ Test(hw_kernels, unscale_flags_one_bad_element_at_a_chunk_edge) {
             guarded buf;
             buf.init(host.size(), 0);
             buf.upload(host.data());
-            float *d_inv = dev_scalar(0.5f), *d_found = dev_scalar(0.0f);
+            float *d_inv = vram_hw_dev_scalar(0.5f), *d_found = vram_hw_dev_scalar(0.0f);
             vram_k_tensor t = {buf.data(), n, dtype};
             VRAM_HW_OK(vram_k_unscale(&t, 1, d_inv, d_found, nullptr));
-            cr_assert_eq(read_scalar(d_found), 1.0f, "%s: the flag missed the last element", dname(dtype));
+            cr_assert_eq(vram_hw_read_scalar(d_found), 1.0f, "%s: the flag missed the last element", dname(dtype));
             std::vector<unsigned char> back(host.size());
             buf.download(back.data(), "unscale edge");
             cr_assert_eq(vram_kref_load((vram_dtype)dtype, back.data(), 0), -1.5f);
@@ -254,14 +241,14 @@ static void check_unscale_list(void) {
         cr_assert_eq(vram_kref_unscale(ref[i].data(), L.t[i].count, (vram_dtype)L.t[i].dtype, inv, &ref_found), VRAM_OK);
     cr_assert_eq(ref_found, 1.0f, "the list holds specials");
     const unsigned limits[3][2] = {{0, 0}, {7, 3}, {1, 1}};
-    float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
+    float *d_inv = vram_hw_dev_scalar(inv), *d_found = vram_hw_dev_scalar(0.0f);
     for (auto &lim : limits) {
         VRAM_HW_OK(vram_k_set_launch_limits(lim[0], lim[1]));
         L.reset();
         VRAM_HW_CUDA(cudaMemset(d_found, 0, sizeof(float)));
         VRAM_HW_OK(vram_k_unscale(L.t.data(), L.t.size(), d_inv, d_found, nullptr));
         VRAM_HW_CUDA(cudaDeviceSynchronize());
-        cr_assert_eq(read_scalar(d_found), 1.0f);
+        cr_assert_eq(vram_hw_read_scalar(d_found), 1.0f);
         for (size_t i = 0; i < L.t.size(); i++) {
             std::vector<unsigned char> back(L.host[i].size());
             L.bufs[i].download(back.data(), "unscale list");
@@ -277,7 +264,7 @@ static void check_unscale_list(void) {
     C.make(g2, 150, false, 4, 4);
     VRAM_HW_CUDA(cudaMemset(d_found, 0, sizeof(float)));
     VRAM_HW_OK(vram_k_unscale(C.t.data(), C.t.size(), d_inv, d_found, nullptr));
-    cr_assert_eq(read_scalar(d_found), 0.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_found), 0.0f);
     VRAM_HW_CUDA(cudaFree(d_inv));
     VRAM_HW_CUDA(cudaFree(d_found));
     L.release();
@@ -300,7 +287,7 @@ Test(hw_kernels, scale_by_device_factors) {
                 buf.init(n * esize(dtype), (n % 3) * esize(dtype));
                 buf.upload(host.data());
                 float a = mode == 3 ? 1.0f : inv, b = mode == 3 ? 1.0f : coef;
-                float *d_a = dev_scalar(a), *d_b = dev_scalar(b);
+                float *d_a = vram_hw_dev_scalar(a), *d_b = vram_hw_dev_scalar(b);
                 vram_k_tensor t = {buf.data(), n, dtype};
                 VRAM_HW_OK(vram_k_scale(&t, 1, mode == 2 ? nullptr : d_a, mode == 1 ? nullptr : d_b, nullptr));
                 cr_assert_eq(vram_kref_scale(ref.data(), n, (vram_dtype)dtype, mode == 2 ? 1.0f : a,
@@ -338,11 +325,11 @@ static void check_l2norm_list(uint32_t bits_out[2]) {
     L.make(g, 260, false, 6, 6);
     uint64_t ws = 0;
     VRAM_HW_OK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
-    float *partials = nullptr, *d_norm = dev_scalar(0.0f);
+    float *partials = nullptr, *d_norm = vram_hw_dev_scalar(0.0f);
     VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
     for (int folded = 0; folded < 2; folded++) {
         const float inv = folded ? 0x1p-7f : 1.0f;
-        float *d_inv = dev_scalar(inv);
+        float *d_inv = vram_hw_dev_scalar(inv);
         const double want = ref_norm(L, inv);
         const unsigned limits[4][2] = {{0, 0}, {110, 5}, {3, 1}, {1, 16384}};
         uint32_t first_bits = 0;
@@ -350,7 +337,7 @@ static void check_l2norm_list(uint32_t bits_out[2]) {
             VRAM_HW_OK(vram_k_set_launch_limits(limits[k][0], limits[k][1]));
             VRAM_HW_CUDA(cudaMemset(partials, 0xff, ws * sizeof(float))); // garbage the kernel must overwrite
             VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
-            float got = read_scalar(d_norm);
+            float got = vram_hw_read_scalar(d_norm);
             double rel = fabs((double)got - want) / want;
             cr_assert(rel <= 1e-5, "norm %.9g, fp64 reference %.12g: relative error %g", (double)got, want, rel);
             if (k == 0) first_bits = vram_kref_f32_bits(got);
@@ -358,7 +345,7 @@ static void check_l2norm_list(uint32_t bits_out[2]) {
         }
         // the same call again: bit for bit the same
         VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
-        cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), first_bits);
+        cr_assert_eq(vram_kref_f32_bits(vram_hw_read_scalar(d_norm)), first_bits);
         cr_log_info("l2norm over %zu tensors (folded %d): %.9g vs fp64 %.12g", L.t.size(), folded,
                     (double)vram_kref_f32_from_bits(first_bits), want);
         bits_out[folded] = first_bits;
@@ -369,10 +356,10 @@ static void check_l2norm_list(uint32_t bits_out[2]) {
     cr_assert_eq(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 2, d_norm, nullptr), VRAM_E_INVALID);
     // one per chunk, without the variant's counter: the same norm (the final kernel adds the partials)
     VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 1, d_norm, nullptr));
-    cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), bits_out[0], "a workspace without the counter");
+    cr_assert_eq(vram_kref_f32_bits(vram_hw_read_scalar(d_norm)), bits_out[0], "a workspace without the counter");
     // an empty list has norm 0
     VRAM_HW_OK(vram_k_l2norm(nullptr, 0, nullptr, partials, 1, d_norm, nullptr));
-    cr_assert_eq(read_scalar(d_norm), 0.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_norm), 0.0f);
     // inf and NaN elements give inf and NaN norms
     const float bad[2] = {INFINITY, NAN};
     size_t k = 0;
@@ -381,7 +368,7 @@ static void check_l2norm_list(uint32_t bits_out[2]) {
         vram_kref_store((vram_dtype)L.t[k].dtype, L.host[k].data(), 0, b);
         L.reset();
         VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
-        float got = read_scalar(d_norm);
+        float got = vram_hw_read_scalar(d_norm);
         cr_assert(isnan(b) ? isnan(got) : isinf(got), "norm %a with %a in a tensor", (double)got, (double)b);
     }
     VRAM_HW_CUDA(cudaFree(partials));
@@ -404,7 +391,7 @@ static void check_l2norm_alignment(void) {
         for (uint64_t n : sizes) {
             std::vector<unsigned char> host = make_data(g, dtype, n, 10, 10, false);
             const uint64_t ws = (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK + 1; // and the fold variant's counter
-            float *partials = nullptr, *d_norm = dev_scalar(0.0f);
+            float *partials = nullptr, *d_norm = vram_hw_dev_scalar(0.0f);
             VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
             uint32_t bits[8];
             const int shifts = (int)(16 / esize(dtype));
@@ -414,7 +401,7 @@ static void check_l2norm_alignment(void) {
                 buf.upload(host.data());
                 vram_k_tensor t = {buf.data(), n, dtype};
                 VRAM_HW_OK(vram_k_l2norm(&t, 1, nullptr, partials, ws, d_norm, nullptr));
-                bits[k] = vram_kref_f32_bits(read_scalar(d_norm));
+                bits[k] = vram_kref_f32_bits(vram_hw_read_scalar(d_norm));
                 cr_assert_eq(bits[k], bits[0], "%s n=%llu: norm %a at offset %d elements, %a aligned", dname(dtype),
                              (unsigned long long)n, (double)vram_kref_f32_from_bits(bits[k]), k,
                              (double)vram_kref_f32_from_bits(bits[0]));
@@ -431,7 +418,7 @@ Test(hw_kernels, l2norm_does_not_depend_on_alignment) { check_l2norm_alignment()
 Test(hw_kernels, clip_coefficient_and_policies) {
     const float norms[] = {2.0f, 3.0f, 0.5f, 0.0f, 1.0f, 123456.78f, 1e-30f, INFINITY, NAN};
     const float maxes[] = {1.0f, 2.5f, 0.01f};
-    float *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
+    float *d_norm = vram_hw_dev_scalar(0.0f), *d_coef = vram_hw_dev_scalar(0.0f), *d_found = vram_hw_dev_scalar(0.0f);
     for (float m : maxes) {
         for (float nrm : norms) {
             for (int policy = 0; policy < 2; policy++) {
@@ -440,9 +427,9 @@ Test(hw_kernels, clip_coefficient_and_policies) {
                 VRAM_HW_OK(vram_k_clip_coef(d_norm, m, policy, d_coef, d_found, nullptr));
                 float want = 0.0f;
                 int nonfinite = vram_kref_clip_coef(nrm, m, &want);
-                cr_assert(same_bits(read_scalar(d_coef), want), "coef(%g, %g): gpu %a, reference %a", (double)nrm,
-                          (double)m, (double)read_scalar(d_coef), (double)want);
-                cr_assert_eq(read_scalar(d_found), nonfinite && policy == VRAM_K_NONFINITE_SKIP ? 1.0f : 0.0f);
+                cr_assert(same_bits(vram_hw_read_scalar(d_coef), want), "coef(%g, %g): gpu %a, reference %a", (double)nrm,
+                          (double)m, (double)vram_hw_read_scalar(d_coef), (double)want);
+                cr_assert_eq(vram_hw_read_scalar(d_found), nonfinite && policy == VRAM_K_NONFINITE_SKIP ? 1.0f : 0.0f);
             }
         }
     }
@@ -468,17 +455,17 @@ static void check_clip_grad_norm(void) {
     float *partials = nullptr;
     VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
     const float inv = 0x1p-10f, max_norm = 1.0f;
-    float *d_inv = dev_scalar(inv), *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
+    float *d_inv = vram_hw_dev_scalar(inv), *d_norm = vram_hw_dev_scalar(0.0f), *d_coef = vram_hw_dev_scalar(0.0f), *d_found = vram_hw_dev_scalar(0.0f);
     VRAM_HW_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
                                 d_coef, d_found, nullptr));
-    float norm = read_scalar(d_norm), coef = read_scalar(d_coef);
+    float norm = vram_hw_read_scalar(d_norm), coef = vram_hw_read_scalar(d_coef);
     const double want = ref_norm(L, inv);
     cr_assert(fabs((double)norm - want) / want <= 1e-5, "norm %g, reference %g", (double)norm, want);
     float want_coef = 0.0f;
     cr_assert_eq(vram_kref_clip_coef(norm, max_norm, &want_coef), 0);
     cr_assert(same_bits(coef, want_coef));
     cr_assert(coef < 1.0f, "the test data must need clipping (norm %g)", (double)norm);
-    cr_assert_eq(read_scalar(d_found), 0.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_found), 0.0f);
     // every tensor is (x * inv) * coef, bit for bit
     for (size_t i = 0; i < L.t.size(); i++) {
         std::vector<unsigned char> ref = L.host[i], back(L.host[i].size());
@@ -489,7 +476,7 @@ static void check_clip_grad_norm(void) {
     // and their norm is now at most max_norm
     VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
     // (1e-4: each element was rounded to its dtype after scaling, bf16 by up to 2^-9)
-    cr_assert(read_scalar(d_norm) <= max_norm * (1.0f + 1e-4f), "clipped norm %g", (double)read_scalar(d_norm));
+    cr_assert(vram_hw_read_scalar(d_norm) <= max_norm * (1.0f + 1e-4f), "clipped norm %g", (double)vram_hw_read_scalar(d_norm));
     // a NaN gradient: SKIP raises the flag and leaves the gradients unclipped (coef 1)
     size_t k = 0;
     while (L.t[k].count == 0) k++;
@@ -497,9 +484,9 @@ static void check_clip_grad_norm(void) {
     L.reset();
     VRAM_HW_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
                                 d_coef, d_found, nullptr));
-    cr_assert(isnan(read_scalar(d_norm)));
-    cr_assert_eq(read_scalar(d_coef), 1.0f);
-    cr_assert_eq(read_scalar(d_found), 1.0f);
+    cr_assert(isnan(vram_hw_read_scalar(d_norm)));
+    cr_assert_eq(vram_hw_read_scalar(d_coef), 1.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_found), 1.0f);
     VRAM_HW_CUDA(cudaFree(partials));
     VRAM_HW_CUDA(cudaFree(d_inv));
     VRAM_HW_CUDA(cudaFree(d_norm));
@@ -528,12 +515,12 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
             cfg.init_scale = 1024.0f;
             vram_scaler host;
             cr_assert_eq(vram_scaler_init(&host, &cfg), VRAM_OK);
-            vram_scaler *d_state = dev_scalar(host);
+            vram_scaler *d_state = vram_hw_dev_scalar(host);
             float *d_flags = nullptr;
             VRAM_HW_CUDA(cudaMalloc(&d_flags, 2 * sizeof(float)));
-            vram_k_step_info *d_info = dev_scalar(vram_k_step_info{});
+            vram_k_step_info *d_info = vram_hw_dev_scalar(vram_k_step_info{});
             VRAM_HW_OK(vram_k_scaler_publish(d_state, d_info, nullptr));
-            vram_k_step_info info = read_scalar(d_info);
+            vram_k_step_info info = vram_hw_read_scalar(d_info);
             cr_assert(info.scale == 1024.0f && same_bits(info.inv_scale, vram_scaler_inv_scale(&host)));
             for (int step = 0; step < 400; step++) {
                 const float choices[5] = {0.0f, 0.0f, 0.0f, 1.0f, NAN};
@@ -551,7 +538,7 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
                 refused += st == VRAM_E_MIN_SCALE;
                 const vram_scaler_result &r = rep.result;
                 const uint32_t mask = rep.skip_mask;
-                info = read_scalar(d_info);
+                info = vram_hw_read_scalar(d_info);
                 cr_assert_eq(info.status, (int32_t)st, "preset %d step %d", p, step);
                 cr_assert_eq(vram_kref_f32_bits(info.scale), vram_kref_f32_bits(vram_scaler_scale(&host)),
                              "preset %d step %d: scale %a vs host %a", p, step, (double)info.scale,
@@ -565,7 +552,7 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
                 VRAM_HW_CUDA(cudaMemcpy(back, d_flags, sizeof back, cudaMemcpyDeviceToHost));
                 cr_assert(back[0] == 0.0f && (advance || back[1] == 0.0f), "flags are consumed");
             }
-            vram_scaler dev = read_scalar(d_state);
+            vram_scaler dev = vram_hw_read_scalar(d_state);
             cr_assert(memcmp(&dev, &host, sizeof dev) == 0, "preset %d: final state", p);
             if (p == VRAM_SCALER_PRESET_DEEPSPEED)
                 cr_assert(refused > 0, "preset %d: the sequence reached the error at the minimum", p);
@@ -606,7 +593,7 @@ Test(hw_kernels, int8_rows_bit_for_bit) {
                 s.init(rows * 4, (size_t)mis * 4);
                 y.init(n * esize(dtype), (size_t)mis * esize(dtype));
                 x.upload(host.data());
-                int *d_nf = dev_scalar(0);
+                int *d_nf = vram_hw_dev_scalar(0);
                 VRAM_HW_OK(vram_k_quant_int8_rows(x.data(), dtype, rows, cols, (int8_t *)q.data(), (float *)s.data(), d_nf, nullptr));
                 VRAM_HW_OK(vram_k_dequant_int8_rows((const int8_t *)q.data(), (const float *)s.data(), rows, cols, y.data(), dtype, nullptr));
                 std::vector<int8_t> gq(n + 1), rq(n + 1);
@@ -632,7 +619,7 @@ Test(hw_kernels, int8_rows_bit_for_bit) {
                 cr_assert(memcmp(gq.data(), rq.data(), n) == 0, "%s %llux%llu: codes differ", dname(dtype),
                           (unsigned long long)rows, (unsigned long long)cols);
                 expect_equal(gy.data(), ry.data(), n, dtype, 0.0, "dequantise");
-                cr_assert_eq(read_scalar(d_nf), nf, "non-finite flag");
+                cr_assert_eq(vram_hw_read_scalar(d_nf), nf, "non-finite flag");
                 VRAM_HW_CUDA(cudaFree(d_nf));
                 x.release();
                 q.release();
@@ -712,14 +699,14 @@ static void check_gather(void) {
                 ix.upload(idx.data());
                 // what a bad row must keep: the destination's prior bytes (sentinels here)
                 memset(ref.data(), kSentinel, ref.size());
-                int *d_bad = dev_scalar(0);
+                int *d_bad = vram_hw_dev_scalar(0);
                 VRAM_HW_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, d_bad, nullptr));
                 int bad = 0;
                 cr_assert_eq(vram_kref_gather_rows(ref.data(), src.data(), src_rows, idx.data(), rows, rb, &bad), VRAM_OK);
                 d.download(got.data(), "gather");
                 cr_assert(memcmp(got.data(), ref.data(), rows * rb) == 0, "gather rb=%llu rows=%llu mis=%d",
                           (unsigned long long)rb, (unsigned long long)rows, mis);
-                cr_assert_eq(read_scalar(d_bad), bad);
+                cr_assert_eq(vram_hw_read_scalar(d_bad), bad);
                 // without a flag the bad rows are still skipped
                 if (rows >= 5) VRAM_HW_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, nullptr, nullptr));
                 VRAM_HW_CUDA(cudaDeviceSynchronize());
@@ -887,7 +874,7 @@ Test(hw_kernels, variants_quant_many_matches_the_reference) {
     for (const auto &r : rounds) {
         variants_set v(r[0], 0, 0);
         VRAM_HW_OK(vram_k_set_launch_limits((unsigned)r[1], 0));
-        int *d_nf = dev_scalar(0);
+        int *d_nf = vram_hw_dev_scalar(0);
         VRAM_HW_OK(vram_k_quant_int8_rows_many(items.data(), items.size(), d_nf, nullptr));
         VRAM_HW_CUDA(cudaDeviceSynchronize());
         int nf = 0;
@@ -910,7 +897,7 @@ Test(hw_kernels, variants_quant_many_matches_the_reference) {
                       dname(it.dtype), (unsigned long long)it.rows, (unsigned long long)it.cols, i, r[0]);
         }
         want_nf = nf;
-        cr_assert_eq(read_scalar(d_nf), want_nf, "the non-finite flag");
+        cr_assert_eq(vram_hw_read_scalar(d_nf), want_nf, "the non-finite flag");
         VRAM_HW_CUDA(cudaFree(d_nf));
     }
     cr_assert_eq(want_nf, 1, "the lists hold NaN rows");
@@ -928,7 +915,7 @@ Test(hw_kernels, variants_quant_many_matches_the_reference) {
 // ---- arguments ----------------------------------------------------------------------------------
 
 Test(hw_kernels, bad_arguments_enqueue_nothing) {
-    float *f = dev_scalar(0.0f);
+    float *f = vram_hw_dev_scalar(0.0f);
     vram_k_tensor bad_dtype = {f, 1, VRAM_DTYPE_I32};
     vram_k_tensor null_data = {nullptr, 4, VRAM_DTYPE_F32};
     vram_k_tensor misaligned = {(unsigned char *)f + 1, 1, VRAM_DTYPE_F16};
@@ -954,7 +941,7 @@ Test(hw_kernels, bad_arguments_enqueue_nothing) {
     cr_assert_eq(vram_k_last_error(nullptr), VRAM_E_INVALID);
     VRAM_HW_OK(vram_k_last_error(&e));
     cr_assert_eq(e.cuda_error, 0, "a refused argument records no CUDA error");
-    cr_assert_eq(read_scalar(f), 0.0f, "nothing ran");
+    cr_assert_eq(vram_hw_read_scalar(f), 0.0f, "nothing ran");
     VRAM_HW_CUDA(cudaFree(f));
 }
 
@@ -963,7 +950,7 @@ Test(hw_kernels, bad_arguments_enqueue_nothing) {
 // cudaGetLastError after <<<>>> and return the stale error, after queueing the kernel: a
 // caller retrying an in-place unscale would apply it twice).
 Test(hw_kernels, a_stale_runtime_error_is_not_blamed_on_a_launch) {
-    float *buf = nullptr, *d_inv = dev_scalar(0.5f), *d_found = dev_scalar(0.0f);
+    float *buf = nullptr, *d_inv = vram_hw_dev_scalar(0.5f), *d_found = vram_hw_dev_scalar(0.0f);
     const float h[4] = {2.0f, 4.0f, 8.0f, 16.0f};
     VRAM_HW_CUDA(cudaMalloc(&buf, sizeof h));
     VRAM_HW_CUDA(cudaMemcpy(buf, h, sizeof h, cudaMemcpyHostToDevice));

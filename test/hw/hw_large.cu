@@ -89,18 +89,6 @@ void download(void *h, const void *d, uint64_t bytes) {
                                 cudaMemcpyDeviceToHost));
 }
 
-template <typename T> T *dev_scalar(T v) {
-    T *p = nullptr;
-    VRAM_HW_CUDA(cudaMalloc(&p, sizeof(T)));
-    VRAM_HW_CUDA(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
-    return p;
-}
-template <typename T> T read_scalar(const T *p) {
-    T v;
-    VRAM_HW_CUDA(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
-    return v;
-}
-
 // A finite fp16 pattern for index i (an all-ones exponent loses its top bit).
 uint16_t f16_at(uint64_t i) {
     uint16_t b = (uint16_t)mix(i ^ 0xf16);
@@ -139,17 +127,17 @@ Test(hw_large, unscale_and_check_fp16) {
     uint16_t *d = nullptr;
     VRAM_HW_CUDA(cudaMalloc(&d, bytes));
     upload(d, host.data(), bytes);
-    float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
+    float *d_inv = vram_hw_dev_scalar(inv), *d_found = vram_hw_dev_scalar(0.0f);
     vram_k_tensor t = {d, n, VRAM_DTYPE_F16};
     // the check alone: every element finite, nothing flagged
     VRAM_HW_OK(vram_k_unscale(&t, 1, nullptr, d_found, nullptr));
-    cr_assert_eq(read_scalar(d_found), 0.0f, "check only, all finite: the flag went up");
+    cr_assert_eq(vram_hw_read_scalar(d_found), 0.0f, "check only, all finite: the flag went up");
     // a NaN past element 2^31: the check must see it (a 32-bit index would look at element 5)
     const uint16_t nan16 = 0x7e00;
     VRAM_HW_CUDA(cudaMemcpy(d + planted, &nan16, 2, cudaMemcpyHostToDevice));
     host[planted] = nan16;
     VRAM_HW_OK(vram_k_unscale(&t, 1, nullptr, d_found, nullptr));
-    cr_assert_eq(read_scalar(d_found), 1.0f, "check only: the NaN at element 2^31 + 5 was missed");
+    cr_assert_eq(vram_hw_read_scalar(d_found), 1.0f, "check only: the NaN at element 2^31 + 5 was missed");
     // the unscale: every element is the reference's, and the flag is the reference's
     VRAM_HW_CUDA(cudaMemset(d_found, 0, sizeof(float)));
     VRAM_HW_OK(vram_k_unscale(&t, 1, d_inv, d_found, nullptr));
@@ -170,7 +158,7 @@ Test(hw_large, unscale_and_check_fp16) {
                  (unsigned long long)n, (unsigned long long)m.total(), (unsigned long long)m.first_index());
     const bool want_flag = std::any_of(any_bad.begin(), any_bad.end(), [](unsigned char c) { return c != 0; });
     cr_assert(want_flag, "the planted NaN must raise the reference's flag");
-    cr_assert_eq(read_scalar(d_found), 1.0f, "the unscale's flag");
+    cr_assert_eq(vram_hw_read_scalar(d_found), 1.0f, "the unscale's flag");
     VRAM_HW_CUDA(cudaFree(d));
     VRAM_HW_CUDA(cudaFree(d_inv));
     VRAM_HW_CUDA(cudaFree(d_found));
@@ -206,28 +194,28 @@ Test(hw_large, norm_and_clip_fp32) {
     VRAM_HW_OK(vram_k_norm_workspace(&t, 1, &ws));
     cr_assert_eq(ws, (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK + 1, "one partial per chunk, and the fold's counter");
     VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
-    float *d_inv = dev_scalar(inv), *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
+    float *d_inv = vram_hw_dev_scalar(inv), *d_norm = vram_hw_dev_scalar(0.0f), *d_coef = vram_hw_dev_scalar(0.0f), *d_found = vram_hw_dev_scalar(0.0f);
     VRAM_HW_OK(vram_k_l2norm(&t, 1, d_inv, partials, ws, d_norm, nullptr));
-    const float norm = read_scalar(d_norm);
+    const float norm = vram_hw_read_scalar(d_norm);
     cr_assert(fabs((double)norm - want) <= 1e-5 * want, "norm of %llu fp32: %.9g, fp64 reference %.9g",
               (unsigned long long)n, (double)norm, want);
     // finished by the last of its 32769 blocks (VRAM_K_VARIANT_NORM 1): the same bits
     VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_NORM, 1));
     VRAM_HW_OK(vram_k_l2norm(&t, 1, d_inv, partials, ws, d_norm, nullptr));
     VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_NORM, 0));
-    cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), vram_kref_f32_bits(norm), "the folded norm %a, the default %a",
-                 (double)read_scalar(d_norm), (double)norm);
+    cr_assert_eq(vram_kref_f32_bits(vram_hw_read_scalar(d_norm)), vram_kref_f32_bits(norm), "the folded norm %a, the default %a",
+                 (double)vram_hw_read_scalar(d_norm), (double)norm);
     // clip_grad_norm_: the same norm, then every element (x * inv) * coef
     VRAM_HW_OK(vram_k_clip_grad_norm(&t, 1, d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm, d_coef,
                                      d_found, nullptr));
-    const float coef = read_scalar(d_coef);
-    cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), vram_kref_f32_bits(norm), "the same norm twice");
+    const float coef = vram_hw_read_scalar(d_coef);
+    cr_assert_eq(vram_kref_f32_bits(vram_hw_read_scalar(d_norm)), vram_kref_f32_bits(norm), "the same norm twice");
     float want_coef = 0.0f;
     cr_assert_eq(vram_kref_clip_coef(norm, max_norm, &want_coef), 0);
     cr_assert_eq(vram_kref_f32_bits(coef), vram_kref_f32_bits(want_coef), "coefficient %a, reference %a", (double)coef,
                  (double)want_coef);
     cr_assert(coef < 1.0f, "the data must need clipping (norm %g)", (double)norm);
-    cr_assert_eq(read_scalar(d_found), 0.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_found), 0.0f);
     std::vector<float> back(n);
     download(back.data(), d, bytes);
     misses m;
