@@ -39,8 +39,10 @@
 #                        order with a reader a CPU (the default is at most 8): the readers A/B
 #   python-stream  40 s  vramkit.stream from Python into torch against user-report 004's
 #                        h5py+torch loader on the same file, 3 epochs each
-# About 8 minutes in all when every estimate holds; what the deadline leaves out is reported
-# "skipped (out of time)", and a second call can run it (GPU_STEPS below).
+# The estimates are guesses (nothing has run on the GPU yet) and add up to about 9 minutes: the
+# deadline keeps the command under 8, cutting from the end; what it leaves out is reported
+# "skipped (out of time)", and a second, shorter call can run it (GPU_STEPS below). Put the
+# first run's step times here.
 # SUMMARY.md is rewritten after every step, so a run cut anywhere (the tool's own limit, a
 # signal) still leaves one. OUTDIR gets at most 7 files (the device tool returns 8): SUMMARY.md,
 # gpu.log (every step's output, the preflight first), hw-junit.xml, kernels.json,
