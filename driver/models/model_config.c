@@ -353,6 +353,12 @@ static vram_status cfg_llama(const cfg *c, const llama_row *r, vram_arch *a) {
     uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
     /* at most 10,000 x 2 x 1,000,000: no overflow */
     a->extra_params = a->layers * (r->norms_per_layer * a->hidden + (r->qk_norm ? 2u * hd : 0u));
+    if (r->qk_norm) a->ops |= VRAM_OPS_QK_NORM;
+    if (strcmp(r->type, "phi3") == 0) a->ops |= VRAM_OPS_FUSED_PROJ; /* qkv_proj, gate_up_proj */
+    /* gemma2's soft-capped attention scores and logits (null in a config: none) */
+    if (cJSON_IsNumber(cfg_get(c, "attn_logit_softcapping")) ||
+        cJSON_IsNumber(cfg_get(c, "final_logit_softcapping")))
+        a->ops |= VRAM_OPS_SOFTCAP;
     return cfg_swa(c, r->type, a);
 }
 
@@ -375,6 +381,11 @@ static vram_status cfg_gpt2(const cfg *c, vram_arch *a) {
     a->norm = VRAM_NORM_LAYER;
     a->flags = VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS | VRAM_ARCH_FINAL_NORM |
                (tie ? VRAM_ARCH_TIED : 0u);
+    /* activation_function gelu_new (GPT2Config's default): transformers writes it out as
+       elementwise operations */
+    const cJSON *af = cfg_get(c, "activation_function");
+    if (af == NULL || (cJSON_IsString(af) && strcmp(af->valuestring, "gelu_new") == 0))
+        a->ops |= VRAM_OPS_GELU_OPS;
     return VRAM_OK;
 }
 
@@ -906,6 +917,7 @@ static vram_status cfg_moe(const cfg *c, const moe_row *r, vram_arch *a, char *n
                (attn_bias ? VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS : 0u);
     uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
     if (r->qk_norm) a->extra_params = a->layers * 2u * hd; /* q_norm, k_norm */
+    if (r->qk_norm || r->olmoe) a->ops |= VRAM_OPS_QK_NORM;
     if (r->gpt_oss) {
         a->moe_flags = VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS;
         a->extra_params = a->layers * a->heads; /* the attention sinks */
