@@ -68,8 +68,10 @@ typedef struct vram_workload {
     vram_optimizer optimizer;
     int checkpointing;     /* training: full activation recomputation per block */
     int flash_attention;   /* fused attention: no seq x seq score matrix is stored */
-    uint64_t grad_accum;   /* micro-batches per optimizer step; 0 = 1 (changes no memory:
-                              activations are those of one micro-batch) */
+    uint64_t grad_accum;   /* micro-batches per optimizer step; 0 = 1. Activations are those
+                              of one micro-batch; above 1 the gradients are kept from one
+                              micro-batch to the next, so they are alive at the start of
+                              each backward (with 1, zero_grad frees them after the step) */
     uint64_t lora_rank;    /* training: LoRA adapters of this rank, base frozen; 0 = none */
     uint32_t lora_targets; /* VRAM_LORA_* ; 0 = q and v */
     int cpu;               /* estimate for the CPU: no CUDA context, workspace or caching-
@@ -139,7 +141,8 @@ typedef enum vram_term_id {
       "cuBLAS workspace: 32 MiB per handle on Hopper; a cuBLASLt handle or a second "        \
       "stream adds one more")                                                                \
     X(VRAM_CAUSE_FRAGMENTATION, "fragmentation",                                             \
-      "caching allocator: expected one partly used 20 MiB segment and 512-byte rounding; "   \
+      "caching allocator: expected one partly used 20 MiB segment, 512-byte rounding and "   \
+      "a sixteenth of the step's moving bytes cached but free; "                             \
       "high: every matrix rounded up to 2 MiB and a freed block as large as the largest "    \
       "transient that cannot serve the next request")                                       \
     X(VRAM_CAUSE_ARCH_GUESS, "arch_guess",                                                   \
@@ -162,8 +165,8 @@ typedef enum vram_cause {
 #define VRAM_NOTE_NO_ARCH 0x1u       /* no architecture numbers: activations, KV cache and
                                         logits are 0, not estimated */
 #define VRAM_NOTE_DTYPE_ASSUMED 0x2u /* the published format is unknown: f16 assumed */
-#define VRAM_NOTE_GQA_KV 0x4u        /* activations count k/v at full width (grouped-query
-                                        attention stores less: a slight overestimate) */
+#define VRAM_NOTE_GQA_KV 0x4u        /* (no longer set: activations count keys and values
+                                        at their own width; kept for callers that test it) */
 
 typedef struct vram_term {
     uint64_t low, expected, high; /* low <= expected <= high */
@@ -171,7 +174,15 @@ typedef struct vram_term {
 } vram_term;
 
 typedef struct vram_estimate {
-    vram_term term[VRAM_TERM_COUNT];
+    vram_term term[VRAM_TERM_COUNT]; /* what is alive at the peak (training: the start of
+                                        backward, the optimizer step or the end of backward,
+                                        whichever is largest), each term's high its own
+                                        largest */
+    vram_term size[VRAM_TERM_COUNT]; /* each term at its own largest, whenever that comes:
+                                        every gradient, every kept activation, the loss's
+                                        logits, the optimizer state without the step's
+                                        transient (what a multi-GPU layout divides among
+                                        ranks, layout.h); = term for inference */
     uint64_t low, expected, high; /* sums of the terms */
     uint64_t params;              /* parameters of the model */
     uint64_t trainable;           /* parameters trained (0 for inference; adapters for LoRA) */
@@ -202,6 +213,9 @@ typedef struct vram_estimate {
                                      experts_cpu keeps in host memory */
     uint64_t src_len, tgt_len;    /* resolved source and target tokens (encoder-decoder) */
     uint64_t image_tokens;        /* of seq, the image tokens (vision-language models) */
+    vram_logits logits;           /* which positions' logits were counted: ALL for training
+                                     and as resolved for inference; DEFAULT when none (no
+                                     architecture, or no vocabulary head) */
 } vram_estimate;
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
@@ -543,11 +557,12 @@ VRAM_DEF vram_estimate vram__est_empty(vram_dtype format) {
     vram_estimate e;
     int i;
     /*@ loop invariant 0 <= i <= VRAM_TERM_COUNT;
-        loop assigns i, e.term[0 .. VRAM_TERM_COUNT - 1];
+        loop assigns i, e.term[0 .. VRAM_TERM_COUNT - 1], e.size[0 .. VRAM_TERM_COUNT - 1];
         loop variant VRAM_TERM_COUNT - i; */
     for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
         e.term[i].low = e.term[i].expected = e.term[i].high = 0;
         e.term[i].cause = VRAM_CAUSE_EXACT;
+        e.size[i] = e.term[i];
     }
     e.low = e.expected = e.high = 0;
     e.params = e.trainable = e.blocks = 0;
@@ -559,6 +574,7 @@ VRAM_DEF vram_estimate vram__est_empty(vram_dtype format) {
     e.active_params = e.expert_bytes = 0;
     e.src_len = e.tgt_len = 0;
     e.image_tokens = 0;
+    e.logits = VRAM_LOGITS_DEFAULT;
     return e;
 }
 
@@ -673,6 +689,9 @@ typedef struct vram__est_terms {
     uint64_t step;       /* training: the optimizer step's transient (its high) */
     uint64_t g_exp;      /* training: gradients alive at the peak (expected and low) */
     uint64_t step_exp;   /* training: the step's transient at the peak (0 or step) */
+    uint64_t s_act_lo, s_act, s_log_lo, s_log; /* training: every kept activation and the
+                                                  loss's logits, whatever the peak (the
+                                                  sizes vram_estimate.size gives) */
 } vram__est_terms;
 
 /* vram__est_resolve's steps. The formats: published (unknown: f16, and said), storage
@@ -1125,6 +1144,10 @@ VRAM_DEF vram__est_terms vram__est_act_train(vram__acc *acc, vram_arch a, int fl
 VRAM_DEF vram__est_terms vram__est_peak_train(vram__acc *acc, uint64_t accum,
                                               vram__est_terms t) {
     const uint64_t held = accum > 1u ? t.grads : 0u;
+    t.s_act_lo = t.act_lo;
+    t.s_act = t.act;
+    t.s_log_lo = t.log_lo;
+    t.s_log = t.log;
     const uint64_t start = vram__a(acc, vram__a(acc, t.act, t.log), held);
     const uint64_t step = vram__a(acc, t.grads, t.step);
     /* the last block's full set and, beside it, the gradients of its tensors: half as much */
@@ -1138,7 +1161,8 @@ VRAM_DEF vram__est_terms vram__est_peak_train(vram__acc *acc, uint64_t accum,
         t.log_lo = t.log = 0;
     } else if (end > start) {
         t.g_exp = t.grads;
-        t.act_lo = t.act = vram__a(acc, t.block_full, t.block_full / 2u);
+        t.act = vram__a(acc, t.block_full, t.block_full / 2u);
+        t.act_lo = t.block_full; /* low: the block's own gradients freed as they are made */
         if (t.act_hi < t.act) t.act_hi = t.act;
         t.log_lo = t.log = 0;
     }
@@ -1153,9 +1177,11 @@ VRAM_DEF vram__est_terms vram__est_peak_train(vram__acc *acc, uint64_t accum,
  * VRAM_OPS_GELU_OPS; a mixture of experts: 4 of top-k x the expert width and the tokens'
  * copies and outputs, 2 x top-k x hidden) and attention's (q, k, v, their rotated copies
  * and the output: 3 (q + kv); unfused, the scores as they are scaled, their fp32 softmax
- * and the probabilities: 4 + 2c bytes a score, 2c more soft-capped). */
+ * and the probabilities: 4 + 2c bytes a score, c more soft-capped). */
 typedef struct vram__ws {
-    uint64_t bs, len, h, q, kv, a, i, c, xh; /* xh: MoE top-k x hidden, 0: dense */
+    uint64_t bs, len, h, q, kv, a, i, c, xh; /* len: keys a query sees (an encoder-decoder's
+                                                decoder: the longer of its own and the
+                                                source); xh: MoE top-k x hidden, 0: dense */
     vram_mlp mlp;
     uint32_t ops;
     int fused;
@@ -1171,7 +1197,7 @@ VRAM_DEF uint64_t vram__infer_ws(vram__acc *acc, vram__ws w) {
     uint64_t attn = vram__m(acc, w.bs, vram__a(acc, vram__m(acc, 3u, w.q), vram__m(acc, 3u, w.kv)));
     mlp = vram__a(acc, mlp, vram__m(acc, vram__m(acc, 2u, w.bs), w.xh));
     if (!w.fused && w.c != 0) {
-        const uint64_t per = 4u + 2u * w.c + ((w.ops & VRAM_OPS_SOFTCAP) != 0 ? 2u * w.c : 0u);
+        const uint64_t per = 4u + 2u * w.c + ((w.ops & VRAM_OPS_SOFTCAP) != 0 ? w.c : 0u);
         const uint64_t ssab = vram__m(acc, vram__m(acc, w.bs, w.len), w.a);
         attn = vram__a(acc, attn, vram__m(acc, vram__div_ceil_u64(per, w.c), ssab));
     }
@@ -1203,18 +1229,15 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
     w.ops = in.ops;
     w.fused = flash && (in.ops & VRAM_OPS_SOFTCAP) == 0;
     w.xh = encdec ? 0u : in.xh;
-    w.len = encdec ? tgt : s;
-    w.bs = vram__m(acc, b, w.len);
+    w.len = encdec ? vram__max_u64(tgt, src) : s;
+    w.bs = vram__m(acc, b, encdec ? tgt : s);
     w.i = encdec ? in.dec_i : vram__max_u64(a.intermediate, in.dec_i);
     ws = vram__m(acc, c, vram__infer_ws(acc, w));
-    two = vram__m(acc, 2u * c, vram__m(acc, w.bs, h));
     t.block_full = vram__m(acc, c, vram__m(acc, w.bs, h)); /* the hidden states beside logits */
+    two = vram__m(acc, 2u * c, vram__m(acc, vram__m(acc, b, w.len), h));
     if (encdec) {
-        /* the decoder's cross-attention scores (t x src) and the encoder's output kept */
+        /* the encoder's output, kept while the decoder runs */
         ws = vram__a(acc, ws, vram__m(acc, c, vram__m(acc, vram__m(acc, b, src), h)));
-        if (!w.fused)
-            ws = vram__a(acc, ws, vram__m(acc, 4u + 2u * c,
-                                          vram__m(acc, vram__m(acc, w.bs, src), in.heads)));
         w.len = src;
         w.bs = vram__m(acc, b, src);
         w.i = a.intermediate;
@@ -1295,7 +1318,7 @@ VRAM_DEF vram__est_terms vram__est_logits_infer(vram__acc *acc, vram_arch a, vra
 }
 
 /* The caching allocator's margin (on a GPU). expected: one 20 MiB large-allocation segment
- * partly unused, a thirty-second of the step's moving bytes cached but free, and 512-byte
+ * partly unused, a sixteenth of the step's moving bytes cached but free, and 512-byte
  * rounding of every tensor (`tensors` of the tensor list, else
  * counted from the arch); high: every matrix rounded up to a whole 2 MiB segment, plus one
  * freed block as large as the largest transient. */
@@ -1307,10 +1330,10 @@ VRAM_DEF vram_term vram__est_allocator(vram__acc *acc, vram__est_in in, int have
                             : vram__a(acc, vram__a(acc, in.M, in.OM),
                                       vram__a(acc, vram__m(acc, 4u, in.blocks), 4u));
     /* and the blocks cached but free when the peak comes (PyTorch reserves above what it
-       has allocated): a thirty-second of what is allocated and freed in a step */
+       has allocated): a sixteenth of what is allocated and freed in a step */
     uint64_t moving = vram__a(acc, vram__a(acc, t.act, t.log), vram__a(acc, t.g_exp, t.kv_bytes));
     uint64_t frag = vram__a(acc, vram__a(acc, VRAM_LARGE_SEGMENT, vram__m(acc, n, 512u)),
-                            moving / 32u);
+                            moving / 16u);
     uint64_t round = vram__m(acc, vram__a(acc, in.M, in.OM), VRAM_SEGMENT);
     /* (the steps keep act <= act_hi and log <= log_hi; the guards spare the prover) */
     uint64_t transient = vram__max_u64(t.act_hi > t.act ? t.act_hi - t.act : 0u,
@@ -1375,6 +1398,22 @@ VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram_
     return v;
 }
 
+/* The sizes of the terms (vram_estimate.size) from the peak's (v): training's gradients,
+ * optimizer state, activations and logits each at its own largest; the others as v. */
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF vram__term_values vram__est_size_values(vram__acc *acc, vram__est_in in,
+                                                 vram__est_terms t, vram__term_values v) {
+    if (t.trainable == 0) return v;
+    v.grads = vram__est_guess(acc, in, t.trainable, t.grads);
+    v.optim = vram__est_guess(acc, in, t.trainable, t.optim);
+    v.act = vram__term(vram__min_u64(t.s_act_lo, t.s_act), t.s_act,
+                       vram__max_u64(t.act_hi, t.s_act), t.act_cause);
+    v.logits = vram__term(vram__min_u64(t.s_log_lo, t.s_log), t.s_log,
+                          vram__max_u64(t.log_hi, t.s_log), t.log_cause);
+    return v;
+}
+
 /* The totals: low, expected and high summed over the terms. */
 typedef struct vram__totals {
     uint64_t low, expected, high;
@@ -1401,7 +1440,9 @@ VRAM_DEF vram__totals vram__est_sum(vram__acc *acc, vram__term_values v) {
 /* What one block adds on its device (splits by layer; see vram_estimate.block_bytes): the
  * blocks' share of the weights and of the training state when the state is per parameter
  * (`state_per_param`: full training, not LoRA), by parameter count (bp of the P parameters
- * are in blocks); the KV cache and the kept activations averaged over all blocks. */
+ * are in blocks); the KV cache and the kept activations averaged over all blocks. The state
+ * and the activations as the terms count them at the peak: the gradients alive then, the
+ * kept activations only when they are (not at the optimizer step). */
 /*@ requires \valid(acc);
     assigns acc->overflow; */
 VRAM_DEF uint64_t vram__est_block_bytes(vram__acc *acc, vram__est_in in, vram__est_terms t,
@@ -1410,12 +1451,13 @@ VRAM_DEF uint64_t vram__est_block_bytes(vram__acc *acc, vram__est_in in, vram__e
     if (in.blocks == 0) return 0;
     if (in.P != 0) {
         uint64_t per = bp / in.blocks;
-        uint64_t state = vram__a(acc, vram__a(acc, t.grads, t.master), t.optim);
+        uint64_t state = vram__a(acc, vram__a(acc, t.g_exp, t.master), t.optim);
         block_w = vram__muldiv(acc, t.weights, per, in.P);
         if (state_per_param) block_state = vram__muldiv(acc, state, per, in.P);
     }
     return vram__a(acc, vram__a(acc, block_w, block_state),
-                   vram__a(acc, t.kv_bytes / in.blocks, t.block_act / in.blocks));
+                   vram__a(acc, t.kv_bytes / in.blocks,
+                           vram__min_u64(t.block_act, t.act) / in.blocks));
 }
 
 /* vram_estimate_model's checks, then its defaults and the model's sizes: status VRAM_OK
@@ -1485,7 +1527,7 @@ VRAM_DEF vram__est_terms vram__est_steps(vram__acc *acc, vram_arch a, vram_workl
                                          int have_stats) {
     vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                          VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, 0, 0, 0,
-                         0, VRAM_CAUSE_EXACT, 0, 0, 0, 0};
+                         0, VRAM_CAUSE_EXACT, 0, 0, 0, 0, 0, 0, 0, 0};
     const int train = wv.mode == VRAM_MODE_TRAIN;
     /* LoRA without an arch was rejected (vram__est_prepare); the guard says so to the prover */
     const uint64_t rank = have_arch ? wv.lora_rank : 0u;
@@ -1512,6 +1554,7 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
                                int have_stats, uint64_t tensors, uint64_t bp,
                                int state_per_param, vram_estimate *e) {
     const vram__term_values v = vram__est_fill(acc, in, t, cpu, have_stats, tensors);
+    const vram__term_values z = vram__est_size_values(acc, in, t, v);
     const vram__totals tot = vram__est_sum(acc, v);
     const uint64_t block_bytes = vram__est_block_bytes(acc, in, t, bp, state_per_param);
     const uint64_t all_blocks = vram__m(acc, in.blocks, block_bytes);
@@ -1526,6 +1569,16 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     r.term[VRAM_TERM_CUDA_CONTEXT] = v.context;
     r.term[VRAM_TERM_WORKSPACE] = v.workspace;
     r.term[VRAM_TERM_ALLOCATOR] = v.allocator;
+    r.size[VRAM_TERM_WEIGHTS] = z.weights;
+    r.size[VRAM_TERM_GRADIENTS] = z.grads;
+    r.size[VRAM_TERM_OPTIMIZER] = z.optim;
+    r.size[VRAM_TERM_MASTER] = z.master;
+    r.size[VRAM_TERM_ACTIVATIONS] = z.act;
+    r.size[VRAM_TERM_KV_CACHE] = z.kv;
+    r.size[VRAM_TERM_LOGITS] = z.logits;
+    r.size[VRAM_TERM_CUDA_CONTEXT] = z.context;
+    r.size[VRAM_TERM_WORKSPACE] = z.workspace;
+    r.size[VRAM_TERM_ALLOCATOR] = z.allocator;
     r.low = tot.low;
     r.expected = tot.expected;
     r.high = tot.high;
@@ -1544,6 +1597,7 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     r.src_len = in.src;
     r.tgt_len = in.tgt;
     r.image_tokens = in.img;
+    r.logits = t.log_hi != 0 ? in.logits : VRAM_LOGITS_DEFAULT; /* (training: all, below) */
     *e = r;
 }
 
@@ -1600,6 +1654,7 @@ VRAM_DEF vram_status vram__est_model(const vram_model *m, const vram_workload *w
     vram__est_finish(&acc, in, t, wv.cpu, have_stats, tensors,
                      have_stats ? stats_block_params : p.pc.blocks,
                      train && wv.lora_rank == 0, &e);
+    if (train && e.logits != VRAM_LOGITS_DEFAULT) e.logits = VRAM_LOGITS_ALL;
     if (acc.overflow) return VRAM_E_OVERFLOW;
     *out = e;
     return VRAM_OK;

@@ -13,16 +13,19 @@ does, and keeps the peak. The workloads (workloads.tsv) are what a user runs:
                        masked-LM head, a teacher-forced encoder-decoder)
   train                bf16 weights and gradients, an fp32 master copy and AdamW's two fp32
                        moments (mixed precision as DeepSpeed and Megatron keep it); forward
-                       with the loss (transformers' own), backward, and the optimizer step,
-                       one tensor at a time (its fp32 gradient, AdamW's update, the copy back
-                       to bf16); with and without gradient checkpointing
+                       with the loss (transformers' own), backward with the model's output
+                       still held (`out = model(...); out.loss.backward()`), and the
+                       optimizer step, one tensor at a time (its fp32 gradient, torch's AdamW
+                       update, the copy back to bf16); with and without gradient
+                       checkpointing (transformers' gradient_checkpointing_enable())
 
 and `vramkit estimate --json` is asked for the same workload. The comparison is term by
-term: the weights, gradients, master weights and optimizer state as allocated, and the rest
-of the peak (activations, KV cache, logits, the loss and the step's transients) against
-vramkit's activations + KV cache + logits. vramkit's CUDA context and cuBLAS workspace are not
-PyTorch tensors: they are left out of the comparison, and its allocator margin is added to
-the expected only for the "no false fits" check.
+term: the weights, and (training) the master weights with the optimizer state, as allocated;
+the rest of the peak (gradients, activations, KV cache, logits, the loss and the step's
+transients) against vramkit's terms of the same. The error of a row is vramkit's expected sum
+of those terms against the measured peak. vramkit's CUDA context and cuBLAS workspace are not
+PyTorch tensors: they are left out, and its allocator margin is added to the expected only
+for the "no false fits" check (expected + margin >= the measured peak).
 
 The harness validates itself first, in the same run, on a stack of Linear layers whose peak
 is computed by hand (selfcheck()): the tracker, the 512-byte rounding, the fake device and the
@@ -51,7 +54,6 @@ Exit 0 when the self-check and every row pass the thresholds (--inference-tol,
 --training-tol, --median-tol, ranges, no false fits); 1 when any fails; 2 bad usage.
 """
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -392,7 +394,7 @@ def vramkit_args(cfg, name, w):
     else:
         a += ["--seq", str(w["seq"])]
     if image_tokens(cfg):
-        a += ["--images", "1"]
+        a += ["--image-tokens", str(image_tokens(cfg))]
     if attention_of(cfg) == "sdpa":
         a.append("--flash-attention")
     if w["mode"] == "train":
