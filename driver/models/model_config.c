@@ -355,10 +355,16 @@ static vram_status cfg_llama(const cfg *c, const llama_row *r, vram_arch *a) {
     a->extra_params = a->layers * (r->norms_per_layer * a->hidden + (r->qk_norm ? 2u * hd : 0u));
     if (r->qk_norm) a->ops |= VRAM_OPS_QK_NORM;
     if (strcmp(r->type, "phi3") == 0) a->ops |= VRAM_OPS_FUSED_PROJ; /* qkv_proj, gate_up_proj */
-    /* gemma2's soft-capped attention scores and logits (null in a config: none) */
-    if (cJSON_IsNumber(cfg_get(c, "attn_logit_softcapping")) ||
-        cJSON_IsNumber(cfg_get(c, "final_logit_softcapping")))
-        a->ops |= VRAM_OPS_SOFTCAP;
+    /* soft-capped attention scores or logits: a number in the config; gemma2's defaults
+       (50 and 30) when the keys are absent; null: none */
+    {
+        /* (read as they are: cfg_get takes null for absent, here they differ) */
+        const cJSON *sa = cJSON_GetObjectItemCaseSensitive(c->doc, "attn_logit_softcapping");
+        const cJSON *sf = cJSON_GetObjectItemCaseSensitive(c->doc, "final_logit_softcapping");
+        const int g2 = strcmp(r->type, "gemma2") == 0;
+        if (cJSON_IsNumber(sa) || cJSON_IsNumber(sf) || (g2 && (sa == NULL || sf == NULL)))
+            a->ops |= VRAM_OPS_SOFTCAP;
+    }
     return cfg_swa(c, r->type, a);
 }
 

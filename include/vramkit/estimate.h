@@ -1,9 +1,10 @@
 /* vramkit/estimate.h — how much memory a model needs for inference or training, term by
  * term (weights, gradients, optimizer state, master weights, activations, KV cache, logits,
  * CUDA context, library workspace, allocator margin), each with a low / expected / high
- * range whose spread has a named cause. Activations of training follow Korthikanti et al.
- * (2022), "Reducing Activation Recomputation in Large Transformer Models"; the rest counts
- * tensors by shape and storage format. */
+ * range whose spread has a named cause. Activations count the tensors transformers' blocks
+ * keep or hold together (the shape of Korthikanti et al. 2022, "Reducing Activation
+ * Recomputation in Large Transformer Models"), checked against PyTorch's own accounting by
+ * test/truth/; the rest counts tensors by shape and storage format. */
 #ifndef VRAMKIT_ESTIMATE_H
 #define VRAMKIT_ESTIMATE_H
 
@@ -118,8 +119,9 @@ typedef enum vram_term_id {
       "high: an eighth more for a model's own tensors the pattern leaves out (more norms, "  \
       "a relative position bias, a router's logits)")                                        \
     X(VRAM_CAUSE_SOFTMAX_FP32, "working_set",                                                \
-      "low: two hidden states fewer alive beside the MLP's (or attention's) tensors; high: " \
-      "an eighth more for a model's own tensors the pattern leaves out")                     \
+      "low: two hidden states fewer alive beside the MLP's (or attention's) tensors and an " \
+      "eighth less; high: an eighth more (a model's own tensors the pattern leaves out or "  \
+      "counts too many of)")                                                                 \
     X(VRAM_CAUSE_LOGITS, "logits",                                                           \
       "logits of every position come after the blocks: expected counts them when they, "    \
       "not the blocks' working set, are the peak; high: both counted")                      \
@@ -1208,8 +1210,8 @@ VRAM_DEF uint64_t vram__infer_ws(vram__acc *acc, vram__ws w) {
  * beside the KV cache. An encoder-decoder's encoder runs before the decoder has any cache:
  * the peak is the larger of the encoder's working set alone and the decoder's (over the
  * target, with the encoder's output kept) beside the cache; the activations count what is
- * alive beside the cache at that peak. low: 2 hidden states fewer; high: an eighth more (a
- * model's own extra tensors). */
+ * alive beside the cache at that peak. low: 2 hidden states fewer and an eighth less; high:
+ * an eighth more (a model's own tensors the pattern leaves out or counts too many of). */
 /*@ requires \valid(acc) && in.c <= 4294967295;
     assigns acc->overflow;
     ensures \result.act <= \result.act_hi && \result.log == t.log && \result.log_hi == t.log_hi; */
@@ -1271,11 +1273,16 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
             t.kv_cause = VRAM_CAUSE_SWA;
         }
     }
-    /* an encoder-decoder's encoder alone, larger than the decoder beside the cache */
-    if (encdec && enc_ws > vram__a(acc, t.kv_bytes, ws)) act = enc_ws - t.kv_bytes;
+    /* an encoder-decoder's encoder alone, larger than the decoder beside the cache (the
+       eighths of the range are of that working set, not of what it exceeds the cache by) */
+    if (encdec && enc_ws > vram__a(acc, t.kv_bytes, ws)) {
+        act = enc_ws - t.kv_bytes;
+        ws = enc_ws;
+    }
     t.act = act;
-    t.act_lo = act > two ? act - two : act;
-    t.act_hi = vram__a(acc, act, act / 8u);
+    two = vram__a(acc, two, ws / 8u);
+    t.act_lo = act > two ? act - two : 0u;
+    t.act_hi = vram__a(acc, act, ws / 8u);
     t.act_cause = VRAM_CAUSE_SOFTMAX_FP32;
     return t;
 }

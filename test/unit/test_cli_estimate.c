@@ -26,6 +26,14 @@ static cJSON *run_json(const char *const *args) {
     return doc;
 }
 
+/* The command succeeds and its output holds needle. */
+static void expect_output_has(const char *const *args, const char *needle) {
+    cli_result r = cli_run(args);
+    expect_clean_success(&r);
+    cr_expect(strstr(r.out, needle) != NULL, "%s", r.out);
+    cli_result_free(&r);
+}
+
 static const cJSON *term(const cJSON *doc, const char *name) {
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "terms")) {
@@ -237,18 +245,11 @@ Test(cli_estimate, logits_last_or_all) {
     cr_expect_eq(jnum(term(doc, "logits"), "bytes"), 2.0 * 50257 * 6);
     cJSON_Delete(doc);
     const char *text[] = {"estimate", "gpt2", "--logits", "all", NULL};
-    cli_result r = cli_run(text);
-    expect_clean_success(&r);
-    cr_expect(strstr(r.out, "logits of every position") != NULL, "%s", r.out);
-    cli_result_free(&r);
+    expect_output_has(text, "logits of every position");
     const char *help[] = {"estimate", "--help", NULL};
-    r = cli_run(help);
-    cr_expect(strstr(r.out, "--logits last|all") != NULL);
-    cli_result_free(&r);
+    expect_output_has(help, "--logits last|all");
     const char *plan_help[] = {"plan", "--help", NULL};
-    r = cli_run(plan_help);
-    cr_expect(strstr(r.out, "--logits last|all") != NULL);
-    cli_result_free(&r);
+    expect_output_has(plan_help, "--logits last|all");
 }
 
 /* A mixture of experts: total and active parameters, the experts and their bytes, in the
@@ -267,10 +268,7 @@ Test(cli_estimate, mixture_of_experts_total_and_active) {
     cr_expect(xb > 0 && xb < jnum(term(doc, "weights"), "bytes"));
     cJSON_Delete(doc);
     const char *text[] = {"estimate", "Qwen3-30B-A3B", "--assume-gpu", "24GiB,cc=8.9", NULL};
-    cli_result r = cli_run(text);
-    expect_clean_success(&r);
-    cr_expect(strstr(r.out, "active per token: 8 of 128 routed experts") != NULL, "%s", r.out);
-    cli_result_free(&r);
+    expect_output_has(text, "active per token: 8 of 128 routed experts");
     const char *dense[] = {"estimate", "gpt2", "--assume-gpu", "8GiB", "--json", NULL};
     doc = run_json(dense);
     cr_expect_null(cJSON_GetObjectItemCaseSensitive(jget(doc, "model"), "active_params"));

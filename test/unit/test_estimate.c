@@ -71,10 +71,10 @@ Test(estimate, tiny_model_inference_term_by_term) {
     /* working set, elements: 4 hidden states (4 x 4 tokens x 8 = 128) and the larger of the
        plain MLP's 2 x 4 x 32 = 256 and attention's 3 x (8 + 8) x 4 = 192 plus its unfused
        scores, 4 + 2c = 12 bytes a score = 3 elements of 4 bytes, 3 x (2 heads x 4 x 4) = 96:
-       288. (128 + 288) x 4 bytes = 1664; low: 2 hidden states fewer (256 bytes); high: an
-       eighth more */
+       288. (128 + 288) x 4 bytes = 1664; low: 2 hidden states fewer (256 bytes) and an
+       eighth less (208); high: an eighth more */
     cr_expect_eq(T(e, ACTIVATIONS).expected, 1664);
-    cr_expect_eq(T(e, ACTIVATIONS).low, 1664 - 256);
+    cr_expect_eq(T(e, ACTIVATIONS).low, 1664 - 256 - 208);
     cr_expect_eq(T(e, ACTIVATIONS).high, 1664 + 208);
     /* logits: the last position, in the compute format and its fp32 copy: 10 x (4 + 4) */
     cr_expect_eq(T(e, LOGITS).expected, 80);
