@@ -34,10 +34,10 @@ ctest --test-dir "$build" -L 'unit|fuzz|proof|mpi|python' --output-on-failure -j
 
 # The estimator against PyTorch (test/truth/): the rows of workloads.tsv marked for CI, in a
 # venv cached under ~/.cache/vramkit (the first run installs torch and transformers from
-# PyPI, about 5 GiB and 3 minutes; later runs reuse it). About 2 minutes; skipped (77) where
+# PyPI, about 5 GiB and 3 minutes; later runs reuse it). About 1 minute; skipped (77) where
 # the venv cannot be had. The full table: test/truth/run.sh (README, test/bench/RESULTS.md).
 echo "== truth: the estimate against PyTorch's memory accounting (a subset)"
-ctest --test-dir "$build" -L truth --output-on-failure
+ctest --test-dir "$build" -L '^truth$' --output-on-failure
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
   echo "== libFuzzer: ${fuzz_seconds}s per harness under ASan+UBSan (clang)"
