@@ -50,14 +50,20 @@ const char cli_workload_help[] =
     "  --optimizer O          adamw (default; also adam), sgd-momentum, sgd, adam8bit\n"
     "  --checkpointing        training: recompute activations per block\n"
     "  --flash-attention      fused attention: no sequence x sequence score matrix\n"
-    "  --grad-accum N         micro-batches per step (changes no memory; shown)\n"
+    "  --grad-accum N         micro-batches per step (activations of one; above 1 the\n"
+    "                         gradients stay alive through backward)\n"
     "  --lora-rank R          training: LoRA adapters of rank R on frozen (possibly\n"
     "                         quantised) weights\n"
     "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n"
     "  --images N             vision-language models: images per sequence, each adding the\n"
     "                         model's image tokens to the sequence (default 1)\n"
     "  --image-tokens N       image tokens per sequence, whatever the model's per image says\n"
-    "                         (dynamic resolution, several images); added to --seq\n";
+    "                         (dynamic resolution, several images); added to --seq\n"
+    "  --logits last|all      inference: the logits of the last position only (as generate()\n"
+    "                         makes them) or of every position (scoring, perplexity, a\n"
+    "                         masked-LM head, a teacher-forced target); default: last for a\n"
+    "                         decoder, all for an encoder with a head and an encoder-decoder;\n"
+    "                         training always makes all\n";
 
 int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w) {
     char err[512];
@@ -158,8 +164,12 @@ void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_e
         if (w->grad_accum > 1 && (size_t)n < cap)
             snprintf(buf + n, cap - (size_t)n, ", %llu micro-batches per step",
                      (unsigned long long)w->grad_accum);
-    } else if (w->flash_attention && (size_t)n < cap) {
-        snprintf(buf + n, cap - (size_t)n, ", flash attention");
+    } else if ((size_t)n < cap) {
+        if (e->logits != VRAM_LOGITS_DEFAULT)
+            n += snprintf(buf + n, cap - (size_t)n, ", logits of %s",
+                          e->logits == VRAM_LOGITS_ALL ? "every position" : "the last position");
+        if (w->flash_attention && n >= 0 && (size_t)n < cap)
+            snprintf(buf + n, cap - (size_t)n, ", flash attention");
     }
 }
 
@@ -187,9 +197,6 @@ void cli_estimate_table(FILE *out, const vram_estimate *e) {
                      "logits are not counted\n");
     if (e->notes & VRAM_NOTE_DTYPE_ASSUMED)
         fprintf(out, "  note: the published format is unknown; f16 assumed\n");
-    if (e->notes & VRAM_NOTE_GQA_KV)
-        fprintf(out, "  note: training activations count keys and values at full width "
-                     "(grouped-query attention stores less)\n");
 }
 
 void cli_estimate_json(cli_json *j, const vram_estimate *e) {
@@ -224,7 +231,6 @@ void cli_estimate_json(cli_json *j, const vram_estimate *e) {
     cli_json_begin_array(j);
     if (e->notes & VRAM_NOTE_NO_ARCH) cli_json_string(j, "no_arch");
     if (e->notes & VRAM_NOTE_DTYPE_ASSUMED) cli_json_string(j, "dtype_assumed");
-    if (e->notes & VRAM_NOTE_GQA_KV) cli_json_string(j, "gqa_kv");
     cli_json_end_array(j);
 }
 
@@ -334,6 +340,10 @@ void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate 
     if (e->image_tokens != 0) {
         cli_json_key(j, "image_tokens");
         cli_json_u64(j, e->image_tokens);
+    }
+    if (e->logits != VRAM_LOGITS_DEFAULT) { /* resolved: last or all (none: no head) */
+        cli_json_key(j, "logits");
+        cli_json_string(j, e->logits == VRAM_LOGITS_ALL ? "all" : "last");
     }
     cli_json_key(j, "flash_attention");
     cli_json_bool(j, w->flash_attention);

@@ -42,7 +42,8 @@ void cli_model_list(FILE *out);
     {"lora-rank", required_argument, NULL, VRAM_WL_LORA_RANK}, \
     {"lora-targets", required_argument, NULL, VRAM_WL_LORA_TARGETS}, \
     {"images", required_argument, NULL, VRAM_WL_IMAGES}, \
-    {"image-tokens", required_argument, NULL, VRAM_WL_IMAGE_TOKENS}
+    {"image-tokens", required_argument, NULL, VRAM_WL_IMAGE_TOKENS}, \
+    {"logits", required_argument, NULL, VRAM_WL_LOGITS}
 
 /* The workload options' help text (one block, for --help). */
 extern const char cli_workload_help[];

@@ -353,6 +353,18 @@ static vram_status cfg_llama(const cfg *c, const llama_row *r, vram_arch *a) {
     uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
     /* at most 10,000 x 2 x 1,000,000: no overflow */
     a->extra_params = a->layers * (r->norms_per_layer * a->hidden + (r->qk_norm ? 2u * hd : 0u));
+    if (r->qk_norm) a->ops |= VRAM_OPS_QK_NORM;
+    if (strcmp(r->type, "phi3") == 0) a->ops |= VRAM_OPS_FUSED_PROJ; /* qkv_proj, gate_up_proj */
+    /* soft-capped attention scores or logits: a number in the config; gemma2's defaults
+       (50 and 30) when the keys are absent; null: none */
+    {
+        /* (read as they are: cfg_get takes null for absent, here they differ) */
+        const cJSON *sa = cJSON_GetObjectItemCaseSensitive(c->doc, "attn_logit_softcapping");
+        const cJSON *sf = cJSON_GetObjectItemCaseSensitive(c->doc, "final_logit_softcapping");
+        const int g2 = strcmp(r->type, "gemma2") == 0;
+        if (cJSON_IsNumber(sa) || cJSON_IsNumber(sf) || (g2 && (sa == NULL || sf == NULL)))
+            a->ops |= VRAM_OPS_SOFTCAP;
+    }
     return cfg_swa(c, r->type, a);
 }
 
@@ -375,6 +387,11 @@ static vram_status cfg_gpt2(const cfg *c, vram_arch *a) {
     a->norm = VRAM_NORM_LAYER;
     a->flags = VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS | VRAM_ARCH_FINAL_NORM |
                (tie ? VRAM_ARCH_TIED : 0u);
+    /* activation_function gelu_new (GPT2Config's default): transformers writes it out as
+       elementwise operations */
+    const cJSON *af = cfg_get(c, "activation_function");
+    if (af == NULL || (cJSON_IsString(af) && strcmp(af->valuestring, "gelu_new") == 0))
+        a->ops |= VRAM_OPS_GELU_OPS;
     return VRAM_OK;
 }
 
@@ -906,6 +923,7 @@ static vram_status cfg_moe(const cfg *c, const moe_row *r, vram_arch *a, char *n
                (attn_bias ? VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS : 0u);
     uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
     if (r->qk_norm) a->extra_params = a->layers * 2u * hd; /* q_norm, k_norm */
+    if (r->qk_norm || r->olmoe) a->ops |= VRAM_OPS_QK_NORM;
     if (r->gpt_oss) {
         a->moe_flags = VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS;
         a->extra_params = a->layers * a->heads; /* the attention sinks */

@@ -98,6 +98,8 @@ static cJSON *inputs_json(doc_build *b, const vram_plan *p) {
     add_u64(b, wl, "lora_targets", w->lora_targets);
     if (w->images) add_u64(b, wl, "images", w->images); /* (absent from older plans) */
     if (w->image_tokens) add_u64(b, wl, "image_tokens", w->image_tokens);
+    if (w->logits) /* (absent from older plans: the default) */
+        add_str(b, wl, "logits", w->logits == VRAM_LOGITS_ALL ? "all" : "last");
     add(b, in, "workload", wl);
     mc = checked(b, cJSON_CreateObject());
     gs = checked(b, cJSON_CreateArray());
@@ -450,7 +452,8 @@ static vram_status load_workload(const cJSON *x, const char *what, vram_workload
                 {"grad_accum", VRAM_WL_GRAD_ACCUM},
                 {"lora_rank", VRAM_WL_LORA_RANK},
                 {"images", VRAM_WL_IMAGES},
-                {"image_tokens", VRAM_WL_IMAGE_TOKENS}};
+                {"image_tokens", VRAM_WL_IMAGE_TOKENS},
+                {"logits", VRAM_WL_LOGITS}};
     const cJSON *lt;
     vram_status st = VRAM_OK;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {

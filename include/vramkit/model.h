@@ -48,6 +48,21 @@ typedef enum vram_norm {
                                      so each block has one norm, not two */
 #define VRAM_ARCH_FLAGS_ALL 0xffu
 
+/* vram_arch.ops: how a block computes, where it changes the activations an estimate counts
+ * (transformers' implementations, as test/truth/ measures them) */
+#define VRAM_OPS_QK_NORM 0x1u   /* q and k normalised per head before the rotary embedding
+                                   (Qwen3, OLMoE, Gemma 3): an fp32 copy and a normalised
+                                   copy of q and k kept for the backward pass */
+#define VRAM_OPS_GELU_OPS 0x2u  /* the MLP's activation written as elementwise operations
+                                   (GPT-2's gelu_new: 0.5 x (1 + tanh(...))): its pieces are
+                                   kept or alive together, 3 more tensors of the MLP width */
+#define VRAM_OPS_SOFTCAP 0x4u   /* attention scores and final logits soft-capped (Gemma 2):
+                                   attention runs unfused (its s x s scores exist) and the
+                                   capped logits are one more tensor of their size */
+#define VRAM_OPS_FUSED_PROJ 0x8u /* q, k, v in one projection and gate, up in another
+                                   (Phi-3): the fused outputs stay alive whole */
+#define VRAM_OPS_ALL 0xfu
+
 /* Architecture numbers. Zero means default where a default is stated. */
 typedef struct vram_arch {
     vram_family family;
@@ -101,6 +116,7 @@ typedef struct vram_arch {
        0 and 0: every block attends over the whole sequence. Both 0 or neither. */
     uint64_t sliding_window; /* tokens */
     uint64_t window_layers;  /* how many blocks use the window, at most layers */
+    uint32_t ops;            /* VRAM_OPS_* (0: the plain operations of the family) */
 } vram_arch;
 
 /* vram_arch.moe_flags */
@@ -554,7 +570,7 @@ VRAM_DEF int vram__arch_check_shape(vram_arch a) {
         return 0;
     if (a.mlp != VRAM_MLP_PLAIN && a.mlp != VRAM_MLP_GATED) return 0;
     if (a.norm != VRAM_NORM_LAYER && a.norm != VRAM_NORM_RMS) return 0;
-    if ((a.flags & ~VRAM_ARCH_FLAGS_ALL) != 0) return 0;
+    if ((a.flags & ~VRAM_ARCH_FLAGS_ALL) != 0 || (a.ops & ~VRAM_OPS_ALL) != 0) return 0;
     if (layers == 0 || lay > VRAM_ARCH_MAX_LAYERS || enc > VRAM_ARCH_MAX_LAYERS ||
         dec > VRAM_ARCH_MAX_LAYERS)
         return 0;

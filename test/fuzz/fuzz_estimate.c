@@ -111,6 +111,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         m.stats.expert_params = fuzz_u64(&in, 6);
         m.stats.expert_bytes = fuzz_u64(&in, 6);
     }
+    /* transformers' ops (unknown bits: the arch is refused), which logits (3: out of range,
+       refused), micro-batches (read after the above, for the same reason) */
+    m.arch.ops = (uint32_t)fuzz_u64(&in, 1);
+    w.logits = (vram_logits)(fuzz_u64(&in, 1) % 4);
+    w.grad_accum = fuzz_u64(&in, 1);
 
     /* parameter count: exact, parts add up in 128 bits */
     if (vram_arch_params(&m.arch, &pc) == VRAM_OK) {
@@ -135,6 +140,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (int i = 0; i < VRAM_TERM_COUNT; i++) {
             FUZZ_CHECK(e.term[i].low <= e.term[i].expected);
             FUZZ_CHECK(e.term[i].expected <= e.term[i].high);
+            FUZZ_CHECK(e.size[i].low <= e.size[i].expected);
+            FUZZ_CHECK(e.size[i].expected <= e.size[i].high);
             FUZZ_CHECK(strcmp(vram_cause_name(e.term[i].cause), "unknown") != 0);
             lo += e.term[i].low;
             ex += e.term[i].expected;

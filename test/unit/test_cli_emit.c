@@ -121,7 +121,7 @@ Test(cli_emit, llamacpp_experts_cpu_is_cpu_moe) {
 Test(cli_emit, llamacpp_gpu_cpu_layers_match_the_plan) {
     const char *base[] = {"plan", "--model", "Llama-3-8B", "--assume-gpu", "12GiB,cc=7.5",
                           "--assume-gpu", "4GiB,cc=7.5", "--host-memory", "64GiB", "--seq",
-                          "4096", "--batch", "2", NULL};
+                          "4096", "--batch", "2", "--flash-attention", NULL};
     const char *more[] = {"--emit", "llama.cpp", "--strategy", "gpu_cpu", NULL};
     cJSON *doc = plan_json(base);
     const cJSON *s = strategy(doc, "gpu_cpu");
@@ -142,7 +142,7 @@ Test(cli_emit, llamacpp_gpu_cpu_layers_match_the_plan) {
 Test(cli_emit, llamacpp_tensor_split_is_the_blocks_per_gpu) {
     const char *base[] = {"plan", "--model", "Mistral-Small-22B", "--assume-gpu", "24GiB,cc=8.9",
                           "--assume-gpu", "24GiB,used=4GiB,cc=8.9", "--host-memory", "128GiB",
-                          NULL};
+                          "--flash-attention", NULL};
     const char *more[] = {"--emit", "llama.cpp", "--strategy", "multi_gpu", NULL};
     cJSON *doc = plan_json(base);
     const cJSON *s = strategy(doc, "multi_gpu");
@@ -197,7 +197,7 @@ Test(cli_emit, vllm_int4_and_tensor_parallel) {
     cli_result_free(&r);
     const char *tp[] = {"plan", "--model", "Mistral-Small-22B", "--assume-gpu", "24GiB,cc=8.9",
                         "--assume-gpu", "24GiB,used=4GiB,cc=8.9", "--host-memory", "128GiB",
-                        "--emit", "vllm", "--strategy", "multi_gpu", NULL};
+                        "--flash-attention", "--emit", "vllm", "--strategy", "multi_gpu", NULL};
     r = run(tp);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     /* the smaller GPU decides: (20 GiB - 256 MiB) / 24 GiB = 0.822... */

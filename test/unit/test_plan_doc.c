@@ -71,6 +71,7 @@ Test(plan_doc, a_model_plan_reads_back_as_the_same_plan) {
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_BATCH, "3", err, sizeof err), VRAM_OK);
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_CHECKPOINTING, NULL, err, sizeof err), VRAM_OK);
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_OPTIMIZER, "adam8bit", err, sizeof err), VRAM_OK);
+    cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_LOGITS, "all", err, sizeof err), VRAM_OK);
     make(p);
     char *path = save(p);
 
@@ -238,6 +239,8 @@ Test(plan_doc, workload_values_and_their_errors) {
         {VRAM_WL_LORA_TARGETS, "q,,v", "--lora-targets: 'q,,v' has an empty item"},
         {VRAM_WL_LORA_TARGETS, "q,x", "--lora-targets: 'x' is not one of q, k, v, o, mlp, all"},
         {VRAM_WL_LORA_TARGETS, "", "--lora-targets: '' is not a list of q,k,v,o,mlp"},
+        {VRAM_WL_LOGITS, "first", "--logits: 'first' is not last or all"},
+        {VRAM_WL_LOGITS, "", "--logits: '' is not last or all"},
         {(vram_wl_option)5, "x", "internal: unknown workload option 5"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -253,6 +256,11 @@ Test(plan_doc, workload_values_and_their_errors) {
     cr_expect_eq(w.mode, VRAM_MODE_TRAIN);
     cr_expect_eq(vram_wl_apply(&w, VRAM_WL_LORA_TARGETS, "all", err, sizeof err), VRAM_OK);
     cr_expect_eq(w.lora_targets, VRAM_LORA_ALL);
+    cr_expect_eq(vram_wl_apply(&w, VRAM_WL_LOGITS, "all", err, sizeof err), VRAM_OK);
+    cr_expect_eq(w.logits, VRAM_LOGITS_ALL);
+    cr_expect_eq(vram_wl_apply(&w, VRAM_WL_LOGITS, "last", err, sizeof err), VRAM_OK);
+    cr_expect_eq(w.logits, VRAM_LOGITS_LAST);
+    cr_expect_str_eq(vram_wl_option_name(VRAM_WL_LOGITS), "logits");
     vram_dtype t;
     cr_expect_eq(vram_wl_format("HALF", &t), VRAM_OK);
     cr_expect_eq(t, VRAM_DTYPE_F16);
