@@ -974,7 +974,7 @@ VRAM_DEF vram__est_terms vram__est_act_train(vram__acc *acc, vram_arch a, int fl
 VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int flash,
                                              vram__est_in in, vram__est_terms t) {
     const uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
-    const uint64_t heads = in.heads, enc = in.enc, dec = in.dec, kv = in.kv;
+    const uint64_t heads = in.heads, enc = in.enc, dec = in.dec;
     const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
     const uint64_t inner = vram__max_u64(a.intermediate, in.dec_i);
     uint64_t longest = vram__max_u64(s, vram__max_u64(enc ? src : 0u, dec ? tgt : 0u));
@@ -997,24 +997,30 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
     if (dec) {
         uint64_t toks = encdec ? vram__a(acc, tgt, src) : s;
         /* per token: k and v of kv width, or latent attention's compressed KV and rotary
-           key (what vLLM, SGLang and llama.cpp keep; not the heads it expands to) */
-        uint64_t per_tok = a.kv_lora_rank != 0 ? vram__a(acc, a.kv_lora_rank, a.rope_dim)
-                                               : vram__m(acc, 2u, kv);
+           key (what vLLM, SGLang and llama.cpp keep; not the heads it expands to); only the
+           blocks with attention keep them, the recurrent mixers a state of fixed size
+           (model.h's vram_cache_shape) */
+        const vram_cache_shape cs = vram__arch_cache_of(a);
+        const uint64_t attn = vram__min_u64(cs.attn_blocks, dec);
+        const uint64_t per_tok = cs.per_token;
+        const uint64_t state = vram__m(acc, cs.state, vram__m(acc, b, c));
         uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
-        t.kv_bytes = vram__m(acc, dec, block_kv);
+        t.kv_bytes = vram__m(acc, attn, block_kv);
         t.kv_hi = t.kv_bytes;
         /* sliding window shorter than the sequence: the windowed blocks keep the window's
            tokens only (low and expected); high stays every block over the whole sequence */
         if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
             a.sliding_window < toks) {
-            const uint64_t wl = vram__min_u64(a.window_layers, dec);
+            const uint64_t wl = vram__min_u64(a.window_layers, attn);
             const uint64_t win_kv =
                 vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window, b), c));
             const uint64_t windowed =
-                vram__a(acc, vram__m(acc, dec - wl, block_kv), vram__m(acc, wl, win_kv));
+                vram__a(acc, vram__m(acc, attn - wl, block_kv), vram__m(acc, wl, win_kv));
             t.kv_bytes = vram__min_u64(windowed, t.kv_hi);
             t.kv_cause = VRAM_CAUSE_SWA;
         }
+        t.kv_bytes = vram__a(acc, t.kv_bytes, state);
+        t.kv_hi = vram__a(acc, t.kv_hi, state);
     }
     return t;
 }

@@ -220,7 +220,7 @@ Test(shapes, parallel_block_has_one_norm) {
     cr_assert_eq(two.decoder_block - one.decoder_block, 2 * 64, "one LayerNorm (2 x 64) less");
     cr_assert_eq(two.total - one.total, 3 * 2 * 64);
     cr_assert_eq(one.matrix_params, two.matrix_params, "the matrices are the same");
-    a.flags = 0x100u;
+    a.flags = VRAM_ARCH_FLAGS_ALL + 1u;
     cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID, "an unknown flag");
     a.flags = VRAM_ARCH_FINAL_NORM;
     a.source_context = VRAM_ARCH_MAX_VOCAB + 1u;
