@@ -124,7 +124,8 @@ typedef enum vram_term_id {
     X(VRAM_CAUSE_ARCH_GUESS, "arch_guess",                                                   \
       "the architecture was guessed from config.json's keys (a model type vramkit does not " \
       "know): low and high are the fewest and the most parameters of the readings it could " \
-      "be (plain or gated MLP, tied or untied head, biases or none)")                       \
+      "be (plain or gated MLP, tied or untied head, biases or none); the KV cache's low is " \
+      "none (it may be an encoder, or keep a recurrent state instead)")                      \
     X(VRAM_CAUSE_SWA, "swa",                                                                 \
       "low and expected: the sliding-window blocks keep only the window's keys and values "  \
       "(llama.cpp, vLLM, transformers' sliding caches; llama.cpp keeps a micro-batch more); " \
@@ -1097,7 +1098,11 @@ VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram_
     v.optim = vram__est_guess(acc, in, t.trainable, t.optim);
     v.master = vram__est_guess(acc, in, t.trainable, t.master);
     v.act = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
-    v.kv = vram__term(t.kv_bytes, t.kv_bytes, t.kv_hi, t.kv_cause);
+    /* a guessed arch (its range of parameters wider than P) may keep no keys and values at
+       all (an encoder, recurrent mixers): not exact, low 0 */
+    v.kv = t.kv_cause == VRAM_CAUSE_EXACT && (in.P_lo < in.P || in.P_hi > in.P)
+               ? vram__term(0, t.kv_bytes, t.kv_hi, VRAM_CAUSE_ARCH_GUESS)
+               : vram__term(t.kv_bytes, t.kv_bytes, t.kv_hi, t.kv_cause);
     v.logits = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
     if (cpu) {
         v.context = none;
