@@ -122,7 +122,8 @@ typedef enum {
     VRAM__GGUF_OSS,       /* gpt-oss: attention sinks */
     VRAM__GGUF_SHEXP,     /* a shared expert of its own width (+ its gate when the file has
                              it): qwen2moe, llama4 */
-    VRAM__GGUF_ROPE_FACTORS /* phi3: rope_factors_long/short tensors */
+    VRAM__GGUF_ROPE_FACTORS /* phi3: rope_factors_long/short tensors (every kind counts them,
+                               and rope_freqs, as the file holds them) */
 } vram__gguf_kind;
 
 typedef struct vram__arch_row {
