@@ -301,18 +301,36 @@ static const char *fp_ws(const char *p, const char *e) {
  * after its closing quote, or NULL. What the text check (vram__json_text_check) would refuse
  * in it is refused too: raw control bytes, and anything but printable UTF-8 (DEL and bytes
  * of 0x80 and above are rare enough to be left to the tree-based read when not). */
+/* Does any of the 8 bytes of x need a closer look: a byte below 0x20, a backslash, or one of
+ * 0x7f and above (word-at-a-time tests, exact for "any": a carry only follows a byte that
+ * already answers yes)? */
+static int fp_unusual8(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101u, high = ones * 0x80u;
+    const uint64_t y = x ^ (ones * 0x5cu);
+    const uint64_t below20 = (x - ones * 0x20u) & ~x & high;
+    const uint64_t backslash = (y - ones) & ~y & high;
+    const uint64_t above7e = ((x + ones) | x) & high;
+    return (below20 | backslash | above7e) != 0;
+}
+
 static const char *fp_str(const char *p, const char *e, const char **s, size_t *n) {
-    const char *q;
+    const char *q, *r;
     int unusual = 0;
     if (p >= e || *p != '"') return NULL;
-    q = ++p;
-    while (q < e && *q != '"') {
-        const unsigned char c = (unsigned char)*q;
+    p++;
+    q = memchr(p, '"', (size_t)(e - p));
+    if (q == NULL) return NULL;
+    /* the bytes between, 8 at a time, then one by one from a word that needs a closer look */
+    for (r = p; r + 8 <= q; r += 8) {
+        uint64_t x;
+        memcpy(&x, r, 8);
+        if (fp_unusual8(x)) break;
+    }
+    for (; r < q; r++) {
+        const unsigned char c = (unsigned char)*r;
         if (c == '\\' || c < 0x20) return NULL;
         unusual |= c >= 0x7f;
-        q++;
     }
-    if (q >= e) return NULL;
     if (unusual) {
         size_t at;
         char what[64];
@@ -321,6 +339,29 @@ static const char *fp_str(const char *p, const char *e, const char **s, size_t *
     *s = p;
     *n = (size_t)(q - p);
     return q + 1;
+}
+
+/* A member's name at p and the colon after it: the value's first byte, or NULL. */
+static const char *fp_member(const char *p, const char *e, const char **k, size_t *kn) {
+    if ((p = fp_str(p, e, k, kn)) == NULL) return NULL;
+    p = fp_ws(p, e);
+    if (p >= e || *p != ':') return NULL;
+    return fp_ws(p + 1, e);
+}
+
+/* After a member's value at *pp: 1 with a comma (*pp at the next member), 2 with the closing
+ * brace (*pp past it), 0 with anything else. */
+static int fp_after(const char **pp, const char *e) {
+    const char *p = fp_ws(*pp, e);
+    if (p < e && *p == ',') {
+        *pp = fp_ws(p + 1, e);
+        return 1;
+    }
+    if (p < e && *p == '}') {
+        *pp = p + 1;
+        return 2;
+    }
+    return 0;
 }
 
 /* An array of at most max plain integers (digits only, no leading zero, at most 15 digits:
@@ -368,10 +409,8 @@ static const char *fp_tensor_value(const char *p, const char *e, fp_value *v) {
     for (;;) {
         const char *k;
         size_t kn;
-        if ((p = fp_str(p, e, &k, &kn)) == NULL) return NULL;
-        p = fp_ws(p, e);
-        if (p >= e || *p != ':') return NULL;
-        p = fp_ws(p + 1, e);
+        int next;
+        if ((p = fp_member(p, e, &k, &kn)) == NULL) return NULL;
         if (kn == 5 && memcmp(k, "dtype", 5) == 0 && !seen_d) {
             seen_d = 1;
             if ((p = fp_str(p, e, &v->dtype, &v->dlen)) == NULL) return NULL;
@@ -386,13 +425,7 @@ static const char *fp_tensor_value(const char *p, const char *e, fp_value *v) {
         } else {
             return NULL; /* another member, or one twice */
         }
-        p = fp_ws(p, e);
-        if (p < e && *p == ',') {
-            p = fp_ws(p + 1, e);
-            continue;
-        }
-        if (p < e && *p == '}') return p + 1;
-        return NULL;
+        if ((next = fp_after(&p, e)) != 1) return next == 2 ? p : NULL;
     }
 }
 
@@ -404,17 +437,10 @@ static const char *fp_metadata(const char *p, const char *e) {
     p = fp_ws(p + 1, e);
     if (p < e && *p == '}') return p + 1;
     for (;;) {
-        if ((p = fp_str(p, e, &s, &n)) == NULL) return NULL;
-        p = fp_ws(p, e);
-        if (p >= e || *p != ':') return NULL;
-        if ((p = fp_str(fp_ws(p + 1, e), e, &s, &n)) == NULL) return NULL;
-        p = fp_ws(p, e);
-        if (p < e && *p == ',') {
-            p = fp_ws(p + 1, e);
-            continue;
-        }
-        if (p < e && *p == '}') return p + 1;
-        return NULL;
+        int next;
+        if ((p = fp_member(p, e, &s, &n)) == NULL || (p = fp_str(p, e, &s, &n)) == NULL)
+            return NULL;
+        if ((next = fp_after(&p, e)) != 1) return next == 2 ? p : NULL;
     }
 }
 
@@ -434,10 +460,21 @@ static int fp_numbers(const fp_value *v, vram_dtype *dt, uint64_t *numel, uint64
 }
 
 static uint32_t fp_hash(const char *s, size_t n) {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        h = (h ^ x) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        uint64_t x = 0;
+        memcpy(&x, s + i, n - i);
+        h = (h ^ x) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    return (uint32_t)(h ^ (h >> 29));
 }
 
 static int fp_span_cmp(const void *a, const void *b) {
@@ -479,10 +516,8 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
         for (;;) {
             const char *k;
             size_t kn;
-            if ((p = fp_str(p, e, &k, &kn)) == NULL) goto done;
-            p = fp_ws(p, e);
-            if (p >= e || *p != ':') goto done;
-            p = fp_ws(p + 1, e);
+            int next;
+            if ((p = fp_member(p, e, &k, &kn)) == NULL) goto done;
             if (kn == 12 && memcmp(k, "__metadata__", 12) == 0) {
                 if ((p = fp_metadata(p, e)) == NULL) goto done;
             } else {
@@ -520,23 +555,18 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
                 spans[count].end = v.off[1];
                 count++;
             }
-            p = fp_ws(p, e);
-            if (p < e && *p == ',') {
-                p = fp_ws(p + 1, e);
-                continue;
-            }
-            if (p < e && *p == '}') {
-                p++;
-                break;
-            }
-            goto done;
+            if ((next = fp_after(&p, e)) == 2) break;
+            if (next == 0) goto done;
         }
     }
     if (fp_ws(p, e) != e) goto done;
     /* the offsets tile [0, data_bytes) */
     {
         uint64_t at = 0;
-        qsort(spans, count, sizeof *spans, fp_span_cmp);
+        size_t i = 1;
+        while (i < count && fp_span_cmp(&spans[i - 1], &spans[i]) <= 0)
+            i++;
+        if (i < count) qsort(spans, count, sizeof *spans, fp_span_cmp); /* not in order yet */
         ok = 1;
         for (size_t i = 0; i < count && ok; i++) {
             if (spans[i].begin != at || spans[i].end > data_bytes) ok = 0;
@@ -585,15 +615,22 @@ vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t 
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "header length %zu is over the 100,000,000-byte limit", len);
     /* the streaming read first; the tree-based one when the header is not in its form */
-    {
-        fp_tensor *ts = NULL;
-        size_t count = 0;
-        if (fp_check(json, len, data_bytes, chk, &ts, &count)) {
-            vram_status fst = fp_add(ts, count, acc, chk, label, err, errcap);
-            free(ts);
-            return fst;
-        }
+    fp_tensor *ts = NULL;
+    size_t count = 0;
+    if (fp_check(json, len, data_bytes, chk, &ts, &count)) {
+        vram_status fst = fp_add(ts, count, acc, chk, label, err, errcap);
+        free(ts);
+        return fst;
     }
+    return vram__safetensors_parse_tree(json, len, data_bytes, label, acc, chk, err, errcap);
+}
+
+vram_status vram__safetensors_parse_tree(const char *json, size_t len, uint64_t data_bytes,
+                                         const char *label, vram__tensor_acc *acc,
+                                         const vram__shard_check *chk, char *err, size_t errcap) {
+    if ((uint64_t)len > VRAM_SAFETENSORS_HEADER_MAX)
+        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                          "header length %zu is over the 100,000,000-byte limit", len);
     cJSON *doc = NULL;
     /* offsets in messages count from the file's first byte: the header follows its length */
     vram_status pst = vram__json_object_at(json, len, 0, 8, label, "header", &doc, err, errcap);
