@@ -118,18 +118,25 @@ static const cJSON *cfg_get(const cfg *c, const char *key) {
 
 static int cfg_has(const cfg *c, const char *key) { return cfg_get(c, key) != NULL; }
 
+/* A number's item: *j NULL when absent or null; an error when it is not a number. */
+static vram_status cfg_number(const cfg *c, const char *key, const cJSON **j) {
+    *j = cfg_get(c, key);
+    if (*j != NULL && !cJSON_IsNumber(*j))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not a number", key,
+                          vram__json_type(*j));
+    return VRAM_OK;
+}
+
 /* An architecture number: absent or null -> def; else an exact integer in [min, limit]. */
 static vram_status cfg_num(const cfg *c, const char *key, uint64_t def, uint64_t min,
                            uint64_t limit, uint64_t *out) {
     char num[40];
-    const cJSON *j = cfg_get(c, key);
-    if (j == NULL) {
+    const cJSON *j;
+    vram_status st = cfg_number(c, key, &j);
+    if (st != VRAM_OK || j == NULL) {
         *out = def;
-        return VRAM_OK;
+        return st;
     }
-    if (!cJSON_IsNumber(j))
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not a number", key,
-                          vram__json_type(j));
     double v = j->valuedouble;
     uint64_t u;
     if (v < 0)
@@ -196,14 +203,12 @@ static vram_status cfg_heads_check(const cfg *c, const vram_arch *a, const char 
 static vram_status cfg_int(const cfg *c, const char *key, int64_t def, int64_t min, int64_t max,
                            int64_t *out) {
     char num[40];
-    const cJSON *j = cfg_get(c, key);
-    if (j == NULL) {
+    const cJSON *j;
+    vram_status st = cfg_number(c, key, &j);
+    if (st != VRAM_OK || j == NULL) {
         *out = def;
-        return VRAM_OK;
+        return st;
     }
-    if (!cJSON_IsNumber(j))
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not a number", key,
-                          vram__json_type(j));
     double v = j->valuedouble;
     if (!(v >= (double)min && v <= (double)max) || v != (double)(int64_t)v)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,

@@ -703,6 +703,9 @@ VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch
         in.kv = wd.kv;
         in.h = a.hidden;
         in.heads = a.heads;
+        /* a decoder without any attention block (Mamba): no attention scores anywhere */
+        if (a.family == VRAM_FAMILY_DECODER && vram__arch_cache_of(a).attn_blocks == 0)
+            in.heads = 0;
         in.dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : a.intermediate;
         if (a.experts != 0) in.dec_i = vram__moe_act_width(a); /* top-k, not every expert */
         if (a.family == VRAM_FAMILY_ENCODER_DECODER) {

@@ -145,8 +145,9 @@ Test(arch_table, directory_and_config_json_agree) {
 
 /* ---- what a model keeps while it generates ----------------------------------------- */
 
-/* The KV cache term of `estimate DIR --seq N --json`. */
-static uint64_t kv_bytes(const char *name, const char *seq, char cause[32]) {
+/* A term's (expected, or high) bytes of `estimate DIR --seq N --json`, its cause. */
+static uint64_t term_bytes(const char *name, const char *seq, const char *term, int high,
+                           char cause[32]) {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/%s", CONFIGS, name);
     const char *args[] = {"estimate", dir, "--seq", seq, "--assume-gpu", "80GiB", "--json", NULL};
@@ -156,13 +157,17 @@ static uint64_t kv_bytes(const char *name, const char *seq, char cause[32]) {
     const cJSON *t;
     uint64_t bytes = UINT64_MAX;
     cJSON_ArrayForEach(t, jget(doc, "terms")) {
-        if (strcmp(jget(t, "name")->valuestring, "kv_cache") != 0) continue;
-        bytes = (uint64_t)jget(t, "bytes")->valuedouble;
+        if (strcmp(jget(t, "name")->valuestring, term) != 0) continue;
+        bytes = (uint64_t)jget(t, high ? "high" : "bytes")->valuedouble;
         snprintf(cause, 32, "%s", jget(t, "cause")->valuestring);
     }
     cJSON_Delete(doc);
     cli_result_free(&r);
     return bytes;
+}
+
+static uint64_t kv_bytes(const char *name, const char *seq, char cause[32]) {
+    return term_bytes(name, seq, "kv_cache", 0, cause);
 }
 
 Test(arch_table, state_space_models_keep_a_state_not_a_kv_cache) {
@@ -184,6 +189,12 @@ Test(arch_table, state_space_models_keep_a_state_not_a_kv_cache) {
     /* Falcon-H1: attention in every block, beside its Mamba-2 mixer */
     cr_assert_eq(kv_bytes("Falcon-H1-0.5B-Instruct", "1000", cause),
                  36ull * 2 * 128 * 1000 * 2 + 36ull * (24 * 64 * 128 + 3 * 1792) * 2);
+    /* no attention block, no attention scores: activations grow with the sequence, not with
+       its square (8 x the tokens, at most 8 x the bytes) */
+    const uint64_t a8k = term_bytes("Mamba-Codestral-7B-v0.1", "8192", "activations", 1, cause);
+    const uint64_t a64k = term_bytes("Mamba-Codestral-7B-v0.1", "65536", "activations", 1, cause);
+    cr_assert_leq(a64k, 8 * a8k, "%llu then %llu", (unsigned long long)a8k,
+                  (unsigned long long)a64k);
     /* an encoder keeps nothing */
     cr_assert_eq(kv_bytes("ModernBERT-base", "512", cause), 0);
     cr_assert_str_eq(cause, "exact");
