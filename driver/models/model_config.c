@@ -197,24 +197,44 @@ static vram_status cfg_heads_check(const cfg *c, const vram_arch *a, const char 
     return VRAM_OK;
 }
 
+/* The six keys most config classes share, with the class's defaults: num_hidden_layers,
+ * hidden_size, num_attention_heads, intermediate_size, vocab_size and
+ * max_position_embeddings (-> context). */
+static vram_status cfg_common(const cfg *c, uint64_t layers, uint64_t hidden, uint64_t heads,
+                              uint64_t inter, uint64_t vocab, uint64_t max_pos, vram_arch *a) {
+    vram_status st;
+    if ((st = cfg_num(c, "num_hidden_layers", layers, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = cfg_num(c, "hidden_size", hidden, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "num_attention_heads", heads, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "intermediate_size", inter, 1, VRAM_LIMIT_INTERMEDIATE,
+                      &a->intermediate)) ||
+        (st = cfg_num(c, "vocab_size", vocab, 1, VRAM_LIMIT_VOCAB, &a->vocab)))
+        return st;
+    return cfg_num(c, "max_position_embeddings", max_pos, 1, VRAM_LIMIT_CONTEXT, &a->context);
+}
+
 /* ---- decoders ------------------------------------------------------------------------ */
 
-/* A signed integer in [min, max] (ERNIE's moe_layer_end_index: -1 = the last block). */
+/* A signed integer in [min, max], min < 0 (ERNIE's moe_layer_end_index: -1 = the last
+ * block): a negative one here, the others as cfg_num reads them. */
 static vram_status cfg_int(const cfg *c, const char *key, int64_t def, int64_t min, int64_t max,
                            int64_t *out) {
     char num[40];
-    const cJSON *j;
-    vram_status st = cfg_number(c, key, &j);
-    if (st != VRAM_OK || j == NULL) {
-        *out = def;
-        return st;
+    const cJSON *j = cfg_get(c, key);
+    uint64_t u;
+    vram_status st;
+    if (cJSON_IsNumber(j) && j->valuedouble < 0) {
+        const double v = j->valuedouble;
+        if (v < (double)min || v != (double)(int64_t)v)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "%s is %s, not an integer in %lld..%lld", key,
+                              vram__fmt_double(v, num), (long long)min, (long long)max);
+        *out = (int64_t)v;
+        return VRAM_OK;
     }
-    double v = j->valuedouble;
-    if (!(v >= (double)min && v <= (double)max) || v != (double)(int64_t)v)
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "%s is %s, not an integer in %lld..%lld", key, vram__fmt_double(v, num),
-                          (long long)min, (long long)max);
-    *out = (int64_t)v;
+    if ((st = cfg_num(c, key, def < 0 ? 0u : (uint64_t)def, 0, (uint64_t)max, &u)) != VRAM_OK)
+        return st;
+    *out = j == NULL ? def : (int64_t)u;
     return VRAM_OK;
 }
 
@@ -847,13 +867,7 @@ static vram_status cfg_neox(const cfg *c, vram_arch *a) {
     vram_status st;
     int tie, attn_bias;
     memset(a, 0, sizeof *a);
-    if ((st = cfg_num(c, "num_hidden_layers", 44, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
-        (st = cfg_num(c, "hidden_size", 6144, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
-        (st = cfg_num(c, "num_attention_heads", 64, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
-        (st = cfg_num(c, "intermediate_size", 24576, 1, VRAM_LIMIT_INTERMEDIATE,
-                      &a->intermediate)) ||
-        (st = cfg_num(c, "vocab_size", 50432, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
-        (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+    if ((st = cfg_common(c, 44, 6144, 64, 24576, 50432, 2048, a)) ||
         (st = cfg_bool(c, "tie_word_embeddings", 0, &tie)) ||
         (st = cfg_bool(c, "attention_bias", 1, &attn_bias)))
         return st;
@@ -1096,13 +1110,7 @@ static vram_status cfg_modernbert(const cfg *c, vram_arch *a, char *note, size_t
     const char *cls = cfg_class(c);
     char q[VRAM__QUOTE_CAP];
     memset(a, 0, sizeof *a);
-    if ((st = cfg_num(c, "num_hidden_layers", 22, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
-        (st = cfg_num(c, "hidden_size", 768, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
-        (st = cfg_num(c, "num_attention_heads", 12, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
-        (st = cfg_num(c, "intermediate_size", 1152, 1, VRAM_LIMIT_INTERMEDIATE,
-                      &a->intermediate)) ||
-        (st = cfg_num(c, "vocab_size", 50368, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
-        (st = cfg_num(c, "max_position_embeddings", 8192, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+    if ((st = cfg_common(c, 22, 768, 12, 1152, 50368, 8192, a)) ||
         (st = cfg_bool(c, "norm_bias", 0, &norm_bias)) ||
         (st = cfg_bool(c, "attention_bias", 0, &attn_bias)) ||
         (st = cfg_bool(c, "mlp_bias", 0, &mlp_bias)) ||

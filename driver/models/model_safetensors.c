@@ -611,13 +611,12 @@ static vram_status fp_add(const fp_tensor *ts, size_t count, vram__tensor_acc *a
 vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t data_bytes,
                                          const char *label, vram__tensor_acc *acc,
                                          const vram__shard_check *chk, char *err, size_t errcap) {
-    if ((uint64_t)len > VRAM_SAFETENSORS_HEADER_MAX)
-        return vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                          "header length %zu is over the 100,000,000-byte limit", len);
-    /* the streaming read first; the tree-based one when the header is not in its form */
+    /* the streaming read first (within the length limit, which the tree read states); the
+       tree read when the header is not in its form */
     fp_tensor *ts = NULL;
     size_t count = 0;
-    if (fp_check(json, len, data_bytes, chk, &ts, &count)) {
+    if ((uint64_t)len <= VRAM_SAFETENSORS_HEADER_MAX &&
+        fp_check(json, len, data_bytes, chk, &ts, &count)) {
         vram_status fst = fp_add(ts, count, acc, chk, label, err, errcap);
         free(ts);
         return fst;
