@@ -254,7 +254,9 @@ static vram_status emit_vllm(FILE *out, const vram_plan *p, const vram_candidate
     }
     for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
         if (c->gpu_mask & (1u << g)) tp++;
-    if (tp > 1 && m->arch.heads != 0 && m->arch.heads % (uint64_t)tp != 0)
+    /* a state-space model with no attention block (Mamba) has no attention heads to split */
+    if (tp > 1 && m->arch.heads != 0 && m->arch.heads % (uint64_t)tp != 0 &&
+        vram__arch_cache_of(m->arch).attn_blocks != 0)
         FAIL("--emit vllm: %d GPUs do not divide the %llu attention heads of %s, which "
              "--tensor-parallel-size needs",
              tp, (unsigned long long)m->arch.heads, p->comps[0].m.label);
@@ -266,6 +268,11 @@ static vram_status emit_vllm(FILE *out, const vram_plan *p, const vram_candidate
         FAIL("--emit vllm: the plan leaves vLLM less than 1%% of a GPU");
     if (st != VRAM_OK) FAIL("--emit vllm: %s", vram_status_str(st));
     if (context_of(c, &seq, &batch) != VRAM_OK) FAIL("--emit vllm: the plan sized no context");
+    if (vram__arch_cache_of(m->arch).state != 0)
+        note(notes, ncap,
+             "vLLM keeps a recurrent state of fixed size for each sequence it runs at once "
+             "(--max-num-seqs); the plan counted one for each of the batch's %llu",
+             (unsigned long long)batch);
     fprintf(out, "--gpu-memory-utilization %u.%02u --max-model-len %llu --tensor-parallel-size %d",
             frac / 100u, frac % 100u, (unsigned long long)seq, tp);
     if (c->kind == VRAM_STRATEGY_INT4)

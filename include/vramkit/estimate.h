@@ -150,7 +150,8 @@ typedef enum vram_term_id {
     X(VRAM_CAUSE_ARCH_GUESS, "arch_guess",                                                   \
       "the architecture was guessed from config.json's keys (a model type vramkit does not " \
       "know): low and high are the fewest and the most parameters of the readings it could " \
-      "be (plain or gated MLP, tied or untied head, biases or none)")                       \
+      "be (plain or gated MLP, tied or untied head, biases or none); the KV cache's low is " \
+      "none (it may be an encoder, or keep a recurrent state instead)")                      \
     X(VRAM_CAUSE_SWA, "swa",                                                                 \
       "low and expected: the sliding-window blocks keep only the window's keys and values "  \
       "(llama.cpp, vLLM, transformers' sliding caches; llama.cpp keeps a micro-batch more); " \
@@ -825,6 +826,9 @@ VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch
         in.kv = wd.kv;
         in.h = a.hidden;
         in.heads = a.heads;
+        /* a decoder without any attention block (Mamba): no attention scores anywhere */
+        if (a.family == VRAM_FAMILY_DECODER && vram__arch_cache_of(a).attn_blocks == 0)
+            in.heads = 0;
         in.dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : a.intermediate;
         if (a.experts != 0) in.dec_i = vram__moe_act_width(a); /* top-k, not every expert */
         if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
@@ -1254,24 +1258,30 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
     if (dec) {
         uint64_t toks = encdec ? vram__a(acc, tgt, src) : s;
         /* per token: k and v of kv width, or latent attention's compressed KV and rotary
-           key (what vLLM, SGLang and llama.cpp keep; not the heads it expands to) */
-        uint64_t per_tok = a.kv_lora_rank != 0 ? vram__a(acc, a.kv_lora_rank, a.rope_dim)
-                                               : vram__m(acc, 2u, kv);
+           key (what vLLM, SGLang and llama.cpp keep; not the heads it expands to); only the
+           blocks with attention keep them, the recurrent mixers a state of fixed size
+           (model.h's vram_cache_shape) */
+        const vram_cache_shape cs = vram__arch_cache_of(a);
+        const uint64_t attn = vram__min_u64(cs.attn_blocks, dec);
+        const uint64_t per_tok = cs.per_token;
+        const uint64_t state = vram__m(acc, cs.state, vram__m(acc, b, c));
         uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
-        t.kv_bytes = vram__m(acc, dec, block_kv);
+        t.kv_bytes = vram__m(acc, attn, block_kv);
         t.kv_hi = t.kv_bytes;
         /* sliding window shorter than the sequence: the windowed blocks keep the window's
            tokens only (low and expected); high stays every block over the whole sequence */
         if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
             a.sliding_window < toks) {
-            const uint64_t wl = vram__min_u64(a.window_layers, dec);
+            const uint64_t wl = vram__min_u64(a.window_layers, attn);
             const uint64_t win_kv =
                 vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window, b), c));
             const uint64_t windowed =
-                vram__a(acc, vram__m(acc, dec - wl, block_kv), vram__m(acc, wl, win_kv));
+                vram__a(acc, vram__m(acc, attn - wl, block_kv), vram__m(acc, wl, win_kv));
             t.kv_bytes = vram__min_u64(windowed, t.kv_hi);
             t.kv_cause = VRAM_CAUSE_SWA;
         }
+        t.kv_bytes = vram__a(acc, t.kv_bytes, state);
+        t.kv_hi = vram__a(acc, t.kv_hi, state);
     }
     /* an encoder-decoder's encoder alone, larger than the decoder beside the cache (the
        eighths of the range are of that working set, not of what it exceeds the cache by) */
@@ -1389,7 +1399,11 @@ VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram_
     }
     v.master = vram__est_guess(acc, in, t.trainable, t.master);
     v.act = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
-    v.kv = vram__term(t.kv_bytes, t.kv_bytes, t.kv_hi, t.kv_cause);
+    /* a guessed arch (its range of parameters wider than P) may keep no keys and values at
+       all (an encoder, recurrent mixers): not exact, low 0 */
+    v.kv = t.kv_cause == VRAM_CAUSE_EXACT && (in.P_lo < in.P || in.P_hi > in.P)
+               ? vram__term(0, t.kv_bytes, t.kv_hi, VRAM_CAUSE_ARCH_GUESS)
+               : vram__term(t.kv_bytes, t.kv_bytes, t.kv_hi, t.kv_cause);
     v.logits = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
     if (cpu) {
         v.context = none;
