@@ -9,6 +9,7 @@
 
 #include <vramkit/base.h>
 
+#include "util/json.h"
 #include "util/text.h"
 
 /* Exit codes (documented in the README and every --help). */
@@ -62,28 +63,6 @@ int cli_opt_percent(const char *cmd, const char *name, const char *text, double 
  * one process runs it (the in-process tests run many), and no getopt message of its own
  * (opterr = 0: the command words its errors). */
 void cli_getopt_reset(void);
-
-/* A small streaming JSON writer: valid output, strings escaped, commas handled. */
-typedef struct cli_json {
-    FILE *out;
-    int depth;
-    unsigned char need_comma[64];
-    int after_key;
-} cli_json;
-void cli_json_init(cli_json *j, FILE *out);
-void cli_json_begin_object(cli_json *j);
-void cli_json_end_object(cli_json *j);
-void cli_json_begin_array(cli_json *j);
-void cli_json_end_array(cli_json *j);
-void cli_json_key(cli_json *j, const char *key);
-void cli_json_string(cli_json *j, const char *s);
-void cli_json_u64(cli_json *j, uint64_t v);
-void cli_json_i64(cli_json *j, int64_t v);
-void cli_json_double(cli_json *j, double v); /* non-finite values are written as null */
-void cli_json_bool(cli_json *j, int v);
-void cli_json_null(cli_json *j);
-/* Ends the document with a newline. */
-void cli_json_finish(cli_json *j);
 
 /* The commands. */
 int cmd_chunks(int argc, char **argv);

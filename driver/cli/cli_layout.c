@@ -302,135 +302,135 @@ void cli_layout_text(FILE *out, const cli_layout_report *rep) {
     if (rep->p.found) result_text(out, rep);
 }
 
-static void terms_json(cli_json *j, const vram_layout_term *t, uint64_t lo, uint64_t ex, uint64_t hi) {
-    cli_json_key(j, "terms");
-    cli_json_begin_array(j);
+static void terms_json(vram_json *j, const vram_layout_term *t, uint64_t lo, uint64_t ex, uint64_t hi) {
+    vram_json_key(j, "terms");
+    vram_json_begin_array(j);
     for (int i = 0; i < VRAM_LT_COUNT; i++) {
         if (t[i].high == 0) continue;
-        cli_json_begin_object(j);
-        cli_json_key(j, "name");
-        cli_json_string(j, vram_layout_term_name((vram_layout_term_id)i));
-        cli_json_key(j, "bytes");
-        cli_json_u64(j, t[i].expected);
-        cli_json_key(j, "low");
-        cli_json_u64(j, t[i].low);
-        cli_json_key(j, "high");
-        cli_json_u64(j, t[i].high);
-        cli_json_key(j, "cause");
-        cli_json_string(j, vram_cause_name(t[i].cause));
-        cli_json_key(j, "layout_cause");
-        cli_json_string(j, vram_layout_cause_name(t[i].why));
-        cli_json_end_object(j);
+        vram_json_begin_object(j);
+        vram_json_key(j, "name");
+        vram_json_string(j, vram_layout_term_name((vram_layout_term_id)i));
+        vram_json_key(j, "bytes");
+        vram_json_u64(j, t[i].expected);
+        vram_json_key(j, "low");
+        vram_json_u64(j, t[i].low);
+        vram_json_key(j, "high");
+        vram_json_u64(j, t[i].high);
+        vram_json_key(j, "cause");
+        vram_json_string(j, vram_cause_name(t[i].cause));
+        vram_json_key(j, "layout_cause");
+        vram_json_string(j, vram_layout_cause_name(t[i].why));
+        vram_json_end_object(j);
     }
-    cli_json_end_array(j);
-    cli_json_key(j, "total");
-    cli_json_begin_object(j);
-    cli_json_key(j, "low");
-    cli_json_u64(j, lo);
-    cli_json_key(j, "expected");
-    cli_json_u64(j, ex);
-    cli_json_key(j, "high");
-    cli_json_u64(j, hi);
-    cli_json_end_object(j);
+    vram_json_end_array(j);
+    vram_json_key(j, "total");
+    vram_json_begin_object(j);
+    vram_json_key(j, "low");
+    vram_json_u64(j, lo);
+    vram_json_key(j, "expected");
+    vram_json_u64(j, ex);
+    vram_json_key(j, "high");
+    vram_json_u64(j, hi);
+    vram_json_end_object(j);
 }
 
-static void layout_json(cli_json *j, const vram_layout *l, uint64_t dp) {
-    cli_json_key(j, "nodes");
-    cli_json_u64(j, l->nodes);
-    cli_json_key(j, "gpus_per_node");
-    cli_json_u64(j, l->gpus_per_node);
-    cli_json_key(j, "gpus");
-    cli_json_u64(j, l->nodes * l->gpus_per_node);
-    cli_json_key(j, "zero");
-    cli_json_u64(j, l->zero);
-    cli_json_key(j, "tp");
-    cli_json_u64(j, l->tp);
-    cli_json_key(j, "pp");
-    cli_json_u64(j, l->pp);
-    cli_json_key(j, "dp");
-    cli_json_u64(j, dp);
+static void layout_json(vram_json *j, const vram_layout *l, uint64_t dp) {
+    vram_json_key(j, "nodes");
+    vram_json_u64(j, l->nodes);
+    vram_json_key(j, "gpus_per_node");
+    vram_json_u64(j, l->gpus_per_node);
+    vram_json_key(j, "gpus");
+    vram_json_u64(j, l->nodes * l->gpus_per_node);
+    vram_json_key(j, "zero");
+    vram_json_u64(j, l->zero);
+    vram_json_key(j, "tp");
+    vram_json_u64(j, l->tp);
+    vram_json_key(j, "pp");
+    vram_json_u64(j, l->pp);
+    vram_json_key(j, "dp");
+    vram_json_u64(j, dp);
 }
 
-static void near_json(cli_json *j, const vram_layout_near *n) {
-    cli_json_begin_object(j);
+static void near_json(vram_json *j, const vram_layout_near *n) {
+    vram_json_begin_object(j);
     layout_json(j, &n->layout, n->dp);
-    cli_json_key(j, "expected_bytes");
-    cli_json_u64(j, n->expected);
-    cli_json_key(j, "short_bytes");
-    cli_json_u64(j, n->short_by);
-    cli_json_end_object(j);
+    vram_json_key(j, "expected_bytes");
+    vram_json_u64(j, n->expected);
+    vram_json_key(j, "short_bytes");
+    vram_json_u64(j, n->short_by);
+    vram_json_end_object(j);
 }
 
-void cli_layout_json(cli_json *j, const cli_layout_report *rep) {
+void cli_layout_json(vram_json *j, const cli_layout_report *rep) {
     const vram_layout_result *r = &rep->r;
     if (rep->mode == 0) return;
-    cli_json_key(j, "layout");
-    cli_json_begin_object(j);
-    cli_json_key(j, "source");
-    cli_json_string(j, rep->mode == 1 ? "given" : rep->auto_proposed ? "proposed_one_gpu_short"
+    vram_json_key(j, "layout");
+    vram_json_begin_object(j);
+    vram_json_key(j, "source");
+    vram_json_string(j, rep->mode == 1 ? "given" : rep->auto_proposed ? "proposed_one_gpu_short"
                                                                       : "proposed");
-    cli_json_key(j, "budget_bytes");
-    cli_json_u64(j, rep->budget);
+    vram_json_key(j, "budget_bytes");
+    vram_json_u64(j, rep->budget);
     if (rep->mode == 2) {
-        cli_json_key(j, "proposal");
-        cli_json_begin_object(j);
-        cli_json_key(j, "found");
-        cli_json_bool(j, rep->p.found);
-        cli_json_key(j, "max_nodes");
-        cli_json_u64(j, rep->max_nodes);
-        cli_json_key(j, "gpus_per_node");
-        cli_json_u64(j, rep->gpus_per_node);
-        cli_json_key(j, "one_gpu_bytes");
-        cli_json_u64(j, rep->one_gpu);
-        cli_json_key(j, "tried");
-        cli_json_u64(j, rep->p.tried);
-        cli_json_key(j, "gpu_counts_short");
-        cli_json_u64(j, rep->p.counts_short);
-        cli_json_key(j, "nearest");
-        cli_json_begin_array(j);
+        vram_json_key(j, "proposal");
+        vram_json_begin_object(j);
+        vram_json_key(j, "found");
+        vram_json_bool(j, rep->p.found);
+        vram_json_key(j, "max_nodes");
+        vram_json_u64(j, rep->max_nodes);
+        vram_json_key(j, "gpus_per_node");
+        vram_json_u64(j, rep->gpus_per_node);
+        vram_json_key(j, "one_gpu_bytes");
+        vram_json_u64(j, rep->one_gpu);
+        vram_json_key(j, "tried");
+        vram_json_u64(j, rep->p.tried);
+        vram_json_key(j, "gpu_counts_short");
+        vram_json_u64(j, rep->p.counts_short);
+        vram_json_key(j, "nearest");
+        vram_json_begin_array(j);
         for (int i = 0; i < rep->p.nnear; i++) near_json(j, &rep->p.nearest[i]);
-        cli_json_end_array(j);
-        cli_json_key(j, "lower");
+        vram_json_end_array(j);
+        vram_json_key(j, "lower");
         if (rep->p.found && rep->p.have_lower)
             near_json(j, &rep->p.lower);
         else
-            cli_json_null(j);
-        cli_json_end_object(j);
+            vram_json_null(j);
+        vram_json_end_object(j);
         if (!rep->p.found) {
-            cli_json_key(j, "fits");
-            cli_json_bool(j, 0);
-            cli_json_end_object(j);
+            vram_json_key(j, "fits");
+            vram_json_bool(j, 0);
+            vram_json_end_object(j);
             return;
         }
     }
     layout_json(j, &r->layout, r->dp);
-    cli_json_key(j, "micro_batches");
-    cli_json_u64(j, r->layout.micro_batches);
-    cli_json_key(j, "offload");
-    cli_json_begin_array(j);
-    if (r->layout.offload & VRAM_OFFLOAD_OPTIMIZER) cli_json_string(j, "optimizer");
-    if (r->layout.offload & VRAM_OFFLOAD_PARAMS) cli_json_string(j, "params");
-    cli_json_end_array(j);
-    cli_json_key(j, "stage");
-    cli_json_string(j, r->layout.pp == 1 ? "only" : r->last_stage ? "last" : "first");
-    cli_json_key(j, "stage_blocks");
-    cli_json_u64(j, r->stage_blocks);
-    cli_json_key(j, "in_flight");
-    cli_json_u64(j, r->in_flight);
-    cli_json_key(j, "gpu_params");
-    cli_json_u64(j, r->gpu_params);
-    cli_json_key(j, "per_gpu");
-    cli_json_begin_object(j);
+    vram_json_key(j, "micro_batches");
+    vram_json_u64(j, r->layout.micro_batches);
+    vram_json_key(j, "offload");
+    vram_json_begin_array(j);
+    if (r->layout.offload & VRAM_OFFLOAD_OPTIMIZER) vram_json_string(j, "optimizer");
+    if (r->layout.offload & VRAM_OFFLOAD_PARAMS) vram_json_string(j, "params");
+    vram_json_end_array(j);
+    vram_json_key(j, "stage");
+    vram_json_string(j, r->layout.pp == 1 ? "only" : r->last_stage ? "last" : "first");
+    vram_json_key(j, "stage_blocks");
+    vram_json_u64(j, r->stage_blocks);
+    vram_json_key(j, "in_flight");
+    vram_json_u64(j, r->in_flight);
+    vram_json_key(j, "gpu_params");
+    vram_json_u64(j, r->gpu_params);
+    vram_json_key(j, "per_gpu");
+    vram_json_begin_object(j);
     terms_json(j, r->gpu, r->gpu_low, r->gpu_expected, r->gpu_high);
-    cli_json_end_object(j);
-    cli_json_key(j, "per_node_host");
-    cli_json_begin_object(j);
+    vram_json_end_object(j);
+    vram_json_key(j, "per_node_host");
+    vram_json_begin_object(j);
     terms_json(j, r->host, r->host_low, r->host_expected, r->host_high);
-    cli_json_end_object(j);
-    cli_json_key(j, "fits");
+    vram_json_end_object(j);
+    vram_json_key(j, "fits");
     if (rep->budget != 0)
-        cli_json_bool(j, r->gpu_expected <= rep->budget);
+        vram_json_bool(j, r->gpu_expected <= rep->budget);
     else
-        cli_json_null(j);
-    cli_json_end_object(j);
+        vram_json_null(j);
+    vram_json_end_object(j);
 }

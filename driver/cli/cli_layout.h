@@ -79,6 +79,6 @@ int cli_layout_fits(const cli_layout_report *r);
 
 /* The report as text, or as the "layout" member of an open JSON object. */
 void cli_layout_text(FILE *out, const cli_layout_report *r);
-void cli_layout_json(cli_json *j, const cli_layout_report *r);
+void cli_layout_json(vram_json *j, const cli_layout_report *r);
 
 #endif

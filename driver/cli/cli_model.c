@@ -192,97 +192,97 @@ void cli_estimate_table(FILE *out, const vram_estimate *e) {
                      "(grouped-query attention stores less)\n");
 }
 
-void cli_estimate_json(cli_json *j, const vram_estimate *e) {
-    cli_json_key(j, "terms");
-    cli_json_begin_array(j);
+void cli_estimate_json(vram_json *j, const vram_estimate *e) {
+    vram_json_key(j, "terms");
+    vram_json_begin_array(j);
     for (int i = 0; i < VRAM_TERM_COUNT; i++) {
         const vram_term *t = &e->term[i];
-        cli_json_begin_object(j);
-        cli_json_key(j, "name");
-        cli_json_string(j, vram_term_name((vram_term_id)i));
-        cli_json_key(j, "bytes");
-        cli_json_u64(j, t->expected);
-        cli_json_key(j, "low");
-        cli_json_u64(j, t->low);
-        cli_json_key(j, "high");
-        cli_json_u64(j, t->high);
-        cli_json_key(j, "cause");
-        cli_json_string(j, t->low == t->high ? "exact" : vram_cause_name(t->cause));
-        cli_json_end_object(j);
+        vram_json_begin_object(j);
+        vram_json_key(j, "name");
+        vram_json_string(j, vram_term_name((vram_term_id)i));
+        vram_json_key(j, "bytes");
+        vram_json_u64(j, t->expected);
+        vram_json_key(j, "low");
+        vram_json_u64(j, t->low);
+        vram_json_key(j, "high");
+        vram_json_u64(j, t->high);
+        vram_json_key(j, "cause");
+        vram_json_string(j, t->low == t->high ? "exact" : vram_cause_name(t->cause));
+        vram_json_end_object(j);
     }
-    cli_json_end_array(j);
-    cli_json_key(j, "total");
-    cli_json_begin_object(j);
-    cli_json_key(j, "low");
-    cli_json_u64(j, e->low);
-    cli_json_key(j, "expected");
-    cli_json_u64(j, e->expected);
-    cli_json_key(j, "high");
-    cli_json_u64(j, e->high);
-    cli_json_end_object(j);
-    cli_json_key(j, "notes");
-    cli_json_begin_array(j);
-    if (e->notes & VRAM_NOTE_NO_ARCH) cli_json_string(j, "no_arch");
-    if (e->notes & VRAM_NOTE_DTYPE_ASSUMED) cli_json_string(j, "dtype_assumed");
-    if (e->notes & VRAM_NOTE_GQA_KV) cli_json_string(j, "gqa_kv");
-    cli_json_end_array(j);
+    vram_json_end_array(j);
+    vram_json_key(j, "total");
+    vram_json_begin_object(j);
+    vram_json_key(j, "low");
+    vram_json_u64(j, e->low);
+    vram_json_key(j, "expected");
+    vram_json_u64(j, e->expected);
+    vram_json_key(j, "high");
+    vram_json_u64(j, e->high);
+    vram_json_end_object(j);
+    vram_json_key(j, "notes");
+    vram_json_begin_array(j);
+    if (e->notes & VRAM_NOTE_NO_ARCH) vram_json_string(j, "no_arch");
+    if (e->notes & VRAM_NOTE_DTYPE_ASSUMED) vram_json_string(j, "dtype_assumed");
+    if (e->notes & VRAM_NOTE_GQA_KV) vram_json_string(j, "gqa_kv");
+    vram_json_end_array(j);
 }
 
-void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e) {
-    cli_json_begin_object(j);
-    cli_json_key(j, "name");
-    cli_json_string(j, m->label);
-    cli_json_key(j, "source");
-    cli_json_string(j, m->source);
+void cli_model_json(vram_json *j, const vram_model_ref *m, const vram_estimate *e) {
+    vram_json_begin_object(j);
+    vram_json_key(j, "name");
+    vram_json_string(j, m->label);
+    vram_json_key(j, "source");
+    vram_json_string(j, m->source);
     if (m->hf_id[0]) {
-        cli_json_key(j, "hf_id");
-        cli_json_string(j, m->hf_id);
+        vram_json_key(j, "hf_id");
+        vram_json_string(j, m->hf_id);
     }
-    cli_json_key(j, "family");
-    cli_json_string(j, vram_family_name(m->model.arch.family));
-    cli_json_key(j, "params");
-    cli_json_u64(j, e->params);
+    vram_json_key(j, "family");
+    vram_json_string(j, vram_family_name(m->model.arch.family));
+    vram_json_key(j, "params");
+    vram_json_u64(j, e->params);
     if (m->model.arch.experts != 0) { /* a mixture of experts: what one token goes through */
-        cli_json_key(j, "active_params");
-        cli_json_u64(j, e->active_params);
-        cli_json_key(j, "experts");
-        cli_json_u64(j, m->model.arch.experts);
-        cli_json_key(j, "experts_per_token");
-        cli_json_u64(j, m->model.arch.experts_per_token);
+        vram_json_key(j, "active_params");
+        vram_json_u64(j, e->active_params);
+        vram_json_key(j, "experts");
+        vram_json_u64(j, m->model.arch.experts);
+        vram_json_key(j, "experts_per_token");
+        vram_json_u64(j, m->model.arch.experts_per_token);
     }
     if (e->expert_bytes != 0) {
-        cli_json_key(j, "expert_bytes");
-        cli_json_u64(j, e->expert_bytes);
+        vram_json_key(j, "expert_bytes");
+        vram_json_u64(j, e->expert_bytes);
     }
-    cli_json_key(j, "blocks");
-    cli_json_u64(j, e->blocks);
-    cli_json_key(j, "published_format");
-    cli_json_string(j, m->model.dtype != VRAM_DTYPE_NONE ? vram_dtype_name(m->model.dtype)
+    vram_json_key(j, "blocks");
+    vram_json_u64(j, e->blocks);
+    vram_json_key(j, "published_format");
+    vram_json_string(j, m->model.dtype != VRAM_DTYPE_NONE ? vram_dtype_name(m->model.dtype)
                                                          : "unknown");
     if (m->model.stats.tensors) {
-        cli_json_key(j, "tensors");
-        cli_json_u64(j, m->model.stats.tensors);
-        cli_json_key(j, "stored_bytes");
-        cli_json_u64(j, m->model.stats.bytes);
+        vram_json_key(j, "tensors");
+        vram_json_u64(j, m->model.stats.tensors);
+        vram_json_key(j, "stored_bytes");
+        vram_json_u64(j, m->model.stats.bytes);
     }
     if (m->model.guess_high != 0) {
         char as[160];
         cli_arch_reading(&m->model.arch, as, sizeof as);
-        cli_json_key(j, "read_as");
-        cli_json_string(j, as);
-        cli_json_key(j, "guessed_params");
-        cli_json_begin_object(j);
-        cli_json_key(j, "low");
-        cli_json_u64(j, m->model.guess_low);
-        cli_json_key(j, "high");
-        cli_json_u64(j, m->model.guess_high);
-        cli_json_end_object(j);
+        vram_json_key(j, "read_as");
+        vram_json_string(j, as);
+        vram_json_key(j, "guessed_params");
+        vram_json_begin_object(j);
+        vram_json_key(j, "low");
+        vram_json_u64(j, m->model.guess_low);
+        vram_json_key(j, "high");
+        vram_json_u64(j, m->model.guess_high);
+        vram_json_end_object(j);
     }
     if (m->note[0]) {
-        cli_json_key(j, "note");
-        cli_json_string(j, m->note);
+        vram_json_key(j, "note");
+        vram_json_string(j, m->note);
     }
-    cli_json_end_object(j);
+    vram_json_end_object(j);
 }
 
 void cli_arch_reading(const vram_arch *a, char *buf, size_t cap) {
@@ -298,46 +298,46 @@ void cli_arch_reading(const vram_arch *a, char *buf, size_t cap) {
              (a->flags & VRAM_ARCH_PARALLEL) ? ", parallel blocks" : "");
 }
 
-void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e) {
-    cli_json_begin_object(j);
-    cli_json_key(j, "mode");
-    cli_json_string(j, w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
-    cli_json_key(j, "format");
-    cli_json_string(j, vram_dtype_name(e->format));
-    cli_json_key(j, "compute");
-    cli_json_string(j, vram_dtype_name(e->compute));
-    cli_json_key(j, "batch");
-    cli_json_u64(j, e->batch);
-    cli_json_key(j, "seq");
-    cli_json_u64(j, e->seq);
+void cli_workload_json(vram_json *j, const vram_workload *w, const vram_estimate *e) {
+    vram_json_begin_object(j);
+    vram_json_key(j, "mode");
+    vram_json_string(j, w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
+    vram_json_key(j, "format");
+    vram_json_string(j, vram_dtype_name(e->format));
+    vram_json_key(j, "compute");
+    vram_json_string(j, vram_dtype_name(e->compute));
+    vram_json_key(j, "batch");
+    vram_json_u64(j, e->batch);
+    vram_json_key(j, "seq");
+    vram_json_u64(j, e->seq);
     /* given, or resolved to something other than seq (whisper's 1500 source frames) */
     if (w->src_len || (e->src_len != 0 && e->src_len != e->seq)) {
-        cli_json_key(j, "src_len");
-        cli_json_u64(j, e->src_len);
+        vram_json_key(j, "src_len");
+        vram_json_u64(j, e->src_len);
     }
     if (w->tgt_len || (e->tgt_len != 0 && e->tgt_len != e->seq)) {
-        cli_json_key(j, "tgt_len");
-        cli_json_u64(j, e->tgt_len);
+        vram_json_key(j, "tgt_len");
+        vram_json_u64(j, e->tgt_len);
     }
     if (w->mode == VRAM_MODE_TRAIN) {
-        cli_json_key(j, "optimizer");
-        cli_json_string(j, vram_optimizer_name(w->optimizer));
-        cli_json_key(j, "checkpointing");
-        cli_json_bool(j, w->checkpointing);
-        cli_json_key(j, "grad_accum");
-        cli_json_u64(j, w->grad_accum ? w->grad_accum : 1u);
-        cli_json_key(j, "lora_rank");
-        cli_json_u64(j, w->lora_rank);
-        cli_json_key(j, "trainable_params");
-        cli_json_u64(j, e->trainable);
+        vram_json_key(j, "optimizer");
+        vram_json_string(j, vram_optimizer_name(w->optimizer));
+        vram_json_key(j, "checkpointing");
+        vram_json_bool(j, w->checkpointing);
+        vram_json_key(j, "grad_accum");
+        vram_json_u64(j, w->grad_accum ? w->grad_accum : 1u);
+        vram_json_key(j, "lora_rank");
+        vram_json_u64(j, w->lora_rank);
+        vram_json_key(j, "trainable_params");
+        vram_json_u64(j, e->trainable);
     }
     if (e->image_tokens != 0) {
-        cli_json_key(j, "image_tokens");
-        cli_json_u64(j, e->image_tokens);
+        vram_json_key(j, "image_tokens");
+        vram_json_u64(j, e->image_tokens);
     }
-    cli_json_key(j, "flash_attention");
-    cli_json_bool(j, w->flash_attention);
-    cli_json_end_object(j);
+    vram_json_key(j, "flash_attention");
+    vram_json_bool(j, w->flash_attention);
+    vram_json_end_object(j);
 }
 
 
@@ -366,34 +366,34 @@ void cli_machine_text(FILE *out, const vram_machine_view *v) {
     if (v->tenants_more) fprintf(out, "and %d more processes\n", v->tenants_more);
 }
 
-void cli_machine_json(cli_json *j, const vram_machine_view *v) {
-    cli_json_key(j, "gpu_source");
-    cli_json_string(j, v->source);
-    cli_json_key(j, "gpu_source_note");
-    if (v->note[0]) cli_json_string(j, v->note);
-    else cli_json_null(j);
-    cli_json_key(j, "tenants");
+void cli_machine_json(vram_json *j, const vram_machine_view *v) {
+    vram_json_key(j, "gpu_source");
+    vram_json_string(j, v->source);
+    vram_json_key(j, "gpu_source_note");
+    if (v->note[0]) vram_json_string(j, v->note);
+    else vram_json_null(j);
+    vram_json_key(j, "tenants");
     if (!v->tenants_known) {
-        cli_json_null(j);
+        vram_json_null(j);
         return;
     }
-    cli_json_begin_array(j);
+    vram_json_begin_array(j);
     for (int i = 0; i < v->ntenants; i++) {
         const vram_machine_tenant *t = &v->tenants[i];
-        cli_json_begin_object(j);
-        cli_json_key(j, "gpu");
-        cli_json_u64(j, (uint64_t)t->gpu);
-        cli_json_key(j, "pid");
-        cli_json_u64(j, t->pid);
-        cli_json_key(j, "name");
-        if (t->name[0]) cli_json_string(j, t->name);
-        else cli_json_null(j);
-        cli_json_key(j, "bytes");
-        if (t->bytes == VRAM_GPUMEM_UNKNOWN) cli_json_null(j);
-        else cli_json_u64(j, t->bytes);
-        cli_json_end_object(j);
+        vram_json_begin_object(j);
+        vram_json_key(j, "gpu");
+        vram_json_u64(j, (uint64_t)t->gpu);
+        vram_json_key(j, "pid");
+        vram_json_u64(j, t->pid);
+        vram_json_key(j, "name");
+        if (t->name[0]) vram_json_string(j, t->name);
+        else vram_json_null(j);
+        vram_json_key(j, "bytes");
+        if (t->bytes == VRAM_GPUMEM_UNKNOWN) vram_json_null(j);
+        else vram_json_u64(j, t->bytes);
+        vram_json_end_object(j);
     }
-    cli_json_end_array(j);
-    cli_json_key(j, "tenants_more");
-    cli_json_u64(j, (uint64_t)v->tenants_more);
+    vram_json_end_array(j);
+    vram_json_key(j, "tenants_more");
+    vram_json_u64(j, (uint64_t)v->tenants_more);
 }

@@ -65,20 +65,20 @@ void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_e
 /* Print the terms of an estimate as a table (text) or the "terms" and "total" members of
  * an open JSON object. */
 void cli_estimate_table(FILE *out, const vram_estimate *e);
-void cli_estimate_json(cli_json *j, const vram_estimate *e);
+void cli_estimate_json(vram_json *j, const vram_estimate *e);
 /* The model's description as a JSON object under the current key. */
-void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e);
+void cli_model_json(vram_json *j, const vram_model_ref *m, const vram_estimate *e);
 /* What a guessed architecture was read as, in words: "decoder, gated MLP, RMS norm, no
  * biases, untied head". */
 void cli_arch_reading(const vram_arch *a, char *buf, size_t cap);
 /* The workload as a JSON object under the current key. */
-void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e);
+void cli_workload_json(vram_json *j, const vram_workload *w, const vram_estimate *e);
 
 /* How this machine's GPUs were read (NVML or the CUDA runtime, and why not NVML) and the
  * other processes holding memory on them: text lines, or the keys gpu_source,
  * gpu_source_note, tenants ([{gpu, pid, name, bytes}] or null when not known) and
  * tenants_more inside the JSON object being written. For GPUs read here only. */
 void cli_machine_text(FILE *out, const vram_machine_view *v);
-void cli_machine_json(cli_json *j, const vram_machine_view *v);
+void cli_machine_json(vram_json *j, const vram_machine_view *v);
 
 #endif

@@ -112,47 +112,47 @@ void cli_h5_text(FILE *out, const vram_h5_file *f) {
     }
 }
 
-void cli_h5_json(cli_json *j, const vram_h5_file *f) {
-    cli_json_key(j, "file");
-    cli_json_string(j, f->path);
-    cli_json_key(j, "datasets");
-    cli_json_begin_array(j);
+void cli_h5_json(vram_json *j, const vram_h5_file *f) {
+    vram_json_key(j, "file");
+    vram_json_string(j, f->path);
+    vram_json_key(j, "datasets");
+    vram_json_begin_array(j);
     for (uint32_t d = 0; d < f->datasets; d++) {
         const vram_h5_dataset *ds = &f->ds[d];
-        cli_json_begin_object(j);
-        cli_json_key(j, "name");
-        cli_json_string(j, ds->name);
-        cli_json_key(j, "shape");
-        cli_json_begin_array(j);
-        for (int i = 0; i < ds->rank; i++) cli_json_u64(j, ds->dims[i]);
-        cli_json_end_array(j);
-        cli_json_key(j, "type");
-        cli_json_string(j, ds->type);
-        cli_json_key(j, "layout");
-        cli_json_string(j, ds->layout);
-        cli_json_key(j, "filters");
-        cli_json_string(j, ds->filters);
-        cli_json_key(j, "row_bytes");
-        cli_json_u64(j, ds->row_bytes);
-        cli_json_key(j, "read_path");
-        cli_json_string(j, path_name(ds->path));
-        cli_json_key(j, "reason");
+        vram_json_begin_object(j);
+        vram_json_key(j, "name");
+        vram_json_string(j, ds->name);
+        vram_json_key(j, "shape");
+        vram_json_begin_array(j);
+        for (int i = 0; i < ds->rank; i++) vram_json_u64(j, ds->dims[i]);
+        vram_json_end_array(j);
+        vram_json_key(j, "type");
+        vram_json_string(j, ds->type);
+        vram_json_key(j, "layout");
+        vram_json_string(j, ds->layout);
+        vram_json_key(j, "filters");
+        vram_json_string(j, ds->filters);
+        vram_json_key(j, "row_bytes");
+        vram_json_u64(j, ds->row_bytes);
+        vram_json_key(j, "read_path");
+        vram_json_string(j, path_name(ds->path));
+        vram_json_key(j, "reason");
         if (ds->path == VRAM_H5_PATH_HDF5)
-            cli_json_string(j, ds->reason);
+            vram_json_string(j, ds->reason);
         else
-            cli_json_null(j);
-        cli_json_key(j, "offset");
+            vram_json_null(j);
+        vram_json_key(j, "offset");
         if (ds->path == VRAM_H5_PATH_CONTIGUOUS)
-            cli_json_u64(j, ds->offset);
+            vram_json_u64(j, ds->offset);
         else
-            cli_json_null(j);
-        cli_json_key(j, "chunk_rows");
-        cli_json_u64(j, ds->chunk_rows);
-        cli_json_key(j, "chunks");
-        cli_json_u64(j, ds->nchunks);
-        cli_json_end_object(j);
+            vram_json_null(j);
+        vram_json_key(j, "chunk_rows");
+        vram_json_u64(j, ds->chunk_rows);
+        vram_json_key(j, "chunks");
+        vram_json_u64(j, ds->nchunks);
+        vram_json_end_object(j);
     }
-    cli_json_end_array(j);
+    vram_json_end_array(j);
 }
 
 /* ---- --world auto|W and --rank R ---------------------------------------------------------- */

@@ -32,7 +32,7 @@ const char *cli_h5_shape(const vram_h5_dataset *ds, char *buf, size_t cap);
 void cli_h5_text(FILE *out, const vram_h5_file *f);
 /* The members "file" and "datasets" (an array of {name, shape, type, layout, filters,
  * row_bytes, read_path, reason, offset, chunk_rows, chunks}) of an open JSON object. */
-void cli_h5_json(cli_json *j, const vram_h5_file *f);
+void cli_h5_json(vram_json *j, const vram_h5_file *f);
 
 /* ---- --world auto|W and --rank R ------------------------------------------------------
  * A number given to --world wins: the ranks are the flags' (rank 0 unless --rank), and the

@@ -383,24 +383,24 @@ static int alloc_orders(const opts *o, const vram_chunks_plan *p, uint64_t **chu
     return -1;
 }
 
-static void json_range(cli_json *j, uint64_t a, uint64_t b) {
-    cli_json_begin_array(j);
-    cli_json_u64(j, a);
-    cli_json_u64(j, b);
-    cli_json_end_array(j);
+static void json_range(vram_json *j, uint64_t a, uint64_t b) {
+    vram_json_begin_array(j);
+    vram_json_u64(j, a);
+    vram_json_u64(j, b);
+    vram_json_end_array(j);
 }
 
-static void json_field(cli_json *j, const char *k, uint64_t v) {
-    cli_json_key(j, k);
-    cli_json_u64(j, v);
+static void json_field(vram_json *j, const char *k, uint64_t v) {
+    vram_json_key(j, k);
+    vram_json_u64(j, v);
 }
 
 static int print_json(const opts *o, const vram_chunks_plan *p, const uint64_t *chunk_order,
                       uint64_t *rows) {
     const vram_chunks_config *c = &p->config;
-    cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
+    vram_json j;
+    vram_json_init(&j, stdout);
+    vram_json_begin_object(&j);
     if (o->h5) {
         cli_h5_json(&j, o->h5);
         json_field(&j, "extra_device_bytes", o->extra_device_bytes);
@@ -409,28 +409,28 @@ static int print_json(const opts *o, const vram_chunks_plan *p, const uint64_t *
     json_field(&j, "sample_bytes", c->sample_bytes);
     json_field(&j, "batch", c->batch);
     json_field(&j, "buffers", c->buffers);
-    cli_json_key(&j, "drop_last");
-    cli_json_bool(&j, c->drop_last);
+    vram_json_key(&j, "drop_last");
+    vram_json_bool(&j, c->drop_last);
     json_field(&j, "world", c->world);
     json_field(&j, "rank", c->rank);
-    cli_json_key(&j, "launcher");
-    cli_json_string(&j, vram_launcher_name(o->ranks.launcher));
-    cli_json_key(&j, "local_rank");
+    vram_json_key(&j, "launcher");
+    vram_json_string(&j, vram_launcher_name(o->ranks.launcher));
+    vram_json_key(&j, "local_rank");
     if (o->ranks.local_rank >= 0)
-        cli_json_i64(&j, o->ranks.local_rank);
+        vram_json_i64(&j, o->ranks.local_rank);
     else
-        cli_json_null(&j);
-    cli_json_key(&j, "shard");
-    cli_json_string(&j, c->shard == VRAM_SHARD_DROP ? "drop" : "pad");
-    cli_json_key(&j, "shuffle");
-    cli_json_bool(&j, c->shuffle);
+        vram_json_null(&j);
+    vram_json_key(&j, "shard");
+    vram_json_string(&j, c->shard == VRAM_SHARD_DROP ? "drop" : "pad");
+    vram_json_key(&j, "shuffle");
+    vram_json_bool(&j, c->shuffle);
     json_field(&j, "seed", c->seed);
     json_field(&j, "epoch", o->epoch);
     if (o->have_free) {
         json_field(&j, "free_bytes", c->free_bytes);
         json_field(&j, "reserve_bytes", c->reserve_bytes);
-        cli_json_key(&j, "fraction");
-        cli_json_double(&j, c->fraction);
+        vram_json_key(&j, "fraction");
+        vram_json_double(&j, c->fraction);
     }
     json_field(&j, "total_samples", c->samples);
     json_field(&j, "total_bytes", p->total_bytes);
@@ -450,48 +450,48 @@ static int print_json(const opts *o, const vram_chunks_plan *p, const uint64_t *
     json_field(&j, "rank_samples", p->rank_samples);
     json_field(&j, "rank_start", p->rank_start);
     json_field(&j, "rank_end", p->rank_end);
-    cli_json_key(&j, "chunk_order");
-    cli_json_begin_array(&j);
-    for (uint64_t k = 0; k < p->chunk_count; k++) cli_json_u64(&j, visit(chunk_order, k));
-    cli_json_end_array(&j);
-    cli_json_key(&j, "chunks");
-    cli_json_begin_array(&j);
+    vram_json_key(&j, "chunk_order");
+    vram_json_begin_array(&j);
+    for (uint64_t k = 0; k < p->chunk_count; k++) vram_json_u64(&j, visit(chunk_order, k));
+    vram_json_end_array(&j);
+    vram_json_key(&j, "chunks");
+    vram_json_begin_array(&j);
     for (uint64_t k = 0; k < p->chunk_count; k++) {
         vram_chunk ch;
         vram_range b;
         uint64_t i = visit(chunk_order, k);
         if (vram_chunks_chunk(p, i, &ch) != VRAM_OK) return -1;
-        cli_json_begin_object(&j);
+        vram_json_begin_object(&j);
         json_field(&j, "index", i);
         json_field(&j, "start", ch.start);
         json_field(&j, "end", ch.end);
         json_field(&j, "rows", ch.rows);
         json_field(&j, "used", ch.used);
-        cli_json_key(&j, "samples");
-        cli_json_begin_array(&j);
+        vram_json_key(&j, "samples");
+        vram_json_begin_array(&j);
         json_range(&j, ch.samples[0].start, ch.samples[0].end);
         if (ch.samples[1].end > 0) json_range(&j, ch.samples[1].start, ch.samples[1].end);
-        cli_json_end_array(&j);
-        cli_json_key(&j, "batches");
-        cli_json_begin_array(&j);
+        vram_json_end_array(&j);
+        vram_json_key(&j, "batches");
+        vram_json_begin_array(&j);
         for (uint64_t bj = 0; bj < ch.batches; bj++) {
             if (vram_chunks_batch(p, i, bj, &b) != VRAM_OK) return -1;
             json_range(&j, ch.start + b.start, ch.start + b.end);
         }
-        cli_json_end_array(&j);
+        vram_json_end_array(&j);
         if (rows) {
             if (vram_chunks_sample_order(p, i, o->epoch, rows, p->samples_per_chunk) != VRAM_OK)
                 return -1;
-            cli_json_key(&j, "order");
-            cli_json_begin_array(&j);
-            for (uint64_t r = 0; r < ch.rows; r++) cli_json_u64(&j, ch.start + rows[r]);
-            cli_json_end_array(&j);
+            vram_json_key(&j, "order");
+            vram_json_begin_array(&j);
+            for (uint64_t r = 0; r < ch.rows; r++) vram_json_u64(&j, ch.start + rows[r]);
+            vram_json_end_array(&j);
         }
-        cli_json_end_object(&j);
+        vram_json_end_object(&j);
     }
-    cli_json_end_array(&j);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    vram_json_end_array(&j);
+    vram_json_end_object(&j);
+    vram_json_finish(&j);
     return 0;
 }
 

@@ -360,106 +360,106 @@ static void print_text(FILE *o, const vram_doctor_report *rep, const vram_findin
 
 /* ---- JSON ------------------------------------------------------------------------- */
 
-static void json_env(cli_json *j, const char *name, const char *value) {
-    cli_json_key(j, name);
-    cli_json_string(j, value); /* NULL is null */
+static void json_env(vram_json *j, const char *name, const char *value) {
+    vram_json_key(j, name);
+    vram_json_string(j, value); /* NULL is null */
 }
 
 static void print_json(FILE *o, const vram_doctor_report *rep, const vram_finding *fs, size_t nf,
                        const doctor_model *m, int usable, int rc, const char *headline) {
     const vram_diag_facts *f = &rep->facts;
     const vram_device_snapshot *s = &rep->snap;
-    cli_json j;
-    cli_json_init(&j, o);
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "version");
-    cli_json_string(&j, VRAM_VERSION_STRING);
-    cli_json_key(&j, "verdict");
-    cli_json_string(&j, rc == VRAM_EXIT_ENV ? "no_gpu" : rc == VRAM_EXIT_NO ? "errors" : "ok");
-    cli_json_key(&j, "headline");
-    if (rc == VRAM_EXIT_ENV) cli_json_string(&j, headline);
-    else cli_json_null(&j);
-    cli_json_key(&j, "exit_code");
-    cli_json_i64(&j, rc);
-    cli_json_key(&j, "driver");
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "cuda_version");
-    cli_json_i64(&j, s->driver_version);
-    cli_json_key(&j, "kernel_module");
-    if (rep->kernel_module[0]) cli_json_string(&j, rep->kernel_module);
-    else cli_json_null(&j);
-    cli_json_end_object(&j);
-    cli_json_key(&j, "runtime_version");
-    cli_json_i64(&j, s->runtime_version);
-    cli_json_key(&j, "backend");
-    cli_json_string(&j, rep->backend[0] ? rep->backend : NULL);
-    cli_json_key(&j, "cuda_built");
-    cli_json_bool(&j, rep->cuda_built);
-    cli_json_key(&j, "archs");
-    cli_json_begin_array(&j);
+    vram_json j;
+    vram_json_init(&j, o);
+    vram_json_begin_object(&j);
+    vram_json_key(&j, "version");
+    vram_json_string(&j, VRAM_VERSION_STRING);
+    vram_json_key(&j, "verdict");
+    vram_json_string(&j, rc == VRAM_EXIT_ENV ? "no_gpu" : rc == VRAM_EXIT_NO ? "errors" : "ok");
+    vram_json_key(&j, "headline");
+    if (rc == VRAM_EXIT_ENV) vram_json_string(&j, headline);
+    else vram_json_null(&j);
+    vram_json_key(&j, "exit_code");
+    vram_json_i64(&j, rc);
+    vram_json_key(&j, "driver");
+    vram_json_begin_object(&j);
+    vram_json_key(&j, "cuda_version");
+    vram_json_i64(&j, s->driver_version);
+    vram_json_key(&j, "kernel_module");
+    if (rep->kernel_module[0]) vram_json_string(&j, rep->kernel_module);
+    else vram_json_null(&j);
+    vram_json_end_object(&j);
+    vram_json_key(&j, "runtime_version");
+    vram_json_i64(&j, s->runtime_version);
+    vram_json_key(&j, "backend");
+    vram_json_string(&j, rep->backend[0] ? rep->backend : NULL);
+    vram_json_key(&j, "cuda_built");
+    vram_json_bool(&j, rep->cuda_built);
+    vram_json_key(&j, "archs");
+    vram_json_begin_array(&j);
     for (int i = 0; i < f->n_archs; i++) {
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "cc");
-        cli_json_i64(&j, f->archs[i].cc);
-        cli_json_key(&j, "sass");
-        cli_json_bool(&j, f->archs[i].sass);
-        cli_json_key(&j, "ptx");
-        cli_json_bool(&j, f->archs[i].ptx);
-        cli_json_end_object(&j);
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "cc");
+        vram_json_i64(&j, f->archs[i].cc);
+        vram_json_key(&j, "sass");
+        vram_json_bool(&j, f->archs[i].sass);
+        vram_json_key(&j, "ptx");
+        vram_json_bool(&j, f->archs[i].ptx);
+        vram_json_end_object(&j);
     }
-    cli_json_end_array(&j);
-    cli_json_key(&j, "platform");
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "wsl2");
-    cli_json_bool(&j, f->wsl2);
-    cli_json_key(&j, "jetson");
-    cli_json_bool(&j, f->jetson);
-    cli_json_key(&j, "vgpu");
-    cli_json_bool(&j, f->vgpu);
-    cli_json_key(&j, "physical_gpus");
-    if (f->physical_gpus > 0) cli_json_i64(&j, f->physical_gpus);
-    else cli_json_null(&j);
-    cli_json_end_object(&j);
-    cli_json_key(&j, "environment");
-    cli_json_begin_object(&j);
+    vram_json_end_array(&j);
+    vram_json_key(&j, "platform");
+    vram_json_begin_object(&j);
+    vram_json_key(&j, "wsl2");
+    vram_json_bool(&j, f->wsl2);
+    vram_json_key(&j, "jetson");
+    vram_json_bool(&j, f->jetson);
+    vram_json_key(&j, "vgpu");
+    vram_json_bool(&j, f->vgpu);
+    vram_json_key(&j, "physical_gpus");
+    if (f->physical_gpus > 0) vram_json_i64(&j, f->physical_gpus);
+    else vram_json_null(&j);
+    vram_json_end_object(&j);
+    vram_json_key(&j, "environment");
+    vram_json_begin_object(&j);
     json_env(&j, "CUDA_VISIBLE_DEVICES", f->cuda_visible_devices);
     json_env(&j, "CUDA_LAUNCH_BLOCKING", f->cuda_launch_blocking);
     json_env(&j, rep->alloc_conf_var ? rep->alloc_conf_var : "PYTORCH_CUDA_ALLOC_CONF", f->alloc_conf);
     json_env(&j, "LD_LIBRARY_PATH", f->ld_library_path);
-    cli_json_end_object(&j);
-    cli_json_key(&j, "snapshot_status");
-    cli_json_string(&j, vram_status_name(s->status));
-    cli_json_key(&j, "snapshot_cuda_error");
-    cli_json_i64(&j, s->cuda_error);
-    cli_json_key(&j, "usable_gpus");
-    cli_json_i64(&j, usable);
+    vram_json_end_object(&j);
+    vram_json_key(&j, "snapshot_status");
+    vram_json_string(&j, vram_status_name(s->status));
+    vram_json_key(&j, "snapshot_cuda_error");
+    vram_json_i64(&j, s->cuda_error);
+    vram_json_key(&j, "usable_gpus");
+    vram_json_i64(&j, usable);
 
-    cli_json_key(&j, "devices");
-    cli_json_begin_array(&j);
+    vram_json_key(&j, "devices");
+    vram_json_begin_array(&j);
     int n = vram_snapshot_count(s);
     for (int d = 0; d < n; d++) {
         const vram_device_info *g = &s->devices[d];
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "ordinal");
-        cli_json_i64(&j, d);
-        cli_json_key(&j, "name");
-        cli_json_string(&j, g->name);
-        cli_json_key(&j, "cc");
-        cli_json_i64(&j, vram_device_cc(g));
-        cli_json_key(&j, "total_bytes");
-        cli_json_u64(&j, g->total_bytes);
-        cli_json_key(&j, "free_bytes");
-        cli_json_u64(&j, g->free_bytes);
-        cli_json_key(&j, "used_bytes");
-        cli_json_u64(&j, g->total_bytes > g->free_bytes ? g->total_bytes - g->free_bytes : 0);
-        cli_json_key(&j, "multiprocessors");
-        cli_json_i64(&j, g->multiprocessors);
-        cli_json_key(&j, "copy_engines");
-        cli_json_i64(&j, g->copy_engines);
-        cli_json_key(&j, "integrated");
-        cli_json_bool(&j, g->integrated);
-        cli_json_key(&j, "compute_mode");
-        cli_json_string(&j, compute_mode_name(g->compute_mode));
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "ordinal");
+        vram_json_i64(&j, d);
+        vram_json_key(&j, "name");
+        vram_json_string(&j, g->name);
+        vram_json_key(&j, "cc");
+        vram_json_i64(&j, vram_device_cc(g));
+        vram_json_key(&j, "total_bytes");
+        vram_json_u64(&j, g->total_bytes);
+        vram_json_key(&j, "free_bytes");
+        vram_json_u64(&j, g->free_bytes);
+        vram_json_key(&j, "used_bytes");
+        vram_json_u64(&j, g->total_bytes > g->free_bytes ? g->total_bytes - g->free_bytes : 0);
+        vram_json_key(&j, "multiprocessors");
+        vram_json_i64(&j, g->multiprocessors);
+        vram_json_key(&j, "copy_engines");
+        vram_json_i64(&j, g->copy_engines);
+        vram_json_key(&j, "integrated");
+        vram_json_bool(&j, g->integrated);
+        vram_json_key(&j, "compute_mode");
+        vram_json_string(&j, compute_mode_name(g->compute_mode));
         const struct {
             const char *name;
             vram_tristate v;
@@ -468,104 +468,104 @@ static void print_json(FILE *o, const vram_doctor_report *rep, const vram_findin
                     {"memory_pools", g->memory_pools},
                     {"host_register", g->host_register}};
         for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
-            cli_json_key(&j, caps[k].name);
-            if (caps[k].v == VRAM_UNKNOWN) cli_json_null(&j);
-            else cli_json_bool(&j, caps[k].v == VRAM_YES);
+            vram_json_key(&j, caps[k].name);
+            if (caps[k].v == VRAM_UNKNOWN) vram_json_null(&j);
+            else vram_json_bool(&j, caps[k].v == VRAM_YES);
         }
-        cli_json_key(&j, "probes");
-        cli_json_begin_array(&j);
+        vram_json_key(&j, "probes");
+        vram_json_begin_array(&j);
         if (rep->probed) {
             for (int k = 0; k < VRAM_PROBE_COUNT; k++) {
                 const vram_probe_result *p = &rep->probes[d][k];
-                cli_json_begin_object(&j);
-                cli_json_key(&j, "name");
-                cli_json_string(&j, vram_probe_name((vram_probe_kind)k));
-                cli_json_key(&j, "ran");
-                cli_json_bool(&j, p->ran);
-                cli_json_key(&j, "ok");
-                if (p->ran) cli_json_bool(&j, p->status == VRAM_OK);
-                else cli_json_null(&j);
-                cli_json_key(&j, "status");
-                cli_json_string(&j, vram_status_name(p->ran ? p->status : rep->probe_run[d][k]));
-                cli_json_key(&j, "cuda_error");
-                cli_json_i64(&j, p->cuda_error);
-                cli_json_key(&j, "detail");
-                cli_json_string(&j, p->detail);
-                cli_json_key(&j, "seconds");
-                cli_json_double(&j, p->seconds);
-                cli_json_end_object(&j);
+                vram_json_begin_object(&j);
+                vram_json_key(&j, "name");
+                vram_json_string(&j, vram_probe_name((vram_probe_kind)k));
+                vram_json_key(&j, "ran");
+                vram_json_bool(&j, p->ran);
+                vram_json_key(&j, "ok");
+                if (p->ran) vram_json_bool(&j, p->status == VRAM_OK);
+                else vram_json_null(&j);
+                vram_json_key(&j, "status");
+                vram_json_string(&j, vram_status_name(p->ran ? p->status : rep->probe_run[d][k]));
+                vram_json_key(&j, "cuda_error");
+                vram_json_i64(&j, p->cuda_error);
+                vram_json_key(&j, "detail");
+                vram_json_string(&j, p->detail);
+                vram_json_key(&j, "seconds");
+                vram_json_double(&j, p->seconds);
+                vram_json_end_object(&j);
             }
         }
-        cli_json_end_array(&j);
-        cli_json_end_object(&j);
+        vram_json_end_array(&j);
+        vram_json_end_object(&j);
     }
-    cli_json_end_array(&j);
+    vram_json_end_array(&j);
 
-    cli_json_key(&j, "model");
+    vram_json_key(&j, "model");
     if (!m->given) {
-        cli_json_null(&j);
+        vram_json_null(&j);
     } else {
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "label");
-        cli_json_string(&j, m->label);
-        cli_json_key(&j, "need_bytes");
-        cli_json_u64(&j, m->need);
-        cli_json_key(&j, "preset");
-        if (m->rec_ok) cli_json_string(&j, vram_preset_name(m->r->chosen));
-        else cli_json_null(&j);
-        cli_json_key(&j, "device");
-        if (m->rec_ok && m->rec_device >= 0) cli_json_i64(&j, m->rec_device);
-        else if (m->rec_ok) cli_json_string(&j, "cpu");
-        else cli_json_null(&j);
-        cli_json_end_object(&j);
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "label");
+        vram_json_string(&j, m->label);
+        vram_json_key(&j, "need_bytes");
+        vram_json_u64(&j, m->need);
+        vram_json_key(&j, "preset");
+        if (m->rec_ok) vram_json_string(&j, vram_preset_name(m->r->chosen));
+        else vram_json_null(&j);
+        vram_json_key(&j, "device");
+        if (m->rec_ok && m->rec_device >= 0) vram_json_i64(&j, m->rec_device);
+        else if (m->rec_ok) vram_json_string(&j, "cpu");
+        else vram_json_null(&j);
+        vram_json_end_object(&j);
     }
 
     int counts[4] = {0, 0, 0, 0};
-    cli_json_key(&j, "findings");
-    cli_json_begin_array(&j);
+    vram_json_key(&j, "findings");
+    vram_json_begin_array(&j);
     for (size_t i = 0; i < nf; i++) {
         char sum[1024], rem[1024], ev[512];
         expand(vram_finding_summary(fs[i].id), &fs[i], sum, sizeof sum);
         expand(vram_finding_remedy(fs[i].id), &fs[i], rem, sizeof rem);
         evidence_line(&fs[i], ev, sizeof ev);
         if (fs[i].severity >= VRAM_SEV_INFO && fs[i].severity <= VRAM_SEV_ERROR) counts[fs[i].severity]++;
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "id");
-        cli_json_string(&j, vram_finding_name(fs[i].id));
-        cli_json_key(&j, "severity");
-        cli_json_string(&j, vram_severity_name(fs[i].severity));
-        cli_json_key(&j, "device");
-        if (fs[i].device >= 0) cli_json_i64(&j, fs[i].device);
-        else cli_json_null(&j);
-        cli_json_key(&j, "summary");
-        cli_json_string(&j, sum);
-        cli_json_key(&j, "evidence");
-        cli_json_begin_object(&j);
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "id");
+        vram_json_string(&j, vram_finding_name(fs[i].id));
+        vram_json_key(&j, "severity");
+        vram_json_string(&j, vram_severity_name(fs[i].severity));
+        vram_json_key(&j, "device");
+        if (fs[i].device >= 0) vram_json_i64(&j, fs[i].device);
+        else vram_json_null(&j);
+        vram_json_key(&j, "summary");
+        vram_json_string(&j, sum);
+        vram_json_key(&j, "evidence");
+        vram_json_begin_object(&j);
         for (int k = 0; k < VRAM_FINDING_EVIDENCE; k++) {
             vram_evidence_spec sp = vram_finding_evidence(fs[i].id, k);
             if (sp.name == NULL) continue;
-            cli_json_key(&j, sp.name);
-            cli_json_i64(&j, fs[i].ev[k]);
+            vram_json_key(&j, sp.name);
+            vram_json_i64(&j, fs[i].ev[k]);
         }
-        cli_json_end_object(&j);
-        cli_json_key(&j, "evidence_text");
-        cli_json_string(&j, ev);
-        cli_json_key(&j, "remedy");
-        cli_json_string(&j, rem);
-        cli_json_end_object(&j);
+        vram_json_end_object(&j);
+        vram_json_key(&j, "evidence_text");
+        vram_json_string(&j, ev);
+        vram_json_key(&j, "remedy");
+        vram_json_string(&j, rem);
+        vram_json_end_object(&j);
     }
-    cli_json_end_array(&j);
-    cli_json_key(&j, "counts");
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "error");
-    cli_json_i64(&j, counts[VRAM_SEV_ERROR]);
-    cli_json_key(&j, "warning");
-    cli_json_i64(&j, counts[VRAM_SEV_WARNING]);
-    cli_json_key(&j, "info");
-    cli_json_i64(&j, counts[VRAM_SEV_INFO]);
-    cli_json_end_object(&j);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    vram_json_end_array(&j);
+    vram_json_key(&j, "counts");
+    vram_json_begin_object(&j);
+    vram_json_key(&j, "error");
+    vram_json_i64(&j, counts[VRAM_SEV_ERROR]);
+    vram_json_key(&j, "warning");
+    vram_json_i64(&j, counts[VRAM_SEV_WARNING]);
+    vram_json_key(&j, "info");
+    vram_json_i64(&j, counts[VRAM_SEV_INFO]);
+    vram_json_end_object(&j);
+    vram_json_end_object(&j);
+    vram_json_finish(&j);
 }
 
 /* ---- the command ------------------------------------------------------------------ */

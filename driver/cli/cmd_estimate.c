@@ -220,72 +220,72 @@ int cmd_estimate(int argc, char **argv) {
     host = vram_machine_host_available();
 
     if (json) {
-        cli_json j;
-        cli_json_init(&j, stdout);
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "model");
+        vram_json j;
+        vram_json_init(&j, stdout);
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "model");
         cli_model_json(&j, m, &e);
-        cli_json_key(&j, "workload");
+        vram_json_key(&j, "workload");
         cli_workload_json(&j, &w, &e);
         cli_estimate_json(&j, &e);
-        cli_json_key(&j, "recommendation");
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "device");
+        vram_json_key(&j, "recommendation");
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "device");
         if (best >= 0) {
             snprintf(buf, sizeof buf, "gpu%d", best);
-            cli_json_string(&j, buf);
-            cli_json_key(&j, "assumed");
-            cli_json_bool(&j, !detected);
-            cli_json_key(&j, "free_bytes");
-            cli_json_u64(&j, gpus[best].free);
+            vram_json_string(&j, buf);
+            vram_json_key(&j, "assumed");
+            vram_json_bool(&j, !detected);
+            vram_json_key(&j, "free_bytes");
+            vram_json_u64(&j, gpus[best].free);
             if (detected) cli_machine_json(&j, &view);
         } else {
-            cli_json_string(&j, "cpu");
-            cli_json_key(&j, "no_gpu_reason");
-            cli_json_string(&j, no_gpu);
-            cli_json_key(&j, "host_available_bytes");
-            cli_json_u64(&j, host);
+            vram_json_string(&j, "cpu");
+            vram_json_key(&j, "no_gpu_reason");
+            vram_json_string(&j, no_gpu);
+            vram_json_key(&j, "host_available_bytes");
+            vram_json_u64(&j, host);
         }
-        cli_json_key(&j, "margin_bytes");
-        cli_json_u64(&j, margin);
-        cli_json_key(&j, "budget_bytes");
-        cli_json_u64(&j, budget);
-        cli_json_key(&j, "chosen");
-        cli_json_string(&j, vram_preset_name(r->chosen));
-        cli_json_key(&j, "next_better");
+        vram_json_key(&j, "margin_bytes");
+        vram_json_u64(&j, margin);
+        vram_json_key(&j, "budget_bytes");
+        vram_json_u64(&j, budget);
+        vram_json_key(&j, "chosen");
+        vram_json_string(&j, vram_preset_name(r->chosen));
+        vram_json_key(&j, "next_better");
         if (r->next_better >= 0)
-            cli_json_string(&j, vram_preset_name((vram_preset)r->next_better));
+            vram_json_string(&j, vram_preset_name((vram_preset)r->next_better));
         else
-            cli_json_null(&j);
-        cli_json_key(&j, "next_short_bytes");
-        cli_json_u64(&j, r->next_short);
-        cli_json_key(&j, "presets");
-        cli_json_begin_array(&j);
+            vram_json_null(&j);
+        vram_json_key(&j, "next_short_bytes");
+        vram_json_u64(&j, r->next_short);
+        vram_json_key(&j, "presets");
+        vram_json_begin_array(&j);
         for (int p = 0; p < VRAM_PRESET_COUNT; p++) {
-            cli_json_begin_object(&j);
-            cli_json_key(&j, "name");
-            cli_json_string(&j, vram_preset_name((vram_preset)p));
-            cli_json_key(&j, "format");
-            cli_json_string(&j, vram_dtype_name(r->est[p].format));
-            cli_json_key(&j, "gpu_bytes");
-            cli_json_u64(&j, r->gpu_bytes[p]);
-            cli_json_key(&j, "cpu_bytes");
-            cli_json_u64(&j, r->cpu_bytes[p]);
+            vram_json_begin_object(&j);
+            vram_json_key(&j, "name");
+            vram_json_string(&j, vram_preset_name((vram_preset)p));
+            vram_json_key(&j, "format");
+            vram_json_string(&j, vram_dtype_name(r->est[p].format));
+            vram_json_key(&j, "gpu_bytes");
+            vram_json_u64(&j, r->gpu_bytes[p]);
+            vram_json_key(&j, "cpu_bytes");
+            vram_json_u64(&j, r->cpu_bytes[p]);
             if (p == VRAM_PRESET_INT4_OFFLOAD && r->fits[p]) {
-                cli_json_key(&j, "gpu_blocks");
-                cli_json_u64(&j, r->gpu_blocks);
+                vram_json_key(&j, "gpu_blocks");
+                vram_json_u64(&j, r->gpu_blocks);
             }
-            cli_json_key(&j, "fits");
-            cli_json_bool(&j, r->status[p] == VRAM_OK && r->fits[p]);
-            cli_json_key(&j, "reason");
-            cli_json_string(&j, preset_reason(r, p));
-            cli_json_end_object(&j);
+            vram_json_key(&j, "fits");
+            vram_json_bool(&j, r->status[p] == VRAM_OK && r->fits[p]);
+            vram_json_key(&j, "reason");
+            vram_json_string(&j, preset_reason(r, p));
+            vram_json_end_object(&j);
         }
-        cli_json_end_array(&j);
-        cli_json_end_object(&j);
+        vram_json_end_array(&j);
+        vram_json_end_object(&j);
         cli_layout_json(&j, &lrep);
-        cli_json_end_object(&j);
-        cli_json_finish(&j);
+        vram_json_end_object(&j);
+        vram_json_finish(&j);
         rc = VRAM_EXIT_OK;
         goto done;
     }

@@ -431,17 +431,17 @@ static char *attach_layout(const char *doc, const cli_layout_report *rep) {
     size_t len = 0, cut;
     const char *end = strrchr(doc, '}');
     FILE *f = open_memstream(&lay, &len);
-    cli_json j;
+    vram_json j;
     if (f == NULL || end == NULL) {
         if (f) fclose(f);
         free(lay);
         return NULL;
     }
-    cli_json_init(&j, f);
-    cli_json_begin_object(&j);
+    vram_json_init(&j, f);
+    vram_json_begin_object(&j);
     cli_layout_json(&j, rep);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    vram_json_end_object(&j);
+    vram_json_finish(&j);
     if (fclose(f) != 0 || lay == NULL || len < 2) {
         free(lay);
         return NULL;

@@ -278,11 +278,11 @@ typedef struct events {
     int own;     /* f was opened here */
     int failed;  /* a write failed */
     double t0;   /* when run started (monotonic) */
-    cli_json j;
+    vram_json j;
 } events;
 
 /* Starts an event line: {"time":..., "elapsed_s":..., "event":NAME, then the caller's keys. */
-static cli_json *ev_begin(events *e, const char *name) {
+static vram_json *ev_begin(events *e, const char *name) {
     struct timespec ts;
     struct tm tm;
     char when[48];
@@ -291,42 +291,42 @@ static cli_json *ev_begin(events *e, const char *name) {
     gmtime_r(&ts.tv_sec, &tm);
     size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(when + n, sizeof when - n, ".%03ldZ", ts.tv_nsec / 1000000L);
-    cli_json_init(&e->j, e->f);
-    cli_json_begin_object(&e->j);
-    cli_json_key(&e->j, "time");
-    cli_json_string(&e->j, when);
-    cli_json_key(&e->j, "elapsed_s");
-    cli_json_double(&e->j, now_s() - e->t0);
-    cli_json_key(&e->j, "event");
-    cli_json_string(&e->j, name);
+    vram_json_init(&e->j, e->f);
+    vram_json_begin_object(&e->j);
+    vram_json_key(&e->j, "time");
+    vram_json_string(&e->j, when);
+    vram_json_key(&e->j, "elapsed_s");
+    vram_json_double(&e->j, now_s() - e->t0);
+    vram_json_key(&e->j, "event");
+    vram_json_string(&e->j, name);
     return &e->j;
 }
 
 static void ev_end(events *e) {
     if (e->f == NULL) return;
-    cli_json_end_object(&e->j);
-    cli_json_finish(&e->j);
+    vram_json_end_object(&e->j);
+    vram_json_finish(&e->j);
     if (fflush(e->f) != 0 || ferror(e->f)) e->failed = 1;
 }
 
-static void ev_str(cli_json *j, const char *key, const char *v) {
+static void ev_str(vram_json *j, const char *key, const char *v) {
     char *t;
-    if (key != NULL) cli_json_key(j, key); /* NULL: an array item */
+    if (key != NULL) vram_json_key(j, key); /* NULL: an array item */
     if (v == NULL) {
-        cli_json_null(j);
+        vram_json_null(j);
         return;
     }
     t = cli_clean_text(v, strlen(v), strlen(v), 0);
-    cli_json_string(j, t ? t : "?");
+    vram_json_string(j, t ? t : "?");
     free(t);
 }
 
-static void ev_int(cli_json *j, const char *key, int have, int64_t v) {
-    cli_json_key(j, key);
+static void ev_int(vram_json *j, const char *key, int have, int64_t v) {
+    vram_json_key(j, key);
     if (have)
-        cli_json_i64(j, v);
+        vram_json_i64(j, v);
     else
-        cli_json_null(j);
+        vram_json_null(j);
 }
 
 /* ---- the running attempt ---------------------------------------------------------------- */
@@ -411,26 +411,26 @@ static void read_memory(run_state *st, pid_t group) {
         fprintf(stderr, "vramkit: run: warning: %s uses %s of GPU memory, more than the plan's "
                         "predicted high of %s\n", st->strategy, used, high);
         fflush(stderr);
-        cli_json *j = ev_begin(st->ev, "memory_over");
+        vram_json *j = ev_begin(st->ev, "memory_over");
         if (j) {
             ev_int(j, "attempt", 1, st->attempt);
             ev_str(j, "strategy", st->strategy);
-            cli_json_key(j, "gpu_bytes");
-            cli_json_u64(j, sum);
-            cli_json_key(j, "predicted_high_bytes");
-            cli_json_u64(j, st->predicted_high);
+            vram_json_key(j, "gpu_bytes");
+            vram_json_u64(j, sum);
+            vram_json_key(j, "predicted_high_bytes");
+            vram_json_u64(j, st->predicted_high);
             ev_end(st->ev);
         }
     }
 }
 
-static void ev_memory(run_state *st, cli_json *j) {
-    cli_json_key(j, "gpu_bytes");
-    if (st->gpu_known) cli_json_u64(j, st->gpu_bytes);
-    else cli_json_null(j);
-    cli_json_key(j, "gpu_peak_bytes");
-    if (st->gpu_known) cli_json_u64(j, st->gpu_peak);
-    else cli_json_null(j);
+static void ev_memory(run_state *st, vram_json *j) {
+    vram_json_key(j, "gpu_bytes");
+    if (st->gpu_known) vram_json_u64(j, st->gpu_bytes);
+    else vram_json_null(j);
+    vram_json_key(j, "gpu_peak_bytes");
+    if (st->gpu_known) vram_json_u64(j, st->gpu_peak);
+    else vram_json_null(j);
 }
 
 static pid_t current_group;
@@ -444,13 +444,13 @@ static void mark_ready(run_state *st, const char *how) {
     fprintf(stderr, "vramkit: run: %s: ready (%s) after %.2f s\n", st->strategy, how,
             st->ready_at - st->started);
     fflush(stderr);
-    cli_json *j = ev_begin(st->ev, "ready");
+    vram_json *j = ev_begin(st->ev, "ready");
     if (j) {
         ev_int(j, "attempt", 1, st->attempt);
         ev_str(j, "strategy", st->strategy);
         ev_str(j, "how", how);
-        cli_json_key(j, "seconds");
-        cli_json_double(j, st->ready_at - st->started);
+        vram_json_key(j, "seconds");
+        vram_json_double(j, st->ready_at - st->started);
         ev_memory(st, j);
         ev_end(st->ev);
     }
@@ -573,7 +573,7 @@ static int on_tick(void *ctx, pid_t pid) {
             st->stop_requested = 1;
             st->stop_signal = fwd_sigs[i];
         }
-        cli_json *j = ev_begin(st->ev, "signal");
+        vram_json *j = ev_begin(st->ev, "signal");
         if (j) {
             ev_str(j, "signal", vram_signal_name(fwd_sigs[i]));
             ev_int(j, "pid", 1, pid);
@@ -668,7 +668,7 @@ static int run_attempt(const opts *o, run_state *st, attempt *a, const char *sel
     current_group = 0;
     st->file_had = o->ready_file && stat(o->ready_file, &st->file_st) == 0;
 
-    cli_json *j = ev_begin(st->ev, "attempt");
+    vram_json *j = ev_begin(st->ev, "attempt");
     if (j) {
         ev_int(j, "attempt", 1, st->attempt);
         ev_str(j, "strategy", name);
@@ -775,7 +775,7 @@ static void report_end(const opts *o, events *ev, run_state *st, int attempt_no,
     }
     fputc('\n', stderr);
     fflush(stderr);
-    cli_json *j = ev_begin(ev, "ended");
+    vram_json *j = ev_begin(ev, "ended");
     if (j) {
         const vram_isolate_result *r = &a->res;
         ev_int(j, "attempt", 1, attempt_no);
@@ -786,15 +786,15 @@ static void report_end(const opts *o, events *ev, run_state *st, int attempt_no,
         ev_int(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
                r->exit_code);
         ev_str(j, "signal", r->signal ? vram_signal_name(r->signal) : NULL);
-        cli_json_key(j, "ready");
-        cli_json_bool(j, a->ready);
-        cli_json_key(j, "seconds");
-        cli_json_double(j, r->seconds);
-        cli_json_key(j, "after_ready_s");
+        vram_json_key(j, "ready");
+        vram_json_bool(j, a->ready);
+        vram_json_key(j, "seconds");
+        vram_json_double(j, r->seconds);
+        vram_json_key(j, "after_ready_s");
         if (a->ready)
-            cli_json_double(j, a->after_ready_s);
+            vram_json_double(j, a->after_ready_s);
         else
-            cli_json_null(j);
+            vram_json_null(j);
         ev_str(j, "start_error", r->how == VRAM_ATTEMPT_NOT_STARTED ? r->start_error : NULL);
         ev_memory(st, j);
         ev_end(ev);
@@ -887,17 +887,17 @@ int cmd_run(int argc, char **argv) {
     if (!nvml_ok && predicted)
         fprintf(stderr, "vramkit: run: the service's GPU memory is not watched against the plan: "
                         "%s\n", nvml.error(nvml.ctx));
-    cli_json *j = ev_begin(&ev, "start");
+    vram_json *j = ev_begin(&ev, "start");
     if (j) {
         ev_str(j, "gpu_memory", nvml_ok ? "nvml" : NULL);
         if (!nvml_ok) ev_str(j, "gpu_memory_unknown", nvml.error(nvml.ctx));
         ev_int(j, "pid", 1, getpid());
         ev_str(j, "source", cli_chain_kind(&o.chain));
         ev_str(j, "value", cli_chain_value(&o.chain));
-        cli_json_key(j, "strategies");
-        cli_json_begin_array(j);
+        vram_json_key(j, "strategies");
+        vram_json_begin_array(j);
         for (int i = 0; i < o.chain.n; i++) ev_str(j, NULL, o.chain.strategies[i]);
-        cli_json_end_array(j);
+        vram_json_end_array(j);
         ev_end(&ev);
     }
     for (int i = 0; i < o.chain.n_skipped; i++)
@@ -961,8 +961,8 @@ int cmd_run(int argc, char **argv) {
             if ((j = ev_begin(&ev, "restart"))) {
                 ev_str(j, "strategy", from);
                 ev_int(j, "restart", 1, d.restart);
-                cli_json_key(j, "delay_s");
-                cli_json_double(j, d.delay_ms / 1000.0);
+                vram_json_key(j, "delay_s");
+                vram_json_double(j, d.delay_ms / 1000.0);
                 ev_end(&ev);
             }
             restart = (int)d.restart;

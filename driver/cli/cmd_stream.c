@@ -552,90 +552,90 @@ static double read_rate(const result *r) {
     return r->total.read_seconds > 0 ? rate(r->total.bytes_read, r->total.read_seconds / r->readers) : 0.0;
 }
 
-static void stats_json(cli_json *j, const vram_stream_stats *x) {
-    cli_json_key(j, "batches"); cli_json_u64(j, x->batches);
-    cli_json_key(j, "samples"); cli_json_u64(j, x->samples);
-    cli_json_key(j, "bytes_delivered"); cli_json_u64(j, x->bytes_delivered);
-    cli_json_key(j, "bytes_read"); cli_json_u64(j, x->bytes_read);
-    cli_json_key(j, "bytes_copied"); cli_json_u64(j, x->bytes_copied);
-    cli_json_key(j, "bytes_gathered"); cli_json_u64(j, x->bytes_gathered);
-    cli_json_key(j, "chunks"); cli_json_u64(j, x->chunks);
-    cli_json_key(j, "read_seconds"); cli_json_double(j, x->read_seconds);
-    cli_json_key(j, "copy_seconds"); cli_json_double(j, x->copy_seconds);
-    cli_json_key(j, "wait_seconds"); cli_json_double(j, x->wait_seconds);
-    cli_json_key(j, "seconds"); cli_json_double(j, x->seconds);
+static void stats_json(vram_json *j, const vram_stream_stats *x) {
+    vram_json_key(j, "batches"); vram_json_u64(j, x->batches);
+    vram_json_key(j, "samples"); vram_json_u64(j, x->samples);
+    vram_json_key(j, "bytes_delivered"); vram_json_u64(j, x->bytes_delivered);
+    vram_json_key(j, "bytes_read"); vram_json_u64(j, x->bytes_read);
+    vram_json_key(j, "bytes_copied"); vram_json_u64(j, x->bytes_copied);
+    vram_json_key(j, "bytes_gathered"); vram_json_u64(j, x->bytes_gathered);
+    vram_json_key(j, "chunks"); vram_json_u64(j, x->chunks);
+    vram_json_key(j, "read_seconds"); vram_json_double(j, x->read_seconds);
+    vram_json_key(j, "copy_seconds"); vram_json_double(j, x->copy_seconds);
+    vram_json_key(j, "wait_seconds"); vram_json_double(j, x->wait_seconds);
+    vram_json_key(j, "seconds"); vram_json_double(j, x->seconds);
 }
 
 static void print_json(const opts *o, const vram_h5_file *f, const device *dv, const vram_chunks_plan *p,
                        const result *r, const verifier *v) {
-    cli_json j;
+    vram_json j;
     const vram_chunks_config *c = &p->config;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
+    vram_json_init(&j, stdout);
+    vram_json_begin_object(&j);
     cli_h5_json(&j, f);
-    cli_json_key(&j, "device"); cli_json_string(&j, dv->label);
-    cli_json_key(&j, "backend"); cli_json_string(&j, dv->ops.backend);
-    cli_json_key(&j, "staging"); cli_json_string(&j, r->staging);
-    cli_json_key(&j, "readers"); cli_json_u64(&j, r->readers);
-    cli_json_key(&j, "plan");
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "samples"); cli_json_u64(&j, c->samples);
-    cli_json_key(&j, "sample_bytes"); cli_json_u64(&j, c->sample_bytes);
-    cli_json_key(&j, "batch"); cli_json_u64(&j, c->batch);
-    cli_json_key(&j, "buffers"); cli_json_u64(&j, c->buffers);
-    cli_json_key(&j, "budget_bytes"); cli_json_u64(&j, p->budget_bytes);
-    cli_json_key(&j, "samples_per_chunk"); cli_json_u64(&j, p->samples_per_chunk);
-    cli_json_key(&j, "bytes_per_chunk"); cli_json_u64(&j, p->bytes_per_chunk);
-    cli_json_key(&j, "chunk_count"); cli_json_u64(&j, p->chunk_count);
-    cli_json_key(&j, "batches_per_epoch"); cli_json_u64(&j, p->batch_count);
-    cli_json_key(&j, "rank_samples"); cli_json_u64(&j, p->rank_samples);
-    cli_json_key(&j, "dropped_last"); cli_json_u64(&j, p->dropped_last);
-    cli_json_key(&j, "world"); cli_json_u64(&j, c->world);
-    cli_json_key(&j, "rank"); cli_json_u64(&j, c->rank);
-    cli_json_key(&j, "launcher"); cli_json_string(&j, vram_launcher_name(o->ranks.launcher));
-    cli_json_key(&j, "local_rank");
-    if (o->ranks.local_rank >= 0) cli_json_i64(&j, o->ranks.local_rank); else cli_json_null(&j);
-    cli_json_key(&j, "shuffle"); cli_json_bool(&j, c->shuffle);
-    cli_json_key(&j, "seed"); cli_json_u64(&j, c->seed);
-    cli_json_key(&j, "drop_last"); cli_json_bool(&j, c->drop_last);
-    cli_json_end_object(&j);
-    cli_json_key(&j, "epochs");
-    cli_json_begin_array(&j);
+    vram_json_key(&j, "device"); vram_json_string(&j, dv->label);
+    vram_json_key(&j, "backend"); vram_json_string(&j, dv->ops.backend);
+    vram_json_key(&j, "staging"); vram_json_string(&j, r->staging);
+    vram_json_key(&j, "readers"); vram_json_u64(&j, r->readers);
+    vram_json_key(&j, "plan");
+    vram_json_begin_object(&j);
+    vram_json_key(&j, "samples"); vram_json_u64(&j, c->samples);
+    vram_json_key(&j, "sample_bytes"); vram_json_u64(&j, c->sample_bytes);
+    vram_json_key(&j, "batch"); vram_json_u64(&j, c->batch);
+    vram_json_key(&j, "buffers"); vram_json_u64(&j, c->buffers);
+    vram_json_key(&j, "budget_bytes"); vram_json_u64(&j, p->budget_bytes);
+    vram_json_key(&j, "samples_per_chunk"); vram_json_u64(&j, p->samples_per_chunk);
+    vram_json_key(&j, "bytes_per_chunk"); vram_json_u64(&j, p->bytes_per_chunk);
+    vram_json_key(&j, "chunk_count"); vram_json_u64(&j, p->chunk_count);
+    vram_json_key(&j, "batches_per_epoch"); vram_json_u64(&j, p->batch_count);
+    vram_json_key(&j, "rank_samples"); vram_json_u64(&j, p->rank_samples);
+    vram_json_key(&j, "dropped_last"); vram_json_u64(&j, p->dropped_last);
+    vram_json_key(&j, "world"); vram_json_u64(&j, c->world);
+    vram_json_key(&j, "rank"); vram_json_u64(&j, c->rank);
+    vram_json_key(&j, "launcher"); vram_json_string(&j, vram_launcher_name(o->ranks.launcher));
+    vram_json_key(&j, "local_rank");
+    if (o->ranks.local_rank >= 0) vram_json_i64(&j, o->ranks.local_rank); else vram_json_null(&j);
+    vram_json_key(&j, "shuffle"); vram_json_bool(&j, c->shuffle);
+    vram_json_key(&j, "seed"); vram_json_u64(&j, c->seed);
+    vram_json_key(&j, "drop_last"); vram_json_bool(&j, c->drop_last);
+    vram_json_end_object(&j);
+    vram_json_key(&j, "epochs");
+    vram_json_begin_array(&j);
     for (uint64_t e = 0; e < o->cfg.epochs; e++) {
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "epoch"); cli_json_u64(&j, e);
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "epoch"); vram_json_u64(&j, e);
         stats_json(&j, &r->epochs[e]);
-        cli_json_end_object(&j);
+        vram_json_end_object(&j);
     }
-    cli_json_end_array(&j);
-    cli_json_key(&j, "total");
-    cli_json_begin_object(&j);
+    vram_json_end_array(&j);
+    vram_json_key(&j, "total");
+    vram_json_begin_object(&j);
     stats_json(&j, &r->total);
-    cli_json_end_object(&j);
-    cli_json_key(&j, "setup_seconds"); cli_json_double(&j, r->setup);
-    cli_json_key(&j, "seconds"); cli_json_double(&j, r->seconds);
-    cli_json_key(&j, "gbps");
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "end_to_end"); cli_json_double(&j, rate(r->total.bytes_delivered, r->seconds));
-    cli_json_key(&j, "read"); cli_json_double(&j, read_rate(r));
-    cli_json_key(&j, "copy");
+    vram_json_end_object(&j);
+    vram_json_key(&j, "setup_seconds"); vram_json_double(&j, r->setup);
+    vram_json_key(&j, "seconds"); vram_json_double(&j, r->seconds);
+    vram_json_key(&j, "gbps");
+    vram_json_begin_object(&j);
+    vram_json_key(&j, "end_to_end"); vram_json_double(&j, rate(r->total.bytes_delivered, r->seconds));
+    vram_json_key(&j, "read"); vram_json_double(&j, read_rate(r));
+    vram_json_key(&j, "copy");
     if (r->total.bytes_copied && r->total.copy_seconds > 0)
-        cli_json_double(&j, rate(r->total.bytes_copied, r->total.copy_seconds));
+        vram_json_double(&j, rate(r->total.bytes_copied, r->total.copy_seconds));
     else
-        cli_json_null(&j);
-    cli_json_end_object(&j);
-    cli_json_key(&j, "verify");
+        vram_json_null(&j);
+    vram_json_end_object(&j);
+    vram_json_key(&j, "verify");
     if (v) {
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "ok"); cli_json_bool(&j, 1);
-        cli_json_key(&j, "samples_checked"); cli_json_u64(&j, v->checked);
-        cli_json_key(&j, "epochs_checked"); cli_json_u64(&j, v->epochs_checked);
-        cli_json_end_object(&j);
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "ok"); vram_json_bool(&j, 1);
+        vram_json_key(&j, "samples_checked"); vram_json_u64(&j, v->checked);
+        vram_json_key(&j, "epochs_checked"); vram_json_u64(&j, v->epochs_checked);
+        vram_json_end_object(&j);
     } else {
-        cli_json_null(&j);
+        vram_json_null(&j);
     }
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    vram_json_end_object(&j);
+    vram_json_finish(&j);
 }
 
 static void print_text(const opts *o, const vram_h5_file *f, const device *dv, const vram_chunks_plan *p,

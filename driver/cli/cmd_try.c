@@ -295,165 +295,165 @@ static int print_attempt_line(const opts *o, int k, const attempt *a) {
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static void json_text(cli_json *j, const char *p, size_t n) {
+static void json_text(vram_json *j, const char *p, size_t n) {
     char *t = cli_clean_text(p, n, n, 1);
-    cli_json_string(j, t ? t : "");
+    vram_json_string(j, t ? t : "");
     free(t);
 }
 
-static void json_cstr(cli_json *j, const char *s) { json_text(j, s, strlen(s)); }
+static void json_cstr(vram_json *j, const char *s) { json_text(j, s, strlen(s)); }
 
 /* A cJSON value through the CLI's writer (nesting was bounded when it was parsed). */
-static void json_value(cli_json *j, const cJSON *v) {
+static void json_value(vram_json *j, const cJSON *v) {
     if (cJSON_IsObject(v)) {
-        cli_json_begin_object(j);
+        vram_json_begin_object(j);
         for (const cJSON *c = v->child; c; c = c->next) {
             char *k = cli_clean_text(c->string ? c->string : "", c->string ? strlen(c->string) : 0,
                                  VRAM_ISOLATE_RESULT_MAX, 1);
-            cli_json_key(j, k ? k : "");
+            vram_json_key(j, k ? k : "");
             free(k);
             json_value(j, c);
         }
-        cli_json_end_object(j);
+        vram_json_end_object(j);
     } else if (cJSON_IsArray(v)) {
-        cli_json_begin_array(j);
+        vram_json_begin_array(j);
         for (const cJSON *c = v->child; c; c = c->next) json_value(j, c);
-        cli_json_end_array(j);
+        vram_json_end_array(j);
     } else if (cJSON_IsString(v)) {
         json_cstr(j, v->valuestring ? v->valuestring : "");
     } else if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
         if (d == (double)(int64_t)d && d > -9007199254740992.0 && d < 9007199254740992.0)
-            cli_json_i64(j, (int64_t)d);
+            vram_json_i64(j, (int64_t)d);
         else
-            cli_json_double(j, d);
+            vram_json_double(j, d);
     } else if (cJSON_IsBool(v)) {
-        cli_json_bool(j, cJSON_IsTrue(v));
+        vram_json_bool(j, cJSON_IsTrue(v));
     } else {
-        cli_json_null(j);
+        vram_json_null(j);
     }
 }
 
-static void json_int_or_null(cli_json *j, const char *key, int have, int64_t v) {
-    cli_json_key(j, key);
+static void json_int_or_null(vram_json *j, const char *key, int have, int64_t v) {
+    vram_json_key(j, key);
     if (have)
-        cli_json_i64(j, v);
+        vram_json_i64(j, v);
     else
-        cli_json_null(j);
+        vram_json_null(j);
 }
 
-static void json_attempt(cli_json *j, const attempt *a) {
+static void json_attempt(vram_json *j, const attempt *a) {
     const vram_isolate_result *r = &a->res;
     const vram_attempt_evidence *ev = &a->ev;
-    cli_json_begin_object(j);
-    cli_json_key(j, "strategy");
+    vram_json_begin_object(j);
+    vram_json_key(j, "strategy");
     json_cstr(j, a->strategy);
-    cli_json_key(j, "device");
+    vram_json_key(j, "device");
     json_cstr(j, a->device);
-    cli_json_key(j, "dtype");
+    vram_json_key(j, "dtype");
     json_cstr(j, a->dtype);
-    cli_json_key(j, "argv");
-    cli_json_begin_array(j);
+    vram_json_key(j, "argv");
+    vram_json_begin_array(j);
     for (char **p = a->argv; *p; p++) json_cstr(j, *p);
-    cli_json_end_array(j);
-    cli_json_key(j, "outcome");
-    cli_json_string(j, vram_attempt_outcome_name(a->outcome));
-    cli_json_key(j, "rule");
-    cli_json_string(j, vram_attempt_rule_name(ev->rule));
-    cli_json_key(j, "reason");
-    cli_json_string(j, vram_attempt_rule_text(ev->rule));
-    cli_json_key(j, "matched");
+    vram_json_end_array(j);
+    vram_json_key(j, "outcome");
+    vram_json_string(j, vram_attempt_outcome_name(a->outcome));
+    vram_json_key(j, "rule");
+    vram_json_string(j, vram_attempt_rule_name(ev->rule));
+    vram_json_key(j, "reason");
+    vram_json_string(j, vram_attempt_rule_text(ev->rule));
+    vram_json_key(j, "matched");
     if (ev->length > 0 && r->err.data)
         json_text(j, r->err.data + ev->offset, ev->length);
     else
-        cli_json_null(j);
-    cli_json_key(j, "source");
-    cli_json_string(j, ev->source);
+        vram_json_null(j);
+    vram_json_key(j, "source");
+    vram_json_string(j, ev->source);
     json_int_or_null(j, "cuda_code", ev->cuda_code != 0, ev->cuda_code);
     json_int_or_null(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
                      r->exit_code);
     json_int_or_null(j, "signal", r->signal != 0, r->signal);
-    cli_json_key(j, "signal_name");
-    cli_json_string(j, r->signal_name);
-    cli_json_key(j, "seconds");
-    cli_json_double(j, r->seconds);
-    cli_json_key(j, "timed_out");
-    cli_json_bool(j, r->how == VRAM_ATTEMPT_TIMED_OUT);
-    cli_json_key(j, "start_error");
+    vram_json_key(j, "signal_name");
+    vram_json_string(j, r->signal_name);
+    vram_json_key(j, "seconds");
+    vram_json_double(j, r->seconds);
+    vram_json_key(j, "timed_out");
+    vram_json_bool(j, r->how == VRAM_ATTEMPT_TIMED_OUT);
+    vram_json_key(j, "start_error");
     if (r->how == VRAM_ATTEMPT_NOT_STARTED)
         json_cstr(j, r->start_error);
     else
-        cli_json_null(j);
-    cli_json_key(j, "stderr_tail");
+        vram_json_null(j);
+    vram_json_key(j, "stderr_tail");
     json_text(j, r->err.data ? r->err.data : "", r->err.len);
-    cli_json_key(j, "stderr_bytes");
-    cli_json_u64(j, r->err.total);
-    cli_json_key(j, "stdout_tail");
+    vram_json_key(j, "stderr_bytes");
+    vram_json_u64(j, r->err.total);
+    vram_json_key(j, "stdout_tail");
     json_text(j, r->out.data ? r->out.data : "", r->out.len);
-    cli_json_key(j, "stdout_bytes");
-    cli_json_u64(j, r->out.total);
+    vram_json_key(j, "stdout_bytes");
+    vram_json_u64(j, r->out.total);
     json_int_or_null(j, "escaped", r->escaped >= 0, r->escaped);
-    cli_json_key(j, "result");
+    vram_json_key(j, "result");
     if (a->result)
         json_value(j, a->result);
     else
-        cli_json_null(j);
-    cli_json_key(j, "result_error");
+        vram_json_null(j);
+    vram_json_key(j, "result_error");
     if (a->result_error[0])
-        cli_json_string(j, a->result_error);
+        vram_json_string(j, a->result_error);
     else
-        cli_json_null(j);
-    cli_json_end_object(j);
+        vram_json_null(j);
+    vram_json_end_object(j);
 }
 
 static int print_json(const opts *o, const attempt *as, int n, int chosen) {
-    cli_json j;
-    cli_json_init(&j, stdout);
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "command");
-    cli_json_begin_array(&j);
+    vram_json j;
+    vram_json_init(&j, stdout);
+    vram_json_begin_object(&j);
+    vram_json_key(&j, "command");
+    vram_json_begin_array(&j);
     for (int i = 0; i < o->n_command; i++) json_cstr(&j, o->command[i]);
-    cli_json_end_array(&j);
-    cli_json_key(&j, "source");
-    cli_json_begin_object(&j);
-    cli_json_key(&j, "kind");
-    cli_json_string(&j, cli_chain_kind(&o->chain));
-    cli_json_key(&j, "value");
+    vram_json_end_array(&j);
+    vram_json_key(&j, "source");
+    vram_json_begin_object(&j);
+    vram_json_key(&j, "kind");
+    vram_json_string(&j, cli_chain_kind(&o->chain));
+    vram_json_key(&j, "value");
     json_cstr(&j, cli_chain_value(&o->chain));
-    cli_json_end_object(&j);
-    cli_json_key(&j, "strategies");
-    cli_json_begin_array(&j);
+    vram_json_end_object(&j);
+    vram_json_key(&j, "strategies");
+    vram_json_begin_array(&j);
     for (int i = 0; i < o->chain.n; i++) json_cstr(&j, o->chain.strategies[i]);
-    cli_json_end_array(&j);
-    cli_json_key(&j, "skipped");
-    cli_json_begin_array(&j);
+    vram_json_end_array(&j);
+    vram_json_key(&j, "skipped");
+    vram_json_begin_array(&j);
     for (int i = 0; i < o->chain.n_skipped; i++) {
-        cli_json_begin_object(&j);
-        cli_json_key(&j, "strategy");
+        vram_json_begin_object(&j);
+        vram_json_key(&j, "strategy");
         json_cstr(&j, o->chain.skipped[i]);
-        cli_json_key(&j, "reason");
+        vram_json_key(&j, "reason");
         json_cstr(&j, o->chain.skipped_why[i]);
-        cli_json_end_object(&j);
+        vram_json_end_object(&j);
     }
-    cli_json_end_array(&j);
-    cli_json_key(&j, "timeout_s");
+    vram_json_end_array(&j);
+    vram_json_key(&j, "timeout_s");
     if (o->timeout_s > 0)
-        cli_json_double(&j, o->timeout_s);
+        vram_json_double(&j, o->timeout_s);
     else
-        cli_json_null(&j);
-    cli_json_key(&j, "grace_s");
-    cli_json_double(&j, o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S);
-    cli_json_key(&j, "attempts");
-    cli_json_begin_array(&j);
+        vram_json_null(&j);
+    vram_json_key(&j, "grace_s");
+    vram_json_double(&j, o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S);
+    vram_json_key(&j, "attempts");
+    vram_json_begin_array(&j);
     for (int i = 0; i < n; i++) json_attempt(&j, &as[i]);
-    cli_json_end_array(&j);
-    cli_json_key(&j, "chosen");
+    vram_json_end_array(&j);
+    vram_json_key(&j, "chosen");
     if (chosen >= 0)
         json_cstr(&j, as[chosen].strategy);
     else
-        cli_json_null(&j);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+        vram_json_null(&j);
+    vram_json_end_object(&j);
+    vram_json_finish(&j);
     return ferror(stdout) ? -1 : 0;
 }
 
