@@ -58,6 +58,16 @@ int cli_opt_fraction(const char *cmd, const char *name, const char *text, double
 /* A percentage in (0, 100] (vram_parse_percent); *out is the percentage (90 for "90%"). */
 int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out);
 
+/* The getopt_long value of the options a command hands to its operation's setter by name
+ * (vram_estimate_set, ...): the name is long_options[longindex].name. */
+#define CLI_BY_NAME 4096
+
+/* A setter's answer: 0, or the usage error printed ("vramkit: CMD: ERR") and its code. An
+ * unknown name (VRAM_E_UNHANDLED) is a defect of the command's option table. */
+int cli_set(const char *cmd, vram_status st, const char *err);
+/* A failed operation: its one line, and the exit code its status says (cli_exit_code). */
+int cli_fail(const char *cmd, vram_status st, const char *err);
+
 /* Before a command's getopt_long loop: a full GNU reset (optind = 0, which also clears
  * getopt's state inside a half-scanned argv), so a command parses correctly however often
  * one process runs it (the in-process tests run many), and no getopt message of its own

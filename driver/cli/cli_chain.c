@@ -134,9 +134,9 @@ static int plan_model(const char *cmd, cli_chain *o) {
     int rc = 0;
     if (p == NULL) return cli_error(VRAM_EXIT_ENV, cmd, "out of memory");
     if ((st = vram_plan_set_model(p, o->model, err, sizeof err)) == VRAM_OK) {
-        for (int g = 0; g < o->ngpu; g++) p->gpus[g] = o->gpus[g];
-        p->ngpu = o->ngpu;
-        p->gpus_given = o->ngpu > 0;
+        for (int g = 0; g < o->ngpu; g++) p->mach.gpus[g] = o->gpus[g];
+        p->mach.ngpu = o->ngpu;
+        p->mach.gpus_given = o->ngpu > 0;
         st = vram_plan_make(p, err, sizeof err);
     }
     if (st != VRAM_OK)

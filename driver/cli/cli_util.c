@@ -42,6 +42,16 @@ int cli_exit_code(vram_status st) {
                : VRAM_EXIT_USAGE;
 }
 
+int cli_set(const char *cmd, vram_status st, const char *err) {
+    if (st == VRAM_OK) return 0;
+    if (st == VRAM_E_UNHANDLED) return cli_usage_error(cmd, "unknown option");
+    return cli_usage_error(cmd, "%s", err);
+}
+
+int cli_fail(const char *cmd, vram_status st, const char *err) {
+    return cli_error(cli_exit_code(st), cmd, "%s", err);
+}
+
 /* ---- option values -------------------------------------------------------------------- */
 
 int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cli_model.h"
 #include "doctor/doctor.h"
+#include "plan/estimating.h"
 
 #define CMD "doctor"
 #define DOCTOR_MARGIN (256u * VRAM_MIB) /* as estimate/plan: kept for other tenants' growth */
@@ -575,7 +576,7 @@ int vram_doctor_cli(int argc, char **argv, const vram_doctor_config *base, FILE 
     vram_workload w;
     doctor_model m;
     const char *model_arg = NULL, *arch_arg = NULL;
-    int json = 0, probe = 0, workload_given = 0, c, rc;
+    int json = 0, probe = 0, workload_given = 0, c, rc, idx = 0;
     uint64_t need = 0;
     int need_given = 0;
 
@@ -586,7 +587,7 @@ int vram_doctor_cli(int argc, char **argv, const vram_doctor_config *base, FILE 
     memset(&m, 0, sizeof m);
     m.rec_device = -1;
     cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", long_options, &idx)) != -1) {
         switch (c) {
         case 'h':
             usage(out);
@@ -620,16 +621,18 @@ int vram_doctor_cli(int argc, char **argv, const vram_doctor_config *base, FILE 
             arch_arg = optarg;
             break;
         }
+        case CLI_BY_NAME: {
+            char err[512];
+            if ((rc = cli_set(CMD, vram_workload_set(&w, long_options[idx].name, optarg, err, sizeof err), err)))
+                return rc;
+            workload_given = 1;
+            break;
+        }
         case ':':
             return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
         case '?':
             return cli_usage_error(CMD, "unknown option '%s' (see vramkit doctor --help)", argv[optind - 1]);
         default:
-            if (c >= VRAM_WL_BASE && c < VRAM_WL_END) {
-                if ((rc = cli_workload_option(CMD, c, optarg, &w))) return rc;
-                workload_given = 1;
-                break;
-            }
             return cli_usage_error(CMD, "unknown option");
         }
     }

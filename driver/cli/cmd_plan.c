@@ -10,10 +10,8 @@
 #include "cli.h"
 #include "cli_layout.h"
 #include "cli_model.h"
-#include "plan/emit.h"
 #include "plan/plan_doc.h"
-#include "plan/planner.h"
-#include "plan/workload.h"
+#include "plan/plan_run.h"
 
 #define CMD "plan"
 
@@ -133,50 +131,24 @@ static void usage(FILE *out) {
 }
 
 
-enum {
-    OPT_MODEL = 1,
-    OPT_COMPONENT,
-    OPT_ASSUME_GPU,
-    OPT_HOST,
-    OPT_MARGIN,
-    OPT_SAVE,
-    OPT_LOAD,
-    OPT_JSON,
-    OPT_EMIT,
-    OPT_STRATEGY
-};
-
-/* The options that are not inputs of the plan. */
-typedef struct plan_opts {
-    const char *save, *load, *strategy;
-    int json;
-    int nemit;
-    vram_emit_format emit[VRAM_EMIT_FORMATS]; /* in the order given, each once */
-    cli_layout_opts layout;
-} plan_opts;
+enum { OPT_JSON = 1 };
 
 static const struct option long_options[] = {
     CLI_WORKLOAD_LONG_OPTIONS,
     CLI_LAYOUT_LONG_OPTIONS,
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"component", required_argument, NULL, OPT_COMPONENT},
-    {"assume-gpu", required_argument, NULL, OPT_ASSUME_GPU},
-    {"host-memory", required_argument, NULL, OPT_HOST},
-    {"margin", required_argument, NULL, OPT_MARGIN},
-    {"save", required_argument, NULL, OPT_SAVE},
-    {"load", required_argument, NULL, OPT_LOAD},
+    {"model", required_argument, NULL, CLI_BY_NAME},
+    {"component", required_argument, NULL, CLI_BY_NAME},
+    {"assume-gpu", required_argument, NULL, CLI_BY_NAME},
+    {"host-memory", required_argument, NULL, CLI_BY_NAME},
+    {"margin", required_argument, NULL, CLI_BY_NAME},
+    {"save", required_argument, NULL, CLI_BY_NAME},
+    {"load", required_argument, NULL, CLI_BY_NAME},
     {"json", no_argument, NULL, OPT_JSON},
-    {"emit", required_argument, NULL, OPT_EMIT},
-    {"strategy", required_argument, NULL, OPT_STRATEGY},
+    {"emit", required_argument, NULL, CLI_BY_NAME},
+    {"strategy", required_argument, NULL, CLI_BY_NAME},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
-
-/* A planner or plan-document failure as this command reports it. */
-static int fail(vram_status st, const char *err) {
-    return cli_error(cli_exit_code(st), CMD,
-                     "%s", err);
-}
 
 static void print_strategies(FILE *out, const vram_plan *p) {
     char a[32], buf[512], wl[512];
@@ -256,21 +228,21 @@ static void print_placement(FILE *out, const vram_plan *p) {
 
 static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, size_t nch) {
     char a[32], b[32], buf[512];
-    if (p->ngpu == 0)
+    if (p->mach.ngpu == 0)
         fprintf(out, "machine: no GPU (%s; --assume-gpu SPEC plans for one); host %s free\n",
-                p->no_gpu, p->host ? vram_fmt_size(p->host, a, sizeof a) : "unknown");
-    for (int g = 0; g < p->ngpu; g++) {
-        fprintf(out, "GPU %d%s: %s, %s free", g, p->gpus_detected ? "" : " (assumed)",
-                vram_fmt_size(p->gpus[g].total, a, sizeof a),
-                vram_fmt_size(p->gpus[g].free, b, sizeof b));
-        if (p->gpus[g].cc_major) fprintf(out, ", cc %d.%d", p->gpus[g].cc_major, p->gpus[g].cc_minor);
+                p->mach.no_gpu, p->mach.host ? vram_fmt_size(p->mach.host, a, sizeof a) : "unknown");
+    for (int g = 0; g < p->mach.ngpu; g++) {
+        fprintf(out, "GPU %d%s: %s, %s free", g, p->mach.gpus_detected ? "" : " (assumed)",
+                vram_fmt_size(p->mach.gpus[g].total, a, sizeof a),
+                vram_fmt_size(p->mach.gpus[g].free, b, sizeof b));
+        if (p->mach.gpus[g].cc_major) fprintf(out, ", cc %d.%d", p->mach.gpus[g].cc_major, p->mach.gpus[g].cc_minor);
         fprintf(out, "\n");
     }
-    if (p->gpus_detected) cli_machine_text(out, &p->view);
-    if (p->ngpu)
+    if (p->mach.gpus_detected) cli_machine_text(out, &p->mach.view);
+    if (p->mach.ngpu)
         fprintf(out, "host: %s free; margin %s per device\n",
-                p->host ? vram_fmt_size(p->host, a, sizeof a) : "unknown",
-                vram_fmt_size(vram_devices_margin(&p->dev), b, sizeof b));
+                p->mach.host ? vram_fmt_size(p->mach.host, a, sizeof a) : "unknown",
+                vram_fmt_size(vram_devices_margin(&p->mach.dev), b, sizeof b));
     if (p->single)
         print_strategies(out, p);
     else
@@ -283,121 +255,31 @@ static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, siz
 }
 
 /* Returns -1 when the options were read, else the exit code. */
-static int parse(int argc, char **argv, vram_plan *p, plan_opts *o) {
+static int parse(int argc, char **argv, vram_plan *p, vram_plan_request *o, int *json) {
     char err[1024];
-    int c;
+    int c, idx = 0, rc;
     cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", long_options, &idx)) != -1) {
         switch (c) {
         case 'h':
             usage(stdout);
             return VRAM_EXIT_OK;
-        case OPT_MODEL:
-            if (vram_plan_set_model(p, optarg, err, sizeof err) != VRAM_OK) return cli_usage_error(CMD, "%s", err);
+        case OPT_JSON: *json = 1; break;
+        case CLI_BY_NAME:
+            if ((rc = cli_set(CMD, vram_plan_set(p, o, long_options[idx].name, optarg, err, sizeof err), err)))
+                return rc;
             break;
-        case OPT_COMPONENT:
-            if (vram_plan_add_component(p, optarg, err, sizeof err) != VRAM_OK)
-                return cli_usage_error(CMD, "%s", err);
-            break;
-        case OPT_ASSUME_GPU: {
-            int rc;
-            if (p->ngpu == VRAM_PLAN_MAX_GPUS)
-                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", VRAM_PLAN_MAX_GPUS);
-            if ((rc = cli_parse_gpu_spec(CMD, optarg, &p->gpus[p->ngpu]))) return rc;
-            p->ngpu++;
-            p->gpus_given = 1;
-            break;
-        }
-        case OPT_HOST:
-            if (vram_parse_size(optarg, &p->host) != 0 || p->host == 0)
-                return cli_usage_error(CMD, "--host-memory: '%s' is not a size above 0", optarg);
-            p->host_given = 1;
-            break;
-        case OPT_MARGIN:
-            if (vram_parse_size(optarg, &p->margin) != 0)
-                return cli_usage_error(CMD, "--margin: '%s' is not a size", optarg);
-            p->margin_given = 1;
-            break;
-        case OPT_SAVE: o->save = optarg; break;
-        case OPT_LOAD: o->load = optarg; break;
-        case OPT_JSON: o->json = 1; break;
-        case OPT_EMIT: {
-            vram_emit_format f;
-            if (vram_emit_format_parse(optarg, &f) != VRAM_OK)
-                return cli_usage_error(CMD, "--emit: '%s' is not a format (%s)", optarg,
-                                       vram_emit_format_names);
-            for (int i = 0; i < o->nemit; i++)
-                if (o->emit[i] == f) return cli_usage_error(CMD, "--emit %s is given twice", optarg);
-            o->emit[o->nemit++] = f;
-            break;
-        }
-        case OPT_STRATEGY: o->strategy = optarg; break;
         case ':': return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
-        case '?':
-            return cli_usage_error(CMD, "unknown option '%s' (see vramkit plan --help)", argv[optind - 1]);
         default:
-            if (c >= VRAM_WL_BASE && c < VRAM_WL_END) {
-                if (vram_wl_apply(&p->w, (vram_wl_option)c, optarg, err, sizeof err) != VRAM_OK)
-                    return cli_usage_error(CMD, "%s", err);
-                break;
-            }
-            if (c >= CLI_LAYOUT_NODES && c < CLI_LAYOUT_END) {
-                int rc = cli_layout_option(CMD, c, optarg, &o->layout);
-                if (rc) return rc;
-                break;
-            }
-            return cli_usage_error(CMD, "unknown option");
+            return cli_usage_error(CMD, "unknown option '%s' (see vramkit plan --help)", argv[optind - 1]);
         }
     }
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
-    if (o->strategy != NULL && o->nemit == 0)
-        return cli_usage_error(CMD, "--strategy %s: it chooses what --emit writes; give --emit FORMAT",
-                               o->strategy);
-    if (cli_layout_any(&o->layout)) {
-        const char *flag = o->layout.first ? o->layout.first : "--nodes";
-        if (o->nemit > 0)
-            return cli_usage_error(CMD, "%s: --emit cannot express a layout across GPUs; drop one of them", flag);
-        if (o->save != NULL || o->load != NULL)
-            return cli_usage_error(CMD, "%s: layouts are not kept in plan files; drop --%s", flag,
-                                   o->save != NULL ? "save" : "load");
-        if (!p->single && p->ncomp > 0)
-            return cli_usage_error(CMD, "%s: a layout is for one model (--model), not --component", flag);
-    }
-    return -1;
+    return cli_set(CMD, vram_plan_check(p, o, err, sizeof err), err) ? VRAM_EXIT_USAGE : -1;
 }
 
-/* Each --emit format of the plan into a string (all or none: an error leaves nothing),
- * its notes beside it. Returns -1, or the exit code after the error line. */
-static int emit_all(const vram_plan *p, const plan_opts *o, char **out, char notes[][2048]) {
-    const vram_candidate *cand;
-    vram_emit_machine mach;
-    char err[2048];
-    vram_status st;
-    if ((st = vram_emit_pick(p, o->strategy, &cand, err, sizeof err)) != VRAM_OK) return fail(st, err);
-    memset(&mach, 0, sizeof mach);
-    for (int i = 0; i < o->nemit; i++)
-        if (o->emit[i] == VRAM_EMIT_ENV) vram_emit_probe_vmm(p, vram_emit_gpus(p, cand), &mach);
-    for (int i = 0; i < o->nemit; i++) {
-        size_t len = 0;
-        FILE *f = open_memstream(&out[i], &len);
-        if (f == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-        st = vram_emit_write(f, o->emit[i], p, cand, &mach, notes[i], sizeof notes[i], err,
-                             sizeof err);
-        if (fclose(f) != 0 && st == VRAM_OK) st = VRAM_E_NOMEM;
-        if (st != VRAM_OK) return fail(st, err[0] ? err : "out of memory");
-    }
-    return -1;
-}
-
-/* The emitted text (unless it went into the JSON), a "# --emit FORMAT" line before each when
- * there are several; the notes on stderr. */
-static void print_emitted(const plan_opts *o, int with_text, char **text, char notes[][2048]) {
-    for (int i = 0; i < o->nemit && with_text; i++) {
-        const char *name = vram_emit_format_name(o->emit[i]);
-        if (o->nemit > 1) printf("%s# --emit %s\n", i ? "\n" : "", name);
-        fputs(text[i], stdout);
-    }
-    fflush(stdout);
+/* The notes of the emitted formats on stderr, one line each. */
+static void print_notes(const vram_plan_request *o, char notes[][2048]) {
     for (int i = 0; i < o->nemit; i++)
         for (const char *q = notes[i], *nl; *q; q = nl + 1) {
             nl = strchr(q, '\n');
@@ -407,143 +289,67 @@ static void print_emitted(const plan_opts *o, int with_text, char **text, char n
         }
 }
 
-/* The layout of a --model plan (cli_layout_make) for its model and workload, against the GPU
- * with the most room. Returns -1, or the exit code after the error line. */
-static int make_layout(const vram_plan *p, const plan_opts *o, cli_layout_report *rep) {
-    vram_estimate e;
-    const vram_plan_component *c = &p->comps[0];
-    const int best = vram_devices_best_gpu(&p->dev);
-    const uint64_t budget = best == VRAM_PLAN_NONE ? 0u : vram_devices_budget(&p->dev, best);
-    vram_status st = vram_estimate_model(&c->m.model, &p->w, &e);
-    int rc;
+/* The answer into memory first (an emitter may still refuse; then nothing is printed and
+ * nothing saved), then saved, then printed. */
+static int answer(const vram_plan *p, const vram_plan_request *o, const vram_plan_result *r, int json) {
+    static char notes[VRAM_EMIT_FORMATS][2048];
+    char err[4400], *out = NULL, *doc = NULL;
+    size_t len = 0;
+    vram_status st = VRAM_OK;
+    int rc = VRAM_EXIT_OK;
+    FILE *f = open_memstream(&out, &len);
+    if (f == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    memset(notes, 0, sizeof notes);
+    if (json) {
+        vram_json j;
+        vram_json_init(&j, f);
+        if ((st = vram_plan_result_json(&j, p, o, r, notes, err, sizeof err)) == VRAM_OK) vram_json_finish(&j);
+    } else if (o->nemit > 0) {
+        st = vram_plan_emit_text(f, p, o, r, notes, err, sizeof err);
+    } else {
+        print_text(f, p, r->changes, r->nch);
+        if (r->layout.mode != 0) {
+            fputc('\n', f);
+            cli_layout_text(f, &r->layout);
+        }
+    }
+    if (fclose(f) != 0 && st == VRAM_OK) st = vram_errorf(err, sizeof err, VRAM_E_NOMEM, "out of memory");
+    if (st == VRAM_OK && o->save != NULL) {
+        if ((doc = vram_plan_doc_json(p, r->changes, r->nch)) == NULL)
+            st = vram_errorf(err, sizeof err, VRAM_E_NOMEM, "out of memory");
+        else
+            st = vram_plan_doc_save(o->save, doc, err, sizeof err);
+    }
     if (st != VRAM_OK) {
-        if (!cli_layout_any(&o->layout)) return -1; /* the chain has said why */
-        return cli_usage_error(CMD, "%s: cannot estimate for a layout: %s", c->m.label,
-                               vram_status_str(st));
+        rc = cli_fail(CMD, st, err);
+    } else {
+        fputs(out, stdout);
+        fflush(stdout);
+        print_notes(o, notes);
+        rc = vram_plan_yes(p, o, r) ? VRAM_EXIT_OK : VRAM_EXIT_NO;
     }
-    rc = cli_layout_make(CMD, &o->layout, &c->m.model, &p->w, &e, budget, 1, rep);
-    return rc ? rc : -1;
-}
-
-/* The plan document with "layout" added as its last member. NULL when out of memory. */
-static char *attach_layout(const char *doc, const cli_layout_report *rep) {
-    char *lay = NULL, *out;
-    size_t len = 0, cut;
-    const char *end = strrchr(doc, '}');
-    FILE *f = open_memstream(&lay, &len);
-    vram_json j;
-    if (f == NULL || end == NULL) {
-        if (f) fclose(f);
-        free(lay);
-        return NULL;
-    }
-    vram_json_init(&j, f);
-    vram_json_begin_object(&j);
-    cli_layout_json(&j, rep);
-    vram_json_end_object(&j);
-    vram_json_finish(&j);
-    if (fclose(f) != 0 || lay == NULL || len < 2) {
-        free(lay);
-        return NULL;
-    }
-    cut = (size_t)(end - doc);
-    out = malloc(cut + len + 2);
-    if (out != NULL) {
-        memcpy(out, doc, cut);
-        out[cut] = ',';
-        memcpy(out + cut + 1, lay + 1, len); /* lay without its '{', with its '}' and newline */
-        out[cut + len] = '\0';
-    }
-    free(lay);
-    return out;
+    free(doc);
+    free(out);
+    return rc;
 }
 
 int cmd_plan(int argc, char **argv) {
     vram_plan *p = calloc(1, sizeof *p);
-    vram_change changes[VRAM_PLACE_MAX + 1];
-    size_t nch = 0;
-    plan_opts o;
-    int rc;
-    char *text = NULL, *emitted[VRAM_EMIT_FORMATS] = {NULL}, err[4400];
-    static char notes[VRAM_EMIT_FORMATS][2048];
+    vram_plan_result *r = calloc(1, sizeof *r);
+    vram_plan_request o;
+    char err[4400];
+    int rc, json = 0;
     vram_status st;
-    cli_layout_report lrep;
     memset(&o, 0, sizeof o);
-    memset(&lrep, 0, sizeof lrep);
-    if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-    if ((rc = parse(argc, argv, p, &o)) >= 0) goto out;
-    if (o.load != NULL) {
-        char what[4200];
-        if (p->ncomp > 0) {
-            rc = cli_usage_error(CMD, "--load takes its models from the plan; drop --model/--component");
-            goto out;
-        }
-        snprintf(what, sizeof what, "--load %s", o.load);
-        if ((st = vram_plan_doc_load(o.load, what, p, err, sizeof err)) != VRAM_OK) {
-            rc = fail(st, err);
-            goto out;
-        }
-    } else if (p->ncomp == 0) {
-        rc = cli_usage_error(CMD, "give --model MODEL or --component NAME=MODEL (see vramkit plan --help)");
-        goto out;
-    }
-    if ((st = vram_plan_make(p, err, sizeof err)) != VRAM_OK) {
-        rc = fail(st, err);
-        goto out;
-    }
-    /* a layout across GPUs for a --model plan: the one given, or proposed (--nodes alone, or
-       training that does not fit the GPU) */
-    if (p->single && (rc = make_layout(p, &o, &lrep)) >= 0) goto out;
-    /* at most one change per saved entry, plus the chosen strategy */
-    if (vram_plan_changes_since(p, changes, sizeof changes / sizeof changes[0], &nch) != VRAM_OK)
-        nch = sizeof changes / sizeof changes[0];
-    text = vram_plan_doc_json(p, changes, nch);
-    if (text == NULL) {
+    if (p == NULL || r == NULL) {
         rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-        goto out;
+    } else if ((rc = parse(argc, argv, p, &o, &json)) < 0) {
+        if ((st = vram_plan_run(p, &o, r, err, sizeof err)) != VRAM_OK)
+            rc = cli_fail(CMD, st, err);
+        else
+            rc = answer(p, &o, r, json);
     }
-    if (o.nemit > 0 && (rc = emit_all(p, &o, emitted, notes)) >= 0) goto out;
-    if (o.save != NULL && (st = vram_plan_doc_save(o.save, text, err, sizeof err)) != VRAM_OK) {
-        rc = fail(st, err);
-        goto out;
-    }
-    if (o.nemit > 0) {
-        if (o.json) {
-            char *doc = vram_emit_attach_json(text, o.emit, (const char *const *)emitted, (size_t)o.nemit);
-            if (doc == NULL) {
-                rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-                goto out;
-            }
-            fputs(doc, stdout);
-            free(doc);
-        }
-        print_emitted(&o, !o.json, emitted, notes);
-        rc = VRAM_EXIT_OK; /* the strategy emitted fits */
-        goto out;
-    }
-    if (o.json && lrep.mode != 0) {
-        char *doc = attach_layout(text, &lrep);
-        if (doc == NULL) {
-            rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-            goto out;
-        }
-        fputs(doc, stdout);
-        free(doc);
-    } else if (o.json) {
-        fputs(text, stdout);
-    } else {
-        print_text(stdout, p, changes, nch);
-        if (lrep.mode != 0) {
-            fputc('\n', stdout);
-            cli_layout_text(stdout, &lrep);
-        }
-    }
-    rc = p->single ? (p->chain.chosen >= 0 ? VRAM_EXIT_OK : VRAM_EXIT_NO)
-                   : (p->sum.all_fit ? VRAM_EXIT_OK : VRAM_EXIT_NO);
-    if (cli_layout_any(&o.layout)) rc = cli_layout_fits(&lrep) ? VRAM_EXIT_OK : VRAM_EXIT_NO;
-out:
-    for (int i = 0; i < VRAM_EMIT_FORMATS; i++) free(emitted[i]);
-    free(text);
+    free(r);
     free(p);
     return rc;
 }
