@@ -24,28 +24,19 @@ enum {
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Same, with the code the caller wants returned. */
 int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The exit code of a failure whose status says whose fault it is: the environment's
- * (VRAM_E_IO, VRAM_E_NOMEM, VRAM_E_OOM, VRAM_E_NOT_BUILT, VRAM_E_COMM, VRAM_E_TIMEOUT: 3) or the input's (else 2). */
+/* The exit code of a failure whose status says whose fault it is (util/text.h's
+ * vram_exit_code: 1 does not fit, 3 the environment's, 2 the input's). */
 int cli_exit_code(vram_status st);
 
 /* Numbers, sizes and fractions from text, and sizes as text: util/text.h (vram_parse_u64,
  * vram_parse_size, vram_parse_fraction, vram_parse_percent, vram_fmt_size). */
 
-/* ---- option values: parse, or say what is wrong ------------------------------------------
- * Each parses the value TEXT of option --NAME of command CMD; returns 0 with *out set, or
- * prints one line ("vramkit: CMD: --NAME: ...") and returns VRAM_EXIT_USAGE. The commands
- * word some defects differently, and those lines are part of what the CLI does (the golden
- * test pins them), so the flags keep each command's words: */
-enum {
-    /* a value starting with '-' is "'TEXT' is negative" (else the malformed line) */
-    CLI_OPT_NEGATIVE = 1u << 0,
-    /* a value below the minimum has its own line: counts "must be at least MIN", sizes
-     * "must be more than 0 bytes" (else the malformed line) */
-    CLI_OPT_AT_LEAST = 1u << 1,
-    /* sizes: the malformed line is short, "'TEXT' is not a size" (" above 0" when 0 is not
-     * allowed), instead of listing the units */
-    CLI_OPT_BRIEF = 1u << 2
-};
+/* ---- option values: util/text.h's vram_opt_*, the error printed ------------------------
+ * Each returns 0 with *out set, or prints one line ("vramkit: CMD: --NAME: ...") and returns
+ * VRAM_EXIT_USAGE. The flags are util/text.h's: */
+#define CLI_OPT_NEGATIVE VRAM_OPT_NEGATIVE
+#define CLI_OPT_AT_LEAST VRAM_OPT_AT_LEAST
+#define CLI_OPT_BRIEF VRAM_OPT_BRIEF
 /* A whole number in [min, max]; malformed: "'TEXT' is not a whole number from MIN to MAX". */
 int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
                   unsigned flags, uint64_t *out);
@@ -83,6 +74,10 @@ int cmd_plan(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+/* cmd_doctor with the machine's sources injected (doctor/doctor.h; NULL: the real machine),
+ * printing to `out` (NULL: stdout): the tests run the whole command over the mock. */
+struct vram_doctor_config;
+int cli_doctor_with(int argc, char **argv, const struct vram_doctor_config *base, FILE *out);
 /* cmd_watch over a given device table, printing to `out` (the tests script the mock). */
 struct vram_device_ops;
 int cmd_watch_ops(int argc, char **argv, const struct vram_device_ops *ops, FILE *out);

@@ -293,7 +293,7 @@ static void print_notes(const vram_plan_request *o, char notes[][2048]) {
  * nothing saved), then saved, then printed. */
 static int answer(const vram_plan *p, const vram_plan_request *o, const vram_plan_result *r, int json) {
     static char notes[VRAM_EMIT_FORMATS][2048];
-    char err[4400], *out = NULL, *doc = NULL;
+    char err[4400], *out = NULL;
     size_t len = 0;
     vram_status st = VRAM_OK;
     int rc = VRAM_EXIT_OK;
@@ -314,12 +314,7 @@ static int answer(const vram_plan *p, const vram_plan_request *o, const vram_pla
         }
     }
     if (fclose(f) != 0 && st == VRAM_OK) st = vram_errorf(err, sizeof err, VRAM_E_NOMEM, "out of memory");
-    if (st == VRAM_OK && o->save != NULL) {
-        if ((doc = vram_plan_doc_json(p, r->changes, r->nch)) == NULL)
-            st = vram_errorf(err, sizeof err, VRAM_E_NOMEM, "out of memory");
-        else
-            st = vram_plan_doc_save(o->save, doc, err, sizeof err);
-    }
+    if (st == VRAM_OK && o->save != NULL) st = vram_plan_save(p, r, o->save, err, sizeof err);
     if (st != VRAM_OK) {
         rc = cli_fail(CMD, st, err);
     } else {
@@ -328,7 +323,6 @@ static int answer(const vram_plan *p, const vram_plan_request *o, const vram_pla
         print_notes(o, notes);
         rc = vram_plan_yes(p, o, r) ? VRAM_EXIT_OK : VRAM_EXIT_NO;
     }
-    free(doc);
     free(out);
     return rc;
 }

@@ -171,3 +171,13 @@ vram_status vram_plan_emit_text(FILE *out, const vram_plan *p, const vram_plan_r
     }
     return VRAM_OK;
 }
+
+vram_status vram_plan_save(const vram_plan *p, const vram_plan_result *r, const char *path,
+                           char *err, size_t cap) {
+    char *doc = vram_plan_doc_json(p, r->changes, r->nch);
+    vram_status st;
+    if (doc == NULL) return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
+    st = vram_plan_doc_save(path, doc, err, cap);
+    free(doc);
+    return st;
+}

@@ -66,6 +66,11 @@ vram_status vram_plan_result_json(vram_json *j, const vram_plan *p, const vram_p
                                   const vram_plan_result *r, char notes[][2048], char *err,
                                   size_t cap);
 
+/* Saves the plan document (plan_doc.h, with the changes) to path, atomically. VRAM_OK, or
+ * VRAM_E_IO / VRAM_E_INVALID / VRAM_E_NOMEM with err naming --save and the path. */
+vram_status vram_plan_save(const vram_plan *p, const vram_plan_result *r, const char *path,
+                           char *err, size_t cap);
+
 /* The asked formats as text, a "# --emit FORMAT" line before each when there are several;
  * each format's notes into notes[i] (lines). VRAM_OK or an emitter's error. */
 vram_status vram_plan_emit_text(FILE *out, const vram_plan *p, const vram_plan_request *o,

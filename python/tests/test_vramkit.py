@@ -230,8 +230,11 @@ def test_planner_errors_are_exceptions_with_the_line():
     with pytest.raises(vramkit.VramkitError) as e:
         vramkit.plan("nllb-200-distilled-600M", batch="lots")
     assert e.value.exit_code == 2 and "--batch" in str(e.value)
-    rc, out, err = vramkit.cli("run", "--strategies", "a", "--", "true")
-    assert rc == 2 and out == "" and "cannot run inside this process" in err
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.estimate("gpt2", no_such_option=1)
+    assert e.value.exit_code == 2 and "unknown option 'no_such_option'" in str(e.value)
+    rc, out, err = vramkit.cli("estimate", "gpt2", "--bogus")
+    assert rc == 2 and out == "" and "unknown option '--bogus'" in err
 
 
 # ---- try_load ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""estimate, plan, chunks and doctor: the commands themselves, run inside this process through
-the library (vram_api_cli), their --json document returned as a dict; and try_load, which runs
-`vramkit try` as a child process so that every attempt is a process of its own."""
+"""estimate, plan, chunks and doctor: the driver's operations, run inside this process through
+the library (driver/api/api.h: the options as JSON in, the --json document out), returned as a
+dict; and try_load, which runs `vramkit try` as a child process so that every attempt is a
+process of its own."""
 
 import ctypes
 import json
@@ -13,83 +14,74 @@ import tempfile
 from ._lib import VramkitError, exe_path, lib
 
 
-def _options(kwargs):
-    """Keyword arguments as command-line options: assume_gpu="8GiB" -> --assume-gpu 8GiB;
-    True -> the flag alone; False and None -> left out; a list or tuple -> the option repeated."""
-    out = []
-    for key, value in kwargs.items():
-        opt = "--" + key.replace("_", "-")
-        if value is None or value is False:
-            continue
-        if value is True:
-            out.append(opt)
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                out += [opt, str(v)]
-        else:
-            out += [opt, str(value)]
-    return out
+def _plain(value):
+    """An option's value as the library takes it: a string, a number, True (a flag; False and
+    None leave it out), or a list of them (the option given once per element)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
 
 
-def cli(*args):
-    """Runs `vramkit ARGS...` in this process (estimate, plan, chunks, doctor). Returns
-    (exit_code, stdout, stderr) as text."""
+def _call(op, options, accept=(0, 1)):
+    """Runs operation `op` of the library (driver/api/api.h: JSON options in, its --json
+    document out) and returns the document as a dict; an error is a VramkitError with the
+    line and the exit code."""
     L = lib()
-    argv = [str(a).encode() for a in args]
-    arr = (ctypes.c_char_p * len(argv))(*argv)
+    doc = json.dumps({k: _plain(v) for k, v in options.items()}).encode()
     out, err = ctypes.c_void_p(), ctypes.c_void_p()
-    rc = L.vram_api_cli(len(argv), arr, ctypes.byref(out), ctypes.byref(err))
+    rc = getattr(L, "vram_api_" + op)(doc, ctypes.byref(out), ctypes.byref(err))
     if rc < 0:
-        raise MemoryError("vramkit: no memory to capture the command's output")
+        raise MemoryError("vramkit: no memory for the %s call" % op)
     try:
         o = ctypes.string_at(out.value).decode("utf-8", "replace") if out.value else ""
         e = ctypes.string_at(err.value).decode("utf-8", "replace") if err.value else ""
     finally:
         L.vram_api_free(out)
         L.vram_api_free(err)
-    return rc, o, e
-
-
-def _json_command(args, accept=(0, 1)):
-    rc, out, err = cli(*args, "--json")
-    if rc in accept or (rc == 3 and out.lstrip().startswith("{")):
-        try:
-            return json.loads(out)
-        except ValueError:
-            pass
-    line = err.strip().splitlines()[-1] if err.strip() else "vramkit %s: exit %d" % (args[0], rc)
+    if rc in accept and o:
+        return json.loads(o)
+    line = e.strip().splitlines()[-1] if e.strip() else "vramkit %s: exit %d" % (op, rc)
     raise VramkitError(line, exit_code=rc)
+
+
+def cli(*args):
+    """Runs the vramkit command with ARGS as a child process. Returns (exit_code, stdout,
+    stderr) as text."""
+    p = subprocess.run([exe_path()] + [str(a) for a in args], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stdout, p.stderr
 
 
 def estimate(model, **options):
     """`vramkit estimate MODEL [options] --json` as a dict. Options are the command's long
     options in Python spelling: mode="train", batch=8, seq=2048, assume_gpu="8GiB,used=4.7GB",
     margin="512MiB", checkpointing=True, ... (vramkit estimate --help lists them)."""
-    return _json_command(["estimate", str(model)] + _options(options))
+    return _call("estimate", dict(options, model=str(model)))
 
 
 def plan(model=None, **options):
     """`vramkit plan --model MODEL [options] --json` as a dict (exit 1, "does not fit", is an
     answer, not an error). Components: plan(component=["embed=intfloat/multilingual-e5-large",
     ...]). Options as for estimate, plus the plan's own (margin, load, ...)."""
-    args = ["plan"]
     if model is not None:
-        args += ["--model", str(model)]
-    return _json_command(args + _options(options))
+        options = dict(options, model=str(model))
+    return _call("plan", options)
 
 
 def chunks(**options):
     """`vramkit chunks [options] --json` as a dict: samples=, sample_bytes=, batch=, free=, ..."""
-    file = options.pop("file", None)
-    args = ["chunks"] + ([str(file)] if file is not None else [])
-    return _json_command(args + _options(options))
+    if options.get("file") is not None:
+        options = dict(options, file=str(options["file"]))
+    return _call("chunks", options)
 
 
 def doctor(probe=False, **options):
     """`vramkit doctor --json` as a dict: findings with their remedies, the devices, the
     environment. probe=True runs the probes (each in a child: the vramkit command)."""
     os.environ.setdefault("VRAMKIT_PROBE_EXE", exe_path())
-    return _json_command(["doctor"] + _options(dict(options, probe=probe)), accept=(0, 1, 3))
+    return _call("doctor", dict(options, probe=probe), accept=(0, 1, 3))
 
 
 def try_load(fn_or_cmd, strategies=None, model=None, plan_file=None, timeout=None, **options):
@@ -117,7 +109,12 @@ def try_load(fn_or_cmd, strategies=None, model=None, plan_file=None, timeout=Non
         args += ["--plan", str(plan_file)]
     if timeout is not None:
         args += ["--timeout", str(timeout)]
-    args += _options(options)
+    for key, value in options.items():
+        opt = "--" + key.replace("_", "-")
+        if value is True:
+            args.append(opt)
+        elif value is not None and value is not False:
+            args += [opt, str(value)]
     tmp = None
     env = dict(os.environ)
     try:

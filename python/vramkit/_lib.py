@@ -10,7 +10,7 @@ import ctypes
 import os
 import shutil
 
-API_VERSION = 1  # driver/api/api.h: VRAM_API_VERSION
+API_VERSION = 2  # driver/api/api.h: VRAM_API_VERSION
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _lib = None
@@ -109,9 +109,11 @@ def lib():
     L.vram_api_status_str.restype = ctypes.c_char_p
     L.vram_api_status_str.argtypes = [ctypes.c_int]
     L.vram_api_free.argtypes = [ctypes.c_void_p]
-    L.vram_api_cli.restype = ctypes.c_int
-    L.vram_api_cli.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
-                               ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
+    for op in ("estimate", "plan", "chunks", "doctor"):
+        f = getattr(L, "vram_api_" + op)
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+                      ctypes.POINTER(ctypes.c_void_p)]
     S = ctypes.c_void_p
     L.vram_api_stream_open.restype = ctypes.c_int
     L.vram_api_stream_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),
