@@ -190,6 +190,38 @@ int vram_machine_gpus_view(vram_gpu_budget *out, int max, vram_machine_view *vie
     return vram_machine_gpus_from(&nvml, &cuda, out, max, view, why, cap);
 }
 
+/* The reader's NVML table: one per process (nvml.h), so it lives here. */
+static vram_gpumem_ops reader_nvml;
+
+static void reader_cuda(vram_machine_reader *r) {
+    r->nvml_open = 0;
+    r->ops_status = vram_cuda_ops(&r->ops);
+}
+
+void vram_machine_reader_open(vram_machine_reader *r) {
+    memset(r, 0, sizeof *r);
+    reader_nvml = vram_nvml_ops(NULL);
+    r->nvml = reader_nvml;
+    if ((r->nvml_status = r->nvml.open(r->nvml.ctx)) == VRAM_OK) {
+        r->nvml_open = 1;
+        r->ops = vram_gpumem_device_ops(&reader_nvml);
+        return;
+    }
+    snprintf(r->why_not_nvml, sizeof r->why_not_nvml, "%s", r->nvml.error(r->nvml.ctx));
+    reader_cuda(r);
+}
+
+void vram_machine_reader_fallback(vram_machine_reader *r, const char *why) {
+    if (r->nvml_open) r->nvml.close(r->nvml.ctx);
+    snprintf(r->why_not_nvml, sizeof r->why_not_nvml, "%s", why);
+    reader_cuda(r);
+}
+
+void vram_machine_reader_close(vram_machine_reader *r) {
+    if (r->nvml_open) r->nvml.close(r->nvml.ctx);
+    r->nvml_open = 0;
+}
+
 int vram_machine_gpus(vram_gpu_budget *out, int max, char *why, size_t cap) {
     return vram_machine_gpus_view(out, max, NULL, why, cap);
 }

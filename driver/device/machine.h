@@ -72,6 +72,24 @@ int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_machine_cuda *
 int vram_machine_gpus_view(vram_gpu_budget *out, int max, vram_machine_view *view, char *why,
                            size_t cap);
 
+/* The device table to read this machine's GPUs' memory through (vramkit watch): NVML first
+ * (no CUDA context; GPUs numbered as nvidia-smi does), else the CUDA runtime (a context on
+ * each GPU). With vram_machine_gpus_from, the one place where NVML-then-CUDA is decided. */
+typedef struct vram_machine_reader {
+    vram_gpumem_ops nvml;     /* NVML's table */
+    int nvml_open;            /* NVML is open and ops reads through it */
+    vram_status nvml_status;  /* what opening NVML said (VRAM_E_NOT_SUPPORTED: not there) */
+    char why_not_nvml[192];   /* why not NVML ("" when it is the source) */
+    vram_device_ops ops;      /* the table to read: over NVML, or the CUDA backend */
+    vram_status ops_status;   /* VRAM_OK, or why the CUDA backend cannot be had */
+} vram_machine_reader;
+
+/* Opens NVML and makes ops over it; where NVML cannot be opened, ops is the CUDA backend. */
+void vram_machine_reader_open(vram_machine_reader *r);
+/* NVML opened, but its table cannot be used (why): closes it, and ops is the CUDA backend. */
+void vram_machine_reader_fallback(vram_machine_reader *r, const char *why);
+void vram_machine_reader_close(vram_machine_reader *r);
+
 /* The same without the view. */
 int vram_machine_gpus(vram_gpu_budget *out, int max, char *why, size_t cap);
 

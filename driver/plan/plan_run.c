@@ -6,6 +6,7 @@
 
 #include "doctor/probe.h"
 #include "estimating.h"
+#include "isolate/chain.h"
 #include "plan_doc.h"
 #include "util/text.h"
 
@@ -179,5 +180,90 @@ vram_status vram_plan_save(const vram_plan *p, const vram_plan_result *r, const 
     if (doc == NULL) return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
     st = vram_plan_doc_save(path, doc, err, cap);
     free(doc);
+    return st;
+}
+
+/* ---- the strategies of try and run ---------------------------------------------------------- */
+
+/* The dtype a plan's format stands for; NULL for a format not listed. */
+static const char *format_dtype(vram_dtype f) {
+    switch (f) {
+    case VRAM_DTYPE_F32: return "float32";
+    case VRAM_DTYPE_F16: return "float16";
+    case VRAM_DTYPE_BF16: return "bfloat16";
+    case VRAM_DTYPE_INT8: return "int8";
+    case VRAM_DTYPE_NF4: return "nf4";
+    default: return NULL;
+    }
+}
+
+/* The plan of --model now (default workload), on the --assume-gpu GPUs or this machine's: its
+ * rows, and each fitting one-GPU strategy's high. */
+static vram_status plan_model(const vram_try_chain *c, vram_plan_rows *rows, uint64_t *high,
+                              char *err, size_t cap) {
+    vram_plan *p = calloc(1, sizeof *p);
+    vram_status st;
+    if (p == NULL) return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
+    if ((st = vram_plan_set_model(p, c->model, err, cap)) == VRAM_OK) {
+        for (int g = 0; g < c->ngpu; g++) p->mach.gpus[g] = c->gpus[g];
+        p->mach.ngpu = c->ngpu;
+        p->mach.gpus_given = c->ngpu > 0;
+        st = vram_plan_make(p, err, cap);
+    }
+    if (st == VRAM_OK) {
+        vram_plan_rows_from_chain(p, rows);
+        /* the rows follow the chain one to one; a saved document has no high (0: not known) */
+        for (int i = 0; i < rows->n && i < p->chain.count; i++) {
+            const vram_candidate *k = &p->chain.cand[i];
+            if (k->fits && k->status == VRAM_OK && rows->row[i].device >= 0) high[i] = k->estimate.high;
+        }
+    }
+    free(p);
+    return st;
+}
+
+vram_status vram_plan_chain(vram_try_chain *c, char *err, size_t cap) {
+    char what[4200];
+    uint64_t high[VRAM_PLAN_MAX_ROWS] = {0};
+    vram_plan_rows *rows;
+    vram_status st;
+    if (!c->plan_file && !c->model) return VRAM_OK;
+    if ((rows = calloc(1, sizeof *rows)) == NULL) return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
+    if (c->plan_file) {
+        snprintf(what, sizeof what, "--plan %s", c->plan_file);
+        st = vram_plan_doc_strategies(c->plan_file, what, rows, err, cap);
+    } else {
+        snprintf(what, sizeof what, "the plan of %s", c->model);
+        st = plan_model(c, rows, high, err, cap);
+    }
+    /* those that fit, in the plan's order, with the plan's device and format */
+    for (int i = 0; st == VRAM_OK && i < rows->n && c->n < VRAM_TRY_MAX_STRATEGIES; i++) {
+        const vram_plan_row *r = &rows->row[i];
+        int k = r->fits ? c->n++ : c->n_skipped++;
+        if (!r->fits) {
+            snprintf(c->skip_buf[k], sizeof c->skip_buf[k], "%s", r->name);
+            snprintf(c->why_buf[k], sizeof c->why_buf[k], "%s", r->why[0] ? r->why : "it does not fit");
+            c->skipped[k] = c->skip_buf[k];
+            c->skipped_why[k] = c->why_buf[k];
+            continue;
+        }
+        snprintf(c->name_buf[k], sizeof c->name_buf[k], "%s", r->name);
+        if (r->device == VRAM_PLAN_CPU) {
+            c->device_of[k] = "cpu";
+        } else if (r->device >= 0) {
+            snprintf(c->device_buf[k], sizeof c->device_buf[k], "cuda:%d", r->device);
+            c->device_of[k] = c->device_buf[k];
+        } else {
+            c->device_of[k] = "auto";
+        }
+        c->strategies[k] = c->name_buf[k];
+        c->dtype_of[k] = format_dtype(r->format);
+        c->gpu_high[k] = high[i];
+    }
+    if (st == VRAM_OK && c->n == 0)
+        st = vram_errorf(err, cap, VRAM_E_NOSPACE,
+                         "%s: none of the plan's %d strategies fits: nothing to try (see 'vramkit "
+                         "plan')", what, rows->n);
+    free(rows);
     return st;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "emit.h"
+#include "isolate/chain.h"
 #include "parallel.h"
 #include "planner.h"
 #include "util/json.h"
@@ -76,5 +77,12 @@ vram_status vram_plan_save(const vram_plan *p, const vram_plan_result *r, const 
 vram_status vram_plan_emit_text(FILE *out, const vram_plan *p, const vram_plan_request *o,
                                 const vram_plan_result *r, char notes[][2048], char *err,
                                 size_t cap);
+
+/* The strategies `try` and `run` walk when they come from a plan: the saved plan of c->plan_file,
+ * or the plan of c->model made now (default workload) on c->gpus or this machine's GPUs. Those
+ * that fit, in the plan's order, with the plan's device and dtype (and, made now, each one-GPU
+ * strategy's high); the others in c->skipped with why. Nothing for a list (--strategies).
+ * VRAM_OK; VRAM_E_NOSPACE with err when none fits (the answer "no"); the plan's errors. */
+vram_status vram_plan_chain(vram_try_chain *c, char *err, size_t cap);
 
 #endif /* VRAMKIT_DRIVER_PLAN_RUN_H */
