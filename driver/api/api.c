@@ -13,10 +13,12 @@
 
 #include "comm/ranks_env.h"
 #include "doctor/doctor_run.h"
+#include "gpustats/watch.h"
+#include "isolate/try.h"
 #include "plan/estimating.h"
 #include "plan/plan_run.h"
-#include "stream/chunking.h"
-#include "stream/session.h"
+#include "loader/chunking.h"
+#include "loader/session.h"
 #include "util/text.h"
 
 int vram_api_version(void) { return VRAM_API_VERSION; }
@@ -287,6 +289,151 @@ int vram_api_doctor(const char *options, char **out, char **err) {
     }
     free(r);
     return call_end(&c, rc, out, err);
+}
+
+/* The strings of an array option ("command", "env") into out[0 .. max), NULL-terminated.
+ * Returns how many, or -1 after the error line. */
+static int call_strings(api_call *c, const char *key, const char **out, int max) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c->options, key);
+    int n = 0;
+    if (a == NULL) return 0;
+    if (!cJSON_IsArray(a)) return call_fail(c, 2, "%s: give a list of strings", key), -1;
+    for (const cJSON *v = a->child; v != NULL; v = v->next) {
+        if (!cJSON_IsString(v)) return call_fail(c, 2, "%s: give a list of strings", key), -1;
+        if (n + 1 >= max) return call_fail(c, 2, "%s: at most %d entries", key, max - 1), -1;
+        out[n++] = v->valuestring;
+    }
+    out[n] = NULL;
+    return n;
+}
+
+static vram_status set_try(void *o, const char *n, const char *a, char *err, size_t cap) {
+    if (strcmp(n, "command") == 0 || strcmp(n, "env") == 0) return VRAM_OK; /* call_strings */
+    return vram_try_set((vram_try_opts *)o, n, a, err, cap);
+}
+
+#define API_MAX_COMMAND 256
+
+int vram_api_try(const char *options, char **out, char **err) {
+    api_call c;
+    vram_try_opts o;
+    vram_try_result r;
+    const char *command[API_MAX_COMMAND], *env[VRAM_TRY_MAX_ENV + 1];
+    char why[4400];
+    vram_status st;
+    int rc;
+    memset(&o, 0, sizeof o);
+    memset(&r, 0, sizeof r);
+    if (call_begin(&c, "try", options) != 0) return call_end(&c, -1, out, err);
+    if ((rc = call_options(&c, NULL, NULL, set_try, &o)) < 0) {
+        o.ncommand = call_strings(&c, "command", command, API_MAX_COMMAND);
+        rc = o.ncommand < 0 ? 2 : call_strings(&c, "env", env, VRAM_TRY_MAX_ENV + 1) < 0 ? 2 : -1;
+        o.command = (char *const *)command;
+        o.env = env;
+        if (rc < 0 && o.ncommand == 0) rc = call_fail(&c, 2, "command: the command is empty");
+        else if (rc < 0 && command[0][0] == '\0') rc = call_fail(&c, 2, "command: the program is empty ('')");
+    }
+    if (rc < 0) {
+        if ((st = vram_try_chain_check(&o.chain, why, sizeof why)) != VRAM_OK ||
+            (st = vram_plan_chain(&o.chain, why, sizeof why)) != VRAM_OK ||
+            (st = vram_try_run(&o, &r, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else {
+            vram_json j;
+            vram_json_init(&j, c.o);
+            vram_try_json(&j, &o, &r);
+            vram_json_finish(&j);
+            rc = r.chosen >= 0 ? 0 : 1;
+        }
+    }
+    vram_try_free(&r);
+    vram_try_chain_free(&o.chain);
+    return call_end(&c, rc, out, err);
+}
+
+/* ---- watch ---------------------------------------------------------------------------------- */
+
+struct vram_api_watch {
+    vram_watch_opts o;
+    vram_watch w;
+};
+
+static vram_status set_watch(void *o, const char *n, const char *a, char *err, size_t cap) {
+    return vram_watch_set((vram_watch_opts *)o, n, a, err, cap);
+}
+
+int vram_api_watch_open(const char *options, vram_api_watch **w, char **err) {
+    api_call c;
+    char note[512], why[512], *out = NULL;
+    vram_status st;
+    int rc;
+    vram_api_watch *x = calloc(1, sizeof *x);
+    *w = NULL;
+    if (call_begin(&c, "watch", options) != 0 || x == NULL) {
+        free(x);
+        return call_end(&c, -1, &out, err);
+    }
+    if ((rc = call_options(&c, NULL, NULL, set_watch, &x->o)) < 0) {
+        if ((st = vram_watch_open(&x->o, &x->w, note, sizeof note, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else {
+            if (note[0]) fprintf(c.e, "vramkit: watch: %s\n", note);
+            *w = x;
+            x = NULL;
+            rc = 0;
+        }
+    }
+    free(x);
+    rc = call_end(&c, rc, &out, err);
+    free(out);
+    return rc;
+}
+
+static void line_sample(void *ctx, const vram_watch *w, const vram_monitor_sample *s,
+                        uint64_t epoch, const char *stamp) {
+    vram_json j;
+    vram_json_init(&j, ctx);
+    vram_watch_sample_json(&j, w, s, epoch, stamp);
+    vram_json_finish(&j);
+}
+
+static void line_processes(void *ctx, int d, const vram_gpumem_proc *procs, int n,
+                           uint64_t time_ms, const char *stamp) {
+    for (int i = 0; i < n; i++) {
+        vram_json j;
+        vram_json_init(&j, ctx);
+        vram_watch_process_json(&j, d, &procs[i], time_ms, stamp);
+        vram_json_finish(&j);
+    }
+}
+
+static void line_warning(void *ctx, const vram_watch *w, const vram_monitor_warning *x,
+                         const char *stamp) {
+    vram_json j;
+    vram_json_init(&j, ctx);
+    vram_watch_warning_json(&j, w, x, stamp);
+    vram_json_finish(&j);
+}
+
+int vram_api_watch_round(vram_api_watch *x, char **out, char **err) {
+    api_call c;
+    char why[512];
+    int rc = 0;
+    if (call_begin(&c, "watch", "{}") != 0) return call_end(&c, -1, out, err);
+    const vram_watch_sink sink = {line_sample, line_processes, line_warning, c.o};
+    if (vram_watch_round(&x->w, x->o.processes, &sink, why, sizeof why) != VRAM_OK) {
+        c.no_out = 1;
+        rc = call_fail(&c, 3, "%s", why);
+    }
+    return call_end(&c, rc, out, err);
+}
+
+uint64_t vram_api_watch_interval_ms(const vram_api_watch *x) { return x ? x->w.interval_ms : 0; }
+
+void vram_api_watch_close(vram_api_watch *x) {
+    if (x == NULL) return;
+    vram_watch_close(&x->w);
+    free(x);
 }
 
 /* ---- the streamer ------------------------------------------------------------------------- */

@@ -31,7 +31,30 @@ int vram_api_estimate(const char *options, char **out, char **err);
 int vram_api_plan(const char *options, char **out, char **err);
 int vram_api_chunks(const char *options, char **out, char **err);
 int vram_api_doctor(const char *options, char **out, char **err);
+/* try: the chain's options (strategies, plan, model, assume_gpu), timeout and grace, with
+ * "command": [PROGRAM, ARGS...] (placeholders {strategy}, {device}, {dtype}) and "env":
+ * ["NAME=VALUE", ...] added to each attempt's environment. Each attempt is a child process
+ * of this one (spawned, never forked): what an attempt leaves outside its process group is
+ * not hunted down here (that takes a subreaper, which a process with other children cannot
+ * be). Exit 0 an attempt succeeded, 1 none did. */
+int vram_api_try(const char *options, char **out, char **err);
 void vram_api_free(void *p);
+
+/* ---- watch: rounds of samples, in this process ------------------------------------------- */
+
+typedef struct vram_api_watch vram_api_watch;
+
+/* Opens the GPUs (or the host, "host": true) as `vramkit watch` does, options as for the
+ * operations above (interval, count is the caller's to keep, epoch_every, device, host,
+ * processes, limit, leak_threshold). Returns the exit code (0 ok) with *w, and *err as above
+ * (a note when NVML is not used, or the error line). */
+int vram_api_watch_open(const char *options, vram_api_watch **w, char **err);
+/* One round: every device sampled, its processes, the warnings raised, as JSON lines (the
+ * objects of `vramkit watch --json`) in *out. Returns 0, or the exit code with *err. */
+int vram_api_watch_round(vram_api_watch *w, char **out, char **err);
+/* The interval the rounds are meant to be apart (ms). */
+uint64_t vram_api_watch_interval_ms(const vram_api_watch *w);
+void vram_api_watch_close(vram_api_watch *w);
 
 /* The GPU of this process's local rank (the launcher's variables, vramkit/ranks.h: the local
  * rank modulo the GPUs; cuda:0 without a launcher): >= 0, or a vram_status with err. */

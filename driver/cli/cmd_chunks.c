@@ -12,7 +12,7 @@
 
 #include "cli.h"
 #include "cli_stream.h"
-#include "stream/chunking.h"
+#include "loader/chunking.h"
 
 #define CMD "chunks"
 

@@ -9,8 +9,8 @@
 
 #include "cli.h"
 #include "cli_stream.h"
-#include "stream/session.h"
-#include "stream/verify.h"
+#include "loader/session.h"
+#include "loader/verify.h"
 
 #define CMD "stream"
 #define DEFAULT_BATCH VRAM_STREAM_DEFAULT_BATCH

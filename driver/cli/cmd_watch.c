@@ -179,16 +179,6 @@ static uint64_t mono_ns(void) {
     return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
-/* "2024-05-01T12:00:00.123Z" */
-static void utc_stamp(char *buf, size_t cap) {
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, cap - n, ".%03ldZ", ts.tv_nsec / 1000000L);
-}
-
 /* ---- output ----------------------------------------------------------------------- */
 
 static void csv_field(FILE *out, const char *s) {
@@ -229,8 +219,9 @@ static void print_header(const out_opts *o, const vram_watch *w, int first, int 
     fprintf(o->out, "; %s\n", o->w.count ? "stops after the count" : "Ctrl-C stops");
 }
 
-static void print_sample(out_opts *o, const vram_watch *w, const vram_monitor_sample *s,
+static void print_sample(void *ctx, const vram_watch *w, const vram_monitor_sample *s,
                          uint64_t epoch, const char *stamp) {
+    out_opts *o = ctx;
     const char *name = vram_gpustats_device_name(w->g, s->device);
     vram_json j;
     switch (o->format) {
@@ -257,8 +248,9 @@ static void print_sample(out_opts *o, const vram_watch *w, const vram_monitor_sa
     }
 }
 
-static void print_warning(out_opts *o, const vram_watch *w, const vram_monitor_warning *x,
+static void print_warning(void *ctx, const vram_watch *w, const vram_monitor_warning *x,
                           const char *stamp) {
+    out_opts *o = ctx;
     vram_json j;
     switch (o->format) {
     case FMT_TEXT:
@@ -286,16 +278,10 @@ static void print_warning(out_opts *o, const vram_watch *w, const vram_monitor_w
     }
 }
 
-/* The processes on GPU d after its sample. -1 after the error line, else 0. */
-static int print_processes(out_opts *o, vram_watch *w, int d, uint64_t time_ms, const char *stamp) {
-    vram_gpumem_proc procs[VRAM_GPUMEM_MAX_PROCS];
-    char err[512];
-    int n = 0;
-    if (vram_watch_processes(w, d, procs, VRAM_GPUMEM_MAX_PROCS, &n, err, sizeof err) != VRAM_OK) {
-        fflush(o->out);
-        cli_error(VRAM_EXIT_ENV, CMD, "%s", err);
-        return -1;
-    }
+/* The processes on GPU d after its sample. */
+static void print_processes(void *ctx, int d, const vram_gpumem_proc *procs, int n,
+                            uint64_t time_ms, const char *stamp) {
+    out_opts *o = ctx;
     for (int i = 0; i < n; i++) {
         char cmd[64], size[32];
         vram_json j;
@@ -312,33 +298,16 @@ static int print_processes(out_opts *o, vram_watch *w, int d, uint64_t time_ms, 
                 procs[i].graphics ? "graphics" : "compute", known ? size : "unknown");
     }
     if (n == 0 && o->format == FMT_TEXT) fprintf(o->out, "            no process\n");
-    return 0;
 }
 
-/* One round: a sample of each device, its processes, then the warnings. Returns -1, or the
- * exit code after the error line. */
+/* One round (gpustats/watch.h) written down. Returns -1, or the exit code after the error. */
 static int round_of(out_opts *o, vram_watch *w) {
-    char stamp[40], err[512];
-    for (int d = w->first; d <= w->last; d++) {
-        vram_monitor_sample s;
-        uint64_t epoch = 0;
-        vram_status st = vram_watch_sample(w, d, &s, &epoch, err, sizeof err);
-        utc_stamp(stamp, sizeof stamp);
-        if (st == VRAM_E_STATE) continue;
-        if (st != VRAM_OK) {
-            fflush(o->out);
-            return cli_error(VRAM_EXIT_ENV, CMD, "%s", err);
-        }
-        print_sample(o, w, &s, epoch, stamp);
-        if (o->w.processes && print_processes(o, w, d, s.time_ms, stamp) != 0) return VRAM_EXIT_ENV;
+    const vram_watch_sink sink = {print_sample, print_processes, print_warning, o};
+    char err[512];
+    if (vram_watch_round(w, o->w.processes, &sink, err, sizeof err) != VRAM_OK) {
+        fflush(o->out);
+        return cli_error(VRAM_EXIT_ENV, CMD, "%s", err);
     }
-    vram_monitor_warning warn[16];
-    size_t k = 0;
-    do {
-        if (vram_gpustats_warnings(w->g, warn, 16, &k) != VRAM_OK) break;
-        for (size_t q = 0; q < k; q++) print_warning(o, w, &warn[q], stamp);
-    } while (k == 16);
-    w->round++;
     if (fflush(o->out) != 0 || ferror(o->out))
         return cli_error(VRAM_EXIT_ENV, CMD, "cannot write the samples: %s", strerror(errno));
     return -1;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cuda/cuda_device.h"
-#include "isolate/forkguard.h"
+#include "cuda/forkguard.h"
 #include "device/snapshot.h"
 
 #define DOCTOR_READ_MAX 4096

@@ -10,7 +10,7 @@
 
 #include <vramkit/diagnose.h>
 
-#include "probe.h"
+#include "probe/probe.h"
 
 /* Files the platform is read from. NULL fields mean the real ones (in brackets). */
 typedef struct vram_doctor_paths {
@@ -21,7 +21,7 @@ typedef struct vram_doctor_paths {
     const char *nvidia_gpus;    /* [/proc/driver/nvidia/gpus]: a directory, one entry per GPU */
 } vram_doctor_paths;
 
-/* Runs one probe (the signature of vram_probe_run, driver/doctor/probe.h). */
+/* Runs one probe (the signature of vram_probe_run, driver/probe/probe.h). */
 typedef vram_status (*vram_doctor_probe_fn)(int device, vram_probe_kind kind, int timeout_ms,
                                             vram_probe_result *out);
 /* Reads one environment variable (the signature of getenv). */

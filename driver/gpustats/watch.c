@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "device/host_device.h"
 #include "util/text.h"
@@ -143,6 +144,41 @@ vram_status vram_watch_processes(vram_watch *w, int d, vram_gpumem_proc *procs, 
     if (m->processes(m->ctx, d, procs, cap_procs, n) != VRAM_OK)
         FAIL(VRAM_E_NOT_SUPPORTED, "sample %llu: processes of GPU %d: %s",
              (unsigned long long)(w->round + 1), d, m->error(m->ctx));
+    return VRAM_OK;
+}
+
+vram_status vram_watch_round(vram_watch *w, int processes, const vram_watch_sink *sink, char *err,
+                             size_t cap) {
+    char stamp[40];
+    struct timespec ts;
+    struct tm tm;
+    vram_status st;
+    for (int d = w->first; d <= w->last; d++) {
+        vram_monitor_sample s;
+        uint64_t epoch = 0;
+        st = vram_watch_sample(w, d, &s, &epoch, err, cap);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        size_t n = strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(stamp + n, sizeof stamp - n, ".%03ldZ", ts.tv_nsec / 1000000L);
+        if (st == VRAM_E_STATE) continue;
+        if (st != VRAM_OK) return st;
+        sink->sample(sink->ctx, w, &s, epoch, stamp);
+        if (processes) {
+            vram_gpumem_proc procs[VRAM_GPUMEM_MAX_PROCS];
+            int np = 0;
+            if ((st = vram_watch_processes(w, d, procs, VRAM_GPUMEM_MAX_PROCS, &np, err, cap)) != VRAM_OK)
+                return st;
+            sink->processes(sink->ctx, d, procs, np, s.time_ms, stamp);
+        }
+    }
+    vram_monitor_warning warn[16];
+    size_t k = 0;
+    do {
+        if (vram_gpustats_warnings(w->g, warn, 16, &k) != VRAM_OK) break;
+        for (size_t q = 0; q < k; q++) sink->warning(sink->ctx, w, &warn[q], stamp);
+    } while (k == 16);
+    w->round++;
     return VRAM_OK;
 }
 

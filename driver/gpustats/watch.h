@@ -64,6 +64,23 @@ vram_status vram_watch_sample(vram_watch *w, int d, vram_monitor_sample *s, uint
 vram_status vram_watch_processes(vram_watch *w, int d, vram_gpumem_proc *procs, int cap_procs,
                                  int *n, char *err, size_t cap);
 
+/* What a round delivers, to whoever writes it down. stamp is the round's UTC time. */
+typedef struct vram_watch_sink {
+    void (*sample)(void *ctx, const vram_watch *w, const vram_monitor_sample *s, uint64_t epoch,
+                   const char *stamp);
+    /* with --processes, after each device's sample: its processes procs[0 .. n) */
+    void (*processes)(void *ctx, int d, const vram_gpumem_proc *procs, int n, uint64_t time_ms,
+                      const char *stamp);
+    void (*warning)(void *ctx, const vram_watch *w, const vram_monitor_warning *x,
+                    const char *stamp);
+    void *ctx;
+} vram_watch_sink;
+
+/* One round: every device sampled (and its processes listed, with processes), then the
+ * warnings raised. VRAM_OK, or the failure with err ("sample 3: ..."). */
+vram_status vram_watch_round(vram_watch *w, int processes, const vram_watch_sink *sink, char *err,
+                             size_t cap);
+
 /* The command of a process as /proc shows it; 0 when not visible (another pid namespace, a
  * process gone). */
 int vram_watch_command(uint32_t pid, char *buf, size_t cap);

@@ -38,7 +38,12 @@ static vram_status run_attempt(const vram_try_opts *o, int k, vram_try_attempt *
     vram_isolate_opts io;
     memset(&io, 0, sizeof io);
     io.argv = (const char *const *)a->argv;
-    io.env = env.env;
+    const char *envs[VRAM_TRY_MAX_ENV + 5];
+    int ne = 0;
+    for (const char *const *e = env.env; *e; e++) envs[ne++] = *e;
+    for (const char *const *e = o->env; e && *e && ne < VRAM_TRY_MAX_ENV + 4; e++) envs[ne++] = *e;
+    envs[ne] = NULL;
+    io.env = envs;
     io.timeout_s = o->timeout_s;
     io.grace_s = o->grace_s;
     io.cancel = o->cancel;

@@ -16,6 +16,8 @@
 #include "util/json.h"
 
 struct cJSON;
+
+#define VRAM_TRY_MAX_ENV 16
 struct vram_try_attempt;
 
 typedef struct vram_try_opts {
@@ -27,6 +29,8 @@ typedef struct vram_try_opts {
     int reap;              /* 1: end what an attempt leaves outside its group too (a subreaper:
                               only for a process with no other children, the vramkit command) */
     const volatile sig_atomic_t *cancel; /* nonzero: stop the running attempt and end */
+    const char *const *env;  /* "NAME=VALUE" added to each attempt's environment (NULL: none;
+                                at most VRAM_TRY_MAX_ENV) */
     /* called as each attempt ends (NULL: nothing), e.g. to print it */
     void (*on_attempt)(void *ctx, int k, const struct vram_try_attempt *a);
     void *ctx;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/probe.h"
+#include "probe/probe.h"
 #include "estimating.h"
 #include "isolate/chain.h"
 #include "plan_doc.h"

@@ -1,7 +1,7 @@
-"""estimate, plan, chunks and doctor: the driver's operations, run inside this process through
-the library (driver/api/api.h: the options as JSON in, the --json document out), returned as a
-dict; and try_load, which runs `vramkit try` as a child process so that every attempt is a
-process of its own."""
+"""estimate, plan, chunks, doctor and try_load: the driver's operations, run inside this process
+through the library (driver/api/api.h: the options as JSON in, the --json document out),
+returned as a dict; try_load's attempts are child processes of this one, so that a crash costs
+an attempt, never this process; watch, rounds of GPU memory samples as dicts."""
 
 import ctypes
 import json
@@ -10,6 +10,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import time
 
 from ._lib import VramkitError, exe_path, lib
 
@@ -24,26 +25,39 @@ def _plain(value):
     return str(value)
 
 
-def _call(op, options, accept=(0, 1)):
-    """Runs operation `op` of the library (driver/api/api.h: JSON options in, its --json
-    document out) and returns the document as a dict; an error is a VramkitError with the
-    line and the exit code."""
-    L = lib()
-    doc = json.dumps({k: _plain(v) for k, v in options.items()}).encode()
-    out, err = ctypes.c_void_p(), ctypes.c_void_p()
-    rc = getattr(L, "vram_api_" + op)(doc, ctypes.byref(out), ctypes.byref(err))
+def _texts(L, rc, out, err, what):
+    """The (out, err) texts an api call returned, freed."""
     if rc < 0:
-        raise MemoryError("vramkit: no memory for the %s call" % op)
+        raise MemoryError("vramkit: no memory for the %s call" % what)
     try:
         o = ctypes.string_at(out.value).decode("utf-8", "replace") if out.value else ""
         e = ctypes.string_at(err.value).decode("utf-8", "replace") if err.value else ""
     finally:
         L.vram_api_free(out)
         L.vram_api_free(err)
+    return o, e
+
+
+def _error(what, rc, e):
+    line = e.strip().splitlines()[-1] if e.strip() else "vramkit %s: exit %d" % (what, rc)
+    return VramkitError(line, exit_code=rc)
+
+
+def _options_json(options):
+    return json.dumps({k: _plain(v) for k, v in options.items()}).encode()
+
+
+def _call(op, options, accept=(0, 1)):
+    """Runs operation `op` of the library (driver/api/api.h: JSON options in, its --json
+    document out) and returns the document as a dict; an error is a VramkitError with the
+    line and the exit code."""
+    L = lib()
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    rc = getattr(L, "vram_api_" + op)(_options_json(options), ctypes.byref(out), ctypes.byref(err))
+    o, e = _texts(L, rc, out, err, op)
     if rc in accept and o:
         return json.loads(o)
-    line = e.strip().splitlines()[-1] if e.strip() else "vramkit %s: exit %d" % (op, rc)
-    raise VramkitError(line, exit_code=rc)
+    raise _error(op, rc, e)
 
 
 def cli(*args):
@@ -85,8 +99,10 @@ def doctor(probe=False, **options):
 
 
 def try_load(fn_or_cmd, strategies=None, model=None, plan_file=None, timeout=None, **options):
-    """Each strategy's attempt in a child process until one works (`vramkit try`): a native
-    crash, an OOM or a sticky CUDA error costs that attempt, never this process.
+    """Each strategy's attempt in a child process until one works (as `vramkit try`, run in this
+    process): a native crash, an OOM or a sticky CUDA error costs that attempt, never this
+    process. (What an attempt leaves outside its process group is not hunted down here, as the
+    command does: that takes a subreaper, which a process with children of its own cannot be.)
 
     fn_or_cmd is a command (a list of strings, with {strategy}, {device}, {dtype} placeholders)
     or a function. A function runs in a fresh Python interpreter (spawned, never forked), is
@@ -98,44 +114,64 @@ def try_load(fn_or_cmd, strategies=None, model=None, plan_file=None, timeout=Non
     The chain comes from strategies (a list or "fp16,int8,cpu"), model (the plan of a model made
     now) or plan_file (a saved plan). Returns `vramkit try --json` as a dict: "chosen" (None
     when every attempt failed) and every attempt's outcome."""
-    args = []
+    opts = dict(options)
     if strategies is not None:
         if not isinstance(strategies, str):
             strategies = ",".join(strategies)
-        args += ["--strategies", strategies]
+        opts["strategies"] = strategies
     if model is not None:
-        args += ["--model", str(model)]
+        opts["model"] = str(model)
     if plan_file is not None:
-        args += ["--plan", str(plan_file)]
+        opts["plan"] = str(plan_file)
     if timeout is not None:
-        args += ["--timeout", str(timeout)]
-    for key, value in options.items():
-        opt = "--" + key.replace("_", "-")
-        if value is True:
-            args.append(opt)
-        elif value is not None and value is not False:
-            args += [opt, str(value)]
+        opts["timeout"] = timeout
     tmp = None
-    env = dict(os.environ)
     try:
         if callable(fn_or_cmd):
             fd, tmp = tempfile.mkstemp(prefix="vramkit-try-", suffix=".pickle")
             with os.fdopen(fd, "wb") as f:
                 pickle.dump(fn_or_cmd, f)
-            cmd = [sys.executable, "-m", "vramkit._child", tmp]
-            env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+            opts["command"] = [sys.executable, "-m", "vramkit._child", tmp]
+            opts["env"] = ["PYTHONPATH=" + os.pathsep.join(p for p in sys.path if p)]
         else:
-            cmd = [str(c) for c in fn_or_cmd]
-            if not cmd:
+            opts["command"] = [str(c) for c in fn_or_cmd]
+            if not opts["command"]:
                 raise VramkitError("try_load: the command is empty", exit_code=2)
-        p = subprocess.run([exe_path(), "try", "--json"] + args + ["--"] + cmd, env=env,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+        return _call("try", opts)
     finally:
         if tmp:
             os.unlink(tmp)
-    if p.returncode in (0, 1) and p.stdout.lstrip().startswith("{"):
-        return json.loads(p.stdout)
-    err = p.stderr.strip().splitlines()
-    raise VramkitError(err[-1] if err else "vramkit try: exit %d" % p.returncode,
-                       exit_code=p.returncode)
+
+
+def watch(interval=None, count=None, **options):
+    """GPU memory, round after round, as `vramkit watch --json` reports it, in this process:
+    an iterator of dicts, {"type": "sample", ...}, {"type": "warning", ...} and with
+    processes=True {"type": "process", ...}. Options: interval (ms, default 1000), count
+    (rounds; default: until the loop stops), device, host (the host's RAM instead), processes,
+    limit, leak_threshold, epoch_every. Memory is read through NVML (no CUDA context) when it
+    can be, else the CUDA runtime."""
+    L = lib()
+    if interval is not None:
+        options["interval"] = interval
+    h, err = ctypes.c_void_p(), ctypes.c_void_p()
+    out = ctypes.c_void_p()
+    rc = L.vram_api_watch_open(_options_json(options), ctypes.byref(h), ctypes.byref(err))
+    _, e = _texts(L, rc, out, err, "watch")
+    if rc != 0:
+        raise _error("watch", rc, e)
+    try:
+        period = L.vram_api_watch_interval_ms(h) / 1000.0
+        start, n = time.monotonic(), 0
+        while count is None or n < count:
+            if n > 0:
+                time.sleep(max(0.0, start + n * period - time.monotonic()))
+            out, err = ctypes.c_void_p(), ctypes.c_void_p()
+            rc = L.vram_api_watch_round(h, ctypes.byref(out), ctypes.byref(err))
+            o, e = _texts(L, rc, out, err, "watch")
+            if rc != 0:
+                raise _error("watch", rc, e)
+            for line in o.splitlines():
+                yield json.loads(line)
+            n += 1
+    finally:
+        L.vram_api_watch_close(h)

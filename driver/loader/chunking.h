@@ -1,4 +1,4 @@
-/* driver/stream/chunking.h — `chunks` as a function: how a dataset is cut into GPU-resident
+/* driver/loader/chunking.h — `chunks` as a function: how a dataset is cut into GPU-resident
  * chunks and batches (vramkit/chunks.h), from numbers or from the datasets of an HDF5 file
  * (sized as the streamer will), for this process's rank. Its JSON document is written here,
  * for the CLI and Python alike. Prints nothing. */

@@ -1,4 +1,4 @@
-/* driver/stream/verify.c — see verify.h. */
+/* driver/loader/verify.c — see verify.h. */
 #include "verify.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* driver/stream/chunking.c — see chunking.h. */
+/* driver/loader/chunking.c — see chunking.h. */
 #include "chunking.h"
 
 #include <stdio.h>
@@ -7,7 +7,7 @@
 
 #include "device/machine.h"
 #include "hdf5/h5describe.h"
-#include "stream.h"
+#include "stream/stream.h"
 #include "util/text.h"
 
 #define FAIL(...) return vram_errorf(err, cap, VRAM_E_INVALID, __VA_ARGS__)

@@ -1,4 +1,4 @@
-/* driver/stream/verify.h — `vramkit stream --verify`: every delivered sample checked, byte for
+/* driver/loader/verify.h — `vramkit stream --verify`: every delivered sample checked, byte for
  * byte, against a plain HDF5 read, the order against the plan (vramkit/chunks.h), and each
  * epoch's exactly-once property. Prints nothing. */
 #ifndef VRAMKIT_DRIVER_STREAM_VERIFY_H

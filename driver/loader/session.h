@@ -1,4 +1,4 @@
-/* driver/stream/session.h — `stream` as a function: the datasets of an HDF5 file streamed
+/* driver/loader/session.h — `stream` as a function: the datasets of an HDF5 file streamed
  * into device memory (stream.h over hdf5/h5source.h, on the device backend.h opens), batch
  * after batch, with the statistics and their JSON report. What `vramkit stream` loops over
  * and the Python streamer hands out. Prints nothing. */
@@ -7,10 +7,10 @@
 
 #include <stddef.h>
 
-#include "backend.h"
+#include "stream/backend.h"
 #include "comm/ranks_env.h"
 #include "hdf5/h5source.h"
-#include "stream.h"
+#include "stream/stream.h"
 #include "util/json.h"
 
 /* Samples per batch without --batch. */

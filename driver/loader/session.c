@@ -1,4 +1,4 @@
-/* driver/stream/session.c — see session.h. */
+/* driver/loader/session.c — see session.h. */
 #include "session.h"
 
 #include <stdlib.h>
