@@ -28,30 +28,37 @@ int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((fo
  * vram_exit_code: 1 does not fit, 3 the environment's, 2 the input's). */
 int cli_exit_code(vram_status st);
 
-/* Numbers, sizes and fractions from text, and sizes as text: util/text.h (vram_parse_u64,
- * vram_parse_size, vram_parse_fraction, vram_parse_percent, vram_fmt_size). */
+/* ---- reading a command's options ------------------------------------------------------
+ * The options a command hands to its operation's setter by name (vram_estimate_set, ...) and
+ * its own flags, each a word list: "batch= seq= checkpointing" ('=': it takes a value). */
+#define CLI_WORKLOAD_OPTIONS                                                                 \
+    "mode= format= compute= batch= seq= src-len= tgt-len= optimizer= checkpointing "        \
+    "flash-attention grad-accum= lora-rank= lora-targets= images= image-tokens= "
+#define CLI_LAYOUT_OPTIONS "nodes= gpus-per-node= zero= tp= pp= micro-batches= offload= "
 
-/* ---- option values: util/text.h's vram_opt_*, the error printed ------------------------
- * Each returns 0 with *out set, or prints one line ("vramkit: CMD: --NAME: ...") and returns
- * VRAM_EXIT_USAGE. The flags are util/text.h's: */
-#define CLI_OPT_NEGATIVE VRAM_OPT_NEGATIVE
-#define CLI_OPT_AT_LEAST VRAM_OPT_AT_LEAST
-#define CLI_OPT_BRIEF VRAM_OPT_BRIEF
-/* A whole number in [min, max]; malformed: "'TEXT' is not a whole number from MIN to MAX". */
-int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
-                  unsigned flags, uint64_t *out);
-/* A size (vram_parse_size), 0 only when allow_zero; malformed: "'TEXT' is not a size (bytes,
- * or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)". */
-int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
-                 unsigned flags, uint64_t *out);
-/* A fraction in (0, 1] (vram_parse_fraction). */
-int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out);
-/* A percentage in (0, 100] (vram_parse_percent); *out is the percentage (90 for "90%"). */
-int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out);
-
-/* The getopt_long value of the options a command hands to its operation's setter by name
- * (vram_estimate_set, ...): the name is long_options[longindex].name. */
+/* getopt_long's value for the options handed to the setter: the name says which. */
 #define CLI_BY_NAME 4096
+
+typedef vram_status (*cli_setter)(void *ctx, const char *name, const char *arg, char *err,
+                                  size_t cap);
+
+typedef struct cli_spec {
+    const char *cmd;       /* "plan" */
+    const char *options;   /* handed to set by name */
+    const char *flags;     /* the command's own: "json list-models" (bit k for word k) */
+    cli_setter set;
+    void *ctx;
+    void (*usage)(FILE *out);
+    FILE *help_out;        /* where --help goes (NULL: stdout) */
+    int quoted;            /* error words: "option 'X' needs a value", "(see 'vramkit CMD
+                              --help')" (else "X needs a value", "(see vramkit CMD --help)") */
+    int argc_end;          /* options end here (try, run: at "--"); 0: argc */
+} cli_spec;
+
+/* Reads the options of argv[0 .. argc) (argv[0] is the command). Returns -1 with *flags set
+ * and optind at the first argument, or the exit code: 0 after --help, 2 after the error line
+ * (an unknown option, a missing value, a value the setter refuses). */
+int cli_parse(const cli_spec *s, int argc, char **argv, unsigned *flags);
 
 /* A setter's answer: 0, or the usage error printed ("vramkit: CMD: ERR") and its code. An
  * unknown name (VRAM_E_UNHANDLED) is a defect of the command's option table. */

@@ -5,30 +5,18 @@
 #include <string.h>
 
 const char cli_layout_help[] =
-    "parallel layout (training across GPUs and nodes; sizes per GPU and per node):\n"
-    "  --nodes N              nodes (1 to 4096)\n"
-    "  --gpus-per-node G      GPUs per node (1 to 1024)\n"
-    "  --zero 0|1|2|3         ZeRO stage: 1 partitions optimizer state and master weights\n"
-    "                         over the data-parallel ranks D = N x G / (T x P), 2 also the\n"
-    "                         gradients, 3 also the weights (plus the largest layer gathered)\n"
-    "  --tp T                 tensor parallelism within a node (T divides G): weights and\n"
-    "                         most activations divided by T\n"
-    "  --pp P                 pipeline stages (T x P divides N x G; at most the blocks): the\n"
-    "                         worse of the first and last stage is shown\n"
-    "  --micro-batches M      micro-batches per step under PP (default P): the first stage\n"
-    "                         keeps the activations of min(M, P) in flight (1F1B)\n"
-    "  --offload KIND         to each node's host memory (repeat or comma list):\n"
-    "                         optimizer (optimizer state, master weights, fp32 gradients;\n"
-    "                         ZeRO 1-3), params (the weight partition; ZeRO 3 only)\n"
-    "                         --zero/--tp/--pp/--micro-batches/--offload: this layout (1 node\n"
-    "                         of T x P GPUs unless given). --nodes/--gpus-per-node alone, or\n"
-    "                         training that does not fit one GPU: the least-parallel layout\n"
-    "                         that fits -- fewest GPUs, then lowest ZeRO stage, then TP\n"
-    "                         within a node before PP -- and why no smaller one does (up to\n"
-    "                         --nodes, default 64, of --gpus-per-node, default 8; every GPU\n"
-    "                         like the --assume-gpu one)\n"
-    "                         e.g. --mode train --nodes 2 --gpus-per-node 8 --zero 3 --tp 2\n"
-    "                              --offload optimizer --assume-gpu 80GiB\n";
+    "parallel layout (training over GPUs and nodes):\n"
+    "  --nodes N            nodes (1 to 4096)\n"
+    "  --gpus-per-node G    GPUs per node (1 to 1024)\n"
+    "  --zero 0|1|2|3       ZeRO stage over the data-parallel ranks\n"
+    "  --tp T               tensor parallelism within a node (T divides G)\n"
+    "  --pp P               pipeline stages (at most the blocks)\n"
+    "  --micro-batches M    micro-batches per step under PP (default P)\n"
+    "  --offload KIND       optimizer and/or params to the node's host memory\n"
+    "                       Layout options: that layout; --nodes/--gpus-per-node alone, or\n"
+    "                       training that does not fit one GPU: the least-parallel that fits.\n"
+    "                       e.g. --mode train --nodes 2 --gpus-per-node 8 --zero 3 --tp 2\n"
+    "\n";
 
 static void table(FILE *out, const vram_layout_term *t, uint64_t lo, uint64_t ex, uint64_t hi,
                   int *causes) {

@@ -36,28 +36,22 @@ void cli_model_list(FILE *out) {
 
 const char cli_workload_help[] =
     "workload:\n"
-    "  --mode infer|train     inference (default) or training\n"
-    "  --format F             storage of the weights: fp32, fp16, bf16, int8, int4 (nf4),\n"
-    "                         int4_double (nf4_dq), fp4, or a GGUF format (q4_k, q8_0, ...);\n"
-    "                         default: as published\n"
-    "  --compute F            activations: f32, f16 or bf16 (default: f32 for fp32 weights,\n"
-    "                         bf16 for bf16 models, else f16; 16-bit training is mixed\n"
-    "                         precision with fp32 master weights)\n"
-    "  --batch N              sequences per step (the micro-batch; default 1)\n"
-    "  --seq N                tokens per sequence, prompt and generated (default: the\n"
-    "                         model's context, at most 2048)\n"
+    "  --mode infer|train   inference (default) or training\n"
+    "  --format F           weights: fp32, fp16, bf16, int8, int4, int4_double, fp4, or a GGUF\n"
+    "                       format (q4_k, ...); default: as published\n"
+    "  --compute F          activations: f32, f16, bf16 (default from the weights)\n"
+    "  --batch N            sequences per step (default 1)\n"
+    "  --seq N              tokens per sequence (default: the model's context, at most 2048)\n"
     "  --src-len N, --tgt-len N  encoder-decoder source and target tokens (default --seq)\n"
-    "  --optimizer O          adamw (default; also adam), sgd-momentum, sgd, adam8bit\n"
-    "  --checkpointing        training: recompute activations per block\n"
-    "  --flash-attention      fused attention: no sequence x sequence score matrix\n"
-    "  --grad-accum N         micro-batches per step (changes no memory; shown)\n"
-    "  --lora-rank R          training: LoRA adapters of rank R on frozen (possibly\n"
-    "                         quantised) weights\n"
-    "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n"
-    "  --images N             vision-language models: images per sequence, each adding the\n"
-    "                         model's image tokens to the sequence (default 1)\n"
-    "  --image-tokens N       image tokens per sequence, whatever the model's per image says\n"
-    "                         (dynamic resolution, several images); added to --seq\n";
+    "  --optimizer O        adamw (default), adam, sgd-momentum, sgd, adam8bit\n"
+    "  --checkpointing      training: recompute activations per block\n"
+    "  --flash-attention    fused attention: no sequence x sequence scores\n"
+    "  --grad-accum N       micro-batches per step (changes no memory; shown)\n"
+    "  --lora-rank R        training: LoRA adapters of rank R on frozen weights\n"
+    "  --lora-targets LIST  q,k,v,o,mlp or all (default q,v)\n"
+    "  --images N, --image-tokens N  vision-language models: images, or image tokens, per\n"
+    "                       sequence\n"
+    "\n";
 
 int cli_parse_gpu_spec(const char *cmd, const char *text, vram_gpu_budget *out) {
     char err[512];

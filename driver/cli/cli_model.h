@@ -4,7 +4,6 @@
 #ifndef VRAMKIT_CLI_MODEL_H
 #define VRAMKIT_CLI_MODEL_H
 
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,35 +23,6 @@ int cli_model_resolve(const char *cmd, const char *arg, vram_model_ref *out);
 
 /* Print the built-in models, one per line. */
 void cli_model_list(FILE *out);
-
-/* The workload options, shared by estimate, plan and doctor: each is handed by its name to
- * the operation's setter (plan/workload.h reads the values). */
-#define CLI_WORKLOAD_LONG_OPTIONS                                       \
-    {"mode", required_argument, NULL, CLI_BY_NAME},                     \
-    {"format", required_argument, NULL, CLI_BY_NAME},                   \
-    {"compute", required_argument, NULL, CLI_BY_NAME},                  \
-    {"batch", required_argument, NULL, CLI_BY_NAME},                    \
-    {"seq", required_argument, NULL, CLI_BY_NAME},                      \
-    {"src-len", required_argument, NULL, CLI_BY_NAME},                  \
-    {"tgt-len", required_argument, NULL, CLI_BY_NAME},                  \
-    {"optimizer", required_argument, NULL, CLI_BY_NAME},                \
-    {"checkpointing", no_argument, NULL, CLI_BY_NAME},                  \
-    {"flash-attention", no_argument, NULL, CLI_BY_NAME},                \
-    {"grad-accum", required_argument, NULL, CLI_BY_NAME},               \
-    {"lora-rank", required_argument, NULL, CLI_BY_NAME},                \
-    {"lora-targets", required_argument, NULL, CLI_BY_NAME},             \
-    {"images", required_argument, NULL, CLI_BY_NAME},                   \
-    {"image-tokens", required_argument, NULL, CLI_BY_NAME}
-
-/* The parallel-layout options of estimate and plan (plan/parallel.h), by name too. */
-#define CLI_LAYOUT_LONG_OPTIONS                                         \
-    {"nodes", required_argument, NULL, CLI_BY_NAME},                    \
-    {"gpus-per-node", required_argument, NULL, CLI_BY_NAME},            \
-    {"zero", required_argument, NULL, CLI_BY_NAME},                     \
-    {"tp", required_argument, NULL, CLI_BY_NAME},                       \
-    {"pp", required_argument, NULL, CLI_BY_NAME},                       \
-    {"micro-batches", required_argument, NULL, CLI_BY_NAME},            \
-    {"offload", required_argument, NULL, CLI_BY_NAME}
 
 /* The workload options' help text (one block, for --help). */
 extern const char cli_workload_help[];

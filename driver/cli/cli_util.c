@@ -47,28 +47,67 @@ int cli_fail(const char *cmd, vram_status st, const char *err) {
     return cli_error(cli_exit_code(st), cmd, "%s", err);
 }
 
-/* ---- option values -------------------------------------------------------------------- */
+/* ---- reading a command's options ----------------------------------------------------- */
 
-int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
-                  unsigned flags, uint64_t *out) {
-    char err[512];
-    return cli_set(cmd, vram_opt_count(name, text, min, max, flags, out, err, sizeof err), err);
+#define CLI_MAX_OPTIONS 64
+
+/* The words of a list appended to o[n ..] as struct options (names cut into buf): each one's
+ * val is `val`, or, when val is 0, first, first + 1, ... in order. Returns the new count. */
+static int add_words(const char *list, int val, int first, struct option *o, int n, char *buf,
+                     size_t cap, size_t *used) {
+    for (const char *p = list; p && *p && n < CLI_MAX_OPTIONS - 2;) {
+        size_t len = strcspn(p, " ");
+        if (len > 0 && *used + len + 1 <= cap) {
+            int takes = p[len - 1] == '=';
+            char *name = buf + *used;
+            memcpy(name, p, len - (size_t)takes);
+            name[len - (size_t)takes] = '\0';
+            *used += len + 1;
+            o[n].name = name;
+            o[n].has_arg = takes ? required_argument : no_argument;
+            o[n].flag = NULL;
+            o[n].val = val ? val : first++;
+            n++;
+        }
+        p += len;
+        while (*p == ' ') p++;
+    }
+    return n;
 }
 
-int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
-                 unsigned flags, uint64_t *out) {
-    char err[512];
-    return cli_set(cmd, vram_opt_size(name, text, allow_zero, flags, out, err, sizeof err), err);
-}
-
-int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out) {
-    char err[512];
-    return cli_set(cmd, vram_opt_fraction(name, text, out, err, sizeof err), err);
-}
-
-int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out) {
-    char err[512];
-    return cli_set(cmd, vram_opt_percent(name, text, out, err, sizeof err), err);
+int cli_parse(const cli_spec *s, int argc, char **argv, unsigned *flags) {
+    struct option o[CLI_MAX_OPTIONS];
+    char names[2048], err[4400];
+    size_t used = 0;
+    int n = 0, c, idx = 0, rc, end = s->argc_end ? s->argc_end : argc;
+    n = add_words(s->options, CLI_BY_NAME, 0, o, n, names, sizeof names, &used);
+    n = add_words(s->flags, 0, 1, o, n, names, sizeof names, &used);
+    o[n].name = "help";
+    o[n].has_arg = no_argument;
+    o[n].flag = NULL;
+    o[n].val = 'h';
+    memset(&o[n + 1], 0, sizeof o[n + 1]);
+    *flags = 0;
+    cli_getopt_reset();
+    while ((c = getopt_long(end, argv, ":h", o, &idx)) != -1) {
+        if (c == 'h') {
+            s->usage(s->help_out ? s->help_out : stdout);
+            return VRAM_EXIT_OK;
+        }
+        if (c == CLI_BY_NAME) {
+            if ((rc = cli_set(s->cmd, s->set(s->ctx, o[idx].name, optarg, err, sizeof err), err))) return rc;
+        } else if (c >= 1 && c < 32) {
+            *flags |= 1u << (c - 1);
+        } else if (c == ':') {
+            return cli_usage_error(s->cmd, s->quoted ? "option '%s' needs a value" : "%s needs a value",
+                                   argv[optind - 1]);
+        } else {
+            return cli_usage_error(s->cmd, s->quoted ? "unknown option '%s' (see 'vramkit %s --help')"
+                                                     : "unknown option '%s' (see vramkit %s --help)",
+                                   argv[optind - 1], s->cmd);
+        }
+    }
+    return -1;
 }
 
 void cli_getopt_reset(void) {

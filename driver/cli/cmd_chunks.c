@@ -25,153 +25,56 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-        "usage: vramkit chunks --samples N --sample-bytes SIZE --batch K\n"
-        "                      (--budget SIZE | --free SIZE [--fraction F] [--reserve SIZE]\n"
-        "                       | --assume-gpu SPEC) [--buffers M] [--drop-last]\n"
-        "                      [--world auto|W [--rank R]] [--pad|--no-pad]\n"
-        "                      [--shuffle [--seed S] [--epoch E]] [--json]\n"
-        "       vramkit chunks FILE --dataset PATH [--dataset PATH]... [--batch K]\n"
-        "                      (--budget SIZE | --assume-gpu SPEC | --free SIZE) [the options above]\n"
+        "usage: vramkit chunks --samples N --sample-bytes SIZE --batch K BUDGET [options]\n"
+        "       vramkit chunks FILE --dataset PATH [--dataset PATH]... [--batch K] BUDGET [options]\n"
         "\n"
-        "Plans how N samples of SIZE bytes are cut into chunks that live in GPU memory, and\n"
-        "how each chunk is cut into batches: every chunk fits one device buffer and holds whole\n"
-        "batches, so no batch straddles two chunks (only the final batch may be short).\n"
+        "How N samples of SIZE bytes are cut into chunks that live in GPU memory and each chunk\n"
+        "into batches: every chunk fits one device buffer and holds whole batches. The FILE\n"
+        "form takes N and SIZE from the datasets of an HDF5 file, plans as `vramkit stream`\n"
+        "will, and says how each dataset is read (pread, or through HDF5 and why).\n"
         "\n"
-        "The FILE form reads N and SIZE from the datasets of an HDF5 file (they must share their\n"
-        "first dimension; SIZE is the sum of their bytes per sample), plans exactly as `vramkit\n"
-        "stream` will, and says how each dataset will be read: 'contiguous' or 'chunked' (pread\n"
-        "by several threads, straight into pinned memory), or 'hdf5' (through HDF5, with the\n"
-        "reason: a filter such as deflate, a type conversion, unwritten data). --batch defaults\n"
-        "to 128 there.\n"
-        "\n"
-        "required:\n"
-        "  --samples N         samples in the dataset\n"
-        "  --sample-bytes SIZE device bytes of one sample (features + targets)\n"
-        "  --batch K           samples per batch\n"
-        "  and one budget:\n"
-        "  --budget SIZE       device bytes for all chunk buffers together\n"
-        "  --free SIZE         free device memory; the budget is F x (free - reserve)\n"
-        "  --fraction F        of free memory, in (0, 1], as 0.75 or 75%% (default 0.75)\n"
-        "  --reserve SIZE      memory kept for the model, activations, workspace (default 0)\n"
-        "  --assume-gpu SPEC   a GPU that is not here: SIZE[,used=SIZE|,free=SIZE][,cc=M.m], e.g.\n"
-        "                      16GiB,used=2GiB; plans with its free memory, as --free does\n"
-        "\n"
-        "FILE form:\n"
-        "  FILE                an HDF5 file\n"
-        "  --dataset PATH      a dataset to plan for (repeat for several: /features, /targets)\n"
-        "\n"
+        "budget (one):\n"
+        "  --budget SIZE       device bytes for all chunk buffers\n"
+        "  --free SIZE         free device memory: F x (free - reserve)\n"
+        "    --fraction F      of free memory, in (0, 1] (default 0.75)\n"
+        "    --reserve SIZE    kept for the model (default 0)\n"
+        "  --assume-gpu SPEC   a GPU's free memory, as --free: SIZE[,used=SIZE|,free=SIZE]\n"
         "options:\n"
-        "  --buffers M         chunk buffers on the device at once (default 2: the next chunk\n"
-        "                      loads while one is used); one chunk may use budget / M\n"
-        "  --drop-last         drop each rank's final partial batch (PyTorch's drop_last)\n"
-        "  --world auto|W      ranks that share the dataset (default auto: the launcher's\n"
-        "                      variables when one set them, else 1; see below)\n"
-        "  --rank R            this rank, 0 <= R < W (default 0, or the launcher's)\n"
-        "  --pad               (default) every rank gets ceil(N/W) samples: the ranges are\n"
-        "                      contiguous and the positions past the data wrap around to samples\n"
-        "                      0, 1, ... (sample = position mod N)\n"
-        "  --no-pad            every rank gets floor(N/W) samples; the last N mod W samples are\n"
-        "                      in no rank\n"
-        "  --shuffle           visit chunks in a random order and the samples of each chunk in\n"
-        "                      a random order, both fixed by (seed, epoch, rank)\n"
-        "  --seed S            shuffle seed (default 0)\n"
-        "  --epoch E           epoch (default 0)\n"
-        "  --json              print the complete plan as JSON (text mode shows at most %u\n"
-        "                      chunks and elides the middle batches of each)\n"
-        "  -h, --help          this text\n",
+        "  --samples N, --sample-bytes SIZE, --batch K   the dataset and the batch (FILE form:\n"
+        "                      --dataset PATH instead, repeat for several; --batch default 128)\n"
+        "  --buffers M         chunk buffers on the device (default 2)\n"
+        "  --drop-last         drop each rank's final partial batch\n"
+        "  --world auto|W      ranks sharing the data (default auto: the launcher's, else 1)\n"
+        "  --rank R            this rank (default 0, or the launcher's)\n"
+        "  --pad | --no-pad    every rank gets ceil(N/W) samples, wrapping (default) or floor(N/W)\n"
+        "  --shuffle           chunks and samples in a random order fixed by (seed, epoch, rank)\n"
+        "  --seed S, --epoch E the shuffle's (default 0)\n"
+        "  --json              the whole plan as JSON (text shows at most %u chunks)\n"
+        "\n"
+        "exit codes: 0 planned, 1 a batch does not fit one buffer, 2 bad usage or input,\n"
+        "            3 environment error (a file that cannot be read)\n"
+        "Manual, with the JSON fields and the launchers' variables: docs/chunks.md\n",
         TEXT_CHUNKS);
-    fprintf(out,
-        "\n"
-        "Sizes are bytes or a number with a unit: 512MiB, 8GiB, 7.5GB (KB/MB/GB/TB are powers\n"
-        "of 1000, KiB/MiB/GiB/TiB powers of 1024). drop_last applies per rank after sharding,\n"
-        "so every rank has the same number of batches.\n"
-        "\n"
-        "Ranks from the launcher (--world auto): torchrun's RANK, WORLD_SIZE, LOCAL_RANK; Open\n"
-        "MPI's OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK; MPICH's PMI_RANK, PMI_SIZE,\n"
-        "MPI_LOCALRANKID; Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, in that order of\n"
-        "precedence (torchrun or mpirun inside a Slurm job wins over Slurm). --world W (a\n"
-        "number) ignores them; --rank R wins over the launcher's rank. A rank without its world\n"
-        "size, a value that is not a number, or a rank not below the world size is bad input\n"
-        "(exit 2), named in the message.\n"
-        "\n"
-        "JSON (--json): one object. FILE form first: file, datasets: [{name, shape, type,\n"
-        "layout, filters, row_bytes, read_path (\"contiguous\"|\"chunked\"|\"hdf5\"), reason,\n"
-        "offset, chunk_rows, chunks}], extra_device_bytes (what `vramkit stream` adds on a GPU\n"
-        "when shuffling: two gather buffers of a batch and each buffer's order, 8 bytes a row).\n"
-        "Settings: samples, sample_bytes, batch, buffers, drop_last, world, rank, launcher\n"
-        "(\"none\"|\"flags\"|\"torchrun\"|\"Open MPI\"|\"MPICH/PMI\"|\"Slurm\"), local_rank (null\n"
-        "when not known), shard\n"
-        "(\"pad\"|\"drop\"), shuffle, seed, epoch, and with\n"
-        "--free: free_bytes, reserve_bytes, fraction. Totals: total_samples (N), total_bytes,\n"
-        "budget_bytes, buffer_bytes (budget per buffer), batch_bytes, needed_bytes (the least\n"
-        "budget that fits), samples_per_chunk, bytes_per_chunk, chunk_count, total_batches\n"
-        "(this rank's, equal on every rank), last_batch_samples, dropped_last, positions (all\n"
-        "ranks), padded_samples, dropped_samples, rank_samples, rank_start, rank_end.\n"
-        "chunk_order: chunk indices in visiting order. chunks: in visiting order, each\n"
-        "{index, start, end, rows, used, samples: [[first, end], ...] (sample ranges to load,\n"
-        "two when padding wraps), batches: [[start, end], ...]}, positions as half-open\n"
-        "ranges. A shuffled chunk adds order, its positions in visiting order; its batch\n"
-        "[start, end) takes order[start - chunk.start .. end - chunk.start).\n"
-        "\n"
-        "exit codes: 0 planned, 1 a batch does not fit the budget (the message gives the bytes\n"
-        "needed and the bytes available), 2 bad usage or input (FILE form: a missing file or\n"
-        "dataset, not HDF5, an empty dataset, a variable-length type, datasets of different\n"
-        "lengths), 3 environment error (out of host memory, an I/O error, built without HDF5)\n"
-        "\n"
-        "examples:\n"
-        "  vramkit chunks --samples 51779 --sample-bytes 240624 --batch 128 --assume-gpu 16GiB\n"
-        "  vramkit chunks train.h5 --dataset /features --dataset /targets --assume-gpu 16GiB\n");
 }
 
-enum { OPT_JSON = 1 };
+enum { FLAG_JSON = 1u << 0 };
 
-static const struct option long_options[] = {
-    {"samples", required_argument, NULL, CLI_BY_NAME},
-    {"sample-bytes", required_argument, NULL, CLI_BY_NAME},
-    {"batch", required_argument, NULL, CLI_BY_NAME},
-    {"budget", required_argument, NULL, CLI_BY_NAME},
-    {"free", required_argument, NULL, CLI_BY_NAME},
-    {"fraction", required_argument, NULL, CLI_BY_NAME},
-    {"reserve", required_argument, NULL, CLI_BY_NAME},
-    {"buffers", required_argument, NULL, CLI_BY_NAME},
-    {"drop-last", no_argument, NULL, CLI_BY_NAME},
-    {"world", required_argument, NULL, CLI_BY_NAME},
-    {"rank", required_argument, NULL, CLI_BY_NAME},
-    {"pad", no_argument, NULL, CLI_BY_NAME},
-    {"no-pad", no_argument, NULL, CLI_BY_NAME},
-    {"shuffle", no_argument, NULL, CLI_BY_NAME},
-    {"seed", required_argument, NULL, CLI_BY_NAME},
-    {"epoch", required_argument, NULL, CLI_BY_NAME},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"dataset", required_argument, NULL, CLI_BY_NAME},
-    {"assume-gpu", required_argument, NULL, CLI_BY_NAME},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
+    return vram_chunking_set(o, name, arg, err, cap);
+}
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
 static int parse(int argc, char **argv, vram_chunking_opts *o, vram_ranks *ranks, int *json) {
     char err[512];
-    int rc, c, idx = 0;
-    memset(o, 0, sizeof *o);
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, &idx)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return VRAM_EXIT_OK;
-        case OPT_JSON: *json = 1; break;
-        case CLI_BY_NAME:
-            if ((rc = cli_set(CMD, vram_chunking_set(o, long_options[idx].name, optarg, err, sizeof err), err)))
-                return rc;
-            break;
-        case ':':
-            return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (see 'vramkit chunks --help')",
-                                   argv[optind - 1]);
-        }
-    }
+    unsigned flags = 0;
+    const cli_spec spec = {CMD,
+                           "samples= sample-bytes= batch= budget= free= fraction= reserve= buffers= "
+                           "drop-last world= rank= pad no-pad shuffle seed= epoch= dataset= assume-gpu=",
+                           "json", set, o, usage, NULL, 1, 0};
+    int rc;
+    memset(o, 0, sizeof o[0]);
+    if ((rc = cli_parse(&spec, argc, argv, &flags)) >= 0) return rc;
+    *json = (flags & FLAG_JSON) != 0;
     if (optind < argc) o->file = argv[optind];
     rc = cli_set(CMD, vram_chunking_check(o, optind + 1 < argc ? argv[optind + 1] : NULL, ranks, err, sizeof err), err);
     return rc ? rc : -1;

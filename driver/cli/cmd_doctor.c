@@ -15,81 +15,38 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: vramkit doctor [--probe] [--model MODEL [workload options] | --need SIZE]\n"
-            "                      [--arch LIST] [--json]\n"
+            "usage: vramkit doctor [--probe] [--model MODEL [workload] | --need SIZE] [--arch LIST]\n"
+            "                      [--json]\n"
             "       vramkit doctor --list-models\n"
             "\n"
-            "Says whether this machine is fit for CUDA work and, when it is not, why and what to\n"
-            "do. First a summary like deviceQuery's: driver and runtime versions, the platform\n"
-            "(WSL2, Jetson, vGPU), the CUDA environment variables, and per GPU its name, compute\n"
-            "capability, memory (total, free, in use), multiprocessors, copy engines, compute\n"
-            "mode and capabilities (virtual memory management, memory pools, host registration).\n"
-            "Then the findings, most severe first, each with its evidence and remedy: no driver,\n"
-            "a driver too old for the runtime, a GPU architecture the build lacks, PyTorch's\n"
-            "expandable_segments:True without VMM (\"CUDA driver error: operation not\n"
-            "supported\"), backend:cudaMallocAsync without memory pools, pinned memory\n"
-            "unavailable, compute mode prohibited or exclusive, CUDA_LAUNCH_BLOCKING=1,\n"
-            "CUDA_VISIBLE_DEVICES hiding GPUs, forward-compat libraries on a GPU that cannot use\n"
-            "them, other processes holding most of the memory, a fork after CUDA started.\n"
+            "Whether this machine is fit for CUDA work and, when it is not, why and what to do: a\n"
+            "summary of the driver, runtime, platform, CUDA environment variables and each GPU,\n"
+            "then the findings, most severe first, each with its evidence and remedy (no driver,\n"
+            "a driver too old, a missing GPU architecture, PYTORCH_CUDA_ALLOC_CONF settings the GPU\n"
+            "cannot honour (\"operation not supported\"), CUDA_VISIBLE_DEVICES hiding GPUs, ...).\n"
             "With no usable GPU it says so plainly and recommends the CPU strategy.\n"
             "\n"
             "options:\n"
-            "  --probe         also do each capability for real, once, in a child process per\n"
-            "                  probe and GPU: map one VMM granule, pin 64 MiB of host memory,\n"
-            "                  allocate from a memory pool, launch a trivial kernel, allocate 90%%\n"
-            "                  of the free memory. Attributes can lie; a probe's verdict wins\n"
-            "                  over the attribute. Takes a few seconds per GPU.\n"
-            "  --model MODEL   how much MODEL needs (vramkit estimate's expected total for the\n"
-            "                  workload options) and whether that fits beside the memory already\n"
-            "                  in use; MODEL is a built-in name (--list-models),\n"
-            "                  a .safetensors/.gguf file, an index, a config.json or a directory\n"
-            "  --need SIZE     the same with the size given directly (e.g. 7GiB)\n"
-            "  --arch LIST     the GPU architectures your program is built for, checked against\n"
-            "                  each GPU: e.g. 80,90 (CMake style: machine code and PTX),\n"
-            "                  sm_90 (machine code), compute_90 (PTX), 90-real, 90-virtual, 90a\n"
-            "                  (default: the architectures of this vramkit build when known)\n"
-            "  --json          one JSON object: version, verdict, exit_code, driver {cuda_version,\n"
-            "                  kernel_module}, runtime_version, backend, platform {wsl2, jetson,\n"
-            "                  vgpu}, environment {NAME: value or null}, snapshot_status,\n"
-            "                  usable_gpus, devices [{ordinal, name, cc, total_bytes, free_bytes,\n"
-            "                  used_bytes, multiprocessors, copy_engines, integrated, compute_mode,\n"
-            "                  vmm, vmm_posix_fd, memory_pools, host_register, probes [{name, ran,\n"
-            "                  ok, status, cuda_error, detail, seconds}]}], model {label,\n"
-            "                  need_bytes, preset, device}, findings [{id, severity, device,\n"
-            "                  summary, evidence {name: number}, evidence_text, remedy}], counts\n"
-            "                  {error, warning, info}\n"
-            "  --list-models   the built-in models, for --model\n"
-            "  -h, --help      this text\n"
+            "  --probe         do each capability for real, once, in a child per probe and GPU\n"
+            "  --model MODEL   what MODEL needs (as vramkit estimate) and whether it fits beside\n"
+            "                  what is in use; workload options (--batch, ...) describe its use\n"
+            "  --need SIZE     the same with the size given (e.g. 7GiB)\n"
+            "  --arch LIST     the architectures a program is built for: 80,90, sm_90, compute_90\n"
+            "  --json          one JSON object\n"
+            "  --list-models   the built-in models\n"
             "\n"
-            "%s"
-            "\n"
-            "Environment read: CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING, PYTORCH_ALLOC_CONF (or\n"
-            "PYTORCH_CUDA_ALLOC_CONF), LD_LIBRARY_PATH; files: /proc/sys/kernel/osrelease,\n"
-            "/proc/version, /etc/nv_tegra_release, /proc/driver/nvidia/version and .../gpus.\n"
-            "\n"
-            "exit codes: 0 no error-level finding, 1 an error-level finding (the machine is not\n"
-            "            fit as it is, or the model does not fit), 2 bad usage or input,\n"
-            "            3 no GPU can be used (no driver, no device, every GPU unusable)\n"
-            "\n"
+            "exit codes: 0 no error, 1 an error-level finding, 2 bad usage, 3 no GPU can be used\n"
             "examples:\n"
-            "  vramkit doctor\n"
-            "  vramkit doctor --probe --model Qwen/Qwen2.5-7B-Instruct --json\n",
-            cli_workload_help);
+            "  vramkit doctor --probe\n"
+            "  vramkit doctor --model meta-llama/Llama-3.1-8B --batch 4\n"
+            "Manual, with every finding and the JSON fields: docs/doctor.md\n");
 }
 
-enum { OPT_JSON = 1, OPT_LIST };
+enum { FLAG_JSON = 1u << 0, FLAG_LIST = 1u << 1 };
 
-static const struct option long_options[] = {
-    CLI_WORKLOAD_LONG_OPTIONS,
-    {"probe", no_argument, NULL, CLI_BY_NAME},
-    {"model", required_argument, NULL, CLI_BY_NAME},
-    {"need", required_argument, NULL, CLI_BY_NAME},
-    {"arch", required_argument, NULL, CLI_BY_NAME},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"list-models", no_argument, NULL, OPT_LIST},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
+    return vram_doctor_set(o, name, arg, err, cap);
+}
 
 /* ---- text ------------------------------------------------------------------------- */
 
@@ -246,34 +203,21 @@ int cli_doctor_with(int argc, char **argv, const vram_doctor_config *base, FILE 
     vram_doctor_opts o;
     vram_doctor_result *r;
     char err[1200];
-    int json = 0, c, rc, idx = 0;
+    unsigned flags = 0;
+    int json, rc;
     vram_status st;
 
     if (out == NULL) out = stdout;
     memset(&o, 0, sizeof o);
     if (base != NULL) o.cfg = *base;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, &idx)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(out);
-            return VRAM_EXIT_OK;
-        case OPT_LIST:
-            cli_model_list(out);
-            return VRAM_EXIT_OK;
-        case OPT_JSON:
-            json = 1;
-            break;
-        case CLI_BY_NAME:
-            if ((rc = cli_set(CMD, vram_doctor_set(&o, long_options[idx].name, optarg, err, sizeof err), err)))
-                return rc;
-            break;
-        case ':':
-            return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (see vramkit doctor --help)", argv[optind - 1]);
-        }
+    const cli_spec spec = {CMD, CLI_WORKLOAD_OPTIONS "probe model= need= arch=", "json list-models",
+                           set, &o, usage, out, 0, 0};
+    if ((rc = cli_parse(&spec, argc, argv, &flags)) >= 0) return rc;
+    if (flags & FLAG_LIST) {
+        cli_model_list(out);
+        return VRAM_EXIT_OK;
     }
+    json = (flags & FLAG_JSON) != 0;
     if (optind < argc)
         return cli_usage_error(CMD, "unexpected argument '%s' (a model goes after --model)", argv[optind]);
     if ((rc = cli_set(CMD, vram_doctor_check(&o, err, sizeof err), err))) return rc;

@@ -15,75 +15,33 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: vramkit estimate MODEL [workload options] [layout options]\n"
-            "                        [--assume-gpu SPEC] [--margin SIZE] [--json]\n"
+            "usage: vramkit estimate MODEL [workload] [layout] [--assume-gpu SPEC]... [--margin SIZE]\n"
+            "                        [--json]\n"
             "       vramkit estimate --list-models\n"
             "\n"
-            "How much memory MODEL needs, before a single weight is loaded: each term (weights,\n"
-            "gradients, optimizer state, master weights, activations, KV cache, logits, CUDA\n"
-            "context, library workspace, allocator margin) with a low / expected / high range\n"
-            "and the named cause of the range; then the load preset to use (fp16, int8, int4,\n"
-            "int4_double, int4_offload, cpu): the highest precision whose expected bytes fit\n"
-            "the GPU's free memory minus the margin, and what the next better one lacks.\n"
+            "How much memory MODEL needs, term by term with a low / expected / high range, before\n"
+            "a weight is loaded; and the load preset to use (fp16, int8, int4, int4_double,\n"
+            "int4_offload, cpu) on the GPU with the most room. MODEL: a built-in name, a\n"
+            "safetensors or GGUF file, an index, a config.json, or a directory (headers only).\n"
             "\n"
-            "MODEL is a built-in name (--list-models), a .safetensors or .gguf file, a\n"
-            "model.safetensors.index.json, a config.json, or a directory holding them. Only\n"
-            "headers are read.\n"
+            "%s%s"
+            "machine:\n"
+            "  --assume-gpu SPEC    a GPU that is not here: SIZE[,used=SIZE|,free=SIZE][,cc=M.m]\n"
+            "                       (repeat for several); default: this machine's GPUs, else the CPU\n"
+            "  --margin SIZE        kept free on the GPU (default 256MiB)\n"
+            "  --json               the estimate as one JSON object\n"
+            "  --list-models        the built-in models\n"
             "\n"
-            "%s"
-            "\n"
-            "%s"
-            "\n"
-            "GPU:\n"
-            "  --assume-gpu SPEC      a GPU that is not here: SIZE[,used=SIZE|,free=SIZE][,cc=M.m],\n"
-            "                         e.g. 8GiB,used=4.7GB,cc=8.9 (repeat for several; the\n"
-            "                         recommendation is for the one with the most free memory).\n"
-            "                         Without it vramkit reads this machine's GPUs through the\n"
-            "                         NVIDIA driver (total, free beside other tenants, compute\n"
-            "                         capability); with none it recommends for the CPU and\n"
-            "                         says why.\n"
-            "  --margin SIZE          kept free on the GPU for other tenants' growth (default\n"
-            "                         256MiB)\n"
-            "\n"
-            "output:\n"
-            "  --json                 one JSON object: model {name, source, family, params,\n"
-            "                         [active_params, experts, experts_per_token: a mixture of\n"
-            "                         experts], [expert_bytes], blocks, published_format},\n"
-            "                         workload {mode, format, compute,\n"
-            "                         batch, seq, ...}, terms [{name, bytes, low, high, cause}],\n"
-            "                         total {low, expected, high}, notes [...], recommendation\n"
-            "                         {device, free_bytes, budget_bytes, chosen, next_better,\n"
-            "                         next_short_bytes, presets [{name, gpu_bytes, cpu_bytes,\n"
-            "                         fits, reason}]}, and with a layout (given or proposed)\n"
-            "                         layout {source, budget_bytes, [proposal {found, tried,\n"
-            "                         nearest [{nodes, gpus_per_node, gpus, zero, tp, pp, dp,\n"
-            "                         expected_bytes, short_bytes}], lower}], nodes,\n"
-            "                         gpus_per_node, gpus, zero, tp, pp, dp, micro_batches,\n"
-            "                         offload, stage, stage_blocks, in_flight, gpu_params,\n"
-            "                         per_gpu {terms, total}, per_node_host {terms, total},\n"
-            "                         fits}\n"
-            "  --list-models          the built-in models\n"
-            "\n"
-            "Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
-            "exit codes: 0 estimated, 2 bad usage or input (unknown model, bad option, a model\n"
-            "            vramkit cannot count: a malformed file, an index naming a missing shard,\n"
-            "            a directory with no model file or only pickled weights), 3 environment\n"
-            "            error (a file that is there but cannot be read: permissions, I/O)\n",
+            "exit codes: 0 estimated, 2 bad usage or input, 3 environment error\n"
+            "Sizes: bytes or 512MiB, 8GiB, 7.5GB. Manual, with the JSON fields: docs/estimate.md\n",
             cli_workload_help, cli_layout_help);
 }
 
-enum { OPT_JSON = 1, OPT_LIST };
+enum { FLAG_JSON = 1u << 0, FLAG_LIST = 1u << 1 };
 
-static const struct option long_options[] = {
-    CLI_WORKLOAD_LONG_OPTIONS,
-    CLI_LAYOUT_LONG_OPTIONS,
-    {"assume-gpu", required_argument, NULL, CLI_BY_NAME},
-    {"margin", required_argument, NULL, CLI_BY_NAME},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"list-models", no_argument, NULL, OPT_LIST},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
+    return vram_estimate_set(o, name, arg, err, cap);
+}
 
 static void print_text(const vram_estimate_report *rep) {
     const vram_model_ref *m = &rep->m;
@@ -146,32 +104,17 @@ int cmd_estimate(int argc, char **argv) {
     vram_estimate_opts o;
     vram_estimate_report *rep;
     char err[1200];
-    int json = 0, c, idx = 0, rc;
+    unsigned flags = 0;
+    int rc;
     vram_status st;
+    const cli_spec spec = {CMD, CLI_WORKLOAD_OPTIONS CLI_LAYOUT_OPTIONS "assume-gpu= margin=",
+                           "json list-models", set, &o, usage, NULL, 0, 0};
 
     memset(&o, 0, sizeof o);
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, &idx)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return VRAM_EXIT_OK;
-        case OPT_LIST:
-            cli_model_list(stdout);
-            return VRAM_EXIT_OK;
-        case OPT_JSON:
-            json = 1;
-            break;
-        case CLI_BY_NAME:
-            if ((rc = cli_set(CMD, vram_estimate_set(&o, long_options[idx].name, optarg, err, sizeof err), err)))
-                return rc;
-            break;
-        case ':':
-            return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (see vramkit estimate --help)",
-                                   argv[optind - 1]);
-        }
+    if ((rc = cli_parse(&spec, argc, argv, &flags)) >= 0) return rc;
+    if (flags & FLAG_LIST) {
+        cli_model_list(stdout);
+        return VRAM_EXIT_OK;
     }
     if (optind >= argc) return cli_usage_error(CMD, "MODEL is missing (see vramkit estimate --help)");
     if (argc - optind > 1)
@@ -180,7 +123,7 @@ int cmd_estimate(int argc, char **argv) {
     if ((rep = calloc(1, sizeof *rep)) == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
     if ((st = vram_estimate_run(&o, rep, err, sizeof err)) != VRAM_OK) {
         rc = cli_fail(CMD, st, err);
-    } else if (json) {
+    } else if (flags & FLAG_JSON) {
         vram_json j;
         vram_json_init(&j, stdout);
         vram_estimate_json(&j, rep);

@@ -17,138 +17,46 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: vramkit plan (--model MODEL | --component NAME=MODEL[@DEVICE] ...)\n"
-            "                    [workload options] [layout options] [--assume-gpu SPEC]...\n"
-            "                    [--host-memory SIZE]\n"
-            "                    [--margin SIZE] [--save FILE] [--json]\n"
-            "                    [--emit FORMAT]... [--strategy NAME]\n"
+            "usage: vramkit plan --model MODEL [workload] [layout] [machine] [plans]\n"
+            "       vramkit plan --component NAME=MODEL[@DEVICE]... [workload] [machine] [plans]\n"
             "       vramkit plan --load FILE [--assume-gpu SPEC]... [--save FILE] [--json]\n"
-            "                    [--emit FORMAT]... [--strategy NAME]\n"
+            "                    [--emit FORMAT]...\n"
             "\n"
-            "Decides, before anything is loaded, how to load a model and where each component of\n"
-            "a service lives. For --model: every load strategy in the order to try it -- 16-bit\n"
-            "on one GPU (bf16 on compute capability >= 8.0, else fp16), int8, int4, 16-bit over\n"
-            "several GPUs, for a mixture of experts its routed experts in host memory and the\n"
-            "rest on one GPU (experts_cpu, as llama.cpp's --cpu-moe), 16-bit split by whole\n"
-            "blocks between a GPU and the CPU (how many blocks fit on the GPU), CPU fp32 --\n"
-            "with its bytes per device, whether it fits and\n"
-            "why, and the first that fits. For --component: each component placed on the GPU\n"
-            "with the most room or on the CPU, beside what other processes already hold; each\n"
-            "GPU's line adds up its components and what a GPU in use pays once: the CUDA\n"
-            "context and the libraries' workspace.\n"
+            "How to load a model, decided before anything is loaded: each load strategy in the\n"
+            "order to try it (16-bit on one GPU, int8, int4, 16-bit over several GPUs, experts on\n"
+            "the host, blocks split between a GPU and the CPU, CPU fp32), its bytes per device,\n"
+            "whether it fits and why, and the first that fits. For a service of components: each\n"
+            "placed on the GPU with the most room or on the CPU, beside the other processes.\n"
             "\n"
             "models:\n"
-            "  --model MODEL          a built-in name (vramkit estimate --list-models), a\n"
-            "                         .safetensors/.gguf file, an index, a config.json or a\n"
-            "                         directory (headers only)\n"
-            "  --component NAME=MODEL[@DEVICE]\n"
-            "                         one component of a service (repeat, at most %d); NAME is\n"
-            "                         letters, digits, '-' and '_'. DEVICE is auto, cpu, cuda,\n"
-            "                         cuda:N (gpu, gpu:N); without @DEVICE the component uses\n"
-            "                         VRAMKIT_<NAME>_DEVICE (NAME upper-cased, '-' as '_'), else\n"
-            "                         inherits VRAMKIT_DEVICE (default auto)\n"
+            "  --model MODEL        a built-in name (vramkit estimate --list-models), a safetensors\n"
+            "                       or GGUF file, an index, a config.json or a directory\n"
+            "  --component NAME=MODEL[@DEVICE]  one component (repeat, at most %d); DEVICE: auto,\n"
+            "                       cpu, cuda:N; without it VRAMKIT_<NAME>_DEVICE, else\n"
+            "                       VRAMKIT_DEVICE (default auto)\n"
             "\n"
-            "%s"
-            "\n"
-            "%s"
-            "                         (--model only; not with --save, --load or --emit. The\n"
-            "                         layout follows the strategies; --json adds it as layout,\n"
-            "                         as in vramkit estimate --json; with layout options the\n"
-            "                         exit code is the layout's: 0 fits, 1 not)\n"
-            "\n"
+            "%s%s"
             "machine:\n"
-            "  --assume-gpu SPEC      a GPU: SIZE[,used=SIZE|,free=SIZE][,cc=M.m], e.g.\n"
-            "                         8GiB,used=4.7GB,cc=8.9; repeat for several (GPU 0, 1, ...).\n"
-            "                         Without it vramkit reads this machine's GPUs through the\n"
-            "                         NVIDIA driver (total, free beside other tenants, compute\n"
-            "                         capability); with none the plan is for the CPU, and says why\n"
-            "  --host-memory SIZE     free host memory (default: MemAvailable of /proc/meminfo)\n"
-            "  --margin SIZE          kept free on every device for other tenants' growth\n"
-            "                         (default 256MiB; 0 for none)\n"
+            "  --assume-gpu SPEC    a GPU that is not here: SIZE[,used=SIZE|,free=SIZE][,cc=M.m]\n"
+            "                       (repeat for several); default: this machine's GPUs\n"
+            "  --host-memory SIZE   free host memory (default: MemAvailable)\n"
+            "  --margin SIZE        kept free on every device (default 256MiB; 0 for none)\n"
             "\n"
             "plans:\n"
-            "  --save FILE            also write the plan as JSON to FILE (replaced atomically)\n"
-            "  --load FILE            plan again from a saved plan's inputs (models, components,\n"
-            "                         settings, workload, machine); --assume-gpu replaces its\n"
-            "                         machine; says what changed since it was saved\n"
-            "  --json                 print the plan as JSON: version, inputs, strategies [{name,\n"
-            "                         devices, bytes, per_device [{device, bytes, blocks}], fits,\n"
-            "                         reason, reason_text}], chosen (null when none fits),\n"
-            "                         placement [{component, model, device, strategy, bytes,\n"
-            "                         fits, setting, setting_from, reason, reason_text}], for\n"
-            "                         components gpu_use [{device, budget_bytes, used_bytes,\n"
-            "                         components, components_bytes, cuda_context_bytes,\n"
-            "                         workspace_bytes}] (used = the last three), and with --load,\n"
-            "                         changes; notes [{component, note}] when a model's reader\n"
-            "                         noted something (one shard of a set read alone, ...).\n"
-            "                         Plans saved before gpu_use and notes existed still load\n"
-            "\n",
-            VRAM_PLACE_MAX, cli_workload_help, cli_layout_help);
-    fputs("other tools (repeat --emit for several; the plan's text is not printed, --json\n"
-            "adds emit {FORMAT: text} to the plan):\n"
-            "  --emit FORMAT          the chosen strategy as another tool's settings, on stdout:\n"
-            "                         accelerate  JSON for from_pretrained: max_memory (per GPU\n"
-            "                                     index and cpu, bytes: each device's weights\n"
-            "                                     by the plan's split, half a block of slack,\n"
-            "                                     and on the first GPU and cpu the largest\n"
-            "                                     layer accelerate keeps free), device_map\n"
-            "                                     (module -> device, from the safetensors\n"
-            "                                     tensor names), dtype, quantization_config\n"
-            "                                     (bitsandbytes int8 / NF4), notes\n"
-            "                         llama.cpp   -ngl (blocks on the GPU, +1 for the output\n"
-            "                                     layer when all are), -c (the context sized;\n"
-            "                                     x batch with -np), --split-mode and\n"
-            "                                     --tensor-split (blocks per GPU) or --main-gpu\n"
-            "                         vllm        --gpu-memory-utilization (the plan's budget\n"
-            "                                     over the GPU's total, rounded down),\n"
-            "                                     --max-model-len, --tensor-parallel-size,\n"
-            "                                     --dtype, --quantization bitsandbytes (int4)\n"
-            "                         env         shell exports: CUDA_VISIBLE_DEVICES,\n"
-            "                                     VRAMKIT_DEVICE or VRAMKIT_<NAME>_DEVICE per\n"
-            "                                     component (renumbered as CUDA will see\n"
-            "                                     them), PYTORCH_CUDA_ALLOC_CONF with\n"
-            "                                     expandable_segments:True only where the VMM\n"
-            "                                     probe passed on this machine's GPUs\n"
-            "                         llama.cpp and vllm write what they cannot say exactly as\n"
-            "                         'note:' lines on stderr; accelerate in notes, env in\n"
-            "                         comments. A format that cannot express the plan (a\n"
-            "                         component plan outside env, llama.cpp for an\n"
-            "                         encoder-decoder or a training plan, vllm for int8,\n"
-            "                         gpu_cpu or cpu, ...) is an error (exit 2)\n"
-            "  --strategy NAME        emit another strategy of the chain than the chosen one\n"
-            "                         (bf16/fp16/16bit, int8, int4, multi_gpu, experts_cpu,\n"
-            "                         gpu_cpu, cpu); it must fit (exit 2 otherwise)\n"
-            "\n",
-          out);
-    fputs("Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
-            "exit codes: 0 a strategy fits / every component is placed, 1 nothing fits / a\n"
-            "            component is not placed, 2 bad usage or input (a model vramkit cannot\n"
-            "            count: a malformed file, an index naming a missing shard, a directory\n"
-            "            with no model file or only pickled weights; --emit for a strategy that\n"
-            "            does not fit or a format that cannot express the plan), 3 environment\n"
-            "            error (a file that is there but cannot be read: permissions, I/O)\n",
-          out);
+            "  --json               the plan as one JSON object\n"
+            "  --save FILE          also write the plan as JSON to FILE\n"
+            "  --load FILE          plan again from a saved plan's inputs; says what changed\n"
+            "  --emit FORMAT        the chosen strategy as another tool's settings: %s\n"
+            "                       (repeat for several; with --json, added as emit)\n"
+            "  --strategy NAME      emit this strategy of the chain instead of the chosen one\n"
+            "\n"
+            "exit codes: 0 a strategy fits (every component placed), 1 not, 2 bad usage or input\n"
+            "            (and --emit of what cannot be expressed), 3 environment error\n"
+            "Manual, with the JSON fields and what each --emit writes: docs/plan.md\n",
+            VRAM_PLACE_MAX, cli_workload_help, cli_layout_help, vram_emit_format_names);
 }
 
-
-enum { OPT_JSON = 1 };
-
-static const struct option long_options[] = {
-    CLI_WORKLOAD_LONG_OPTIONS,
-    CLI_LAYOUT_LONG_OPTIONS,
-    {"model", required_argument, NULL, CLI_BY_NAME},
-    {"component", required_argument, NULL, CLI_BY_NAME},
-    {"assume-gpu", required_argument, NULL, CLI_BY_NAME},
-    {"host-memory", required_argument, NULL, CLI_BY_NAME},
-    {"margin", required_argument, NULL, CLI_BY_NAME},
-    {"save", required_argument, NULL, CLI_BY_NAME},
-    {"load", required_argument, NULL, CLI_BY_NAME},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"emit", required_argument, NULL, CLI_BY_NAME},
-    {"strategy", required_argument, NULL, CLI_BY_NAME},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+enum { FLAG_JSON = 1u << 0 };
 
 static void print_strategies(FILE *out, const vram_plan *p) {
     char a[32], buf[512], wl[512];
@@ -254,26 +162,27 @@ static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, siz
     }
 }
 
+typedef struct plan_args {
+    vram_plan *p;
+    vram_plan_request *o;
+} plan_args;
+
+static vram_status set(void *ctx, const char *name, const char *arg, char *err, size_t cap) {
+    plan_args *x = ctx;
+    return vram_plan_set(x->p, x->o, name, arg, err, cap);
+}
+
 /* Returns -1 when the options were read, else the exit code. */
 static int parse(int argc, char **argv, vram_plan *p, vram_plan_request *o, int *json) {
     char err[1024];
-    int c, idx = 0, rc;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, &idx)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return VRAM_EXIT_OK;
-        case OPT_JSON: *json = 1; break;
-        case CLI_BY_NAME:
-            if ((rc = cli_set(CMD, vram_plan_set(p, o, long_options[idx].name, optarg, err, sizeof err), err)))
-                return rc;
-            break;
-        case ':': return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (see vramkit plan --help)", argv[optind - 1]);
-        }
-    }
+    plan_args x = {p, o};
+    unsigned flags = 0;
+    const cli_spec spec = {CMD, CLI_WORKLOAD_OPTIONS CLI_LAYOUT_OPTIONS
+                           "model= component= assume-gpu= host-memory= margin= save= load= emit= strategy=",
+                           "json", set, &x, usage, NULL, 0, 0};
+    int rc = cli_parse(&spec, argc, argv, &flags);
+    if (rc >= 0) return rc;
+    *json = (flags & FLAG_JSON) != 0;
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     return cli_set(CMD, vram_plan_check(p, o, err, sizeof err), err) ? VRAM_EXIT_USAGE : -1;
 }

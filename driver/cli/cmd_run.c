@@ -21,132 +21,48 @@
 static void usage(FILE *out) {
     fprintf(out,
         "usage: vramkit run (--strategies LIST | --plan FILE | --model MODEL [--assume-gpu SPEC])\n"
-        "                   [--ready-regex RE] [--ready-port N] [--ready-file PATH]\n"
-        "                   [--ready-timeout SECONDS] [--grace SECONDS]\n"
-        "                   [--restart N] [--degrade] [--backoff SECONDS] [--backoff-max SECONDS]\n"
-        "                   [--stable SECONDS] [--events FILE|-] -- COMMAND [ARGS...]\n"
+        "                   [readiness] [policy] [--events FILE|-] -- COMMAND [ARGS...]\n"
         "\n"
-        "Starts a service (COMMAND) under each strategy in order, each time in a fresh child\n"
-        "process (as 'vramkit try' does: spawned, in a process group of its own, stdin from\n"
-        "/dev/null, whatever it leaves behind ended when it ends), until one becomes ready.\n"
-        "A crash, an out-of-memory error, a sticky CUDA error, an exit or the ready timeout\n"
-        "before ready moves on to the next strategy. Once ready, vramkit stays as the\n"
-        "service's supervisor until it ends.\n"
+        "Starts a service (COMMAND) under each strategy in order, as 'vramkit try' does, until one\n"
+        "becomes ready; then stays beside it as its supervisor until it ends: output passes\n"
+        "through line by line, SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to its\n"
+        "process group, and if vramkit is killed, even with SIGKILL, the service dies with it.\n"
         "\n"
-        "strategies (as for 'vramkit try'; see 'vramkit try --help' for what each sets):\n"
-        "  --strategies LIST   comma-separated strategies in order, e.g. fp16,int8,cpu\n"
-        "                      (at most %d, each 1 to %d characters, no blanks)\n"
-        "  --plan FILE         the strategies of a plan saved by 'vramkit plan --save FILE'\n"
-        "  --model MODEL       the chain 'vramkit plan --model MODEL' computes now\n"
-        "  --assume-gpu SPEC   with --model: plan for this GPU (repeat for several)\n"
-        "COMMAND and ARGS get {strategy}, {device} and {dtype} replaced, and the environment\n"
-        "VRAMKIT_STRATEGY, VRAMKIT_DEVICE, VRAMKIT_DTYPE and VRAMKIT_ATTEMPT (1, 2, ... over\n"
-        "every start, restarts included), exactly as with 'vramkit try'.\n"
-        "\n"
-        "readiness (the first that happens; a line VRAMKIT_READY always counts):\n"
-        "  a line on stdout that is VRAMKIT_READY, alone or followed by a blank and more\n"
-        "  --ready-regex RE    a line of stdout or stderr matches the POSIX extended regular\n"
-        "                      expression RE (e.g. 'Application startup complete')\n"
-        "  --ready-port N      a TCP connection to port N on 127.0.0.1 (or ::1) succeeds\n"
-        "  --ready-file PATH   PATH appears (or, when it is there as the attempt starts, is\n"
-        "                      replaced or modified); ports and files are looked at every 0.1 s\n"
-        "  --ready-timeout SECONDS  not ready this long after its start: the attempt is\n"
-        "                      stopped (SIGTERM to its group, SIGKILL after --grace) and\n"
-        "                      counts as a timeout (default %.0f)\n"
-        "  --grace SECONDS     time between SIGTERM and SIGKILL on a ready timeout (default 2)\n"
-        "The service's stdout is a pipe: a program that buffers it must flush the ready line\n"
-        "(Python: print('VRAMKIT_READY', flush=True), or PYTHONUNBUFFERED=1).\n"
-        "\n",
-        VRAM_TRY_MAX_STRATEGIES, VRAM_TRY_NAME_MAX, VRAM_RUN_DEFAULT_READY_TIMEOUT_S);
-    fputs(
+        "strategies (as for 'vramkit try': --strategies, --plan, --model, --assume-gpu; at most\n"
+        "%d of 1 to %d characters); {strategy}, {device}, {dtype} and VRAMKIT_* as there.\n"
+        "readiness (the first that happens; a stdout line VRAMKIT_READY always counts):\n"
+        "  --ready-regex RE    a line of stdout or stderr matches the extended regex RE\n"
+        "  --ready-port N      a TCP connection to port N on localhost succeeds\n"
+        "  --ready-file PATH   PATH appears (or changes)\n"
+        "  --ready-timeout SECONDS  not ready by then: stopped, the next strategy (default %.0f)\n"
+        "  --grace SECONDS     between SIGTERM and SIGKILL (default 2)\n"
         "policy, when the service dies after it was ready:\n"
-        "  --restart N         restart it (same strategy) up to N times in a row (default 0:\n"
-        "                      no restart, vramkit ends with the service's status); the delay\n"
-        "                      doubles from --backoff to --backoff-max; a run of --stable\n"
-        "                      seconds after ready starts the count again; N restarts in a\n"
-        "                      row used up is a crash loop: a summary, and exit 1\n"
-        "  --degrade           an out-of-memory error or sticky CUDA error after ready moves\n"
-        "                      to the next strategy instead (a smaller load; a new process)\n"
-        "  --backoff SECONDS   delay before the first restart in a row (default 1)\n"
-        "  --backoff-max SECONDS  the longest delay (default 60)\n"
+        "  --restart N         restart it up to N times in a row (default 0: end with it)\n"
+        "  --degrade           after an OOM or sticky CUDA error: the next strategy instead\n"
+        "  --backoff SECONDS, --backoff-max SECONDS  the delays, doubling (default 1, 60)\n"
         "  --stable SECONDS    a run this long after ready resets the count (default 60)\n"
-        "A service that exits with code 0 is not restarted: vramkit exits 0.\n"
+        "  --events FILE|-     one JSON object a line for each event ('-': stdout)\n"
         "\n"
-        "supervision:\n"
-        "  The service's stdout and stderr pass through to vramkit's, line by line, from its\n"
-        "  start (the last 64 KiB of each are kept to classify how it ended). vramkit's own\n"
-        "  lines go to stderr and start with 'vramkit: run: '. SIGTERM, SIGINT, SIGHUP,\n"
-        "  SIGUSR1 and SIGUSR2 sent to vramkit are forwarded to the service's process group\n"
-        "  (within 0.1 s); after SIGTERM, SIGINT or SIGHUP it is not restarted. If vramkit is\n"
-        "  killed, even with SIGKILL, the service is killed too (Linux: a parent-death signal\n"
-        "  set before the service starts), so no orphan keeps GPU memory.\n"
-        "\n"
-        "  --events FILE|-     append one JSON object a line for each event to FILE ('-':\n"
-        "                      stdout, between whole lines of the service's output): every\n"
-        "                      object has time (UTC, ISO 8601), elapsed_s and event, one of\n"
-        "                      start, attempt {attempt, strategy, device, dtype, restart},\n"
-        "                      ready {attempt, strategy, how: line|regex|port|file, seconds},\n"
-        "                      signal {signal, pid}, ended {attempt, strategy, pid, outcome,\n"
-        "                      rule, exit_code, signal, ready, seconds, after_ready_s},\n"
-        "                      next|degrade {from, to}, restart {restart, delay_s},\n"
-        "                      exit {code, why}, give_up {why}; ready and ended also carry\n"
-        "                      gpu_bytes and gpu_peak_bytes, the GPU memory of the service's\n"
-        "                      process group read through NVML every second (no context of\n"
-        "                      vramkit's own; null without NVML, which start's gpu_memory_unknown\n"
-        "                      explains); memory_over {attempt, strategy, gpu_bytes,\n"
-        "                      predicted_high_bytes}, once an attempt, with a warning on\n"
-        "                      stderr, when it uses more than the high of the estimate of a\n"
-        "                      plan made now (--model, one-GPU strategies)\n"
-        "  -h, --help          this text\n"
-        "\n"
-        "exit codes: once a service ran, its own: its exit code, or 128 + N when signal N\n"
-        "ended it; 1 no strategy became ready, or a crash loop (a summary on stderr); 2 bad\n"
-        "usage or input; 3 environment error (the events file cannot be written, no memory).\n"
-        "A stop signal between attempts (during a backoff) ends vramkit with 128 + N.\n",
-        out);
+        "exit codes: once a service ran, its own (128 + N for signal N); 1 no strategy became\n"
+        "            ready, or a crash loop; 2 bad usage or input; 3 environment error\n"
+        "Manual, with the events and their fields: docs/run.md\n",
+        VRAM_TRY_MAX_STRATEGIES, VRAM_TRY_NAME_MAX, VRAM_RUN_DEFAULT_READY_TIMEOUT_S);
 }
 
-static const struct option long_options[] = {
-    {"strategies", required_argument, NULL, CLI_BY_NAME},
-    {"plan", required_argument, NULL, CLI_BY_NAME},
-    {"model", required_argument, NULL, CLI_BY_NAME},
-    {"assume-gpu", required_argument, NULL, CLI_BY_NAME},
-    {"ready-regex", required_argument, NULL, CLI_BY_NAME},
-    {"ready-port", required_argument, NULL, CLI_BY_NAME},
-    {"ready-file", required_argument, NULL, CLI_BY_NAME},
-    {"ready-timeout", required_argument, NULL, CLI_BY_NAME},
-    {"grace", required_argument, NULL, CLI_BY_NAME},
-    {"restart", required_argument, NULL, CLI_BY_NAME},
-    {"degrade", no_argument, NULL, CLI_BY_NAME},
-    {"backoff", required_argument, NULL, CLI_BY_NAME},
-    {"backoff-max", required_argument, NULL, CLI_BY_NAME},
-    {"stable", required_argument, NULL, CLI_BY_NAME},
-    {"events", required_argument, NULL, CLI_BY_NAME},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
+    return vram_run_set(o, name, arg, err, cap);
+}
 
 static int parse(int argc, char **argv, vram_run_opts *o) {
     char err[4400];
-    int c, rc, idx = 0, dd = cli_chain_dashes(argc, argv);
+    unsigned flags = 0;
+    int rc, dd = cli_chain_dashes(argc, argv);
+    const cli_spec spec = {CMD,
+                           "strategies= plan= model= assume-gpu= ready-regex= ready-port= ready-file= "
+                           "ready-timeout= grace= restart= degrade backoff= backoff-max= stable= events=",
+                           "", set, o, usage, NULL, 1, dd};
     memset(o, 0, sizeof *o);
-    cli_getopt_reset();
-    while ((c = getopt_long(dd, argv, ":h", long_options, &idx)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return VRAM_EXIT_OK;
-        case CLI_BY_NAME:
-            if ((rc = cli_set(CMD, vram_run_set(o, long_options[idx].name, optarg, err, sizeof err), err)))
-                return rc;
-            break;
-        case ':':
-            return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (see 'vramkit run --help')",
-                                   argv[optind - 1]);
-        }
-    }
+    if ((rc = cli_parse(&spec, argc, argv, &flags)) >= 0) return rc;
     if ((rc = cli_chain_stray(CMD, argv, dd, optind))) return rc;
     if ((rc = cli_set(CMD, vram_run_check(o, err, sizeof err), err))) return rc;
     if ((rc = cli_chain_command(CMD, argc, argv, dd, &o->command, &o->ncommand))) return rc;

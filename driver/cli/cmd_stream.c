@@ -17,131 +17,59 @@
 
 static void usage(FILE *out) {
     fprintf(out,
-        "usage: vramkit stream FILE --dataset PATH [--dataset PATH]... [--batch N] [--epochs N]\n"
-        "                      [--shuffle [--seed S]] [--drop-last] [--world auto|W [--rank R]] [--no-pad]\n"
-        "                      [--budget SIZE | --fraction F [--reserve SIZE]] [--buffers M]\n"
-        "                      [--device cpu|cuda:N] [--readers N] [--slab SIZE] [--verify] [--json]\n"
+        "usage: vramkit stream FILE --dataset PATH [--dataset PATH]... [options]\n"
         "\n"
-        "Streams the samples of one or more datasets of an HDF5 file into device memory, chunk\n"
-        "by chunk, in the order `vramkit chunks` plans, and reports how fast: end to end, and per\n"
-        "stage (reading the file, copying to the device, the consumer waiting). The datasets\n"
-        "must share their first dimension (the samples) and hold fixed-size types.\n"
-        "\n"
-        "How the bytes are read, per dataset (the report says which): unfiltered data in the\n"
-        "file's own layout is read with pread by several threads straight into pinned memory;\n"
-        "compressed or type-converted data through HDF5, one large read per range.\n"
+        "Streams the samples of datasets of an HDF5 file into device memory, chunk by chunk, in\n"
+        "the order `vramkit chunks` plans, and says how fast: end to end, reading, copying.\n"
+        "Unfiltered data is read with pread by several threads straight into pinned memory;\n"
+        "compressed or converted data through HDF5.\n"
         "\n"
         "options:\n"
-        "  --dataset PATH      a dataset to stream (repeat for several, e.g. /features /targets)\n"
+        "  --dataset PATH      a dataset (repeat; they share their first dimension)\n"
         "  --batch N           samples per batch (default %u)\n"
-        "  --epochs N          epochs to stream (default 1)\n"
-        "  --shuffle           random chunk order and random order within each chunk, fixed by\n"
-        "                      (seed, epoch, rank); the rows are gathered on the device\n"
-        "  --seed S            shuffle seed (default 0)\n"
+        "  --epochs N          epochs (default 1)\n"
+        "  --shuffle [--seed S]  random chunk and sample order, fixed by (seed, epoch, rank)\n"
         "  --drop-last         drop each rank's final partial batch\n"
-        "  --world auto|W      ranks that share the dataset (default auto: the launcher's\n"
-        "                      variables when one set them, else 1; see below)\n"
-        "  --rank R            this rank, 0 <= R < W (default 0, or the launcher's)\n"
-        "  --no-pad            give every rank floor(N/W) samples (default: ceil(N/W), padded\n"
-        "                      by repeating samples 0, 1, ...)\n"
-        "  --budget SIZE       device bytes for the chunk buffers (default: F of the device's\n"
-        "                      free memory less the reserve)\n"
-        "  --fraction F        of free device memory, in (0, 1], as 0.75 or 75%% (default 0.75)\n"
-        "  --reserve SIZE      device memory kept for the model (default 0)\n"
-        "  --buffers M         chunk buffers on the device (default 2: one loads while one is used)\n"
-        "  --device DEV        cpu (host memory), or cuda:N (default: a GPU when one can be\n"
-        "                      used, else cpu; the GPU is cuda:0, or with a launcher's ranks\n"
-        "                      its local rank modulo the GPUs)\n"
-        "  --readers N         reader threads (default: the CPUs, from 2 to 8)\n"
-        "  --slab SIZE         pinned staging slab size (default 64MiB; 4 slabs)\n"
-        "  --verify            check every delivered sample, byte for byte, against a plain HDF5\n"
-        "                      read, the order against the plan, and that each epoch delivers\n"
-        "                      each of the rank's samples exactly once (less drop-last's)\n"
-        "  --json              print the report as JSON\n"
-        "  -h, --help          this text\n",
-        DEFAULT_BATCH);
-    fprintf(out,
+        "  --world auto|W      ranks sharing the data (default auto: the launcher's, else 1)\n"
+        "  --rank R            this rank (default 0, or the launcher's); --no-pad: floor(N/W) each\n"
+        "  --budget SIZE       device bytes for the chunk buffers (default: a fraction of free)\n"
+        "  --fraction F        of free device memory (default 0.75); --reserve SIZE kept (0)\n"
+        "  --buffers M         chunk buffers on the device (default 2)\n"
+        "  --device DEV        cpu or cuda:N (default: a GPU when there is one; under a launcher\n"
+        "                      its local rank's)\n"
+        "  --readers N         reader threads (default: the CPUs, 2 to 8); --slab SIZE (64MiB)\n"
+        "  --verify            check every sample against a plain HDF5 read, the order against\n"
+        "                      the plan, and each epoch's exactly-once\n"
+        "  --json              the report as JSON\n"
         "\n"
-        "Rates are GB/s (10^9 bytes per second) of sample bytes: end to end (from the start,\n"
-        "setup included, to the last batch), read (bytes read over the readers' busy time\n"
-        "divided by the readers), copy (bytes copied to the device over the copy time). A\n"
-        "progress bar is shown on a terminal only.\n"
-
-        "\n"
-        "JSON (--json): {file, datasets: [{name, shape, type, layout, filters, row_bytes,\n"
-        "read_path, reason, offset, chunk_rows, chunks}], device, backend, staging, readers,\n"
-        "plan: {samples, sample_bytes, batch, buffers, budget_bytes, samples_per_chunk,\n"
-        "bytes_per_chunk, chunk_count, batches_per_epoch, rank_samples, dropped_last, world, rank,\n"
-        "launcher, local_rank (null when not known), shuffle, seed, drop_last}, epochs: [{epoch,\n"
-        "batches, samples, bytes_delivered, bytes_read, bytes_copied, bytes_gathered, chunks,\n"
-        "read_seconds, copy_seconds, wait_seconds, seconds}], total: {the same summed}, setup_seconds, seconds, gbps:\n"
-        "{end_to_end, read, copy}, verify: null or {ok, samples_checked, epochs_checked}}.\n"
-        "\n"
-        "exit codes: 0 streamed (and verified), 1 --verify found a difference, or a batch does\n"
-        "not fit the budget, 2 bad usage or input (missing file or dataset, unmovable type,\n"
-        "datasets of different lengths, empty dataset), 3 environment (I/O error while\n"
-        "streaming, e.g. a file truncated under the reader; no GPU; built without HDF5)\n"
-        "\n"
+        "exit codes: 0 streamed (and verified), 1 --verify found a difference or a batch does not\n"
+        "            fit, 2 bad usage or input, 3 environment error (I/O, no GPU, no HDF5)\n"
         "example:\n"
-        "  vramkit stream train.h5 --dataset /features --dataset /targets --batch 128 \\\n"
-        "      --epochs 3 --shuffle --seed 1 --verify\n");
-    fprintf(out,
-        "\n"
-        "Ranks from the launcher (--world auto): torchrun's RANK, WORLD_SIZE, LOCAL_RANK; Open\n"
-        "MPI's OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK; MPICH's PMI_RANK, PMI_SIZE,\n"
-        "MPI_LOCALRANKID; Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, in that order of\n"
-        "precedence. --world W (a number) ignores them; --rank R wins over the launcher's rank.\n"
-        "A rank without its world size, a value that is not a number, or a rank not below the\n"
-        "world size is bad input (exit 2), named in the message.\n");
+        "  vramkit stream train.h5 --dataset /features --dataset /targets --shuffle --verify\n"
+        "Manual, with the JSON fields and the launchers' variables: docs/stream.md\n",
+        DEFAULT_BATCH);
 }
 
-enum { OPT_VERIFY = 1, OPT_JSON };
+enum { FLAG_VERIFY = 1u << 0, FLAG_JSON = 1u << 1 };
 
-static const struct option long_options[] = {
-    {"dataset", required_argument, NULL, CLI_BY_NAME},
-    {"batch", required_argument, NULL, CLI_BY_NAME},
-    {"epochs", required_argument, NULL, CLI_BY_NAME},
-    {"shuffle", no_argument, NULL, CLI_BY_NAME},
-    {"seed", required_argument, NULL, CLI_BY_NAME},
-    {"drop-last", no_argument, NULL, CLI_BY_NAME},
-    {"world", required_argument, NULL, CLI_BY_NAME},
-    {"rank", required_argument, NULL, CLI_BY_NAME},
-    {"no-pad", no_argument, NULL, CLI_BY_NAME},
-    {"budget", required_argument, NULL, CLI_BY_NAME},
-    {"fraction", required_argument, NULL, CLI_BY_NAME},
-    {"reserve", required_argument, NULL, CLI_BY_NAME},
-    {"buffers", required_argument, NULL, CLI_BY_NAME},
-    {"device", required_argument, NULL, CLI_BY_NAME},
-    {"readers", required_argument, NULL, CLI_BY_NAME},
-    {"slab", required_argument, NULL, CLI_BY_NAME},
-    {"verify", no_argument, NULL, OPT_VERIFY},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
+    return vram_stream_set(o, name, arg, err, cap);
+}
 
 /* Returns -1 when parsing succeeded, else the exit code. */
 static int parse(int argc, char **argv, vram_stream_opts *o, vram_ranks *ranks, int *verify, int *json) {
     char err[512];
-    int rc, c, idx = 0;
+    unsigned flags = 0;
+    const cli_spec spec = {CMD,
+                           "dataset= batch= epochs= shuffle seed= drop-last world= rank= no-pad "
+                           "budget= fraction= reserve= buffers= device= readers= slab=",
+                           "verify json", set, o, usage, NULL, 1, 0};
+    int rc;
     memset(o, 0, sizeof *o);
     o->cfg.plan.batch = DEFAULT_BATCH;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, &idx)) != -1) {
-        switch (c) {
-        case 'h': usage(stdout); return VRAM_EXIT_OK;
-        case OPT_VERIFY: *verify = 1; break;
-        case OPT_JSON: *json = 1; break;
-        case CLI_BY_NAME:
-            if ((rc = cli_set(CMD, vram_stream_set(o, long_options[idx].name, optarg, err, sizeof err), err)))
-                return rc;
-            break;
-        case ':': return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (see 'vramkit stream --help')",
-                                   argv[optind - 1]);
-        }
-    }
+    if ((rc = cli_parse(&spec, argc, argv, &flags)) >= 0) return rc;
+    *verify = (flags & FLAG_VERIFY) != 0;
+    *json = (flags & FLAG_JSON) != 0;
     if (optind >= argc) return cli_usage_error(CMD, "FILE is required (see 'vramkit stream --help')");
     if (argc - optind > 1)
         return cli_usage_error(CMD, "unexpected argument '%s': one FILE only", argv[optind + 1]);

@@ -18,122 +18,73 @@
 /* Longest "last stderr line" and VRAMKIT_RESULT summary in text mode, in bytes. */
 #define TEXT_LINE_MAX 160
 
+/* The names vramkit gives a meaning (vramkit/strategy.h's VRAM_STRATEGY_NAMES) and what each
+ * sets, three a line. */
+static void strategy_names(FILE *out) {
+    int k = 0;
+#define VRAM__NAME_LINE(name, where, dtype)                                                       \
+    fprintf(out, "%s%s %s %s%s", k % 3 ? "   " : "  ", name, vram_try_where_device(where), dtype, \
+            k % 3 == 2 ? "\n" : "");                                                              \
+    k++;
+    VRAM_STRATEGY_NAMES(VRAM__NAME_LINE)
+#undef VRAM__NAME_LINE
+    if (k % 3) fputc('\n', out);
+}
+
 static void usage(FILE *out) {
     fprintf(out,
         "usage: vramkit try (--strategies LIST | --plan FILE | --model MODEL [--assume-gpu SPEC])\n"
         "                   [--timeout SECONDS] [--grace SECONDS] [--json] -- COMMAND [ARGS...]\n"
         "\n"
         "Runs COMMAND once per strategy, in order, each time in a fresh child process (spawned,\n"
-        "never forked, in a process group of its own, stdin from /dev/null), until one attempt\n"
-        "succeeds. A crash, an out-of-memory error or a sticky CUDA error ends that attempt\n"
-        "only; the next strategy runs in a new process. When an attempt ends, whatever it\n"
-        "left running is ended too: its process group, and processes that left the group\n"
-        "(setsid, daemons), which vramkit adopts as a subreaper (Linux), so none keeps GPU\n"
-        "memory from the next attempt.\n"
+        "in a process group of its own), until one attempt succeeds. A crash, an out-of-memory\n"
+        "error or a sticky CUDA error ends that attempt only; whatever it left running is ended\n"
+        "with it.\n"
         "\n"
         "options:\n"
-        "  --strategies LIST   comma-separated strategies to try in order, e.g. fp16,int8,cpu\n"
-        "                      (at most %d, each 1 to %d characters, no blanks)\n"
-        "  --plan FILE         the strategies of a plan saved by 'vramkit plan --model MODEL\n"
-        "                      --save FILE', in its order, skipping those that do not fit\n"
-        "  --model MODEL       the chain 'vramkit plan --model MODEL' computes now (default\n"
-        "                      workload), skipping those that do not fit; MODEL as for plan\n"
-        "  --assume-gpu SPEC   with --model: plan for this GPU (as in vramkit plan; repeat\n"
-        "                      for several); without it the plan has no GPU\n"
-        "  --timeout SECONDS   wall-clock limit per attempt, like 600 or 2.5 (default: none);\n"
-        "                      when it passes the attempt's process group gets SIGTERM, then\n"
-        "                      SIGKILL after the grace period\n"
-        "  --grace SECONDS     time between SIGTERM and SIGKILL (default 2)\n"
-        "  --json              print one JSON document at the end instead of text lines\n"
-        "  -h, --help          this text\n"
-        "\n",
+        "  --strategies LIST   comma-separated strategies in order, e.g. fp16,int8,cpu (at most\n"
+        "                      %d, each 1 to %d characters)\n"
+        "  --plan FILE         the strategies of a plan saved by 'vramkit plan --save FILE' that fit\n"
+        "  --model MODEL       those of the plan 'vramkit plan --model MODEL' makes now\n"
+        "  --assume-gpu SPEC   with --model: plan for this GPU (repeat for several)\n"
+        "  --timeout SECONDS   wall-clock limit per attempt (default none): SIGTERM, then SIGKILL\n"
+        "  --grace SECONDS     time between them (default 2)\n"
+        "  --json              one JSON document at the end instead of a line per attempt\n"
+        "\n"
+        "COMMAND and ARGS get {strategy}, {device} and {dtype} replaced; the environment gets\n"
+        "VRAMKIT_STRATEGY, VRAMKIT_DEVICE, VRAMKIT_DTYPE and VRAMKIT_ATTEMPT. A name means:\n",
         VRAM_TRY_MAX_STRATEGIES, VRAM_TRY_NAME_MAX);
+    strategy_names(out);
     fputs(
-        "Each attempt replaces {strategy}, {device} and {dtype} anywhere in COMMAND and ARGS,\n"
-        "and adds to the environment VRAMKIT_STRATEGY, VRAMKIT_DEVICE, VRAMKIT_DTYPE and\n"
-        "VRAMKIT_ATTEMPT (1 for the first attempt). Strategies and what they set:\n"
-        "  fp32 cuda:0 float32    fp16 cuda:0 float16    bf16 cuda:0 bfloat16\n"
-        "  fp8  cuda:0 float8_e4m3fn                     int8 cuda:0 int8\n"
-        "  int4 cuda:0 int4       nf4  cuda:0 nf4        cpu  cpu float32\n"
-        "  gpu+cpu, split: auto float16 (as much on the GPU as fits, the rest on the CPU)\n"
-        "  any other name: cuda:0, and the name itself as the dtype\n"
-        "From a plan (--plan, --model), the device is the plan's: cuda:N for GPU N, cpu, or\n"
-        "auto when the strategy spans several devices (multi_gpu, gpu_cpu); the dtype is the\n"
-        "plan's format: float32, float16, bfloat16, int8, nf4. Strategies that do not fit are\n"
-        "listed first as 'skipped NAME: why' and are not run.\n"
+        "  any other name: cuda:0 and the name as the dtype. From a plan: the plan's device\n"
+        "  (cuda:N for GPU N, cpu, auto when split) and format; 'skipped NAME: why' for those\n"
+        "  that do not fit.\n"
+        "Outcomes: start_failed, timeout, success, cuda_sticky, not_supported, oom, crash, failed.\n"
+        "A child may print 'VRAMKIT_RESULT {json object}': the last such line is reported.\n"
         "\n"
-        "Outcomes (how an attempt ended; the first rule that applies):\n"
-        "  start_failed   the command could not be started (not found, not executable)\n"
-        "  timeout        it ran past --timeout and was stopped\n"
-        "  success        it exited with code 0\n"
-        "  cuda_sticky    its stderr names a sticky CUDA error (illegal memory access,\n"
-        "                 cudaErrorIllegalAddress, CUDA_ERROR_LAUNCH_FAILED, error 700, ...)\n"
-        "  not_supported  its stderr says \"operation not supported\" (CUDA error 801)\n"
-        "  oom            its stderr says out of memory (CUDA, PyTorch, cuBLAS), or it was\n"
-        "                 killed by a SIGKILL vramkit did not send (the kernel's OOM killer)\n"
-        "  crash          killed by SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT\n"
-        "  failed         any other nonzero exit or signal\n"
-        "Each attempt prints one line as it ends: strategy, outcome, exit code or signal,\n"
-        "seconds, the evidence, and the last line of its stderr; then 'chosen: STRATEGY'.\n"
-        "A child may print a line 'VRAMKIT_RESULT {json object}' on stdout (peak memory, the\n"
-        "device it used, ...): the last such line is parsed and reported, or rejected with\n"
-        "the reason when it is not a JSON object.\n"
-        "\n"
-        "JSON (--json): {command, source {kind: strategies|plan|model, value}, strategies\n"
-        "(those to try), skipped [{strategy, reason}], timeout_s (null: none), grace_s, attempts,\n"
-        "chosen (the strategy that succeeded, or null)}; each attempt is {strategy, device,\n"
-        "dtype, argv, outcome, rule, reason, matched (the stderr text that decided, or null),\n"
-        "source, cuda_code, exit_code, signal, signal_name (null when not applicable),\n"
-        "seconds, timed_out, start_error, stderr_tail, stderr_bytes, stdout_tail, stdout_bytes\n"
-        "(tails are the last 64 KiB; NULs and bytes that are not UTF-8 appear as '?'),\n"
-        "escaped (processes it left outside its process group, which vramkit ended; null\n"
-        "when they could not be listed),\n"
-        "result (the VRAMKIT_RESULT object, or null), result_error (or null)}.\n"
-        "\n"
-        "exit codes: 0 an attempt succeeded, 1 every attempt failed (or the plan has no\n"
-        "strategy that fits), 2 bad usage or input (a malformed plan file), 3 environment\n"
-        "error (a plan file that cannot be read, cannot write the report); interrupted by SIGINT/SIGTERM/SIGHUP,\n"
-        "it stops the running attempt and then dies of the same signal\n",
+        "exit codes: 0 an attempt succeeded, 1 every attempt failed (or none fits the plan),\n"
+        "            2 bad usage or input, 3 environment error; on SIGINT, SIGTERM or SIGHUP it\n"
+        "            stops the attempt, then dies of the same signal\n"
+        "Manual, with the outcome rules and the JSON fields: docs/try.md\n",
         out);
 }
 
-enum { OPT_JSON = 1 };
+enum { FLAG_JSON = 1u << 0 };
 
-static const struct option long_options[] = {
-    {"strategies", required_argument, NULL, CLI_BY_NAME},
-    {"timeout", required_argument, NULL, CLI_BY_NAME},
-    {"grace", required_argument, NULL, CLI_BY_NAME},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"plan", required_argument, NULL, CLI_BY_NAME},
-    {"model", required_argument, NULL, CLI_BY_NAME},
-    {"assume-gpu", required_argument, NULL, CLI_BY_NAME},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
+    return vram_try_set(o, name, arg, err, cap);
+}
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
 static int parse(int argc, char **argv, vram_try_opts *o, int *json) {
     char err[4400];
-    int c, rc, idx = 0, dd = cli_chain_dashes(argc, argv);
+    unsigned flags = 0;
+    int rc, dd = cli_chain_dashes(argc, argv);
+    const cli_spec spec = {CMD, "strategies= timeout= grace= plan= model= assume-gpu=", "json", set,
+                           o, usage, NULL, 1, dd};
     memset(o, 0, sizeof *o);
-    cli_getopt_reset();
-    while ((c = getopt_long(dd, argv, ":h", long_options, &idx)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return VRAM_EXIT_OK;
-        case OPT_JSON: *json = 1; break;
-        case CLI_BY_NAME:
-            if ((rc = cli_set(CMD, vram_try_set(o, long_options[idx].name, optarg, err, sizeof err), err)))
-                return rc;
-            break;
-        case ':':
-            return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (see 'vramkit try --help')",
-                                   argv[optind - 1]);
-        }
-    }
+    if ((rc = cli_parse(&spec, argc, argv, &flags)) >= 0) return rc;
+    *json = (flags & FLAG_JSON) != 0;
     if ((rc = cli_chain_stray(CMD, argv, dd, optind))) return rc;
     if ((rc = cli_set(CMD, vram_try_chain_check(&o->chain, err, sizeof err), err))) return rc;
     if ((rc = cli_chain_command(CMD, argc, argv, dd, &o->command, &o->ncommand))) return rc;

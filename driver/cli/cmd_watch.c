@@ -18,97 +18,42 @@
 #define CMD "watch"
 
 static void usage(FILE *out) {
-    fputs(
+    fprintf(out,
         "usage: vramkit watch [--interval MS] [--count N] [--csv | --json] [--limit PCT]\n"
         "                     [--leak-threshold SIZE] [--epoch-every N] [--device N] [--host]\n"
         "                     [--processes]\n"
         "\n"
-        "Samples the memory of every GPU (or one, --device) every MS milliseconds, like\n"
-        "`nvidia-smi --query-gpu=memory.used,memory.total --format=csv -l`, and prints each\n"
-        "sample with the warnings it raises, each with a recommendation:\n"
-        "  near_limit    used reached --limit percent of the total (warns once, then again\n"
-        "                only after used fell 5 points below the limit)\n"
-        "  leak          used grew by more than --leak-threshold over one epoch\n"
-        "  rising_floor  the least memory in use rose in 3 epochs in a row (a slow leak)\n"
-        "Used is total - free: every process's memory on the device, not only one program's.\n"
+        "The memory of every GPU (or one) every MS milliseconds, like nvidia-smi -l, with the\n"
+        "warnings it raises: near_limit (used reached --limit), leak (used grew by more than\n"
+        "--leak-threshold over an epoch), rising_floor (the least in use rose 3 epochs in a\n"
+        "row). Used is total - free: every process's memory. Read through NVML (no CUDA\n"
+        "context), else the CUDA runtime (a context on each GPU; stderr says why).\n"
         "\n"
-        "Memory is read through NVML (libnvidia-ml.so.1, the library nvidia-smi uses), which\n"
-        "creates no CUDA context, so watching takes no GPU memory; NVML numbers GPUs as\n"
-        "nvidia-smi does (PCI order, CUDA_VISIBLE_DEVICES not applied). Where NVML is missing\n"
-        "or unusable, the CUDA runtime is used instead (it holds a context of a few hundred\n"
-        "MiB on each GPU while watch runs): the header names the backend (nvml or cuda) and a\n"
-        "line on stderr says why NVML was not used. VRAMKIT_NVML_LIBRARY=PATH loads another\n"
-        "NVML library; an empty value rules NVML out.\n"
-        "\n",
-        out);
-    fprintf(out,
         "options:\n"
-        "  --interval MS         time between samples, 1 to %u ms (default %u)\n"
-        "  --count N             stop after N samples of each device (default: run until\n"
-        "                        Ctrl-C; SIGINT or SIGTERM ends cleanly with exit code 0)\n"
-        "  --csv                 CSV: one header line, then rows whose first column, type, is\n"
-        "                        \"sample\" or \"warning\"\n"
-        "  --json                JSON lines: one object per sample or warning, with \"type\"\n"
-        "  --limit PCT           near-limit level in percent of total, (0, 100], like 90 or\n"
-        "                        92.5%% (default 90)\n"
-        "  --leak-threshold SIZE epoch growth that is a suspected leak (default 100MB =\n"
-        "                        100,000,000 bytes)\n"
-        "  --epoch-every N       every N samples of a device make one epoch for the leak and\n"
-        "                        rising-floor rules: the 1st sample opens epoch 1, sample\n"
-        "                        1+N closes it (default: no epochs, so only near_limit fires;\n"
-        "                        a training loop marks real epochs with the in-process API,\n"
-        "                        driver/gpustats/gpustats.h)\n"
-        "  --device N            watch GPU N only (default: every GPU)\n"
-        "  --host                watch the host's RAM instead (total = physical memory, free =\n"
-        "                        MemAvailable): works on a machine without a GPU\n"
-        "  --processes           after each sample, the processes using that GPU and their\n"
-        "                        memory (from NVML; text and --json only; exit 3 without NVML)\n"
-        "  -h, --help            this text\n"
+        "  --interval MS         between samples, 1 to %u (default %u)\n"
+        "  --count N             stop after N samples of each device (default: until Ctrl-C;\n"
+        "                        SIGINT or SIGTERM end cleanly, exit 0)\n"
+        "  --csv | --json        CSV rows, or JSON lines, instead of text\n"
+        "  --limit PCT           near-limit level, (0, 100] (default 90)\n"
+        "  --leak-threshold SIZE growth over an epoch that is a leak (default 100MB)\n"
+        "  --epoch-every N       N samples make an epoch (default: no epochs)\n"
+        "  --device N            GPU N only\n"
+        "  --host                the host's RAM instead (no GPU needed)\n"
+        "  --processes           the processes on each GPU after its sample (NVML)\n"
         "\n"
-        "Sizes are bytes or a number with a unit: 512MiB, 8GiB, 100MB (KB/MB/GB/TB are\n"
-        "powers of 1000, KiB/MiB/GiB/TiB powers of 1024).\n"
-        "\n"
-        "Text: a header line, then per sample \"SECONDS  gpuN used U / T (P%%), free F\", and\n"
-        "per warning \"SECONDS  gpuN SEVERITY NAME: what; recommendation: what to do\".\n"
-        "CSV columns: type, elapsed_ms, timestamp, device, name, used_bytes, free_bytes,\n"
-        "total_bytes, used_percent, epoch, epoch_mark, warning, severity, message,\n"
-        "recommendation (sample rows leave the last four empty).\n"
-        "JSON lines: {\"type\":\"sample\", elapsed_ms, timestamp, device, name, used_bytes,\n"
-        "free_bytes, total_bytes, used_percent, epoch, epoch_mark} and {\"type\":\"warning\",\n"
-        "elapsed_ms, timestamp, device, name, id, severity, message, recommendation,\n"
-        "used_bytes, free_bytes, total_bytes, epoch, threshold_bytes, and limit_percent\n"
-        "(near_limit), growth_bytes, from_bytes, to_bytes (leak, rising_floor), epochs\n"
-        "(rising_floor)}, and with --processes {\"type\":\"process\", elapsed_ms, timestamp,\n"
-        "device, pid, command (from /proc, null when not visible), kind (compute or\n"
-        "graphics), used_bytes (null when NVML cannot say)}. Text lists them under the sample:\n"
-        "\"  pid PID COMMAND KIND used U\". elapsed_ms counts from the start; timestamp is UTC.\n"
-        "\n"
+        "exit codes: 0 done (count reached, or stopped), 2 bad usage or input, 3 environment\n"
+        "            error (no GPU without --host, a sample failed, output cannot be written)\n"
         "example:\n"
         "  vramkit watch --interval 500 --csv > gpu_log.csv      # until Ctrl-C\n"
-        "  vramkit watch --host --count 3 --interval 100\n"
-        "\n"
-        "exit codes: 0 done (count reached, or interrupted), 2 bad usage or input,\n"
-        "            3 environment error (no NVIDIA driver or no GPU without --host, a sample\n"
-        "            failed, output cannot be written)\n",
+        "Manual, with the CSV columns and the JSON fields: docs/watch.md\n",
         VRAM_WATCH_MAX_INTERVAL_MS, VRAM_WATCH_DEFAULT_INTERVAL_MS);
 }
 
-enum { OPT_CSV = 1, OPT_JSON };
+enum { FLAG_CSV = 1u << 0, FLAG_JSON = 1u << 1 };
 
-static const struct option long_options[] = {
-    {"interval", required_argument, NULL, CLI_BY_NAME},
-    {"count", required_argument, NULL, CLI_BY_NAME},
-    {"csv", no_argument, NULL, OPT_CSV},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"limit", required_argument, NULL, CLI_BY_NAME},
-    {"leak-threshold", required_argument, NULL, CLI_BY_NAME},
-    {"epoch-every", required_argument, NULL, CLI_BY_NAME},
-    {"device", required_argument, NULL, CLI_BY_NAME},
-    {"host", no_argument, NULL, CLI_BY_NAME},
-    {"processes", no_argument, NULL, CLI_BY_NAME},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
+    return vram_watch_set(o, name, arg, err, cap);
+}
 
 typedef enum { FMT_TEXT, FMT_CSV, FMT_JSON } out_format;
 
@@ -121,27 +66,12 @@ typedef struct out_opts {
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
 static int parse(int argc, char **argv, out_opts *o) {
-    char err[512];
-    int rc, c, idx = 0, csv = 0, json = 0;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, &idx)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return VRAM_EXIT_OK;
-        case OPT_CSV: csv = 1; o->format = FMT_CSV; break;
-        case OPT_JSON: json = 1; o->format = FMT_JSON; break;
-        case CLI_BY_NAME:
-            if ((rc = cli_set(CMD, vram_watch_set(&o->w, long_options[idx].name, optarg, err, sizeof err), err)))
-                return rc;
-            break;
-        case ':':
-            return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cli_usage_error(CMD, "unknown option '%s' (see 'vramkit watch --help')",
-                                   argv[optind - 1]);
-        }
-    }
+    unsigned flags = 0;
+    const cli_spec spec = {CMD, "interval= count= limit= leak-threshold= epoch-every= device= host processes",
+                           "csv json", set, &o->w, usage, NULL, 1, 0};
+    int rc = cli_parse(&spec, argc, argv, &flags), csv = (flags & FLAG_CSV) != 0, json = (flags & FLAG_JSON) != 0;
+    if (rc >= 0) return rc;
+    o->format = json ? FMT_JSON : csv ? FMT_CSV : FMT_TEXT;
     if (optind < argc)
         return cli_usage_error(CMD, "unexpected argument '%s' (see 'vramkit watch --help')",
                                argv[optind]);

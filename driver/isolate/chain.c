@@ -85,11 +85,18 @@ void vram_try_chain_free(vram_try_chain *c) {
 
 /* vramkit/strategy.h's VRAM_STRATEGY_NAMES: {device} and {dtype} of a name; a name not listed
  * runs on cuda:0 with the name itself as the dtype. */
+const char *vram_try_where_device(vram_strategy_where where) {
+    switch (where) {
+    case VRAM_WHERE_SPLIT: return "auto";
+    case VRAM_WHERE_HOST: return "cpu";
+    default: return "cuda:0";
+    }
+}
+
 static void map_strategy(const char *s, const char **device, const char **dtype) {
-    static const char *const where_device[] = {"cuda:0", "auto", "cpu"};
 #define VRAM__NAME_MEANS(name, where, dt)                \
     if (strcmp(s, name) == 0) {                          \
-        *device = where_device[where];                   \
+        *device = vram_try_where_device(where);          \
         *dtype = dt;                                     \
         return;                                          \
     }

@@ -48,6 +48,8 @@ vram_status vram_try_chain_check(const vram_try_chain *c, char *err, size_t cap)
 /* "plan", "model" or "strategies", and the value given. */
 const char *vram_try_chain_kind(const vram_try_chain *c);
 const char *vram_try_chain_value(const vram_try_chain *c);
+/* The {device} a strategy name's place means: "cuda:0", "auto" (split) or "cpu". */
+const char *vram_try_where_device(vram_strategy_where where);
 /* Strategy k's device and dtype. */
 void vram_try_chain_strategy(const vram_try_chain *c, int k, const char **device,
                              const char **dtype);

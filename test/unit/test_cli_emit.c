@@ -68,11 +68,9 @@ Test(cli_emit, help_documents_every_format) {
     const char *args[] = {"plan", "--help", NULL};
     cli_result r = run(args);
     cr_assert_eq(r.exit_code, 0);
+    /* the formats by name; what each writes is docs/plan.md's */
     static const char *const must[] = {"--emit FORMAT", "--strategy NAME", "accelerate",
-                                       "llama.cpp", "vllm", "env", "max_memory", "device_map",
-                                       "-ngl", "--tensor-split", "--gpu-memory-utilization",
-                                       "--max-model-len", "--tensor-parallel-size",
-                                       "CUDA_VISIBLE_DEVICES", "expandable_segments:True"};
+                                       "llama.cpp", "vllm", "env", "docs/plan.md"};
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
         cr_expect(strstr(r.out, must[i]) != NULL, "help lacks %s", must[i]);
     cli_result_free(&r);

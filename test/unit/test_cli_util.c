@@ -12,6 +12,30 @@
 
 #include "cli/cli.h"
 
+/* The option values (util/text.h's vram_opt_*) as a command reports them: the line on stderr
+ * and the exit code (cli_set). */
+#define CLI_OPT_NEGATIVE VRAM_OPT_NEGATIVE
+#define CLI_OPT_AT_LEAST VRAM_OPT_AT_LEAST
+#define CLI_OPT_BRIEF VRAM_OPT_BRIEF
+static int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min,
+                         uint64_t max, unsigned flags, uint64_t *out) {
+    char err[512];
+    return cli_set(cmd, vram_opt_count(name, text, min, max, flags, out, err, sizeof err), err);
+}
+static int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
+                        unsigned flags, uint64_t *out) {
+    char err[512];
+    return cli_set(cmd, vram_opt_size(name, text, allow_zero, flags, out, err, sizeof err), err);
+}
+static int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out) {
+    char err[512];
+    return cli_set(cmd, vram_opt_fraction(name, text, out, err, sizeof err), err);
+}
+static int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out) {
+    char err[512];
+    return cli_set(cmd, vram_opt_percent(name, text, out, err, sizeof err), err);
+}
+
 typedef struct size_case {
     char text[32]; /* inline: Criterion copies params into its worker process */
     int ok;
