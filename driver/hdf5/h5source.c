@@ -17,15 +17,6 @@
 
 #include "util/text.h"
 
-const char *vram_h5_path_name(vram_h5_path p) {
-    switch (p) {
-    case VRAM_H5_PATH_CONTIGUOUS: return "contiguous";
-    case VRAM_H5_PATH_CHUNKED: return "chunked";
-    case VRAM_H5_PATH_HDF5: return "hdf5";
-    }
-    return "unknown";
-}
-
 /* ---- HDF5's error stack, as one line ---------------------------------------------------- */
 
 /* No automatic printing: errors are ours to report (per thread in a thread-safe HDF5). */

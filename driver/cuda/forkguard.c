@@ -1,4 +1,4 @@
-/* driver/isolate/forkguard.c — the fork guard (see forkguard.h). Two process-wide flags: "CUDA was
+/* driver/cuda/forkguard.c — the fork guard (see forkguard.h). Two process-wide flags: "CUDA was
  * initialised here" (set by the CUDA backend) and "this is a fork of such a process" (set
  * by the pthread_atfork child handler, and inherited by forks of forks). */
 #include "forkguard.h"

@@ -1,4 +1,4 @@
-/* driver/isolate/forkguard.h — CUDA state does not survive fork(); say so instead of crashing.
+/* driver/cuda/forkguard.h — CUDA state does not survive fork(); say so instead of crashing.
  * A pthread_atfork child handler notes that this process is a fork of one that had
  * initialised CUDA through vramkit; a guarded device table then answers every call in
  * that child with VRAM_E_FORKED ("use spawn/exec, or initialise CUDA after the fork"). */

@@ -1,4 +1,4 @@
-/* driver/doctor/probe.h — capability probes: do the real thing once, in a child process.
+/* driver/probe/probe.h — capability probes: do the real thing once, in a child process.
  * Attributes can lie (a WSL2 driver reported VMM support, then cuMemSetAccess failed); a
  * probe reserves and maps memory, pins host memory, uses a pool, launches a kernel, and
  * a crash or a sticky error in it costs the child (driver/isolate/isolate.h), never the caller. */
@@ -109,7 +109,7 @@ vram_status vram__probe_parse_result(const char *text, size_t len, vram_probe_ki
 vram_status vram__probe_interpret(const struct vram_isolate_result *res, int timeout_ms,
                                   vram_probe_result *out);
 
-/* The probe itself, in this process (driver/cuda/probe_child.c; a stub without CUDA).
+/* The probe itself, in this process (driver/probe/probe_child.c; a stub without CUDA).
  * Fills *out (kind and device set by the caller). */
 void vram__probe_execute(vram_probe_kind kind, int device, vram_probe_result *out);
 /* The "trap" test hook's body (CUDA builds; the stub reports VRAM_E_NOT_BUILT). */

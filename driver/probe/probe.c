@@ -1,8 +1,8 @@
-/* driver/doctor/probe.c — capability probes, the parent's side and the child's frame.
+/* driver/probe/probe.c — capability probes, the parent's side and the child's frame.
  * The parent spawns `vramkit __probe KIND DEVICE` through the isolation library and reads
  * its VRAMKIT_RESULT line; a child that crashes, hangs or says nothing is a failed probe
  * with the reason. The child's frame parses its arguments, honours the test hook, runs
- * vram__probe_execute (driver/cuda/probe_child.c) and prints the result line. */
+ * vram__probe_execute (driver/probe/probe_child.c) and prints the result line. */
 #include "probe.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* driver/cuda/probe_child.c — the probes themselves, run inside the probe child
- * (`vramkit __probe KIND DEVICE`, driver/doctor/probe.c). Each does the real thing once through the
+/* driver/probe/probe_child.c — the probes themselves, run inside the probe child
+ * (`vramkit __probe KIND DEVICE`, driver/probe/probe.c). Each does the real thing once through the
  * CUDA table or, for what the table has no slot for (VMM, pools, kernels), through the same
  * checking macro; every step is undone, and a failure names the call and its error. */
 #include <stdarg.h>
@@ -11,9 +11,9 @@
 #include <vramkit/device.h>
 
 #include "util/text.h"
-#include "cuda_device.h"
-#include "cuda_internal.h"
-#include "doctor/probe.h"
+#include "cuda/cuda_device.h"
+#include "cuda/cuda_internal.h"
+#include "probe.h"
 #include "probe_kernel.h"
 
 #define MiB (1024ull * 1024ull)
