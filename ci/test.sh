@@ -1,5 +1,6 @@
 #!/bin/bash
 # The test command: configure, build (warnings are errors), run unit + fuzz + proof tests,
+# the estimate against PyTorch (label truth, a subset),
 # the mpirun tests (label mpi: 4 ranks each, about 15 s together; MPI builds) and python (the
 # package over the build's library), then a time-boxed libFuzzer pass with clang, then print
 # coverage of include/.
@@ -30,6 +31,13 @@ echo "== tests: unit, fuzz (corpus replay), proof, mpi, python"
 # mpirun as root (CI containers) must be allowed explicitly; the mpi tests pass the flag too
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ctest --test-dir "$build" -L 'unit|fuzz|proof|mpi|python' --output-on-failure -j"$jobs"
+
+# The estimator against PyTorch (test/truth/): the rows of workloads.tsv marked for CI, in a
+# venv cached under ~/.cache/vramkit (the first run installs torch and transformers from
+# PyPI, about 5 GiB and 3 minutes; later runs reuse it). About 1 minute; skipped (77) where
+# the venv cannot be had. The full table: test/truth/run.sh (README, test/bench/RESULTS.md).
+echo "== truth: the estimate against PyTorch's memory accounting (a subset)"
+ctest --test-dir "$build" -L '^truth$' --output-on-failure
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
   echo "== libFuzzer: ${fuzz_seconds}s per harness under ASan+UBSan (clang)"

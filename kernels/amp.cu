@@ -19,9 +19,9 @@ constexpr int kFinalThreads = 1024; // the norm's final block
 
 // ---- unscale --------------------------------------------------------------------------------
 
-template <typename T>
+template <typename T, typename M>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    vram__k_unscale_kernel(const __grid_constant__ vram__k_mt_meta m, const float *inv_scale, float *found_inf) {
+    vram__k_unscale_kernel(const __grid_constant__ M m, const float *inv_scale, float *found_inf) {
     const vram__k_chunk c = vram__k_locate(m, blockIdx.x, sizeof(T));
     const float inv = inv_scale != nullptr ? *inv_scale : 1.0f;
     const bool write = inv_scale != nullptr && inv != 1.0f; // PyTorch: a factor of 1 writes nothing
@@ -38,9 +38,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
 // ---- scale ------------------------------------------------------------------------------------
 
-template <typename T>
+template <typename T, typename M>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    vram__k_scale_kernel(const __grid_constant__ vram__k_mt_meta m, const float *inv_scale, const float *coef) {
+    vram__k_scale_kernel(const __grid_constant__ M m, const float *inv_scale, const float *coef) {
     const float a = inv_scale != nullptr ? *inv_scale : 1.0f;
     const float b = coef != nullptr ? *coef : 1.0f;
     if (a == 1.0f && b == 1.0f) return; // nothing to do: no write at all
@@ -70,15 +70,80 @@ __device__ __forceinline__ float vram__k_block_sum(float v) {
     return v;
 }
 
+// The coefficient of vram_kref_clip_coef, with the policy's action on a non-finite norm.
+__device__ __forceinline__ void vram__k_coef(float norm, float max_norm, int policy, float *coef, float *found_inf) {
+    float c = 1.0f;
+    const int nonfinite = vram_kref_clip_coef(norm, max_norm, &c);
+    *coef = c;
+    if (nonfinite && policy == VRAM_K_NONFINITE_SKIP) *found_inf = 1.0f;
+}
+
+// What the norm's last step writes: *norm (its square root when root, else the sum itself)
+// and, with max_norm > 0, the clip coefficient.
+struct vram__k_norm_out {
+    float *norm;
+    float max_norm;
+    int policy;
+    float *coef;
+    float *found_inf;
+    bool root;
+};
+__device__ __forceinline__ void vram__k_norm_write(const vram__k_norm_out &o, float s) {
+    const float r = o.root ? __fsqrt_rn(s) : s;
+    *o.norm = r;
+    if (o.root && o.max_norm > 0.0f) vram__k_coef(r, o.max_norm, o.policy, o.coef, o.found_inf);
+}
+
+// The final sum of kFinalThreads threads (thread t adds partials t, t + 1024, ... in order,
+// then vram__k_block_sum<1024>), computed by the kThreads = 512 threads of a chunk block: each
+// holds the accumulators of threads t and t + 512, and the two halves go through the same
+// warp trees as warps t / 32 and t / 32 + 16 would. The same additions in the same order: the
+// same bits as vram__k_norm_final_kernel. Partials are read from L2 (__ldcg): other blocks
+// wrote them. Valid in thread 0.
+__device__ __forceinline__ float vram__k_final_sum_in_block(const float *partials, uint32_t count) {
+    static_assert(kFinalThreads == 2 * kThreads, "each thread of a chunk block stands for two final threads");
+    __shared__ float warp_sums[kFinalThreads / 32];
+    float a = 0.0f, b = 0.0f;
+    for (uint32_t i = threadIdx.x; i < count; i += kFinalThreads) a = __fadd_rn(a, __ldcg(partials + i));
+    for (uint32_t i = threadIdx.x + kThreads; i < count; i += kFinalThreads) b = __fadd_rn(b, __ldcg(partials + i));
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a = __fadd_rn(a, __shfl_down_sync(0xffffffffu, a, o));
+        b = __fadd_rn(b, __shfl_down_sync(0xffffffffu, b, o));
+    }
+    if (lane == 0) {
+        warp_sums[warp] = a;
+        warp_sums[warp + kThreads / 32] = b;
+    }
+    __syncthreads();
+    float v = 0.0f;
+    if (warp == 0) {
+        v = warp_sums[lane];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v = __fadd_rn(v, __shfl_down_sync(0xffffffffu, v, o));
+    }
+    return v;
+}
+
+// VRAM_K_VARIANT_NORM 1: the chunk blocks count themselves done in *counter (zeroed on the
+// stream before the first launch); the block that makes it `total` adds the partials.
+struct vram__k_fold {
+    unsigned *counter;
+    uint32_t total;
+    vram__k_norm_out out;
+};
+
 // partials[global chunk] = the chunk's sum of vram_kref_sq terms, in an order fixed by the
 // element indices alone: the chunk is cut into packs of N = 16 / sizeof(T) elements; thread t
 // adds, in index order, the elements of packs t, t + kThreads, t + 2 kThreads, ..., then (for
 // t < len % N) element N * (len / N) + t; then the block tree. When the chunk is 16-byte
 // aligned a pack is one 128-bit load, otherwise N element loads: the same elements in the
-// same order, so the sum does not depend on where the tensor starts.
-template <typename T>
+// same order, so the sum does not depend on where the tensor starts. FOLD: then the last block
+// to finish does the final kernel's work (vram__k_final_sum_in_block).
+template <typename T, typename M, bool FOLD>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    vram__k_sumsq_kernel(const __grid_constant__ vram__k_mt_meta m, const float *inv_scale, float *partials) {
+    vram__k_sumsq_kernel(const __grid_constant__ M m, const float *inv_scale, float *partials, vram__k_fold f) {
     using P = vram__k_pack<T>;
     constexpr uint32_t N = (uint32_t)P::N;
     const vram__k_chunk c = vram__k_locate(m, blockIdx.x, sizeof(T));
@@ -111,30 +176,33 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     if (packs * N + threadIdx.x < c.len) acc = __fadd_rn(acc, vram_kref_sq(vram__k_to_f(p[packs * N + threadIdx.x]), inv));
     const float s = vram__k_block_sum<kThreads>(acc);
     if (threadIdx.x == 0) partials[c.gchunk] = s;
-}
-
-// The coefficient of vram_kref_clip_coef, with the policy's action on a non-finite norm.
-__device__ __forceinline__ void vram__k_coef(float norm, float max_norm, int policy, float *coef, float *found_inf) {
-    float c = 1.0f;
-    const int nonfinite = vram_kref_clip_coef(norm, max_norm, &c);
-    *coef = c;
-    if (nonfinite && policy == VRAM_K_NONFINITE_SKIP) *found_inf = 1.0f;
+    if (FOLD) {
+        __shared__ bool last;
+        if (threadIdx.x == 0) {
+            __threadfence(); // this block's partial is visible to every block before it counts
+            last = atomicAdd(f.counter, 1u) == f.total - 1u;
+        }
+        __syncthreads();
+        if (last) {
+            __threadfence();
+            const float total = vram__k_final_sum_in_block(partials, f.total);
+            if (threadIdx.x == 0) {
+                vram__k_norm_write(f.out, total);
+                *f.counter = 0u;
+            }
+        }
+    }
 }
 
 // *norm = sqrt(sum of partials[0 .. count)) (root false: the sum itself, the squared norm):
 // thread t adds partials t, t + 1024, ... in order, then the block tree. With max_norm > 0
 // it also writes the clip coefficient.
 __global__ void __launch_bounds__(kFinalThreads)
-    vram__k_norm_final_kernel(const float *partials, uint32_t count, float *norm, float max_norm, int policy,
-                              float *coef, float *found_inf, bool root) {
+    vram__k_norm_final_kernel(const float *partials, uint32_t count, vram__k_norm_out o) {
     float acc = 0.0f;
     for (uint32_t i = threadIdx.x; i < count; i += kFinalThreads) acc = __fadd_rn(acc, partials[i]);
     const float s = vram__k_block_sum<kFinalThreads>(acc);
-    if (threadIdx.x == 0) {
-        const float r = root ? __fsqrt_rn(s) : s;
-        *norm = r;
-        if (root && max_norm > 0.0f) vram__k_coef(r, max_norm, policy, coef, found_inf);
-    }
+    if (threadIdx.x == 0) vram__k_norm_write(o, s);
 }
 
 // *norm = sqrt(*sumsq), rounded as the final kernel rounds it (the same bits for one rank).
@@ -152,24 +220,29 @@ __global__ void vram__k_clip_coef_kernel(const float *norm, float max_norm, int 
 bool vram__k_policy_ok(int policy) { return policy == VRAM_K_NONFINITE_SKIP || policy == VRAM_K_NONFINITE_REPORT; }
 bool vram__k_max_norm_ok(float max_norm) { return max_norm > 0.0f && vram__k_finite_host(max_norm); }
 
-// One launch of a chunk kernel of this list's dtype.
-template <template <typename> class K, typename... A>
-vram_status vram__k_launch_mt(const char *name, const vram__k_mt_meta &m, int32_t dtype, cudaStream_t s, A... args) {
+// One launch of a chunk kernel of this list's dtype and metadata: K<T, M>::fn.
+template <template <typename, typename> class K, typename M, typename... A>
+vram_status vram__k_launch_mt(const char *name, const M &m, int32_t dtype, cudaStream_t s, A... args) {
     if (dtype == VRAM_DTYPE_F32)
-        return vram__k_launch(name, __FILE__, __LINE__, K<float>::fn, dim3(m.nchunks), dim3(kThreads), s, m, args...);
+        return vram__k_launch(name, __FILE__, __LINE__, K<float, M>::fn, dim3(m.nchunks), dim3(kThreads), s, m,
+                              args...);
     if (dtype == VRAM_DTYPE_F16)
-        return vram__k_launch(name, __FILE__, __LINE__, K<__half>::fn, dim3(m.nchunks), dim3(kThreads), s, m, args...);
-    return vram__k_launch(name, __FILE__, __LINE__, K<__nv_bfloat16>::fn, dim3(m.nchunks), dim3(kThreads), s, m,
+        return vram__k_launch(name, __FILE__, __LINE__, K<__half, M>::fn, dim3(m.nchunks), dim3(kThreads), s, m,
+                              args...);
+    return vram__k_launch(name, __FILE__, __LINE__, K<__nv_bfloat16, M>::fn, dim3(m.nchunks), dim3(kThreads), s, m,
                           args...);
 }
-template <typename T> struct vram__k_unscale_fn {
-    static constexpr auto fn = vram__k_unscale_kernel<T>;
+template <typename T, typename M> struct vram__k_unscale_fn {
+    static constexpr auto fn = vram__k_unscale_kernel<T, M>;
 };
-template <typename T> struct vram__k_scale_fn {
-    static constexpr auto fn = vram__k_scale_kernel<T>;
+template <typename T, typename M> struct vram__k_scale_fn {
+    static constexpr auto fn = vram__k_scale_kernel<T, M>;
 };
-template <typename T> struct vram__k_sumsq_fn {
-    static constexpr auto fn = vram__k_sumsq_kernel<T>;
+template <typename T, typename M> struct vram__k_sumsq_fn {
+    static constexpr auto fn = vram__k_sumsq_kernel<T, M, false>;
+};
+template <typename T, typename M> struct vram__k_sumsq_fold_fn {
+    static constexpr auto fn = vram__k_sumsq_kernel<T, M, true>;
 };
 
 // vram_k_scale once its call has begun (vram_k_clip_grad_norm ends with it).
@@ -178,12 +251,14 @@ vram_status vram__k_scale(const vram_k_tensor *tensors, size_t n, const float *i
     uint64_t chunks = 0;
     vram_status st = vram__k_mt_check(tensors, n, &chunks);
     if (st != VRAM_OK || chunks == 0 || (inv_scale == nullptr && coef == nullptr)) return st;
-    return vram__k_mt_plan(tensors, n, [&](const vram__k_mt_meta &m, int32_t dtype) -> vram_status {
+    return vram__k_mt_plan_any(tensors, n, [&](const auto &m, int32_t dtype) -> vram_status {
         return vram__k_launch_mt<vram__k_scale_fn>("launch vram__k_scale_kernel", m, dtype, s, inv_scale, coef);
     });
 }
 
 // The norm, and the clip coefficient when max_norm > 0 (arguments checked by the callers).
+// VRAM_K_VARIANT_NORM 1 with room for its counter (partials[chunks]): the counter zeroed on the
+// stream, the chunk kernels' last block finishes; otherwise the final kernel does.
 vram_status vram__k_norm(const vram_k_tensor *tensors, size_t n, const float *inv_scale, float *partials,
                          uint64_t partials_count, float *norm, float max_norm, int policy, float *coef,
                          float *found_inf, cudaStream_t s, bool root = true) {
@@ -192,16 +267,29 @@ vram_status vram__k_norm(const vram_k_tensor *tensors, size_t n, const float *in
     vram_status st = vram__k_mt_check(tensors, n, &chunks);
     if (st != VRAM_OK) return st;
     if (partials_count < (chunks > 0 ? chunks : 1u)) return VRAM_E_INVALID;
+    const vram__k_norm_out out = {norm, max_norm, policy, coef, found_inf, root};
+    const bool fold = chunks > 0 && partials_count > chunks && vram__k_variant(VRAM_K_VARIANT_NORM) == 1;
+    if (fold) {
+        unsigned *counter = reinterpret_cast<unsigned *>(partials + chunks);
+        VRAM__K_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned), s));
+        vram__k_enqueued();
+        const vram__k_fold f = {counter, (uint32_t)chunks, out};
+        return vram__k_mt_plan_any(tensors, n, [&](const auto &m, int32_t dtype) -> vram_status {
+            return vram__k_launch_mt<vram__k_sumsq_fold_fn>("launch vram__k_sumsq_kernel", m, dtype, s, inv_scale,
+                                                            partials, f);
+        });
+    }
     if (chunks > 0) {
-        st = vram__k_mt_plan(tensors, n, [&](const vram__k_mt_meta &m, int32_t dtype) -> vram_status {
-            return vram__k_launch_mt<vram__k_sumsq_fn>("launch vram__k_sumsq_kernel", m, dtype, s, inv_scale, partials);
+        const vram__k_fold none = {};
+        st = vram__k_mt_plan_any(tensors, n, [&](const auto &m, int32_t dtype) -> vram_status {
+            return vram__k_launch_mt<vram__k_sumsq_fn>("launch vram__k_sumsq_kernel", m, dtype, s, inv_scale, partials,
+                                                       none);
         });
         if (st != VRAM_OK) return st;
     }
     // an empty list has norm 0: the final block adds no partials
     return VRAM__K_LAUNCH("vram__k_norm_final_kernel", vram__k_norm_final_kernel, dim3(1), dim3(kFinalThreads), s,
-                          (const float *)partials, (uint32_t)chunks, norm, max_norm, policy, coef, found_inf,
-                          root);
+                          (const float *)partials, (uint32_t)chunks, out);
 }
 
 } // namespace
@@ -214,7 +302,7 @@ extern "C" vram_status vram_k_unscale(const vram_k_tensor *tensors, size_t n, co
     vram_status st = vram__k_mt_check(tensors, n, &chunks);
     if (st != VRAM_OK || chunks == 0) return st;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    return vram__k_mt_plan(tensors, n, [&](const vram__k_mt_meta &m, int32_t dtype) -> vram_status {
+    return vram__k_mt_plan_any(tensors, n, [&](const auto &m, int32_t dtype) -> vram_status {
         return vram__k_launch_mt<vram__k_unscale_fn>("launch vram__k_unscale_kernel", m, dtype, s, inv_scale, found_inf);
     });
 }
@@ -230,7 +318,7 @@ extern "C" vram_status vram_k_norm_workspace(const vram_k_tensor *tensors, size_
     if (floats == nullptr) return VRAM_E_INVALID;
     vram_status st = vram__k_mt_check(tensors, n, &chunks);
     if (st != VRAM_OK) return st;
-    *floats = chunks > 0 ? chunks : 1u;
+    *floats = chunks + 1u; // one per chunk, and VRAM_K_VARIANT_NORM 1's counter
     return VRAM_OK;
 }
 

@@ -23,15 +23,16 @@ __device__ __forceinline__ D vram__k_cast_one(S x) {
     return vram__k_from_f<D>(vram__k_to_f(x));
 }
 
-// VEC: src + head and dst + head are both 16-byte aligned (head < G elements, moved alone).
+// Elements [0, n) of src into dst by the threads numbered first, first + stride, ... (a grid or
+// a block). VEC: src + head and dst + head are both 16-byte aligned: the head (head < G
+// elements) alone, then groups of G, U in flight a thread with every load issued before its
+// stores, then the tail alone; otherwise element by element, U in flight.
 template <typename S, typename D, bool VEC>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-    vram__k_cast_kernel(const S *__restrict__ src, D *__restrict__ dst, uint64_t n, uint32_t head) {
+__device__ __forceinline__ void vram__k_cast_span(const S *__restrict__ src, D *__restrict__ dst, uint64_t n,
+                                                  uint32_t head, uint64_t first, uint64_t stride) {
     constexpr int G = vram__k_cast_shape<S, D>::G, U = vram__k_cast_shape<S, D>::U;
-    const uint64_t stride = (uint64_t)gridDim.x * kThreads;
-    const uint64_t gid = (uint64_t)blockIdx.x * kThreads + threadIdx.x;
     if (!VEC) {
-        for (uint64_t k0 = gid; k0 < n; k0 += U * stride) {
+        for (uint64_t k0 = first; k0 < n; k0 += U * stride) {
             S a[U];
 #pragma unroll
             for (int u = 0; u < U; u++)
@@ -42,11 +43,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         }
         return;
     }
-    if (gid < head) dst[gid] = vram__k_cast_one<S, D>(src[gid]);
+    if (first < head) dst[first] = vram__k_cast_one<S, D>(src[first]);
     const uint64_t groups = (n - head) / G;
     const vram__k_group<S, G> *__restrict__ sg = reinterpret_cast<const vram__k_group<S, G> *>(src + head);
     vram__k_group<D, G> *__restrict__ dg = reinterpret_cast<vram__k_group<D, G> *>(dst + head);
-    for (uint64_t k0 = gid; k0 < groups; k0 += U * stride) {
+    for (uint64_t k0 = first; k0 < groups; k0 += U * stride) {
         vram__k_group<S, G> a[U];
 #pragma unroll
         for (int u = 0; u < U; u++)
@@ -61,7 +62,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
             }
     }
     const uint64_t tail0 = head + groups * G;
-    if (gid < n - tail0) dst[tail0 + gid] = vram__k_cast_one<S, D>(src[tail0 + gid]);
+    if (first < n - tail0) dst[tail0 + first] = vram__k_cast_one<S, D>(src[tail0 + first]);
+}
+
+// The whole buffer over a grid-stride loop (VEC as vram__k_cast_span's).
+template <typename S, typename D, bool VEC>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    vram__k_cast_kernel(const S *__restrict__ src, D *__restrict__ dst, uint64_t n, uint32_t head) {
+    vram__k_cast_span<S, D, VEC>(src, dst, n, head, (uint64_t)blockIdx.x * kThreads + threadIdx.x,
+                                 (uint64_t)gridDim.x * kThreads);
 }
 
 // Elements to move one by one before both buffers are 16-byte aligned; -1 when no count
@@ -101,18 +110,146 @@ vram_status vram__k_cast_from(const void *src, int32_t dst_dtype, void *dst, uin
     return vram__k_cast_t<S, __nv_bfloat16>(src, dst, n, s);
 }
 
-} // namespace
+// ---- many casts in a few launches (vram_k_cast_many) ---------------------------------------
 
-extern "C" vram_status vram_k_cast(const void *src, int32_t src_dtype, void *dst, int32_t dst_dtype, uint64_t count,
-                                   void *stream) {
-    const uint32_t sb = vram__k_elem_bytes(src_dtype), db = vram__k_elem_bytes(dst_dtype);
-    vram__k_begin();
+// One launch's casts, by value (__grid_constant__): Cap items; block b casts chunk
+// first[t] + (b - start[t]) (VRAM_K_CHUNK elements) of item t. head[t]: the elements before
+// both of the item's buffers reach a 16-byte boundary, -1 when no count below G does it (the
+// chunk then moves element by element); a chunk starts a multiple of 16 bytes after its item,
+// so the item's head is every chunk's.
+template <unsigned Cap> struct vram__k_cast_meta_t {
+    static constexpr unsigned cap = Cap;
+    const void *src[Cap];
+    void *dst[Cap];
+    uint64_t count[Cap];
+    uint32_t first[Cap];
+    uint32_t start[Cap + 1];
+    int32_t head[Cap];
+    uint32_t ntensors;
+    uint32_t nchunks;
+};
+using vram__k_cast_meta = vram__k_cast_meta_t<84>;
+using vram__k_cast_meta_large = vram__k_cast_meta_t<870>;
+static_assert(sizeof(vram__k_cast_meta) <= 3200, "under 4 KiB of parameters");
+static_assert(sizeof(vram__k_cast_meta_large) <= 32000, "under 32 KiB of parameters");
+
+// One chunk per block, moved by the block's threads as vram__k_cast_kernel moves a whole buffer.
+template <typename S, typename D, typename M>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) vram__k_cast_many_kernel(const __grid_constant__ M m) {
+    constexpr int G = vram__k_cast_shape<S, D>::G;
+    const uint32_t t = vram__k_find(m.start, m.ntensors, blockIdx.x);
+    const uint64_t off = ((uint64_t)m.first[t] + (blockIdx.x - m.start[t])) * VRAM_K_CHUNK;
+    const uint64_t left = m.count[t] - off;
+    const uint32_t len = (uint32_t)(left < VRAM_K_CHUNK ? left : VRAM_K_CHUNK);
+    const S *src = static_cast<const S *>(m.src[t]) + off;
+    D *dst = static_cast<D *>(m.dst[t]) + off;
+    const int32_t head = m.head[t];
+    if (head < 0 || (uint32_t)head + G > len) vram__k_cast_span<S, D, false>(src, dst, len, 0, threadIdx.x, kThreads);
+    else vram__k_cast_span<S, D, true>(src, dst, len, (uint32_t)head, threadIdx.x, kThreads);
+}
+
+// The six pairs of different types, in the order their launches go out.
+constexpr int32_t kPairs[6][2] = {{VRAM_DTYPE_F32, VRAM_DTYPE_F16}, {VRAM_DTYPE_F32, VRAM_DTYPE_BF16},
+                                  {VRAM_DTYPE_F16, VRAM_DTYPE_F32}, {VRAM_DTYPE_BF16, VRAM_DTYPE_F32},
+                                  {VRAM_DTYPE_F16, VRAM_DTYPE_BF16}, {VRAM_DTYPE_BF16, VRAM_DTYPE_F16}};
+
+int vram__k_pair_of(const vram_k_cast_item &it) {
+    for (int p = 0; p < 6; p++)
+        if (it.src_dtype == kPairs[p][0] && it.dst_dtype == kPairs[p][1]) return p;
+    return -1; // equal types: a copy
+}
+
+template <typename S, typename D> int vram__k_head_of(const vram_k_cast_item &it) {
+    return vram__k_cast_head<S, D>(it.src, it.dst);
+}
+int vram__k_item_head(const vram_k_cast_item &it, int pair) {
+    switch (pair) {
+    case 0: return vram__k_head_of<float, __half>(it);
+    case 1: return vram__k_head_of<float, __nv_bfloat16>(it);
+    case 2: return vram__k_head_of<__half, float>(it);
+    case 3: return vram__k_head_of<__nv_bfloat16, float>(it);
+    case 4: return vram__k_head_of<__half, __nv_bfloat16>(it);
+    default: return vram__k_head_of<__nv_bfloat16, __half>(it);
+    }
+}
+
+template <typename M> vram_status vram__k_cast_many_launch(const M &m, int pair, cudaStream_t s) {
+    const char *name = "launch vram__k_cast_many_kernel";
+    const dim3 grid(m.nchunks), block(kThreads);
+    switch (pair) {
+    case 0: return vram__k_launch(name, __FILE__, __LINE__, vram__k_cast_many_kernel<float, __half, M>, grid, block, s, m);
+    case 1:
+        return vram__k_launch(name, __FILE__, __LINE__, vram__k_cast_many_kernel<float, __nv_bfloat16, M>, grid, block, s,
+                              m);
+    case 2: return vram__k_launch(name, __FILE__, __LINE__, vram__k_cast_many_kernel<__half, float, M>, grid, block, s, m);
+    case 3:
+        return vram__k_launch(name, __FILE__, __LINE__, vram__k_cast_many_kernel<__nv_bfloat16, float, M>, grid, block, s,
+                              m);
+    case 4:
+        return vram__k_launch(name, __FILE__, __LINE__, vram__k_cast_many_kernel<__half, __nv_bfloat16, M>, grid, block,
+                              s, m);
+    default:
+        return vram__k_launch(name, __FILE__, __LINE__, vram__k_cast_many_kernel<__nv_bfloat16, __half, M>, grid, block,
+                              s, m);
+    }
+}
+
+template <typename M> vram_status vram__k_cast_many_t(const vram_k_cast_item *items, size_t n, cudaStream_t s) {
+    return vram__k_plan<M>(
+        n, 6, vram__k_max_chunks(), [&](size_t i) { return vram__k_pair_of(items[i]); },
+        [&](size_t i) { return (items[i].count + VRAM_K_CHUNK - 1u) / VRAM_K_CHUNK; },
+        [&](M &m, uint32_t k, size_t i, uint64_t done, uint64_t) {
+            m.src[k] = items[i].src;
+            m.dst[k] = items[i].dst;
+            m.count[k] = items[i].count;
+            m.first[k] = (uint32_t)done;
+            m.head[k] = vram__k_item_head(items[i], vram__k_pair_of(items[i]));
+        },
+        [&](const M &m, int pair) { return vram__k_cast_many_launch(m, pair, s); });
+}
+
+// vram_k_cast's checks of one item: known types, no NULL with elements, aligned to the element.
+vram_status vram__k_cast_check(const void *src, int32_t sd, const void *dst, int32_t dd, uint64_t count) {
+    const uint32_t sb = vram__k_elem_bytes(sd), db = vram__k_elem_bytes(dd);
     if (sb == 0u || db == 0u) return VRAM_E_INVALID;
     if (count > UINT64_MAX / 4u) return VRAM_E_OVERFLOW;
     if (count == 0u) return VRAM_OK;
     if (src == nullptr || dst == nullptr || reinterpret_cast<uintptr_t>(src) % sb != 0u ||
         reinterpret_cast<uintptr_t>(dst) % db != 0u)
         return VRAM_E_INVALID;
+    return VRAM_OK;
+}
+
+} // namespace
+
+extern "C" vram_status vram_k_cast_many(const vram_k_cast_item *items, size_t n, void *stream) {
+    vram__k_begin();
+    if (n > 0u && items == nullptr) return VRAM_E_INVALID;
+    uint64_t chunks = 0;
+    for (size_t i = 0; i < n; i++) { // every item checked before anything is enqueued
+        vram_status st = vram__k_cast_check(items[i].src, items[i].src_dtype, items[i].dst, items[i].dst_dtype,
+                                            items[i].count);
+        if (st != VRAM_OK) return st;
+        chunks += (items[i].count + VRAM_K_CHUNK - 1u) / VRAM_K_CHUNK;
+        if (chunks > UINT32_MAX) return VRAM_E_OVERFLOW;
+    }
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    for (size_t i = 0; i < n; i++) // equal types: the bytes as they are
+        if (items[i].count > 0u && items[i].src_dtype == items[i].dst_dtype) {
+            VRAM__K_CHECK(cudaMemcpyAsync(items[i].dst, items[i].src, items[i].count * vram__k_elem_bytes(items[i].src_dtype),
+                                          cudaMemcpyDeviceToDevice, s));
+            vram__k_enqueued();
+        }
+    if (vram__k_variant(VRAM_K_VARIANT_LIST) == 1) return vram__k_cast_many_t<vram__k_cast_meta_large>(items, n, s);
+    return vram__k_cast_many_t<vram__k_cast_meta>(items, n, s);
+}
+
+extern "C" vram_status vram_k_cast(const void *src, int32_t src_dtype, void *dst, int32_t dst_dtype, uint64_t count,
+                                   void *stream) {
+    const uint32_t sb = vram__k_elem_bytes(src_dtype);
+    vram__k_begin();
+    vram_status st = vram__k_cast_check(src, src_dtype, dst, dst_dtype, count);
+    if (st != VRAM_OK || count == 0u) return st;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (src_dtype == dst_dtype) {
         VRAM__K_CHECK(cudaMemcpyAsync(dst, src, count * sb, cudaMemcpyDeviceToDevice, s));

@@ -5,6 +5,10 @@
 // few huge rows still fill the device; each thread issues the loads of 4 units before their
 // stores, and the grid is one wave of the blocks the registers let each SM hold. An index
 // past src_rows copies nothing and raises the flag. CPU reference: vram_kref_gather_rows.
+// Two variants (VRAM_K_VARIANT_GATHER): 0, a group as wide as the row's units (a 3 KiB row
+// of 192 16-byte units takes 256 threads, 64 of them idle); 1, a quarter as wide, so each
+// thread holds 4 units of the row, and each thread loads the index of its next row before it
+// copies the current one (the copy no longer waits on a dependent index load).
 #include "vk_internal.cuh"
 
 namespace {
@@ -13,7 +17,7 @@ constexpr int kBlock = 256;
 constexpr int kMinBlocks = 4; // resident blocks per SM the registers must allow (<= 64 each)
 constexpr int kUnroll = 4; // units in flight per thread
 
-template <typename U>
+template <typename U, bool PREFETCH>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     vram__k_gather_kernel(U *__restrict__ dst, const U *__restrict__ src, uint64_t src_rows,
                      const uint64_t *__restrict__ index, uint64_t rows, uint64_t units, uint64_t seg_units,
@@ -25,8 +29,16 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     if (seg_begin >= units) return;
     const uint64_t seg_end = units - seg_begin < seg_units ? units : seg_begin + seg_units;
     const uint64_t step = (uint64_t)gridDim.x * rpb;
-    for (uint64_t r = (uint64_t)blockIdx.x * rpb + (threadIdx.x >> tpr_shift); r < rows; r += step) {
-        const uint64_t ix = index[r];
+    uint64_t r = (uint64_t)blockIdx.x * rpb + (threadIdx.x >> tpr_shift);
+    uint64_t next_ix = PREFETCH && r < rows ? index[r] : 0;
+    for (; r < rows; r += step) {
+        uint64_t ix;
+        if (PREFETCH) { // this row's index came with the last row; the next one's goes out now
+            ix = next_ix;
+            if (r + step < rows) next_ix = index[r + step];
+        } else {
+            ix = index[r];
+        }
         if (ix >= src_rows) {
             if (lane == 0u && blockIdx.y == 0u && bad != nullptr) *bad = 1;
             continue;
@@ -45,15 +57,17 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     }
 }
 
-template <typename U>
+template <typename U, bool V1>
 vram_status vram__k_gather_t(void *dst, const void *src, uint64_t src_rows, const uint64_t *index, uint64_t rows,
                         uint64_t row_bytes, int *bad, cudaStream_t s) {
     const uint64_t units = row_bytes / sizeof(U);
+    // threads per row: the units (variant 1: a quarter of them, each thread 4) rounded up to 2^k, <= 256
+    const uint64_t per_row = V1 ? (units + kUnroll - 1u) / kUnroll : units;
     int shift = 0;
-    while ((1ull << shift) < units && shift < 8) shift++; // threads per row: units rounded up to 2^k, <= 256
+    while ((1ull << shift) < per_row && shift < 8) shift++;
     const uint64_t rpb = (uint64_t)kBlock >> shift;
     const uint64_t row_blocks = (rows + rpb - 1u) / rpb;
-    const auto kernel = vram__k_gather_kernel<U>;
+    const auto kernel = vram__k_gather_kernel<U, V1>;
     const uint64_t target = vram__k_grid((const void *)kernel, kBlock, UINT64_MAX); // one full wave
     uint64_t segments = 1;
     if (row_blocks < target) {
@@ -70,6 +84,18 @@ vram_status vram__k_gather_t(void *dst, const void *src, uint64_t src_rows, cons
                           static_cast<const U *>(src), src_rows, index, rows, units, seg_units, shift, bad);
 }
 
+// The widest unit both pointers and the row size allow.
+template <bool V1>
+vram_status vram__k_gather_unit(void *dst, const void *src, uint64_t src_rows, const uint64_t *index, uint64_t rows,
+                                uint64_t row_bytes, int *bad, cudaStream_t s) {
+    const uint64_t a = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | row_bytes;
+    if (a % 16u == 0u) return vram__k_gather_t<uint4, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    if (a % 8u == 0u) return vram__k_gather_t<uint2, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    if (a % 4u == 0u) return vram__k_gather_t<uint32_t, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    if (a % 2u == 0u) return vram__k_gather_t<uint16_t, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    return vram__k_gather_t<uint8_t, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+}
+
 } // namespace
 
 extern "C" vram_status vram_k_gather_rows(void *dst, const void *src, uint64_t src_rows, const uint64_t *index,
@@ -83,10 +109,7 @@ extern "C" vram_status vram_k_gather_rows(void *dst, const void *src, uint64_t s
         reinterpret_cast<uintptr_t>(bad_index_flag) % alignof(int) != 0u)
         return VRAM_E_INVALID;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    const uint64_t a = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | row_bytes;
-    if (a % 16u == 0u) return vram__k_gather_t<uint4>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    if (a % 8u == 0u) return vram__k_gather_t<uint2>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    if (a % 4u == 0u) return vram__k_gather_t<uint32_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    if (a % 2u == 0u) return vram__k_gather_t<uint16_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    return vram__k_gather_t<uint8_t>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    if (vram__k_variant(VRAM_K_VARIANT_GATHER) == 1)
+        return vram__k_gather_unit<true>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    return vram__k_gather_unit<false>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
 }

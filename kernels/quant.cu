@@ -59,14 +59,16 @@ __device__ __forceinline__ void vram__k_group_reduce(float &amax, int &bad) {
 // reduction's barriers are reached by every thread); a group past the last row loads nothing.
 // VEC: pack k of a row is elements [k N, k N + N), lane + i TPR its i-th; scalar: element
 // lane + i TPR its i-th. Registers the loads did not fill hold 0, which changes no absmax.
+// The rows of block `block` of `blocks` (the kernel: blockIdx.x of gridDim.x; the
+// multi-tensor kernel: one row group of its item).
 template <typename T, int TPR, bool VEC>
-__global__ void __launch_bounds__(kBlock, kMinBlocks)
-    vram__k_quant_kernel(const T *__restrict__ x, uint64_t rows, uint64_t cols, int8_t *__restrict__ q,
-                         float *__restrict__ scales, int *nonfinite) {
+__device__ __forceinline__ void vram__k_quant_rows(const T *__restrict__ x, uint64_t rows, uint64_t cols,
+                                                   int8_t *__restrict__ q, float *__restrict__ scales, int *nonfinite,
+                                                   uint64_t block, uint64_t blocks) {
     using P = vram__k_pack<T>;
     constexpr int N = P::N, RPB = kBlock / TPR;
     const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
-    for (uint64_t r0 = (uint64_t)blockIdx.x * RPB; r0 < rows; r0 += (uint64_t)gridDim.x * RPB) {
+    for (uint64_t r0 = block * RPB; r0 < rows; r0 += blocks * RPB) {
         const uint64_t r = r0 + group;
         const bool live = r < rows;
         const T *__restrict__ xr = x + (live ? r : 0) * cols;
@@ -122,6 +124,13 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
             }
         }
     }
+}
+
+template <typename T, int TPR, bool VEC>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    vram__k_quant_kernel(const T *__restrict__ x, uint64_t rows, uint64_t cols, int8_t *__restrict__ q,
+                         float *__restrict__ scales, int *nonfinite) {
+    vram__k_quant_rows<T, TPR, VEC>(x, rows, cols, q, scales, nonfinite, blockIdx.x, gridDim.x);
 }
 
 // The two-pass kernel's loads of one step: units k0, k0 + kBlock, ... (a 16-byte pack each when
@@ -326,7 +335,121 @@ vram_status vram__k_rows_check(const void *x, int32_t dtype, uint64_t rows, uint
     return VRAM_OK;
 }
 
+// ---- many matrices in a few launches (vram_k_quant_int8_rows_many) --------------------------
+
+// One launch's matrices, by value (__grid_constant__): Cap items of one dtype, one group size
+// TPR and one path (VEC); block b quantises row group first[t] + (b - start[t]) (kBlock / TPR
+// rows) of item t.
+template <unsigned Cap> struct vram__k_quant_meta_t {
+    static constexpr unsigned cap = Cap;
+    const void *x[Cap];
+    int8_t *q[Cap];
+    float *scales[Cap];
+    uint64_t rows[Cap];
+    uint64_t cols[Cap];
+    uint32_t first[Cap];
+    uint32_t start[Cap + 1];
+    uint32_t ntensors;
+    uint32_t nchunks;
+};
+using vram__k_quant_meta = vram__k_quant_meta_t<64>;
+using vram__k_quant_meta_large = vram__k_quant_meta_t<660>;
+static_assert(sizeof(vram__k_quant_meta) <= 3200, "under 4 KiB of parameters");
+static_assert(sizeof(vram__k_quant_meta_large) <= 32000, "under 32 KiB of parameters");
+
+template <typename T, int TPR, bool VEC, typename M>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    vram__k_quant_many_kernel(const __grid_constant__ M m, int *nonfinite) {
+    const uint32_t t = vram__k_find(m.start, m.ntensors, blockIdx.x);
+    const uint64_t rpb = kBlock / TPR;
+    vram__k_quant_rows<T, TPR, VEC>(static_cast<const T *>(m.x[t]), m.rows[t], m.cols[t], m.q[t], m.scales[t], nonfinite,
+                                    (uint64_t)m.first[t] + (blockIdx.x - m.start[t]), (m.rows[t] + rpb - 1u) / rpb);
+}
+
+// An item's launch group: dtype (3) x path (VEC, scalar) x group size (32 .. 256): 24 groups;
+// -1 for rows longer than one pass holds (each such item takes vram_k_quant_int8_rows's own
+// two-pass launch) and for items with nothing to do.
+int vram__k_quant_group(const vram_k_quant_item &it) {
+    if (it.rows == 0u) return -1;
+    const int d = it.dtype == VRAM_DTYPE_F32 ? 0 : it.dtype == VRAM_DTYPE_F16 ? 1 : 2;
+    const uint64_t n = d == 0 ? 4u : 8u; // elements a 16-byte pack holds
+    const bool vec = it.cols % n == 0u && vram__k_aligned(it.x, 16) && vram__k_aligned(it.q, n);
+    const int tpr = vram__k_tpr(vec ? it.cols / n : it.cols, vec ? kRowPacks : (uint64_t)kRowPacks * n);
+    if (tpr == 0) return -1;
+    const int t = tpr == 32 ? 0 : tpr == 64 ? 1 : tpr == 128 ? 2 : 3;
+    return (d * 2 + (vec ? 0 : 1)) * 4 + t;
+}
+
+template <typename T, bool VEC, typename M> vram_status vram__k_quant_many_tpr(const M &m, int t, int *nf, cudaStream_t s) {
+    const char *name = "launch vram__k_quant_many_kernel";
+    const dim3 grid(m.nchunks), block(kBlock);
+    switch (t) {
+    case 0: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 32, VEC, M>, grid, block, s, m, nf);
+    case 1: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 64, VEC, M>, grid, block, s, m, nf);
+    case 2: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 128, VEC, M>, grid, block, s, m, nf);
+    default: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 256, VEC, M>, grid, block, s, m, nf);
+    }
+}
+
+template <typename T, typename M> vram_status vram__k_quant_many_path(const M &m, int g, int *nf, cudaStream_t s) {
+    if ((g / 4) % 2 == 0) return vram__k_quant_many_tpr<T, true>(m, g % 4, nf, s);
+    return vram__k_quant_many_tpr<T, false>(m, g % 4, nf, s);
+}
+
+template <typename M>
+vram_status vram__k_quant_many_t(const vram_k_quant_item *items, size_t n, int *nf, cudaStream_t s) {
+    return vram__k_plan<M>(
+        n, 24, UINT32_MAX / 2u, [&](size_t i) { return vram__k_quant_group(items[i]); },
+        [&](size_t i) {
+            const int g = vram__k_quant_group(items[i]);
+            const uint64_t tpr = g < 0 ? 256u : 32u << (g % 4);
+            return (items[i].rows + kBlock / tpr - 1u) / (kBlock / tpr);
+        },
+        [&](M &m, uint32_t k, size_t i, uint64_t done, uint64_t) {
+            m.x[k] = items[i].x;
+            m.q[k] = items[i].q;
+            m.scales[k] = items[i].scales;
+            m.rows[k] = items[i].rows;
+            m.cols[k] = items[i].cols;
+            m.first[k] = (uint32_t)done;
+        },
+        [&](const M &m, int g) {
+            const int d = g / 8;
+            if (d == 0) return vram__k_quant_many_path<float>(m, g, nf, s);
+            if (d == 1) return vram__k_quant_many_path<__half>(m, g, nf, s);
+            return vram__k_quant_many_path<__nv_bfloat16>(m, g, nf, s);
+        });
+}
+
 } // namespace
+
+extern "C" vram_status vram_k_quant_int8_rows_many(const vram_k_quant_item *items, size_t n, int *nonfinite,
+                                                   void *stream) {
+    vram__k_begin();
+    if (n > 0u && items == nullptr) return VRAM_E_INVALID;
+    for (size_t i = 0; i < n; i++) { // every item checked before anything is enqueued
+        uint64_t elems = 0;
+        vram_status st = vram__k_rows_check(items[i].x, items[i].dtype, items[i].rows, items[i].cols, items[i].q,
+                                            items[i].scales, &elems);
+        if (st != VRAM_OK) return st;
+        if (items[i].rows > (uint64_t)UINT32_MAX) return VRAM_E_OVERFLOW; // row groups counted in 32 bits
+    }
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    vram_status st = vram__k_variant(VRAM_K_VARIANT_LIST) == 1
+                         ? vram__k_quant_many_t<vram__k_quant_meta_large>(items, n, nonfinite, s)
+                         : vram__k_quant_many_t<vram__k_quant_meta>(items, n, nonfinite, s);
+    if (st != VRAM_OK) return st;
+    for (size_t i = 0; i < n; i++) // rows longer than one pass: the two-pass kernel, one launch each
+        if (items[i].rows > 0u && vram__k_quant_group(items[i]) < 0) {
+            const vram_k_quant_item &it = items[i];
+            if (it.dtype == VRAM_DTYPE_F32) st = vram__k_quant_t<float>(it.x, it.rows, it.cols, it.q, it.scales, nonfinite, s);
+            else if (it.dtype == VRAM_DTYPE_F16)
+                st = vram__k_quant_t<__half>(it.x, it.rows, it.cols, it.q, it.scales, nonfinite, s);
+            else st = vram__k_quant_t<__nv_bfloat16>(it.x, it.rows, it.cols, it.q, it.scales, nonfinite, s);
+            if (st != VRAM_OK) return st;
+        }
+    return VRAM_OK;
+}
 
 extern "C" vram_status vram_k_quant_int8_rows(const void *x, int32_t dtype, uint64_t rows, uint64_t cols, int8_t *q,
                                               float *scales, int *nonfinite, void *stream) {

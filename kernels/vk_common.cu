@@ -18,8 +18,10 @@ namespace {
 
 thread_local vram_k_error vram__k_last = {0, 0, VRAM_OK, nullptr, nullptr, 0, 0};
 thread_local unsigned vram__k_launches = 0; // launches the current public call enqueued
-std::atomic<unsigned> vram__k_limit_tensors{VRAM_K_MAX_TENSORS_PER_LAUNCH};
+std::atomic<unsigned> vram__k_limit_tensors{0}; // 0: all the metadata holds
 std::atomic<unsigned> vram__k_limit_chunks{VRAM_K_MAX_CHUNKS_PER_LAUNCH};
+std::atomic<int> vram__k_variants_set[VRAM_K_VARIANT_KINDS];
+constexpr int vram__k_variant_counts[VRAM_K_VARIANT_KINDS] = {2, 2, 2};
 
 } // namespace
 
@@ -118,8 +120,23 @@ extern "C" vram_status vram_k_last_error(vram_k_error *out) {
 }
 
 extern "C" vram_status vram_k_set_launch_limits(unsigned max_tensors, unsigned max_chunks) {
-    if (max_tensors > VRAM_K_MAX_TENSORS_PER_LAUNCH) return VRAM_E_RANGE;
-    vram__k_limit_tensors.store(max_tensors == 0u ? VRAM_K_MAX_TENSORS_PER_LAUNCH : max_tensors);
+    if (max_tensors > VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE) return VRAM_E_RANGE;
+    vram__k_limit_tensors.store(max_tensors);
     vram__k_limit_chunks.store(max_chunks == 0u ? VRAM_K_MAX_CHUNKS_PER_LAUNCH : max_chunks);
+    return VRAM_OK;
+}
+
+int vram__k_variant(int kind) {
+    return kind >= 0 && kind < VRAM_K_VARIANT_KINDS ? vram__k_variants_set[kind].load(std::memory_order_relaxed) : 0;
+}
+
+extern "C" int vram_k_variants(int kind) {
+    return kind >= 0 && kind < VRAM_K_VARIANT_KINDS ? vram__k_variant_counts[kind] : 0;
+}
+
+extern "C" vram_status vram_k_set_variant(int kind, int variant) {
+    if (kind < 0 || kind >= VRAM_K_VARIANT_KINDS || variant < 0 || variant >= vram__k_variant_counts[kind])
+        return VRAM_E_RANGE;
+    vram__k_variants_set[kind].store(variant);
     return VRAM_OK;
 }

@@ -113,22 +113,36 @@ static inline uint32_t vram__k_elem_bytes(int32_t dtype) { return vram_kref_elem
 // Host: inf/NaN test of a float argument.
 static inline bool vram__k_finite_host(float x) { return vram_kref_isfinite(x) != 0; }
 
+// ---- variants ----------------------------------------------------------------------------------
+
+// The variant this process runs of a kernel (vram_k_set_variant), read once per call.
+int vram__k_variant(int kernel);
+
 // ---- multi-tensor metadata -------------------------------------------------------------------
 
-// One launch's tensors, passed by value as a __grid_constant__ kernel parameter (3.1 KB).
-// Block b of the launch works on chunk `first[t] + (b - start[t])` of tensor t, where
-// start[t] <= b < start[t + 1]; its global chunk number (the norm's partial slot) is
-// gchunk0[t] + that chunk.
-struct vram__k_mt_meta {
-    void *addr[VRAM_K_MAX_TENSORS_PER_LAUNCH];
-    uint64_t count[VRAM_K_MAX_TENSORS_PER_LAUNCH];
-    uint32_t gchunk0[VRAM_K_MAX_TENSORS_PER_LAUNCH];
-    uint32_t first[VRAM_K_MAX_TENSORS_PER_LAUNCH];
-    uint32_t start[VRAM_K_MAX_TENSORS_PER_LAUNCH + 1];
+// One launch's tensors, passed by value as a __grid_constant__ kernel parameter: Cap tensors
+// (VRAM_K_MAX_TENSORS_PER_LAUNCH: 3.1 KB, under the classic 4 KiB of parameters; with
+// VRAM_K_VARIANT_LIST 1, VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE: 28.7 KB, under the 32 KiB that
+// CUDA 12.1 allows on sm_70 and later). Block b of the launch works on chunk
+// `first[t] + (b - start[t])` of tensor t, where start[t] <= b < start[t + 1]; its global chunk
+// number (the norm's partial slot) is gchunk0[t] + that chunk.
+template <unsigned Cap> struct vram__k_mt_meta_t {
+    static constexpr unsigned cap = Cap;
+    void *addr[Cap];
+    uint64_t count[Cap];
+    uint32_t gchunk0[Cap];
+    uint32_t first[Cap];
+    uint32_t start[Cap + 1];
     uint32_t ntensors;
     uint32_t nchunks;
 };
+using vram__k_mt_meta = vram__k_mt_meta_t<VRAM_K_MAX_TENSORS_PER_LAUNCH>;
+using vram__k_mt_meta_large = vram__k_mt_meta_t<VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE>;
 static_assert(sizeof(vram__k_mt_meta) <= 3200, "the metadata block must leave room under 4 KiB of parameters");
+static_assert(sizeof(vram__k_mt_meta_large) <= 32000, "the large metadata block must leave room under 32 KiB");
+
+// Tensors a launch of metadata M holds: the launch limit, at most M's capacity.
+template <typename M> unsigned vram__k_mt_cap(unsigned limit) { return limit == 0u || limit > M::cap ? M::cap : limit; }
 
 // The chunk block b works on: base pointer, length and global chunk number. A chunk starts
 // VRAM_K_CHUNK elements after the previous one, so it has its tensor's alignment modulo 16.
@@ -138,13 +152,20 @@ struct vram__k_chunk {
     uint32_t gchunk;
 };
 
-__device__ __forceinline__ vram__k_chunk vram__k_locate(const vram__k_mt_meta &m, uint32_t b, uint32_t elem_bytes) {
-    uint32_t lo = 0, hi = m.ntensors; // largest t with start[t] <= b
+// The entry t of a start[] table (n entries, start[0] = 0) with start[t] <= b < start[t + 1].
+__device__ __forceinline__ uint32_t vram__k_find(const uint32_t *start, uint32_t n, uint32_t b) {
+    uint32_t lo = 0, hi = n; // largest t with start[t] <= b
     while (hi - lo > 1u) {
         uint32_t mid = (lo + hi) / 2u;
-        if (m.start[mid] <= b) lo = mid;
+        if (start[mid] <= b) lo = mid;
         else hi = mid;
     }
+    return lo;
+}
+
+template <typename M>
+__device__ __forceinline__ vram__k_chunk vram__k_locate(const M &m, uint32_t b, uint32_t elem_bytes) {
+    const uint32_t lo = vram__k_find(m.start, m.ntensors, b);
     uint64_t chunk = (uint64_t)m.first[lo] + (b - m.start[lo]);
     uint64_t off = chunk * VRAM_K_CHUNK;
     uint64_t left = m.count[lo] - off;
@@ -199,48 +220,78 @@ __device__ __forceinline__ void vram__k_chunk_apply(T *__restrict__ p, uint32_t 
 // fewer than 2^32 chunks in all. *chunks: the total.
 vram_status vram__k_mt_check(const vram_k_tensor *t, size_t n, uint64_t *chunks);
 
-// Cut a (checked) list into launches, one dtype at a time, in list order; launch(meta,
-// dtype) enqueues one. A tensor longer than the room left continues in the next launch.
-template <typename Launch>
-vram_status vram__k_mt_plan(const vram_k_tensor *t, size_t n, Launch launch) {
-    const int32_t dtypes[3] = {VRAM_DTYPE_F32, VRAM_DTYPE_F16, VRAM_DTYPE_BF16};
-    const unsigned max_t = vram__k_max_tensors(), max_c = vram__k_max_chunks();
-    for (int d = 0; d < 3; d++) {
-        vram__k_mt_meta m = {};
+// Cut a list of n items into launches of metadata M (whose slots are counted by ntensors, whose
+// blocks by nchunks, with start[] the first block of each slot): the items of group 0, then
+// of group 1, ... (group(i) < groups, -1: no launch takes it), in list order within a group.
+// Item i takes blocks(i) blocks; a launch holds at most the list variant's tensors (and the
+// launch limit) and max_blocks blocks, and an item longer than the room left continues in the
+// next launch. put(m, k, i, done, gbase) fills slot k with item i from its block `done` on
+// (gbase: the blocks of every item before i, of any group); launch(m, group) enqueues one.
+template <typename M, typename Group, typename Blocks, typename Put, typename Launch>
+vram_status vram__k_plan(size_t n, int groups, uint64_t max_blocks, Group group, Blocks blocks, Put put,
+                         Launch launch) {
+    const unsigned max_t = vram__k_mt_cap<M>(vram__k_max_tensors());
+    M m; // up to 32 KB
+    memset(&m, 0, sizeof m);
+    for (int g = 0; g < groups; g++) {
+        m.ntensors = 0;
+        m.nchunks = 0;
         uint64_t gbase = 0;
         for (size_t i = 0; i < n; i++) {
-            uint64_t chunks = (t[i].count + VRAM_K_CHUNK - 1u) / VRAM_K_CHUNK;
-            if (t[i].dtype == dtypes[d]) {
+            const uint64_t b = blocks(i);
+            if (group(i) == g) {
                 uint64_t done = 0;
-                while (done < chunks) {
-                    if (m.ntensors == max_t || m.nchunks == max_c) {
+                while (done < b) {
+                    if (m.ntensors == max_t || m.nchunks == max_blocks) {
                         m.start[m.ntensors] = m.nchunks;
-                        vram_status st = launch(m, dtypes[d]);
+                        vram_status st = launch(m, g);
                         if (st != VRAM_OK) return st;
                         m.ntensors = 0;
                         m.nchunks = 0;
                     }
-                    uint64_t room = max_c - m.nchunks;
-                    uint64_t take = chunks - done < room ? chunks - done : room;
-                    uint32_t k = m.ntensors++;
-                    m.addr[k] = t[i].data;
-                    m.count[k] = t[i].count;
-                    m.gchunk0[k] = (uint32_t)gbase;
-                    m.first[k] = (uint32_t)done;
+                    const uint64_t room = max_blocks - m.nchunks;
+                    const uint64_t take = b - done < room ? b - done : room;
+                    const uint32_t k = m.ntensors++;
+                    put(m, k, i, done, gbase);
                     m.start[k] = m.nchunks;
                     m.nchunks += (uint32_t)take;
                     done += take;
                 }
             }
-            gbase += chunks;
+            gbase += b;
         }
         if (m.ntensors > 0) {
             m.start[m.ntensors] = m.nchunks;
-            vram_status st = launch(m, dtypes[d]);
+            vram_status st = launch(m, g);
             if (st != VRAM_OK) return st;
         }
     }
     return VRAM_OK;
+}
+
+// A (checked) tensor list into launches of metadata M, one dtype at a time (f32, f16, bf16),
+// a block per chunk; launch(meta, dtype) enqueues one.
+template <typename M, typename Launch>
+vram_status vram__k_mt_plan(const vram_k_tensor *t, size_t n, Launch launch) {
+    const int32_t dtypes[3] = {VRAM_DTYPE_F32, VRAM_DTYPE_F16, VRAM_DTYPE_BF16};
+    return vram__k_plan<M>(
+        n, 3, vram__k_max_chunks(),
+        [&](size_t i) { return t[i].dtype == dtypes[0] ? 0 : t[i].dtype == dtypes[1] ? 1 : 2; },
+        [&](size_t i) { return (t[i].count + VRAM_K_CHUNK - 1u) / VRAM_K_CHUNK; },
+        [&](M &m, uint32_t k, size_t i, uint64_t done, uint64_t gbase) {
+            m.addr[k] = t[i].data;
+            m.count[k] = t[i].count;
+            m.gchunk0[k] = (uint32_t)gbase;
+            m.first[k] = (uint32_t)done;
+        },
+        [&](const M &m, int g) { return launch(m, dtypes[g]); });
+}
+
+// The same with the metadata VRAM_K_VARIANT_LIST selects: launch is a generic callable taking
+// (const M &, int32_t dtype) for both metadata types.
+template <typename Launch> vram_status vram__k_mt_plan_any(const vram_k_tensor *t, size_t n, Launch launch) {
+    if (vram__k_variant(VRAM_K_VARIANT_LIST) == 1) return vram__k_mt_plan<vram__k_mt_meta_large>(t, n, launch);
+    return vram__k_mt_plan<vram__k_mt_meta>(t, n, launch);
 }
 
 #endif // VRAMKIT_VK_INTERNAL_CUH

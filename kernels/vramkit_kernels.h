@@ -51,6 +51,9 @@ extern "C" {
 /* Tensors one launch of a multi-tensor kernel holds (its metadata block, passed by value,
  * stays under 4 KiB of kernel parameters); longer lists take several launches. */
 #define VRAM_K_MAX_TENSORS_PER_LAUNCH 110u
+/* The same with VRAM_K_VARIANT_LIST 1: a metadata block of 28.7 KB, under the 32 KiB of
+ * kernel parameters CUDA 12.1 allows on sm_70 and later (GPT-2's 148 tensors in one launch). */
+#define VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE 1024u
 /* Chunks one launch covers by default; a longer tensor continues in the next launch. */
 #define VRAM_K_MAX_CHUNKS_PER_LAUNCH 16384u
 
@@ -138,9 +141,11 @@ VRAM_NODISCARD vram_status vram_k_scaler_advance(vram_scaler *state, float *foun
 
 /* ---- global L2 norm and clipping -------------------------------------------------------- */
 
-/* Floats of workspace vram_k_l2norm needs for this list: one per chunk (the sum of
- * ceil(count / VRAM_K_CHUNK)), and at least 1. Requires: floats non-NULL; tensors valid for
- * n. Guarantees: VRAM_OK; VRAM_E_INVALID for a bad tensor; VRAM_E_OVERFLOW past 2^32 chunks. */
+/* Floats of workspace vram_k_l2norm asks for this list: one per chunk (the sum of
+ * ceil(count / VRAM_K_CHUNK)) and one more (the counter of VRAM_K_VARIANT_NORM 1; a workspace
+ * of one per chunk, and at least 1, is enough for the default). Requires: floats non-NULL;
+ * tensors valid for n. Guarantees: VRAM_OK; VRAM_E_INVALID for a bad tensor; VRAM_E_OVERFLOW
+ * past 2^32 chunks. */
 VRAM_NODISCARD vram_status vram_k_norm_workspace(const vram_k_tensor *tensors, size_t n, uint64_t *floats);
 
 /* *norm = sqrt(sum of (x * inv_scale)^2) over every element of every tensor (inv_scale NULL:
@@ -210,6 +215,27 @@ VRAM_NODISCARD vram_status vram_k_quant_int8_rows(const void *x, int32_t dtype, 
 VRAM_NODISCARD vram_status vram_k_dequant_int8_rows(const int8_t *q, const float *scales, uint64_t rows, uint64_t cols, void *y,
                                      int32_t dtype, void *stream);
 
+/* One matrix of vram_k_quant_int8_rows_many: as vram_k_quant_int8_rows's arguments. */
+typedef struct vram_k_quant_item {
+    const void *x;   /* device, rows x cols of dtype */
+    int8_t *q;       /* device, rows x cols */
+    float *scales;   /* device, rows */
+    uint64_t rows;
+    uint64_t cols;
+    int32_t dtype;
+} vram_k_quant_item;
+
+/* Every item as vram_k_quant_int8_rows quantises it (the same bits), in a few launches for the
+ * whole list instead of one per matrix: one per kind of row present (its dtype, its length's
+ * group of threads, aligned or not; more when a launch's metadata is full); rows longer than
+ * one pass holds (over 8192 fp16/bf16 or 4096 fp32 columns) take their own two-pass launch.
+ * *nonfinite (device, may be NULL) is set when any row of any item holds inf/NaN. Requires:
+ * items valid for n (NULL when n is 0); each item as vram_k_quant_int8_rows's arguments, rows
+ * < 2^32. Guarantees: VRAM_OK; VRAM_E_INVALID / VRAM_E_OVERFLOW for a bad item (the first
+ * found), nothing enqueued; a failed launch as above (vram_k_error.enqueued). */
+VRAM_NODISCARD vram_status vram_k_quant_int8_rows_many(const vram_k_quant_item *items, size_t n, int *nonfinite,
+                                                       void *stream);
+
 /* ---- casts ------------------------------------------------------------------------------- */
 
 /* dst[i] = src[i] from src_dtype to dst_dtype (fp32, fp16, bf16, any pair): widening exact,
@@ -218,6 +244,24 @@ VRAM_NODISCARD vram_status vram_k_dequant_int8_rows(const int8_t *q, const float
  * src, dst (device) non-NULL when count > 0, not overlapping. */
 VRAM_NODISCARD vram_status vram_k_cast(const void *src, int32_t src_dtype, void *dst, int32_t dst_dtype, uint64_t count,
                         void *stream);
+
+/* One cast of vram_k_cast_many: count elements from src (src_dtype) into dst (dst_dtype). */
+typedef struct vram_k_cast_item {
+    const void *src;   /* device */
+    void *dst;         /* device */
+    uint64_t count;
+    int32_t src_dtype;
+    int32_t dst_dtype;
+} vram_k_cast_item;
+
+/* Every item as vram_k_cast casts it (the same bits), in a few launches for the whole list
+ * instead of one per item: one per pair of types present (more when the list passes the list
+ * variant's metadata or VRAM_K_MAX_CHUNKS_PER_LAUNCH chunks), a block per VRAM_K_CHUNK
+ * elements; items of equal types are copied (cudaMemcpyAsync each, first). Requires: items
+ * valid for n (NULL when n is 0); each item as vram_k_cast's arguments. Guarantees: VRAM_OK;
+ * VRAM_E_INVALID / VRAM_E_OVERFLOW for a bad item (the first found) or 2^32 chunks in all,
+ * with nothing enqueued; a failed launch as above (vram_k_error.enqueued). */
+VRAM_NODISCARD vram_status vram_k_cast_many(const vram_k_cast_item *items, size_t n, void *stream);
 
 /* ---- gather -------------------------------------------------------------------------------- */
 
@@ -238,11 +282,43 @@ VRAM_NODISCARD vram_status vram_k_gather_rows(void *dst, const void *src, uint64
 VRAM_NODISCARD vram_status vram_k_last_error(vram_k_error *out);
 
 /* Launch shapes of the multi-tensor kernels for this process: at most max_tensors
- * (1 .. VRAM_K_MAX_TENSORS_PER_LAUNCH) tensors and max_chunks (>= 1) chunks per launch; 0
- * restores a default. It changes how many launches a call takes, never a result (the norm
- * included): the hw tests split lists this way. Guarantees: VRAM_OK, VRAM_E_RANGE (nothing
- * changed) for max_tensors above the limit. */
+ * (1 .. VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE, and never more than the list variant's
+ * metadata holds) tensors and max_chunks (>= 1) chunks per launch; 0 restores a default (all
+ * the metadata holds; VRAM_K_MAX_CHUNKS_PER_LAUNCH). It changes how many launches a call
+ * takes, never a result (the norm included): the hw tests split lists this way. Guarantees:
+ * VRAM_OK, VRAM_E_RANGE (nothing changed) for max_tensors above the limit. */
 VRAM_NODISCARD vram_status vram_k_set_launch_limits(unsigned max_tensors, unsigned max_chunks);
+
+/* ---- variants (A/B) -------------------------------------------------------------------------- */
+
+/* Kernels with more than one implementation. Every variant computes the same results (the hw
+ * tests hold each to the CPU reference, and the norm's variants to each other bit for bit);
+ * they differ in speed, which only a GPU can tell: bench_kernels times each against the
+ * default on the same data in the same run. Variant 0 is the default. */
+typedef enum vram_k_variant_kind {
+    /* vram_k_gather_rows. 0: a group of threads per row as wide as the row's units (up to 256),
+     * 4 units in flight a thread when the row is longer; 1: a quarter as wide (each thread holds
+     * 4 units of the row: no idle lanes for 3 KiB rows), and the index of the thread's next row
+     * loaded before the current row is copied */
+    VRAM_K_VARIANT_GATHER = 0,
+    /* the multi-tensor calls (unscale, scale, norm, clipping, vram_k_cast_many,
+     * vram_k_quant_int8_rows_many). 0: metadata of at most 4 KiB a launch
+     * (VRAM_K_MAX_TENSORS_PER_LAUNCH tensors); 1: up to 32 KiB (..._LARGE) */
+    VRAM_K_VARIANT_LIST = 1,
+    /* vram_k_l2norm, vram_k_sumsq, vram_k_clip_grad_norm. 0: a final one-block kernel adds the
+     * partials; 1: the chunk block that finishes last adds them, in the same order (one launch
+     * fewer, the same bits; needs the workspace's extra float, zeroed on the stream first, and
+     * falls back to 0 without it) */
+    VRAM_K_VARIANT_NORM = 2,
+    VRAM_K_VARIANT_KINDS = 3
+} vram_k_variant_kind;
+
+/* This process's variant of a kernel (0 restores the default); for every thread. Guarantees:
+ * VRAM_OK; VRAM_E_RANGE (nothing changed) for an unknown kind or variant. */
+VRAM_NODISCARD vram_status vram_k_set_variant(int kind, int variant);
+
+/* How many variants a kind has; 0 for an unknown kind. */
+int vram_k_variants(int kind);
 
 #ifdef __cplusplus
 }

@@ -1,240 +1,529 @@
-/* driver/api/api.c — see api.h. The commands run in process with stdout and stderr pointed
- * at memory (glibc's streams are plain variables, which it documents as assignable); the
- * streamer is driver/stream/stream.h over driver/hdf5/h5source.h, on the host device or
- * the CUDA backend. */
+/* driver/api/api.c — see api.h. The operations take their options from JSON (written by the
+ * Python package) through the same setters the vramkit command hands its options to, run, and
+ * write their documents with the driver's JSON writer; the streamer is stream/session.h. */
 #include "api.h"
 
-#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include <vramkit/base.h>
 
-#include "cli/cli.h"
 #include "comm/ranks_env.h"
-#include "cuda/cuda_device.h"
-#include "device/host_device.h"
-#include "stream/stream.h"
-#ifdef VRAMKIT_HAVE_HDF5
-#include "hdf5/h5source.h"
-#endif
-#if defined(VRAMKIT_HAVE_CUDA) && defined(__has_include)
-#if __has_include(<vramkit_kernels.h>)
-#include <vramkit_kernels.h>
-#define API_DEVICE_GATHER vram_k_gather_rows
-#endif
-#endif
+#include "doctor/doctor_run.h"
+#include "gpustats/watch.h"
+#include "isolate/try.h"
+#include "plan/estimating.h"
+#include "plan/plan_run.h"
+#include "loader/chunking.h"
+#include "loader/session.h"
+#include "util/text.h"
 
 int vram_api_version(void) { return VRAM_API_VERSION; }
 const char *vram_api_status_name(int status) { return vram_status_name((vram_status)status); }
 const char *vram_api_status_str(int status) { return vram_status_str((vram_status)status); }
 void vram_api_free(void *p) { free(p); }
 
-/* ---- commands in process ------------------------------------------------------------------ */
+/* ---- the operations ------------------------------------------------------------------------ */
 
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} api_commands[] = {
-    {"estimate", cmd_estimate},
-    {"plan", cmd_plan},
-    {"chunks", cmd_chunks},
-    {"doctor", cmd_doctor},
-};
+/* One call: its options (the parsed JSON, alive while the operation runs), its document and
+ * its text (the error line or notes). */
+typedef struct api_call {
+    const char *op;
+    cJSON *options;
+    char *out, *err;
+    size_t out_len, err_len;
+    FILE *o, *e;
+    int no_out; /* what was written to o is no document (an error came after it) */
+} api_call;
 
-static pthread_mutex_t cli_lock = PTHREAD_MUTEX_INITIALIZER;
+static int call_begin(api_call *c, const char *op, const char *options) {
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->o = open_memstream(&c->out, &c->out_len);
+    c->e = open_memstream(&c->err, &c->err_len);
+    if (c->o == NULL || c->e == NULL) return -1;
+    c->options = cJSON_Parse(options != NULL && options[0] ? options : "{}");
+    return 0;
+}
 
-int vram_api_cli(int argc, const char *const *argv, char **out, char **err) {
-    char *obuf = NULL, *ebuf = NULL;
-    size_t olen = 0, elen = 0;
-    int (*run)(int, char **) = NULL;
-    int rc;
-    if (out == NULL || err == NULL) return -1;
-    *out = *err = NULL;
-    for (size_t i = 0; argc >= 1 && argv && argv[0] && i < sizeof api_commands / sizeof api_commands[0]; i++)
-        if (strcmp(argv[0], api_commands[i].name) == 0) run = api_commands[i].run;
-    if (run == NULL) {
-        const char *name = argc >= 1 && argv && argv[0] ? argv[0] : "";
-        size_t n = strlen(name) + 160;
-        *out = calloc(1, 1);
-        *err = malloc(n);
-        if (!*out || !*err) {
-            free(*out);
-            free(*err);
-            *out = *err = NULL;
-            return -1;
-        }
-        snprintf(*err, n, "vramkit: '%s' cannot run inside this process (estimate, plan, chunks and "
-                          "doctor can; run the others as the vramkit command)\n", name);
-        return VRAM_EXIT_USAGE;
-    }
-    /* getopt permutes argv: give the command its own copy of the pointers */
-    char **args = calloc((size_t)argc + 1, sizeof *args);
-    if (args == NULL) return -1;
-    for (int i = 0; i < argc; i++) args[i] = (char *)argv[i];
-
-    pthread_mutex_lock(&cli_lock);
-    FILE *o = open_memstream(&obuf, &olen), *e = open_memstream(&ebuf, &elen);
-    if (o == NULL || e == NULL) {
-        if (o) fclose(o);
-        if (e) fclose(e);
-        free(obuf);
-        free(ebuf);
-        pthread_mutex_unlock(&cli_lock);
-        free(args);
+/* Ends the call: *out and *err as api.h says. Returns rc, or -1 when memory ran out. */
+static int call_end(api_call *c, int rc, char **out, char **err) {
+    int bad = 0;
+    if (c->o != NULL) bad |= fclose(c->o) != 0;
+    if (c->e != NULL) bad |= fclose(c->e) != 0;
+    cJSON_Delete(c->options);
+    if (bad || c->o == NULL || c->e == NULL) {
+        free(c->out);
+        free(c->err);
         return -1;
     }
-    fflush(stdout);
-    fflush(stderr);
-    FILE *saved_out = stdout, *saved_err = stderr;
-    stdout = o;
-    stderr = e;
-    rc = run(argc, args);
-    stdout = saved_out;
-    stderr = saved_err;
-    int bad = fclose(o) != 0;
-    bad |= fclose(e) != 0;
-    pthread_mutex_unlock(&cli_lock);
-    free(args);
-    if (bad) {
-        free(obuf);
-        free(ebuf);
-        return -1;
+    if (c->out_len == 0 || c->no_out) {
+        free(c->out);
+        c->out = NULL;
     }
-    *out = obuf;
-    *err = ebuf;
+    if (c->err_len == 0) {
+        free(c->err);
+        c->err = NULL;
+    }
+    *out = c->out;
+    *err = c->err;
     return rc;
 }
 
-/* ---- the streamer --------------------------------------------------------------------------- */
+/* "vramkit: OP: message" on the call's error text; returns the exit code. */
+static int call_fail(api_call *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int call_fail(api_call *c, int code, const char *fmt, ...) {
+    va_list ap;
+    fprintf(c->e, "vramkit: %s: ", c->op);
+    va_start(ap, fmt);
+    vfprintf(c->e, fmt, ap);
+    va_end(ap);
+    fputc('\n', c->e);
+    return code;
+}
 
-struct vram_api_stream {
-    vram_device_ops ops;
-    int device;                  /* -1: host memory */
-    vram_streamer *s;
-    vram_batch held;
-    int holding;
-    vram_stream own_consumer;    /* made here when the caller gave none on a GPU: NULL */
-    const char *launcher;        /* who set the ranks ("" when given or single) */
-#ifdef VRAMKIT_HAVE_HDF5
-    vram_h5_file *f;
-#endif
+typedef vram_status (*api_setter)(void *opts, const char *name, const char *arg, char *err,
+                                  size_t cap);
+
+/* One value of option `name`: a string, a number, true (a flag); false and null leave it out.
+ * Returns -1, or the exit code after the error line. */
+static int call_value(api_call *c, const char *key, const char *name, const cJSON *v,
+                      api_setter set, void *opts) {
+    char err[1200], num[64];
+    const char *text;
+    vram_status st;
+    if (cJSON_IsFalse(v) || cJSON_IsNull(v)) return -1;
+    if (cJSON_IsString(v)) {
+        text = v->valuestring;
+    } else if (cJSON_IsTrue(v)) {
+        text = "";
+    } else if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d >= 0 && d < 1.8e19 && d == (double)(uint64_t)d)
+            snprintf(num, sizeof num, "%llu", (unsigned long long)d);
+        else
+            snprintf(num, sizeof num, "%.17g", d);
+        text = num;
+    } else {
+        return call_fail(c, 2, "--%s: give a string, a number, true or a list of them", name);
+    }
+    st = set(opts, name, text, err, sizeof err);
+    if (st == VRAM_E_UNHANDLED) return call_fail(c, 2, "unknown option '%s'", key);
+    if (st != VRAM_OK) return call_fail(c, vram_exit_code(st), "%s", err);
+    return -1;
+}
+
+/* Hands every option of the call to `set` (keys in either spelling; `positional` is the key of
+ * the operation's argument, put in *arg; an array gives the option once per element). Returns
+ * -1 when all were taken, else the exit code after the error line. */
+static int call_options(api_call *c, const char *positional, const char **arg, api_setter set,
+                        void *opts) {
+    char name[64];
+    int rc;
+    if (!cJSON_IsObject(c->options)) return call_fail(c, 2, "the options are not a JSON object");
+    for (const cJSON *kv = c->options->child; kv != NULL; kv = kv->next) {
+        size_t n = strlen(kv->string);
+        if (n >= sizeof name) return call_fail(c, 2, "unknown option '%s'", kv->string);
+        for (size_t i = 0; i <= n; i++) name[i] = kv->string[i] == '_' ? '-' : kv->string[i];
+        if (positional != NULL && strcmp(name, positional) == 0) {
+            if (!cJSON_IsString(kv)) return call_fail(c, 2, "%s: give it as a string", positional);
+            *arg = kv->valuestring;
+        } else if (cJSON_IsArray(kv)) {
+            for (const cJSON *v = kv->child; v != NULL; v = v->next)
+                if ((rc = call_value(c, kv->string, name, v, set, opts)) >= 0) return rc;
+        } else if ((rc = call_value(c, kv->string, name, kv, set, opts)) >= 0) {
+            return rc;
+        }
+    }
+    return -1;
+}
+
+static vram_status set_estimate(void *o, const char *n, const char *a, char *err, size_t cap) {
+    return vram_estimate_set((vram_estimate_opts *)o, n, a, err, cap);
+}
+
+int vram_api_estimate(const char *options, char **out, char **err) {
+    api_call c;
+    vram_estimate_opts o;
+    vram_estimate_report *r = NULL;
+    char why[1200];
+    vram_status st;
+    int rc;
+    memset(&o, 0, sizeof o);
+    if (call_begin(&c, "estimate", options) != 0) return call_end(&c, -1, out, err);
+    if ((rc = call_options(&c, "model", &o.model, set_estimate, &o)) < 0) {
+        if ((r = calloc(1, sizeof *r)) == NULL) {
+            rc = call_fail(&c, 3, "out of memory");
+        } else if ((st = vram_estimate_run(&o, r, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else {
+            vram_json j;
+            vram_json_init(&j, c.o);
+            vram_estimate_json(&j, r);
+            vram_json_finish(&j);
+            rc = 0;
+        }
+    }
+    free(r);
+    return call_end(&c, rc, out, err);
+}
+
+typedef struct plan_args {
+    vram_plan *p;
+    vram_plan_request o;
+} plan_args;
+
+static vram_status set_plan(void *o, const char *n, const char *a, char *err, size_t cap) {
+    plan_args *x = o;
+    return vram_plan_set(x->p, &x->o, n, a, err, cap);
+}
+
+int vram_api_plan(const char *options, char **out, char **err) {
+    static const size_t ncap = 2048;
+    api_call c;
+    plan_args x;
+    vram_plan_result *r = calloc(1, sizeof *r);
+    char why[4400], (*notes)[2048] = calloc(VRAM_EMIT_FORMATS, ncap);
+    vram_status st;
+    int rc;
+    memset(&x, 0, sizeof x);
+    x.p = calloc(1, sizeof *x.p);
+    if (call_begin(&c, "plan", options) != 0) {
+        rc = -1;
+    } else if (x.p == NULL || r == NULL || notes == NULL) {
+        rc = call_fail(&c, 3, "out of memory");
+    } else if ((rc = call_options(&c, NULL, NULL, set_plan, &x)) < 0) {
+        vram_json j;
+        vram_json_init(&j, c.o);
+        if ((st = vram_plan_check(x.p, &x.o, why, sizeof why)) != VRAM_OK ||
+            (st = vram_plan_run(x.p, &x.o, r, why, sizeof why)) != VRAM_OK ||
+            (st = vram_plan_result_json(&j, x.p, &x.o, r, notes, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else {
+            vram_json_finish(&j);
+            if (x.o.save != NULL) st = vram_plan_save(x.p, r, x.o.save, why, sizeof why);
+            if (st != VRAM_OK) {
+                rc = call_fail(&c, vram_exit_code(st), "%s", why);
+            } else {
+                for (int i = 0; i < x.o.nemit; i++) fputs(notes[i], c.e);
+                rc = vram_plan_yes(x.p, &x.o, r) ? 0 : 1;
+            }
+        }
+        if (rc != 0 && rc != 1) c.no_out = 1; /* no document with an error */
+    }
+    free(notes);
+    free(r);
+    free(x.p);
+    return call_end(&c, rc, out, err);
+}
+
+typedef struct chunks_args {
+    vram_chunking_opts o;
+} chunks_args;
+
+static vram_status set_chunks(void *o, const char *n, const char *a, char *err, size_t cap) {
+    return vram_chunking_set((vram_chunking_opts *)o, n, a, err, cap);
+}
+
+int vram_api_chunks(const char *options, char **out, char **err) {
+    api_call c;
+    vram_chunking_opts o;
+    vram_chunking_report r;
+    vram_ranks ranks;
+    char why[1200];
+    vram_status st;
+    int rc;
+    memset(&o, 0, sizeof o);
+    memset(&r, 0, sizeof r);
+    if (call_begin(&c, "chunks", options) != 0) return call_end(&c, -1, out, err);
+    if ((rc = call_options(&c, "file", &o.file, set_chunks, &o)) < 0) {
+        if ((st = vram_chunking_check(&o, NULL, &ranks, why, sizeof why)) != VRAM_OK ||
+            (st = vram_chunking_run(&o, &ranks, &r, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else {
+            vram_json j;
+            vram_json_init(&j, c.o);
+            if (vram_chunking_json(&j, &r) != VRAM_OK) {
+                c.no_out = 1;
+                rc = call_fail(&c, 3, "internal error: inconsistent plan");
+            } else {
+                vram_json_finish(&j);
+                rc = 0;
+            }
+        }
+        vram_chunking_free(&r);
+    }
+    return call_end(&c, rc, out, err);
+}
+
+static vram_status set_doctor(void *o, const char *n, const char *a, char *err, size_t cap) {
+    return vram_doctor_set((vram_doctor_opts *)o, n, a, err, cap);
+}
+
+int vram_api_doctor(const char *options, char **out, char **err) {
+    api_call c;
+    vram_doctor_opts o;
+    vram_doctor_result *r = NULL;
+    char why[1200];
+    vram_status st;
+    int rc;
+    memset(&o, 0, sizeof o);
+    if (call_begin(&c, "doctor", options) != 0) return call_end(&c, -1, out, err);
+    if ((rc = call_options(&c, NULL, NULL, set_doctor, &o)) < 0) {
+        if ((st = vram_doctor_check(&o, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else if ((r = calloc(1, sizeof *r)) == NULL) {
+            rc = call_fail(&c, 3, "out of memory");
+        } else if ((st = vram_doctor_run(&o, r, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else {
+            vram_json j;
+            vram_json_init(&j, c.o);
+            vram_doctor_json(&j, r);
+            vram_json_finish(&j);
+            rc = r->exit_code;
+        }
+    }
+    free(r);
+    return call_end(&c, rc, out, err);
+}
+
+/* The strings of an array option ("command", "env") into out[0 .. max), NULL-terminated.
+ * Returns how many, or -1 after the error line. */
+static int call_strings(api_call *c, const char *key, const char **out, int max) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(c->options, key);
+    int n = 0;
+    if (a == NULL) return 0;
+    if (!cJSON_IsArray(a)) return call_fail(c, 2, "%s: give a list of strings", key), -1;
+    for (const cJSON *v = a->child; v != NULL; v = v->next) {
+        if (!cJSON_IsString(v)) return call_fail(c, 2, "%s: give a list of strings", key), -1;
+        if (n + 1 >= max) return call_fail(c, 2, "%s: at most %d entries", key, max - 1), -1;
+        out[n++] = v->valuestring;
+    }
+    out[n] = NULL;
+    return n;
+}
+
+static vram_status set_try(void *o, const char *n, const char *a, char *err, size_t cap) {
+    if (strcmp(n, "command") == 0 || strcmp(n, "env") == 0) return VRAM_OK; /* call_strings */
+    return vram_try_set((vram_try_opts *)o, n, a, err, cap);
+}
+
+#define API_MAX_COMMAND 256
+
+int vram_api_try(const char *options, char **out, char **err) {
+    api_call c;
+    vram_try_opts o;
+    vram_try_result r;
+    const char *command[API_MAX_COMMAND], *env[VRAM_TRY_MAX_ENV + 1];
+    char why[4400];
+    vram_status st;
+    int rc;
+    memset(&o, 0, sizeof o);
+    memset(&r, 0, sizeof r);
+    if (call_begin(&c, "try", options) != 0) return call_end(&c, -1, out, err);
+    if ((rc = call_options(&c, NULL, NULL, set_try, &o)) < 0) {
+        o.ncommand = call_strings(&c, "command", command, API_MAX_COMMAND);
+        rc = o.ncommand < 0 ? 2 : call_strings(&c, "env", env, VRAM_TRY_MAX_ENV + 1) < 0 ? 2 : -1;
+        o.command = (char *const *)command;
+        o.env = env;
+        if (rc < 0 && o.ncommand == 0) rc = call_fail(&c, 2, "command: the command is empty");
+        else if (rc < 0 && command[0][0] == '\0') rc = call_fail(&c, 2, "command: the program is empty ('')");
+    }
+    if (rc < 0) {
+        if ((st = vram_try_chain_check(&o.chain, why, sizeof why)) != VRAM_OK ||
+            (st = vram_plan_chain(&o.chain, why, sizeof why)) != VRAM_OK ||
+            (st = vram_try_run(&o, &r, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else {
+            vram_json j;
+            vram_json_init(&j, c.o);
+            vram_try_json(&j, &o, &r);
+            vram_json_finish(&j);
+            rc = r.chosen >= 0 ? 0 : 1;
+        }
+    }
+    vram_try_free(&r);
+    vram_try_chain_free(&o.chain);
+    return call_end(&c, rc, out, err);
+}
+
+/* ---- watch ---------------------------------------------------------------------------------- */
+
+struct vram_api_watch {
+    vram_watch_opts o;
+    vram_watch w;
 };
 
-static int api_fail(char *err, size_t cap, int st, const char *fmt, const char *a, const char *b) {
-    if (cap) snprintf(err, cap, fmt, a, b);
+static vram_status set_watch(void *o, const char *n, const char *a, char *err, size_t cap) {
+    return vram_watch_set((vram_watch_opts *)o, n, a, err, cap);
+}
+
+int vram_api_watch_open(const char *options, vram_api_watch **w, char **err) {
+    api_call c;
+    char note[512], why[512], *out = NULL;
+    vram_status st;
+    int rc;
+    vram_api_watch *x = calloc(1, sizeof *x);
+    *w = NULL;
+    if (call_begin(&c, "watch", options) != 0 || x == NULL) {
+        free(x);
+        return call_end(&c, -1, &out, err);
+    }
+    if ((rc = call_options(&c, NULL, NULL, set_watch, &x->o)) < 0) {
+        if ((st = vram_watch_open(&x->o, &x->w, note, sizeof note, why, sizeof why)) != VRAM_OK) {
+            rc = call_fail(&c, vram_exit_code(st), "%s", why);
+        } else {
+            if (note[0]) fprintf(c.e, "vramkit: watch: %s\n", note);
+            *w = x;
+            x = NULL;
+            rc = 0;
+        }
+    }
+    free(x);
+    rc = call_end(&c, rc, &out, err);
+    free(out);
+    return rc;
+}
+
+static void line_sample(void *ctx, const vram_watch *w, const vram_monitor_sample *s,
+                        uint64_t epoch, const char *stamp) {
+    vram_json j;
+    vram_json_init(&j, ctx);
+    vram_watch_sample_json(&j, w, s, epoch, stamp);
+    vram_json_finish(&j);
+}
+
+static void line_processes(void *ctx, int d, const vram_gpumem_proc *procs, int n,
+                           uint64_t time_ms, const char *stamp) {
+    for (int i = 0; i < n; i++) {
+        vram_json j;
+        vram_json_init(&j, ctx);
+        vram_watch_process_json(&j, d, &procs[i], time_ms, stamp);
+        vram_json_finish(&j);
+    }
+}
+
+static void line_warning(void *ctx, const vram_watch *w, const vram_monitor_warning *x,
+                         const char *stamp) {
+    vram_json j;
+    vram_json_init(&j, ctx);
+    vram_watch_warning_json(&j, w, x, stamp);
+    vram_json_finish(&j);
+}
+
+int vram_api_watch_round(vram_api_watch *x, char **out, char **err) {
+    api_call c;
+    char why[512];
+    int rc = 0;
+    if (call_begin(&c, "watch", "{}") != 0) return call_end(&c, -1, out, err);
+    const vram_watch_sink sink = {line_sample, line_processes, line_warning, c.o};
+    if (vram_watch_round(&x->w, x->o.processes, &sink, why, sizeof why) != VRAM_OK) {
+        c.no_out = 1;
+        rc = call_fail(&c, 3, "%s", why);
+    }
+    return call_end(&c, rc, out, err);
+}
+
+uint64_t vram_api_watch_interval_ms(const vram_api_watch *x) { return x ? x->w.interval_ms : 0; }
+
+void vram_api_watch_close(vram_api_watch *x) {
+    if (x == NULL) return;
+    vram_watch_close(&x->w);
+    free(x);
+}
+
+/* ---- the streamer ------------------------------------------------------------------------- */
+
+struct vram_api_stream {
+    vram_stream_session *s;
+    vram_batch held;
+    int holding;
+};
+
+static int api_fail(char *err, size_t cap, int st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int api_fail(char *err, size_t cap, int st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (cap) vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
     return st;
 }
 
 int vram_api_local_gpu(char *err, size_t cap) {
+    vram_world_opts w;
     vram_ranks r;
-    vram_device_ops ops;
-    int count = 0, gpu = 0;
+    vram_stream_backend be;
+    vram_status st;
     if (cap) err[0] = '\0';
-    vram_status st = vram_ranks_from_env(&r);
-    if (st != VRAM_OK) {
-        char why[256];
-        vram_ranks_explain(&r, st, NULL, NULL, why, sizeof why);
-        return api_fail(err, cap, st, "%s%s", why, "");
-    }
-    if ((st = vram_cuda_ops(&ops)) == VRAM_OK) st = ops.device_count(ops.ctx, &count);
-    if (st == VRAM_OK) st = vram_ranks_gpu(&r, count, &gpu);
-    if (st != VRAM_OK) return api_fail(err, cap, st, "cuda: no usable GPU (%s)%s", vram_status_str(st), "");
-    return gpu;
+    memset(&w, 0, sizeof w);
+    if ((st = vram_world_resolve(&w, &r, err, cap)) != VRAM_OK) return st;
+    if ((st = vram_stream_backend_open(VRAM_STREAM_DEVICE_LOCAL, 0, &r, &be, err, cap)) != VRAM_OK) return st;
+    return be.device;
 }
 
-uint32_t vram_api_stream_datasets(const vram_api_stream *s) {
-#ifdef VRAMKIT_HAVE_HDF5
-    return s ? s->f->datasets : 0;
-#else
-    (void)s;
-    return 0;
-#endif
-}
-
-#ifdef VRAMKIT_HAVE_HDF5
 static const vram_h5_dataset *api_ds(const vram_api_stream *s, uint32_t d) {
-    return s && d < s->f->datasets ? &s->f->ds[d] : NULL;
+    return s && d < s->s->f->datasets ? &s->s->f->ds[d] : NULL;
 }
-#endif
+
+uint32_t vram_api_stream_datasets(const vram_api_stream *s) { return s ? s->s->f->datasets : 0; }
 
 uint64_t vram_api_stream_row_bytes(const vram_api_stream *s, uint32_t d) {
-#ifdef VRAMKIT_HAVE_HDF5
     const vram_h5_dataset *x = api_ds(s, d);
     return x ? x->row_bytes : 0;
-#else
-    (void)s;
-    (void)d;
-    return 0;
-#endif
 }
 
 const char *vram_api_stream_type(const vram_api_stream *s, uint32_t d) {
-#ifdef VRAMKIT_HAVE_HDF5
     const vram_h5_dataset *x = api_ds(s, d);
     return x ? x->type : "";
-#else
-    (void)s;
-    (void)d;
-    return "";
-#endif
 }
 
 int vram_api_stream_rank(const vram_api_stream *s, uint32_t d) {
-#ifdef VRAMKIT_HAVE_HDF5
     const vram_h5_dataset *x = api_ds(s, d);
     return x ? x->rank : 0;
-#else
-    (void)s;
-    (void)d;
-    return 0;
-#endif
 }
 
 uint64_t vram_api_stream_dim(const vram_api_stream *s, uint32_t d, int k) {
-#ifdef VRAMKIT_HAVE_HDF5
     const vram_h5_dataset *x = api_ds(s, d);
     return x && k >= 0 && k < x->rank ? x->dims[k] : 0;
-#else
-    (void)s;
-    (void)d;
-    (void)k;
-    return 0;
-#endif
 }
 
 uint64_t vram_api_stream_rank_samples(const vram_api_stream *s) {
     if (s == NULL) return 0;
-    const vram_chunks_plan *p = vram_streamer_plan(s->s);
+    const vram_chunks_plan *p = vram_streamer_plan(s->s->s);
     return p->rank_samples - p->dropped_last;
 }
 
 uint64_t vram_api_stream_batches_per_epoch(const vram_api_stream *s) {
-    return s ? vram_streamer_plan(s->s)->batch_count : 0;
+    return s ? vram_streamer_plan(s->s->s)->batch_count : 0;
 }
 
-int vram_api_stream_device(const vram_api_stream *s) { return s ? s->device : -1; }
+int vram_api_stream_device(const vram_api_stream *s) {
+    return s && s->s->be.cuda ? s->s->be.device : -1;
+}
 
 uint32_t vram_api_stream_rank_of(const vram_api_stream *s) {
-    return s ? vram_streamer_plan(s->s)->config.rank : 0;
+    return s ? vram_streamer_plan(s->s->s)->config.rank : 0;
 }
 
 uint32_t vram_api_stream_world(const vram_api_stream *s) {
-    return s ? vram_streamer_plan(s->s)->config.world : 0;
+    return s ? vram_streamer_plan(s->s->s)->config.world : 0;
 }
 
-const char *vram_api_stream_launcher(const vram_api_stream *s) { return s ? s->launcher : ""; }
+const char *vram_api_stream_launcher(const vram_api_stream *s) {
+    if (s == NULL || s->s->ranks.launcher == VRAM_LAUNCHER_NONE || s->s->ranks.launcher == VRAM_LAUNCHER_FLAGS)
+        return "";
+    return vram_launcher_name(s->s->ranks.launcher);
+}
 
 int vram_api_stream_close(vram_api_stream *s) {
-    vram_status st = VRAM_OK;
+    vram_status st;
     if (s == NULL) return VRAM_OK;
-    if (s->holding) (void)vram_streamer_release(s->s, &s->held);
-    if (s->s) st = vram_streamer_close(s->s);
-    if (s->own_consumer) (void)s->ops.stream_destroy(s->ops.ctx, s->own_consumer);
-#ifdef VRAMKIT_HAVE_HDF5
-    if (s->f) vram_h5_close(s->f);
-#endif
+    if (s->holding) (void)vram_streamer_release(s->s->s, &s->held);
+    st = vram_stream_session_close(s->s);
     free(s);
     return st;
 }
@@ -242,136 +531,77 @@ int vram_api_stream_close(vram_api_stream *s) {
 int vram_api_stream_open(const char *path, const char *const *datasets, uint32_t n,
                          const vram_api_stream_opts *o, vram_api_stream **out, char *err,
                          size_t cap) {
+    vram_stream_opts so;
+    vram_ranks ranks;
+    vram_api_stream *s;
+    vram_status st;
     if (cap) err[0] = '\0';
     if (out == NULL || o == NULL || path == NULL || (n && datasets == NULL))
-        return api_fail(err, cap, VRAM_E_INVALID, "%s%s", "stream: missing arguments", "");
+        return api_fail(err, cap, VRAM_E_INVALID, "stream: missing arguments");
     *out = NULL;
     if (o->size != sizeof *o)
-        return api_fail(err, cap, VRAM_E_VERSION, "%s%s",
-                        "stream: the options' layout differs from this library's (a package and "
-                        "library of different versions)", "");
-#ifndef VRAMKIT_HAVE_HDF5
-    (void)n;
-    return api_fail(err, cap, VRAM_E_NOT_BUILT, "%s: %s", path,
-                    "this vramkit was built without HDF5");
-#else
-    vram_stream_config cfg;
-    vram_status st;
-    char why[VRAM_STREAM_ERR_MAX];
-    vram_ranks ranks;
-    uint32_t world = o->world, rank = o->rank;
-    vram_api_stream *s = calloc(1, sizeof *s);
-    if (s == NULL) return api_fail(err, cap, VRAM_E_NOMEM, "%s%s", "out of host memory", "");
-    s->launcher = "";
-    memset(&ranks, 0, sizeof ranks);
-    ranks.local_rank = -1;
-    if (o->world_auto && world == 0) { /* the launcher's variables, as vramkit stream --world auto */
-        vram_status rs = vram_ranks_from_env(&ranks);
-        if (rs == VRAM_OK && o->rank_given) rs = vram_ranks_with_rank(&ranks, o->rank);
-        if (rs != VRAM_OK) {
-            char why[256];
-            vram_ranks_explain(&ranks, rs, NULL, NULL, why, sizeof why);
-            vram_api_stream_close(s);
-            return api_fail(err, cap, rs, "world=auto: %s%s", why, "");
-        }
-        world = ranks.world;
-        rank = ranks.rank;
-        if (ranks.launcher != VRAM_LAUNCHER_NONE) s->launcher = vram_launcher_name(ranks.launcher);
-    }
-    s->device = o->device == -1 ? -1 : o->device;
-    if (n == 0) {
-        vram_api_stream_close(s);
-        return api_fail(err, cap, VRAM_E_INVALID, "%s: %s", path, "no dataset named");
-    }
-    st = vram_h5_open(path, datasets, n, &s->f, why, sizeof why);
-    if (st != VRAM_OK) {
-        vram_api_stream_close(s);
-        return api_fail(err, cap, st, "%s%s", why, "");
-    }
-    memset(&cfg, 0, sizeof cfg);
-    if (s->device < 0) {
-        s->ops = vram_host_ops();
-        cfg.device = 0;
+        return api_fail(err, cap, VRAM_E_VERSION, "stream: the options' layout differs from this "
+                                                  "library's (a package and library of different versions)");
+    if (n > VRAM_STREAM_MAX_DATASETS)
+        return api_fail(err, cap, VRAM_E_INVALID, "stream: at most %u datasets", VRAM_STREAM_MAX_DATASETS);
+    memset(&so, 0, sizeof so);
+    so.file = path;
+    for (uint32_t i = 0; i < n; i++) so.names[i] = datasets[i];
+    so.n_names = n;
+    /* the launcher's variables when world is "auto" (a rank given wins), else the numbers */
+    if (o->world_auto && o->world == 0) {
+        so.world.have_rank = o->rank_given;
     } else {
-        int count = 0;
-        st = vram_cuda_ops(&s->ops);
-        if (st == VRAM_OK) st = s->ops.device_count(s->ops.ctx, &count);
-        if (st == VRAM_OK && s->device == -2) { /* the local rank's GPU */
-            int g = 0;
-            st = vram_ranks_gpu(&ranks, count, &g);
-            s->device = g;
-        }
-        if (st != VRAM_OK || s->device < 0 || s->device >= count) {
-            char dev[48];
-            snprintf(dev, sizeof dev, "cuda:%d", s->device);
-            vram_api_stream_close(s);
-            if (st == VRAM_OK) st = VRAM_E_RANGE;
-            return api_fail(err, cap, st, "%s: %s", dev,
-                            st == VRAM_E_RANGE ? "no such GPU on this machine"
-                                               : vram_status_str(st));
-        }
-        cfg.device = s->device;
-#ifdef API_DEVICE_GATHER
-        cfg.gather = API_DEVICE_GATHER;
-#endif
-        if (o->consumer) {
-            cfg.consumer = o->consumer;
-        } else if ((st = s->ops.stream_create(s->ops.ctx, s->device, &s->own_consumer)) != VRAM_OK) {
-            vram_api_stream_close(s);
-            return api_fail(err, cap, st, "cannot create a stream: %s%s", vram_status_str(st), "");
-        } else {
-            cfg.consumer = s->own_consumer;
-        }
+        so.world.have_world = so.world.have_rank = 1;
+        so.world.world = o->world ? o->world : 1u;
     }
-    cfg.plan.batch = o->batch;
-    cfg.plan.budget_bytes = o->budget_bytes;
-    cfg.plan.fraction = o->fraction;
-    cfg.plan.reserve_bytes = o->reserve_bytes;
-    cfg.plan.buffers = o->buffers;
-    cfg.plan.world = world;
-    cfg.plan.rank = rank;
-    cfg.plan.shuffle = o->shuffle != 0;
-    cfg.plan.seed = o->seed;
-    cfg.plan.drop_last = o->drop_last != 0;
-    if (o->no_pad) cfg.plan.shard = VRAM_SHARD_DROP;
-    cfg.epochs = o->epochs ? o->epochs : 1;
-    cfg.first_epoch = o->first_epoch;
-    cfg.readers = o->readers;
-    if (o->budget_bytes == 0) {
-        uint64_t freeb = 0, total = 0;
-        st = s->ops.mem_info(s->ops.ctx, cfg.device, &freeb, &total);
-        if (st != VRAM_OK || freeb == 0) {
-            vram_api_stream_close(s);
-            return api_fail(err, cap, st ? st : VRAM_E_STATE,
-                            "cannot read the device's free memory (%s): give budget_bytes%s",
-                            vram_status_str(st), "");
-        }
-        cfg.plan.free_bytes = freeb;
+    so.world.rank = o->rank;
+    if ((st = vram_world_resolve(&so.world, &ranks, err, cap)) != VRAM_OK && !so.world.have_world) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", err);
+        return api_fail(err, cap, st, "world=auto: %s", why);
     }
-    vram_source src = vram_h5_source(s->f);
-    st = vram_streamer_open(&s->ops, &src, &cfg, &s->s, why, sizeof why);
-    if (st != VRAM_OK) {
-        vram_api_stream_close(s);
-        return api_fail(err, cap, st, "%s%s", why, "");
+    if (st != VRAM_OK) return st;
+    so.cfg.plan.batch = o->batch;
+    so.cfg.plan.budget_bytes = o->budget_bytes;
+    so.have_budget = o->budget_bytes != 0;
+    so.cfg.plan.fraction = o->fraction;
+    so.cfg.plan.reserve_bytes = o->reserve_bytes;
+    so.cfg.plan.buffers = o->buffers;
+    so.cfg.plan.world = ranks.world;
+    so.cfg.plan.rank = ranks.rank;
+    so.cfg.plan.shuffle = o->shuffle != 0;
+    so.cfg.plan.seed = o->seed;
+    so.cfg.plan.drop_last = o->drop_last != 0;
+    if (o->no_pad) so.cfg.plan.shard = VRAM_SHARD_DROP;
+    so.cfg.epochs = o->epochs;
+    so.cfg.first_epoch = o->first_epoch;
+    so.cfg.readers = o->readers;
+    so.device = o->device == -1 ? VRAM_STREAM_DEVICE_CPU
+              : o->device == -2 ? VRAM_STREAM_DEVICE_LOCAL : VRAM_STREAM_DEVICE_CUDA;
+    so.ordinal = o->device >= 0 ? o->device : 0;
+    so.consumer = o->consumer;
+    if (n == 0) return api_fail(err, cap, VRAM_E_INVALID, "%s: no dataset named", path);
+    if ((s = calloc(1, sizeof *s)) == NULL) return api_fail(err, cap, VRAM_E_NOMEM, "out of host memory");
+    if ((st = vram_stream_session_open(&so, &ranks, &s->s, err, cap)) != VRAM_OK) {
+        free(s);
+        return st;
     }
     *out = s;
     return VRAM_OK;
-#endif
 }
 
 int vram_api_stream_next(vram_api_stream *s, vram_api_batch *b, char *err, size_t cap) {
     if (cap) err[0] = '\0';
-    if (s == NULL || b == NULL) return api_fail(err, cap, VRAM_E_INVALID, "%s%s", "stream: no stream", "");
+    if (s == NULL || b == NULL) return api_fail(err, cap, VRAM_E_INVALID, "stream: no stream");
     if (b->size != sizeof *b)
-        return api_fail(err, cap, VRAM_E_VERSION, "%s%s",
-                        "stream: the batch's layout differs from this library's", "");
+        return api_fail(err, cap, VRAM_E_VERSION, "stream: the batch's layout differs from this library's");
     if (s->holding)
-        return api_fail(err, cap, VRAM_E_STATE, "%s%s",
-                        "stream: the previous batch is still held (release it first)", "");
-    vram_status st = vram_streamer_next(s->s, &s->held);
+        return api_fail(err, cap, VRAM_E_STATE, "stream: the previous batch is still held (release it first)");
+    vram_status st = vram_streamer_next(s->s->s, &s->held);
     if (st != VRAM_OK) {
-        const char *why = vram_streamer_error(s->s);
-        return api_fail(err, cap, st, "%s%s", why[0] ? why : vram_status_str(st), "");
+        const char *why = vram_streamer_error(s->s->s);
+        return api_fail(err, cap, st, "%s", why[0] ? why : vram_status_str(st));
     }
     memset(b, 0, sizeof *b);
     b->size = sizeof *b;
@@ -391,10 +621,10 @@ int vram_api_stream_next(vram_api_stream *s, vram_api_batch *b, char *err, size_
 
 int vram_api_stream_release(vram_api_stream *s, char *err, size_t cap) {
     if (cap) err[0] = '\0';
-    if (s == NULL) return api_fail(err, cap, VRAM_E_INVALID, "%s%s", "stream: no stream", "");
-    if (!s->holding) return api_fail(err, cap, VRAM_E_STATE, "%s%s", "stream: no batch is held", "");
-    vram_status st = vram_streamer_release(s->s, &s->held);
+    if (s == NULL) return api_fail(err, cap, VRAM_E_INVALID, "stream: no stream");
+    if (!s->holding) return api_fail(err, cap, VRAM_E_STATE, "stream: no batch is held");
+    vram_status st = vram_streamer_release(s->s->s, &s->held);
     s->holding = 0;
-    if (st != VRAM_OK) return api_fail(err, cap, st, "releasing a batch: %s%s", vram_status_str(st), "");
+    if (st != VRAM_OK) return api_fail(err, cap, st, "releasing a batch: %s", vram_status_str(st));
     return VRAM_OK;
 }

@@ -1,7 +1,8 @@
 /* driver/api/api.h — the C API the Python package (python/vramkit) loads with ctypes from the
  * shared library libvramkit_py.so: plain types and flat structs only, each struct carrying
  * its size so that a mismatched package and library are refused instead of misread. Nothing
- * here decides anything: the commands (in process) and the streamer do. */
+ * here decides anything: the driver's operations do, the same functions the vramkit command
+ * calls; this file only translates their options and results. */
 #ifndef VRAMKIT_DRIVER_API_H
 #define VRAMKIT_DRIVER_API_H
 
@@ -9,22 +10,51 @@
 #include <stdint.h>
 
 /* Raised whenever a function or struct below changes. */
-#define VRAM_API_VERSION 1
+#define VRAM_API_VERSION 2
 
 int vram_api_version(void);
 /* vram_status names and one-line texts ("VRAM_E_OOM", "out of device memory"). */
 const char *vram_api_status_name(int status);
 const char *vram_api_status_str(int status);
 
-/* `vramkit ARGV[0] ARGV[1..]` run inside this process, for the commands that only compute and
- * report (estimate, plan, chunks, doctor): returns the command's exit code and sets *out and
- * *err to what it wrote on standard output and error (NUL-terminated, freed with
- * vram_api_free). Any other command is exit 2 with the reason in *err: try and run start and
- * supervise children and belong in a process of their own. One call at a time (a lock), since
- * the commands write through the process's stdout and stderr, which are redirected to memory
- * for the call. Returns -1 (nothing set) when memory for the capture cannot be had. */
-int vram_api_cli(int argc, const char *const *argv, char **out, char **err);
+/* ---- the operations, JSON in and JSON out ------------------------------------------------
+ * `options` is a JSON object: each key an option of the operation as the command spells it
+ * ("assume-gpu", or "assume_gpu"), each value a string, a number, true (a flag; false and null
+ * leave it out) or an array (the option given once per element). estimate takes its model as
+ * "model", chunks its file as "file". Each runs the operation in this process (the typed driver
+ * API: plan/estimating.h, plan/plan_run.h, stream/chunking.h, doctor/doctor_run.h) and returns
+ * its exit code (0, 1 the answer is "no", 2 bad input, 3 the environment's), with *out the
+ * operation's JSON document (what --json prints) or NULL, and *err NULL or text: the error
+ * line "vramkit: OP: ..." or notes, one a line. Both are freed with vram_api_free. -1 (nothing
+ * set) without memory. Any number of calls may run at once: no state is shared. */
+int vram_api_estimate(const char *options, char **out, char **err);
+int vram_api_plan(const char *options, char **out, char **err);
+int vram_api_chunks(const char *options, char **out, char **err);
+int vram_api_doctor(const char *options, char **out, char **err);
+/* try: the chain's options (strategies, plan, model, assume_gpu), timeout and grace, with
+ * "command": [PROGRAM, ARGS...] (placeholders {strategy}, {device}, {dtype}) and "env":
+ * ["NAME=VALUE", ...] added to each attempt's environment. Each attempt is a child process
+ * of this one (spawned, never forked): what an attempt leaves outside its process group is
+ * not hunted down here (that takes a subreaper, which a process with other children cannot
+ * be). Exit 0 an attempt succeeded, 1 none did. */
+int vram_api_try(const char *options, char **out, char **err);
 void vram_api_free(void *p);
+
+/* ---- watch: rounds of samples, in this process ------------------------------------------- */
+
+typedef struct vram_api_watch vram_api_watch;
+
+/* Opens the GPUs (or the host, "host": true) as `vramkit watch` does, options as for the
+ * operations above (interval, count is the caller's to keep, epoch_every, device, host,
+ * processes, limit, leak_threshold). Returns the exit code (0 ok) with *w, and *err as above
+ * (a note when NVML is not used, or the error line). */
+int vram_api_watch_open(const char *options, vram_api_watch **w, char **err);
+/* One round: every device sampled, its processes, the warnings raised, as JSON lines (the
+ * objects of `vramkit watch --json`) in *out. Returns 0, or the exit code with *err. */
+int vram_api_watch_round(vram_api_watch *w, char **out, char **err);
+/* The interval the rounds are meant to be apart (ms). */
+uint64_t vram_api_watch_interval_ms(const vram_api_watch *w);
+void vram_api_watch_close(vram_api_watch *w);
 
 /* The GPU of this process's local rank (the launcher's variables, vramkit/ranks.h: the local
  * rank modulo the GPUs; cuda:0 without a launcher): >= 0, or a vram_status with err. */

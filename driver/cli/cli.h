@@ -9,6 +9,7 @@
 
 #include <vramkit/base.h>
 
+#include "util/json.h"
 #include "util/text.h"
 
 /* Exit codes (documented in the README and every --help). */
@@ -23,67 +24,53 @@ enum {
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Same, with the code the caller wants returned. */
 int cli_error(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The exit code of a failure whose status says whose fault it is: the environment's
- * (VRAM_E_IO, VRAM_E_NOMEM, VRAM_E_OOM, VRAM_E_NOT_BUILT, VRAM_E_COMM, VRAM_E_TIMEOUT: 3) or the input's (else 2). */
+/* The exit code of a failure whose status says whose fault it is (util/text.h's
+ * vram_exit_code: 1 does not fit, 3 the environment's, 2 the input's). */
 int cli_exit_code(vram_status st);
 
-/* Numbers, sizes and fractions from text, and sizes as text: util/text.h (vram_parse_u64,
- * vram_parse_size, vram_parse_fraction, vram_parse_percent, vram_fmt_size). */
+/* ---- reading a command's options ------------------------------------------------------
+ * The options a command hands to its operation's setter by name (vram_estimate_set, ...) and
+ * its own flags, each a word list: "batch= seq= checkpointing" ('=': it takes a value). */
+#define CLI_WORKLOAD_OPTIONS                                                                 \
+    "mode= format= compute= batch= seq= src-len= tgt-len= optimizer= checkpointing "        \
+    "flash-attention grad-accum= lora-rank= lora-targets= images= image-tokens= logits= "
+#define CLI_LAYOUT_OPTIONS "nodes= gpus-per-node= zero= tp= pp= micro-batches= offload= "
 
-/* ---- option values: parse, or say what is wrong ------------------------------------------
- * Each parses the value TEXT of option --NAME of command CMD; returns 0 with *out set, or
- * prints one line ("vramkit: CMD: --NAME: ...") and returns VRAM_EXIT_USAGE. The commands
- * word some defects differently, and those lines are part of what the CLI does (the golden
- * test pins them), so the flags keep each command's words: */
-enum {
-    /* a value starting with '-' is "'TEXT' is negative" (else the malformed line) */
-    CLI_OPT_NEGATIVE = 1u << 0,
-    /* a value below the minimum has its own line: counts "must be at least MIN", sizes
-     * "must be more than 0 bytes" (else the malformed line) */
-    CLI_OPT_AT_LEAST = 1u << 1,
-    /* sizes: the malformed line is short, "'TEXT' is not a size" (" above 0" when 0 is not
-     * allowed), instead of listing the units */
-    CLI_OPT_BRIEF = 1u << 2
-};
-/* A whole number in [min, max]; malformed: "'TEXT' is not a whole number from MIN to MAX". */
-int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
-                  unsigned flags, uint64_t *out);
-/* A size (vram_parse_size), 0 only when allow_zero; malformed: "'TEXT' is not a size (bytes,
- * or a number with B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)". */
-int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
-                 unsigned flags, uint64_t *out);
-/* A fraction in (0, 1] (vram_parse_fraction). */
-int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out);
-/* A percentage in (0, 100] (vram_parse_percent); *out is the percentage (90 for "90%"). */
-int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out);
+/* getopt_long's value for the options handed to the setter: the name says which. */
+#define CLI_BY_NAME 4096
+
+typedef vram_status (*cli_setter)(void *ctx, const char *name, const char *arg, char *err,
+                                  size_t cap);
+
+typedef struct cli_spec {
+    const char *cmd;       /* "plan" */
+    const char *options;   /* handed to set by name */
+    const char *flags;     /* the command's own: "json list-models" (bit k for word k) */
+    cli_setter set;
+    void *ctx;
+    void (*usage)(FILE *out);
+    FILE *help_out;        /* where --help goes (NULL: stdout) */
+    int quoted;            /* error words: "option 'X' needs a value", "(see 'vramkit CMD
+                              --help')" (else "X needs a value", "(see vramkit CMD --help)") */
+    int argc_end;          /* options end here (try, run: at "--"); 0: argc */
+} cli_spec;
+
+/* Reads the options of argv[0 .. argc) (argv[0] is the command). Returns -1 with *flags set
+ * and optind at the first argument, or the exit code: 0 after --help, 2 after the error line
+ * (an unknown option, a missing value, a value the setter refuses). */
+int cli_parse(const cli_spec *s, int argc, char **argv, unsigned *flags);
+
+/* A setter's answer: 0, or the usage error printed ("vramkit: CMD: ERR") and its code. An
+ * unknown name (VRAM_E_UNHANDLED) is a defect of the command's option table. */
+int cli_set(const char *cmd, vram_status st, const char *err);
+/* A failed operation: its one line, and the exit code its status says (cli_exit_code). */
+int cli_fail(const char *cmd, vram_status st, const char *err);
 
 /* Before a command's getopt_long loop: a full GNU reset (optind = 0, which also clears
  * getopt's state inside a half-scanned argv), so a command parses correctly however often
  * one process runs it (the in-process tests run many), and no getopt message of its own
  * (opterr = 0: the command words its errors). */
 void cli_getopt_reset(void);
-
-/* A small streaming JSON writer: valid output, strings escaped, commas handled. */
-typedef struct cli_json {
-    FILE *out;
-    int depth;
-    unsigned char need_comma[64];
-    int after_key;
-} cli_json;
-void cli_json_init(cli_json *j, FILE *out);
-void cli_json_begin_object(cli_json *j);
-void cli_json_end_object(cli_json *j);
-void cli_json_begin_array(cli_json *j);
-void cli_json_end_array(cli_json *j);
-void cli_json_key(cli_json *j, const char *key);
-void cli_json_string(cli_json *j, const char *s);
-void cli_json_u64(cli_json *j, uint64_t v);
-void cli_json_i64(cli_json *j, int64_t v);
-void cli_json_double(cli_json *j, double v); /* non-finite values are written as null */
-void cli_json_bool(cli_json *j, int v);
-void cli_json_null(cli_json *j);
-/* Ends the document with a newline. */
-void cli_json_finish(cli_json *j);
 
 /* The commands. */
 int cmd_chunks(int argc, char **argv);
@@ -94,6 +81,10 @@ int cmd_plan(int argc, char **argv);
 int cmd_stream(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+/* cmd_doctor with the machine's sources injected (doctor/doctor.h; NULL: the real machine),
+ * printing to `out` (NULL: stdout): the tests run the whole command over the mock. */
+struct vram_doctor_config;
+int cli_doctor_with(int argc, char **argv, const struct vram_doctor_config *base, FILE *out);
 /* cmd_watch over a given device table, printing to `out` (the tests script the mock). */
 struct vram_device_ops;
 int cmd_watch_ops(int argc, char **argv, const struct vram_device_ops *ops, FILE *out);

@@ -1,214 +1,22 @@
-/* driver/cli/cli_layout.c — the layout options of estimate and plan; see cli_layout.h. */
+/* driver/cli/cli_layout.c — the layout of estimate and plan as text (plan/parallel.h makes
+ * it); see cli_layout.h. */
 #include "cli_layout.h"
 
-#include <getopt.h>
 #include <string.h>
 
 const char cli_layout_help[] =
-    "parallel layout (training across GPUs and nodes; sizes per GPU and per node):\n"
-    "  --nodes N              nodes (1 to 4096)\n"
-    "  --gpus-per-node G      GPUs per node (1 to 1024)\n"
-    "  --zero 0|1|2|3         ZeRO stage: 1 partitions optimizer state and master weights\n"
-    "                         over the data-parallel ranks D = N x G / (T x P), 2 also the\n"
-    "                         gradients, 3 also the weights (plus the largest layer gathered)\n"
-    "  --tp T                 tensor parallelism within a node (T divides G): weights and\n"
-    "                         most activations divided by T\n"
-    "  --pp P                 pipeline stages (T x P divides N x G; at most the blocks): the\n"
-    "                         worse of the first and last stage is shown\n"
-    "  --micro-batches M      micro-batches per step under PP (default P): the first stage\n"
-    "                         keeps the activations of min(M, P) in flight (1F1B)\n"
-    "  --offload KIND         to each node's host memory (repeat or comma list):\n"
-    "                         optimizer (optimizer state, master weights, fp32 gradients;\n"
-    "                         ZeRO 1-3), params (the weight partition; ZeRO 3 only)\n"
-    "                         --zero/--tp/--pp/--micro-batches/--offload: this layout (1 node\n"
-    "                         of T x P GPUs unless given). --nodes/--gpus-per-node alone, or\n"
-    "                         training that does not fit one GPU: the least-parallel layout\n"
-    "                         that fits -- fewest GPUs, then lowest ZeRO stage, then TP\n"
-    "                         within a node before PP -- and why no smaller one does (up to\n"
-    "                         --nodes, default 64, of --gpus-per-node, default 8; every GPU\n"
-    "                         like the --assume-gpu one)\n"
-    "                         e.g. --mode train --nodes 2 --gpus-per-node 8 --zero 3 --tp 2\n"
-    "                              --offload optimizer --assume-gpu 80GiB\n";
-
-static const char *option_name(int code) {
-    switch (code) {
-    case CLI_LAYOUT_NODES: return "nodes";
-    case CLI_LAYOUT_GPUS: return "gpus-per-node";
-    case CLI_LAYOUT_ZERO: return "zero";
-    case CLI_LAYOUT_TP: return "tp";
-    case CLI_LAYOUT_PP: return "pp";
-    case CLI_LAYOUT_MICRO: return "micro-batches";
-    default: return "offload";
-    }
-}
-
-static int parse_offload(const char *cmd, const char *arg, uint32_t *bits) {
-    const char *p = arg;
-    if (arg == NULL || *arg == '\0') return cli_usage_error(cmd, "--offload: a kind is missing (optimizer or params)");
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (n == 9 && strncmp(p, "optimizer", 9) == 0)
-            *bits |= VRAM_OFFLOAD_OPTIMIZER;
-        else if (n == 6 && strncmp(p, "params", 6) == 0)
-            *bits |= VRAM_OFFLOAD_PARAMS;
-        else
-            return cli_usage_error(cmd, "--offload: '%.*s' is not optimizer or params", (int)n, p);
-        if (!comma) break;
-        p = comma + 1;
-        if (*p == '\0') return cli_usage_error(cmd, "--offload: '%s' ends with a comma", arg);
-    }
-    return 0;
-}
-
-int cli_layout_option(const char *cmd, int code, const char *arg, cli_layout_opts *o) {
-    const char *name = option_name(code);
-    int rc = 0;
-    switch (code) {
-    case CLI_LAYOUT_NODES:
-        rc = cli_opt_count(cmd, name, arg, 1, VRAM_LAYOUT_MAX_NODES, CLI_OPT_NEGATIVE, &o->l.nodes);
-        o->cluster = 1;
-        break;
-    case CLI_LAYOUT_GPUS:
-        rc = cli_opt_count(cmd, name, arg, 1, VRAM_LAYOUT_MAX_GPUS_PER_NODE, CLI_OPT_NEGATIVE,
-                           &o->l.gpus_per_node);
-        o->cluster = 1;
-        break;
-    case CLI_LAYOUT_ZERO:
-        rc = cli_opt_count(cmd, name, arg, 0, 3, CLI_OPT_NEGATIVE, &o->l.zero);
-        o->layout = 1;
-        break;
-    case CLI_LAYOUT_TP:
-        rc = cli_opt_count(cmd, name, arg, 1, VRAM_LAYOUT_MAX_GPUS_PER_NODE, CLI_OPT_NEGATIVE, &o->l.tp);
-        o->layout = 1;
-        break;
-    case CLI_LAYOUT_PP:
-        rc = cli_opt_count(cmd, name, arg, 1, VRAM_LAYOUT_MAX_STAGES, CLI_OPT_NEGATIVE, &o->l.pp);
-        o->layout = 1;
-        break;
-    case CLI_LAYOUT_MICRO:
-        rc = cli_opt_count(cmd, name, arg, 1, VRAM_LAYOUT_MAX_MICRO, CLI_OPT_NEGATIVE,
-                           &o->l.micro_batches);
-        o->layout = 1;
-        break;
-    default:
-        rc = parse_offload(cmd, arg, &o->l.offload);
-        o->layout = 1;
-        break;
-    }
-    if (rc == 0 && o->first == NULL && code != CLI_LAYOUT_NODES && code != CLI_LAYOUT_GPUS)
-        o->first = code == CLI_LAYOUT_ZERO ? "--zero"
-                 : code == CLI_LAYOUT_TP ? "--tp"
-                 : code == CLI_LAYOUT_PP ? "--pp"
-                 : code == CLI_LAYOUT_MICRO ? "--micro-batches" : "--offload";
-    return rc;
-}
-
-int cli_layout_any(const cli_layout_opts *o) { return o->layout || o->cluster; }
-
-/* One error line for a layout the core refuses, naming the flags. */
-static int refuse(const char *cmd, vram_layout_problem pb, vram_layout r, uint64_t blocks,
-                  uint64_t heads) {
-    const unsigned long long N = r.nodes, G = r.gpus_per_node, T = r.tp, P = r.pp;
-    switch (pb) {
-    case VRAM_LAYOUT_BAD_TP:
-        return cli_usage_error(cmd, "--tp %llu: must divide --gpus-per-node %llu (tensor "
-                                    "parallelism stays within a node)", T, G);
-    case VRAM_LAYOUT_TP_HEADS:
-        return cli_usage_error(cmd, "--tp %llu: must divide the %llu heads (attention and "
-                                    "key/value) every tensor-parallel rank splits", T,
-                               (unsigned long long)heads);
-    case VRAM_LAYOUT_BAD_PP:
-        return cli_usage_error(cmd, "--tp %llu x --pp %llu = %llu does not divide the %llu GPUs "
-                                    "(--nodes %llu x --gpus-per-node %llu)",
-                               T, P, T * P, N * G, N, G);
-    case VRAM_LAYOUT_PP_BLOCKS:
-        if (blocks == 0)
-            return cli_usage_error(cmd, "--pp %llu: the model's blocks are unknown (no "
-                                        "architecture numbers), so it cannot be split in stages", P);
-        return cli_usage_error(cmd, "--pp %llu: more stages than the model's %llu blocks", P,
-                               (unsigned long long)blocks);
-    case VRAM_LAYOUT_ZERO_NOT_TRAINING:
-        return cli_usage_error(cmd, "--zero %llu: ZeRO partitions training state; add --mode train",
-                               (unsigned long long)r.zero);
-    case VRAM_LAYOUT_OFFLOAD_NOT_TRAINING:
-        return cli_usage_error(cmd, "--offload: offloads training state; add --mode train");
-    case VRAM_LAYOUT_OFFLOAD_NEEDS_ZERO:
-        return cli_usage_error(cmd, "--offload optimizer: needs --zero 1, 2 or 3 (the "
-                                    "optimizer's ZeRO partition goes to the host)");
-    case VRAM_LAYOUT_OFFLOAD_PARAMS_ZERO3:
-        return cli_usage_error(cmd, "--offload params: needs --zero 3 (only ZeRO-3 partitions "
-                                    "the parameters)");
-    default:
-        return cli_usage_error(cmd, "the layout is refused (%s)", vram_layout_problem_name(pb));
-    }
-}
-
-int cli_layout_make(const char *cmd, const cli_layout_opts *o, const vram_model *m,
-                    const vram_workload *w, const vram_estimate *e, uint64_t budget, int auto_ok,
-                    cli_layout_report *out) {
-    vram_layout_sizes s;
-    vram_status st;
-    const int train = w->mode == VRAM_MODE_TRAIN;
-    memset(out, 0, sizeof *out);
-    out->budget = budget;
-    out->one_gpu = e->expected;
-    if (!cli_layout_any(o)) {
-        if (!auto_ok || !train || budget == 0 || e->expected <= budget) return 0;
-        out->auto_proposed = 1;
-    }
-    vram_param_count pc;
-    memset(&pc, 0, sizeof pc);
-    if ((m->arch.family != VRAM_FAMILY_NONE && vram_arch_params(&m->arch, &pc) != VRAM_OK) ||
-        vram_layout_sizes_of(m, &pc, e, &s) != VRAM_OK)
-        return cli_usage_error(cmd, "%s: cannot count the model's parts for a layout",
-                               o->first ? o->first : "--nodes");
-    if (o->layout) {
-        const vram_layout r = vram_layout_resolve(o->l);
-        vram_layout_problem pb = vram_layout_check(r, train, s.blocks, s.heads);
-        if (pb != VRAM_LAYOUT_OK) return refuse(cmd, pb, r, s.blocks, s.heads);
-        st = vram_layout_apply(e, &s, &o->l, &out->r);
-        if (st != VRAM_OK)
-            return cli_usage_error(cmd, "%s: the layout cannot be estimated: %s", o->first,
-                                   vram_status_str(st));
-        out->mode = 1;
-        return 0;
-    }
-    if (budget == 0)
-        return cli_usage_error(cmd, "--nodes/--gpus-per-node without a layout: proposing one "
-                                    "needs the GPU's size; give --assume-gpu SIZE");
-    out->max_nodes = o->l.nodes ? o->l.nodes : CLI_LAYOUT_DEFAULT_NODES;
-    out->gpus_per_node = o->l.gpus_per_node ? o->l.gpus_per_node : CLI_LAYOUT_DEFAULT_GPUS;
-    st = vram_layout_propose(e, &s, out->max_nodes, out->gpus_per_node, budget, &out->p);
-    if (st != VRAM_OK)
-        return cli_usage_error(cmd, "--nodes: cannot propose a layout: %s", vram_status_str(st));
-    out->mode = 2;
-    if (out->p.found) out->r = out->p.chosen;
-    return 0;
-}
-
-int cli_layout_fits(const cli_layout_report *r) {
-    if (r->mode == 2) return r->p.found;
-    if (r->mode == 1) return r->budget != 0 && r->r.gpu_expected <= r->budget;
-    return 0;
-}
-
-static const char *offload_text(uint32_t bits) {
-    switch (bits & VRAM_OFFLOAD_ALL) {
-    case VRAM_OFFLOAD_OPTIMIZER: return "optimizer";
-    case VRAM_OFFLOAD_PARAMS: return "params";
-    case VRAM_OFFLOAD_ALL: return "optimizer,params";
-    default: return "none";
-    }
-}
-
-/* "2 nodes x 8 GPUs (16), ZeRO-3, TP 2, PP 1, data-parallel 8" */
-static void layout_words(const vram_layout *l, uint64_t dp, char *buf, size_t cap) {
-    const unsigned long long n = l->nodes, g = l->gpus_per_node;
-    snprintf(buf, cap, "%llu node%s x %llu GPU%s (%llu), ZeRO-%llu, TP %llu, PP %llu, data-parallel %llu",
-             n, n == 1 ? "" : "s", g, g == 1 ? "" : "s", n * g, (unsigned long long)l->zero,
-             (unsigned long long)l->tp, (unsigned long long)l->pp, (unsigned long long)dp);
-}
+    "parallel layout (training over GPUs and nodes):\n"
+    "  --nodes N            nodes (1 to 4096)\n"
+    "  --gpus-per-node G    GPUs per node (1 to 1024)\n"
+    "  --zero 0|1|2|3       ZeRO stage over the data-parallel ranks\n"
+    "  --tp T               tensor parallelism within a node (T divides G)\n"
+    "  --pp P               pipeline stages (at most the blocks)\n"
+    "  --micro-batches M    micro-batches per step under PP (default P)\n"
+    "  --offload KIND       optimizer and/or params to the node's host memory\n"
+    "                       Layout options: that layout; --nodes/--gpus-per-node alone, or\n"
+    "                       training that does not fit one GPU: the least-parallel that fits.\n"
+    "                       e.g. --mode train --nodes 2 --gpus-per-node 8 --zero 3 --tp 2\n"
+    "\n";
 
 static void table(FILE *out, const vram_layout_term *t, uint64_t lo, uint64_t ex, uint64_t hi,
                   int *causes) {
@@ -228,7 +36,7 @@ static void table(FILE *out, const vram_layout_term *t, uint64_t lo, uint64_t ex
             vram_fmt_size(ex, b, sizeof b), vram_fmt_size(hi, c, sizeof c));
 }
 
-static void result_text(FILE *out, const cli_layout_report *rep) {
+static void result_text(FILE *out, const vram_parallel_report *rep) {
     const vram_layout_result *r = &rep->r;
     char a[32], b[32];
     int causes[VRAM_LC_COUNT] = {0};
@@ -245,7 +53,7 @@ static void result_text(FILE *out, const cli_layout_report *rep) {
                 vram_fmt_size(r->gpu_expected, a, sizeof a), vram_fmt_size(rep->budget, b, sizeof b));
     if (r->host_high != 0) {
         fprintf(out, "  per node, host memory (offload %s, %llu GPUs' partitions):\n",
-                offload_text(r->layout.offload), (unsigned long long)r->layout.gpus_per_node);
+                vram_parallel_offload_text(r->layout.offload), (unsigned long long)r->layout.gpus_per_node);
         table(out, r->host, r->host_low, r->host_expected, r->host_high, causes);
     }
     for (int k = 1; k < VRAM_LC_COUNT; k++)
@@ -256,17 +64,17 @@ static void result_text(FILE *out, const cli_layout_report *rep) {
 
 static void near_text(FILE *out, const vram_layout_near *n) {
     char w[160], a[32], b[32];
-    layout_words(&n->layout, n->dp, w, sizeof w);
+    vram_parallel_words(&n->layout, n->dp, w, sizeof w);
     fprintf(out, "    %s: %s per GPU, %s short\n", w, vram_fmt_size(n->expected, a, sizeof a),
             vram_fmt_size(n->short_by, b, sizeof b));
 }
 
-void cli_layout_text(FILE *out, const cli_layout_report *rep) {
+void cli_layout_text(FILE *out, const vram_parallel_report *rep) {
     char w[160], a[32], b[32];
     if (rep->mode == 0) return;
     if (rep->mode == 1) {
-        layout_words(&rep->r.layout, rep->r.dp, w, sizeof w);
-        fprintf(out, "layout: %s; offload %s\n", w, offload_text(rep->r.layout.offload));
+        vram_parallel_words(&rep->r.layout, rep->r.dp, w, sizeof w);
+        fprintf(out, "layout: %s; offload %s\n", w, vram_parallel_offload_text(rep->r.layout.offload));
         result_text(out, rep);
         return;
     }
@@ -281,7 +89,7 @@ void cli_layout_text(FILE *out, const cli_layout_report *rep) {
                 rep->max_nodes == 1 ? "" : "s", (unsigned long long)rep->gpus_per_node,
                 rep->gpus_per_node == 1 ? "" : "s");
     if (rep->p.found) {
-        layout_words(&rep->r.layout, rep->r.dp, w, sizeof w);
+        vram_parallel_words(&rep->r.layout, rep->r.dp, w, sizeof w);
         fprintf(out, "  proposed: %s\n", w);
     } else {
         fprintf(out, "  proposed: none fits (%llu layouts tried)\n", (unsigned long long)rep->p.tried);
@@ -302,135 +110,3 @@ void cli_layout_text(FILE *out, const cli_layout_report *rep) {
     if (rep->p.found) result_text(out, rep);
 }
 
-static void terms_json(cli_json *j, const vram_layout_term *t, uint64_t lo, uint64_t ex, uint64_t hi) {
-    cli_json_key(j, "terms");
-    cli_json_begin_array(j);
-    for (int i = 0; i < VRAM_LT_COUNT; i++) {
-        if (t[i].high == 0) continue;
-        cli_json_begin_object(j);
-        cli_json_key(j, "name");
-        cli_json_string(j, vram_layout_term_name((vram_layout_term_id)i));
-        cli_json_key(j, "bytes");
-        cli_json_u64(j, t[i].expected);
-        cli_json_key(j, "low");
-        cli_json_u64(j, t[i].low);
-        cli_json_key(j, "high");
-        cli_json_u64(j, t[i].high);
-        cli_json_key(j, "cause");
-        cli_json_string(j, vram_cause_name(t[i].cause));
-        cli_json_key(j, "layout_cause");
-        cli_json_string(j, vram_layout_cause_name(t[i].why));
-        cli_json_end_object(j);
-    }
-    cli_json_end_array(j);
-    cli_json_key(j, "total");
-    cli_json_begin_object(j);
-    cli_json_key(j, "low");
-    cli_json_u64(j, lo);
-    cli_json_key(j, "expected");
-    cli_json_u64(j, ex);
-    cli_json_key(j, "high");
-    cli_json_u64(j, hi);
-    cli_json_end_object(j);
-}
-
-static void layout_json(cli_json *j, const vram_layout *l, uint64_t dp) {
-    cli_json_key(j, "nodes");
-    cli_json_u64(j, l->nodes);
-    cli_json_key(j, "gpus_per_node");
-    cli_json_u64(j, l->gpus_per_node);
-    cli_json_key(j, "gpus");
-    cli_json_u64(j, l->nodes * l->gpus_per_node);
-    cli_json_key(j, "zero");
-    cli_json_u64(j, l->zero);
-    cli_json_key(j, "tp");
-    cli_json_u64(j, l->tp);
-    cli_json_key(j, "pp");
-    cli_json_u64(j, l->pp);
-    cli_json_key(j, "dp");
-    cli_json_u64(j, dp);
-}
-
-static void near_json(cli_json *j, const vram_layout_near *n) {
-    cli_json_begin_object(j);
-    layout_json(j, &n->layout, n->dp);
-    cli_json_key(j, "expected_bytes");
-    cli_json_u64(j, n->expected);
-    cli_json_key(j, "short_bytes");
-    cli_json_u64(j, n->short_by);
-    cli_json_end_object(j);
-}
-
-void cli_layout_json(cli_json *j, const cli_layout_report *rep) {
-    const vram_layout_result *r = &rep->r;
-    if (rep->mode == 0) return;
-    cli_json_key(j, "layout");
-    cli_json_begin_object(j);
-    cli_json_key(j, "source");
-    cli_json_string(j, rep->mode == 1 ? "given" : rep->auto_proposed ? "proposed_one_gpu_short"
-                                                                      : "proposed");
-    cli_json_key(j, "budget_bytes");
-    cli_json_u64(j, rep->budget);
-    if (rep->mode == 2) {
-        cli_json_key(j, "proposal");
-        cli_json_begin_object(j);
-        cli_json_key(j, "found");
-        cli_json_bool(j, rep->p.found);
-        cli_json_key(j, "max_nodes");
-        cli_json_u64(j, rep->max_nodes);
-        cli_json_key(j, "gpus_per_node");
-        cli_json_u64(j, rep->gpus_per_node);
-        cli_json_key(j, "one_gpu_bytes");
-        cli_json_u64(j, rep->one_gpu);
-        cli_json_key(j, "tried");
-        cli_json_u64(j, rep->p.tried);
-        cli_json_key(j, "gpu_counts_short");
-        cli_json_u64(j, rep->p.counts_short);
-        cli_json_key(j, "nearest");
-        cli_json_begin_array(j);
-        for (int i = 0; i < rep->p.nnear; i++) near_json(j, &rep->p.nearest[i]);
-        cli_json_end_array(j);
-        cli_json_key(j, "lower");
-        if (rep->p.found && rep->p.have_lower)
-            near_json(j, &rep->p.lower);
-        else
-            cli_json_null(j);
-        cli_json_end_object(j);
-        if (!rep->p.found) {
-            cli_json_key(j, "fits");
-            cli_json_bool(j, 0);
-            cli_json_end_object(j);
-            return;
-        }
-    }
-    layout_json(j, &r->layout, r->dp);
-    cli_json_key(j, "micro_batches");
-    cli_json_u64(j, r->layout.micro_batches);
-    cli_json_key(j, "offload");
-    cli_json_begin_array(j);
-    if (r->layout.offload & VRAM_OFFLOAD_OPTIMIZER) cli_json_string(j, "optimizer");
-    if (r->layout.offload & VRAM_OFFLOAD_PARAMS) cli_json_string(j, "params");
-    cli_json_end_array(j);
-    cli_json_key(j, "stage");
-    cli_json_string(j, r->layout.pp == 1 ? "only" : r->last_stage ? "last" : "first");
-    cli_json_key(j, "stage_blocks");
-    cli_json_u64(j, r->stage_blocks);
-    cli_json_key(j, "in_flight");
-    cli_json_u64(j, r->in_flight);
-    cli_json_key(j, "gpu_params");
-    cli_json_u64(j, r->gpu_params);
-    cli_json_key(j, "per_gpu");
-    cli_json_begin_object(j);
-    terms_json(j, r->gpu, r->gpu_low, r->gpu_expected, r->gpu_high);
-    cli_json_end_object(j);
-    cli_json_key(j, "per_node_host");
-    cli_json_begin_object(j);
-    terms_json(j, r->host, r->host_low, r->host_expected, r->host_high);
-    cli_json_end_object(j);
-    cli_json_key(j, "fits");
-    if (rep->budget != 0)
-        cli_json_bool(j, r->gpu_expected <= rep->budget);
-    else
-        cli_json_null(j);
-    cli_json_end_object(j);
-}

@@ -36,96 +36,28 @@ void cli_model_list(FILE *out) {
 
 const char cli_workload_help[] =
     "workload:\n"
-    "  --mode infer|train     inference (default) or training\n"
-    "  --format F             storage of the weights: fp32, fp16, bf16, int8, int4 (nf4),\n"
-    "                         int4_double (nf4_dq), fp4, or a GGUF format (q4_k, q8_0, ...);\n"
-    "                         default: as published\n"
-    "  --compute F            activations: f32, f16 or bf16 (default: f32 for fp32 weights,\n"
-    "                         bf16 for bf16 models, else f16; 16-bit training is mixed\n"
-    "                         precision with fp32 master weights)\n"
-    "  --batch N              sequences per step (the micro-batch; default 1)\n"
-    "  --seq N                tokens per sequence, prompt and generated (default: the\n"
-    "                         model's context, at most 2048)\n"
+    "  --mode infer|train   inference (default) or training\n"
+    "  --format F           weights: fp32, fp16, bf16, int8, int4, int4_double, fp4, or a GGUF\n"
+    "                       format (q4_k, ...); default: as published\n"
+    "  --compute F          activations: f32, f16, bf16 (default from the weights)\n"
+    "  --batch N            sequences per step (default 1)\n"
+    "  --seq N              tokens per sequence (default: the model's context, at most 2048)\n"
     "  --src-len N, --tgt-len N  encoder-decoder source and target tokens (default --seq)\n"
-    "  --optimizer O          adamw (default; also adam), sgd-momentum, sgd, adam8bit\n"
-    "  --checkpointing        training: recompute activations per block\n"
-    "  --flash-attention      fused attention: no sequence x sequence score matrix\n"
-    "  --grad-accum N         micro-batches per step (changes no memory; shown)\n"
-    "  --lora-rank R          training: LoRA adapters of rank R on frozen (possibly\n"
-    "                         quantised) weights\n"
-    "  --lora-targets LIST    q,k,v,o,mlp or all (default q,v)\n"
-    "  --images N             vision-language models: images per sequence, each adding the\n"
-    "                         model's image tokens to the sequence (default 1)\n"
-    "  --image-tokens N       image tokens per sequence, whatever the model's per image says\n"
-    "                         (dynamic resolution, several images); added to --seq\n";
-
-int cli_workload_option(const char *cmd, int code, const char *arg, vram_workload *w) {
-    char err[512];
-    if (vram_wl_apply(w, (vram_wl_option)code, arg, err, sizeof err) != VRAM_OK)
-        return cli_usage_error(cmd, "%s", err);
-    return 0;
-}
-
-/* ---- --assume-gpu -------------------------------------------------------------------- */
+    "  --optimizer O        adamw (default), adam, sgd-momentum, sgd, adam8bit\n"
+    "  --checkpointing      training: recompute activations per block\n"
+    "  --flash-attention    fused attention: no sequence x sequence scores\n"
+    "  --grad-accum N       micro-batches per step (above 1: gradients kept through backward)\n"
+    "  --lora-rank R        training: LoRA adapters of rank R on frozen weights\n"
+    "  --lora-targets LIST  q,k,v,o,mlp or all (default q,v)\n"
+    "  --images N, --image-tokens N  vision-language models: images, or image tokens, per\n"
+    "                       sequence\n"
+    "  --logits last|all    inference: the last position's logits (generate()) or every\n"
+    "                       position's (scoring, masked-LM, seq2seq); default by model kind\n"
+    "\n";
 
 int cli_parse_gpu_spec(const char *cmd, const char *text, vram_gpu_budget *out) {
-    char buf[256];
-    char *save = NULL, *tok;
-    int first = 1, have_used = 0, have_free = 0;
-    uint64_t used = 0, freeb = 0;
-    memset(out, 0, sizeof *out);
-    if (text == NULL || text[0] == '\0' || strlen(text) >= sizeof buf)
-        return cli_usage_error(cmd, "--assume-gpu: '%s' is not SIZE[,used=SIZE][,cc=M.m]",
-                               text ? text : "");
-    if (text[strlen(text) - 1] == ',' || strstr(text, ",,"))
-        return cli_usage_error(cmd, "--assume-gpu: '%s' has an empty item", text);
-    snprintf(buf, sizeof buf, "%s", text);
-    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = 0) {
-        char *eq = strchr(tok, '=');
-        if (first) {
-            if (eq != NULL || vram_parse_size(tok, &out->total) != 0 || out->total == 0)
-                return cli_usage_error(cmd,
-                                       "--assume-gpu: '%s': the first item is the GPU's size "
-                                       "(e.g. 8GiB), not '%s'",
-                                       text, tok);
-            continue;
-        }
-        if (eq == NULL)
-            return cli_usage_error(cmd, "--assume-gpu: '%s': '%s' is not KEY=VALUE", text, tok);
-        *eq = '\0';
-        const char *val = eq + 1;
-        if (strcmp(tok, "used") == 0) {
-            if (vram_parse_size(val, &used) != 0)
-                return cli_usage_error(cmd, "--assume-gpu: '%s': used='%s' is not a size", text,
-                                       val);
-            have_used = 1;
-        } else if (strcmp(tok, "free") == 0) {
-            if (vram_parse_size(val, &freeb) != 0)
-                return cli_usage_error(cmd, "--assume-gpu: '%s': free='%s' is not a size", text,
-                                       val);
-            have_free = 1;
-        } else if (strcmp(tok, "cc") == 0) {
-            unsigned maj = 0, min = 0;
-            int n = 0;
-            if (sscanf(val, "%2u.%1u%n", &maj, &min, &n) != 2 || val[n] != '\0' || maj == 0)
-                return cli_usage_error(cmd,
-                                       "--assume-gpu: '%s': cc='%s' is not a compute "
-                                       "capability such as 8.9",
-                                       text, val);
-            out->cc_major = (int)maj;
-            out->cc_minor = (int)min;
-        } else {
-            return cli_usage_error(cmd, "--assume-gpu: '%s': unknown key '%s' (used, free, cc)",
-                                   text, tok);
-        }
-    }
-    if (have_used && have_free)
-        return cli_usage_error(cmd, "--assume-gpu: '%s': give used= or free=, not both", text);
-    if (have_used && used > out->total)
-        return cli_usage_error(cmd, "--assume-gpu: '%s': used is more than the GPU's size", text);
-    if (have_free && freeb > out->total)
-        return cli_usage_error(cmd, "--assume-gpu: '%s': free is more than the GPU's size", text);
-    out->free = have_free ? freeb : out->total - used;
+    char err[512];
+    if (vram_gpu_spec_parse(text, out, err, sizeof err) != VRAM_OK) return cli_usage_error(cmd, "%s", err);
     return 0;
 }
 
@@ -158,8 +90,12 @@ void cli_workload_text(const vram_model *m, const vram_workload *w, const vram_e
         if (w->grad_accum > 1 && (size_t)n < cap)
             snprintf(buf + n, cap - (size_t)n, ", %llu micro-batches per step",
                      (unsigned long long)w->grad_accum);
-    } else if (w->flash_attention && (size_t)n < cap) {
-        snprintf(buf + n, cap - (size_t)n, ", flash attention");
+    } else if ((size_t)n < cap) {
+        if (e->logits != VRAM_LOGITS_DEFAULT)
+            n += snprintf(buf + n, cap - (size_t)n, ", logits of %s",
+                          e->logits == VRAM_LOGITS_ALL ? "every position" : "the last position");
+        if (w->flash_attention && n >= 0 && (size_t)n < cap)
+            snprintf(buf + n, cap - (size_t)n, ", flash attention");
     }
 }
 
@@ -187,159 +123,7 @@ void cli_estimate_table(FILE *out, const vram_estimate *e) {
                      "logits are not counted\n");
     if (e->notes & VRAM_NOTE_DTYPE_ASSUMED)
         fprintf(out, "  note: the published format is unknown; f16 assumed\n");
-    if (e->notes & VRAM_NOTE_GQA_KV)
-        fprintf(out, "  note: training activations count keys and values at full width "
-                     "(grouped-query attention stores less)\n");
 }
-
-void cli_estimate_json(cli_json *j, const vram_estimate *e) {
-    cli_json_key(j, "terms");
-    cli_json_begin_array(j);
-    for (int i = 0; i < VRAM_TERM_COUNT; i++) {
-        const vram_term *t = &e->term[i];
-        cli_json_begin_object(j);
-        cli_json_key(j, "name");
-        cli_json_string(j, vram_term_name((vram_term_id)i));
-        cli_json_key(j, "bytes");
-        cli_json_u64(j, t->expected);
-        cli_json_key(j, "low");
-        cli_json_u64(j, t->low);
-        cli_json_key(j, "high");
-        cli_json_u64(j, t->high);
-        cli_json_key(j, "cause");
-        cli_json_string(j, t->low == t->high ? "exact" : vram_cause_name(t->cause));
-        cli_json_end_object(j);
-    }
-    cli_json_end_array(j);
-    cli_json_key(j, "total");
-    cli_json_begin_object(j);
-    cli_json_key(j, "low");
-    cli_json_u64(j, e->low);
-    cli_json_key(j, "expected");
-    cli_json_u64(j, e->expected);
-    cli_json_key(j, "high");
-    cli_json_u64(j, e->high);
-    cli_json_end_object(j);
-    cli_json_key(j, "notes");
-    cli_json_begin_array(j);
-    if (e->notes & VRAM_NOTE_NO_ARCH) cli_json_string(j, "no_arch");
-    if (e->notes & VRAM_NOTE_DTYPE_ASSUMED) cli_json_string(j, "dtype_assumed");
-    if (e->notes & VRAM_NOTE_GQA_KV) cli_json_string(j, "gqa_kv");
-    cli_json_end_array(j);
-}
-
-void cli_model_json(cli_json *j, const vram_model_ref *m, const vram_estimate *e) {
-    cli_json_begin_object(j);
-    cli_json_key(j, "name");
-    cli_json_string(j, m->label);
-    cli_json_key(j, "source");
-    cli_json_string(j, m->source);
-    if (m->hf_id[0]) {
-        cli_json_key(j, "hf_id");
-        cli_json_string(j, m->hf_id);
-    }
-    cli_json_key(j, "family");
-    cli_json_string(j, vram_family_name(m->model.arch.family));
-    cli_json_key(j, "params");
-    cli_json_u64(j, e->params);
-    if (m->model.arch.experts != 0) { /* a mixture of experts: what one token goes through */
-        cli_json_key(j, "active_params");
-        cli_json_u64(j, e->active_params);
-        cli_json_key(j, "experts");
-        cli_json_u64(j, m->model.arch.experts);
-        cli_json_key(j, "experts_per_token");
-        cli_json_u64(j, m->model.arch.experts_per_token);
-    }
-    if (e->expert_bytes != 0) {
-        cli_json_key(j, "expert_bytes");
-        cli_json_u64(j, e->expert_bytes);
-    }
-    cli_json_key(j, "blocks");
-    cli_json_u64(j, e->blocks);
-    cli_json_key(j, "published_format");
-    cli_json_string(j, m->model.dtype != VRAM_DTYPE_NONE ? vram_dtype_name(m->model.dtype)
-                                                         : "unknown");
-    if (m->model.stats.tensors) {
-        cli_json_key(j, "tensors");
-        cli_json_u64(j, m->model.stats.tensors);
-        cli_json_key(j, "stored_bytes");
-        cli_json_u64(j, m->model.stats.bytes);
-    }
-    if (m->model.guess_high != 0) {
-        char as[160];
-        cli_arch_reading(&m->model.arch, as, sizeof as);
-        cli_json_key(j, "read_as");
-        cli_json_string(j, as);
-        cli_json_key(j, "guessed_params");
-        cli_json_begin_object(j);
-        cli_json_key(j, "low");
-        cli_json_u64(j, m->model.guess_low);
-        cli_json_key(j, "high");
-        cli_json_u64(j, m->model.guess_high);
-        cli_json_end_object(j);
-    }
-    if (m->note[0]) {
-        cli_json_key(j, "note");
-        cli_json_string(j, m->note);
-    }
-    cli_json_end_object(j);
-}
-
-void cli_arch_reading(const vram_arch *a, char *buf, size_t cap) {
-    snprintf(buf, cap, "%s, %s MLP, %s norm, %s, %s head%s", vram_family_name(a->family),
-             a->mlp == VRAM_MLP_GATED ? "gated" : "plain",
-             a->norm == VRAM_NORM_RMS ? "RMS" : "layer",
-             (a->flags & (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS))
-                 ? "biases"
-                 : "no biases",
-             (a->flags & VRAM_ARCH_NO_HEAD) ? "no"
-             : (a->flags & VRAM_ARCH_TIED)  ? "tied"
-                                            : "untied",
-             (a->flags & VRAM_ARCH_PARALLEL) ? ", parallel blocks" : "");
-}
-
-void cli_workload_json(cli_json *j, const vram_workload *w, const vram_estimate *e) {
-    cli_json_begin_object(j);
-    cli_json_key(j, "mode");
-    cli_json_string(j, w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
-    cli_json_key(j, "format");
-    cli_json_string(j, vram_dtype_name(e->format));
-    cli_json_key(j, "compute");
-    cli_json_string(j, vram_dtype_name(e->compute));
-    cli_json_key(j, "batch");
-    cli_json_u64(j, e->batch);
-    cli_json_key(j, "seq");
-    cli_json_u64(j, e->seq);
-    /* given, or resolved to something other than seq (whisper's 1500 source frames) */
-    if (w->src_len || (e->src_len != 0 && e->src_len != e->seq)) {
-        cli_json_key(j, "src_len");
-        cli_json_u64(j, e->src_len);
-    }
-    if (w->tgt_len || (e->tgt_len != 0 && e->tgt_len != e->seq)) {
-        cli_json_key(j, "tgt_len");
-        cli_json_u64(j, e->tgt_len);
-    }
-    if (w->mode == VRAM_MODE_TRAIN) {
-        cli_json_key(j, "optimizer");
-        cli_json_string(j, vram_optimizer_name(w->optimizer));
-        cli_json_key(j, "checkpointing");
-        cli_json_bool(j, w->checkpointing);
-        cli_json_key(j, "grad_accum");
-        cli_json_u64(j, w->grad_accum ? w->grad_accum : 1u);
-        cli_json_key(j, "lora_rank");
-        cli_json_u64(j, w->lora_rank);
-        cli_json_key(j, "trainable_params");
-        cli_json_u64(j, e->trainable);
-    }
-    if (e->image_tokens != 0) {
-        cli_json_key(j, "image_tokens");
-        cli_json_u64(j, e->image_tokens);
-    }
-    cli_json_key(j, "flash_attention");
-    cli_json_bool(j, w->flash_attention);
-    cli_json_end_object(j);
-}
-
 
 void cli_machine_text(FILE *out, const vram_machine_view *v) {
     char a[32];
@@ -366,34 +150,3 @@ void cli_machine_text(FILE *out, const vram_machine_view *v) {
     if (v->tenants_more) fprintf(out, "and %d more processes\n", v->tenants_more);
 }
 
-void cli_machine_json(cli_json *j, const vram_machine_view *v) {
-    cli_json_key(j, "gpu_source");
-    cli_json_string(j, v->source);
-    cli_json_key(j, "gpu_source_note");
-    if (v->note[0]) cli_json_string(j, v->note);
-    else cli_json_null(j);
-    cli_json_key(j, "tenants");
-    if (!v->tenants_known) {
-        cli_json_null(j);
-        return;
-    }
-    cli_json_begin_array(j);
-    for (int i = 0; i < v->ntenants; i++) {
-        const vram_machine_tenant *t = &v->tenants[i];
-        cli_json_begin_object(j);
-        cli_json_key(j, "gpu");
-        cli_json_u64(j, (uint64_t)t->gpu);
-        cli_json_key(j, "pid");
-        cli_json_u64(j, t->pid);
-        cli_json_key(j, "name");
-        if (t->name[0]) cli_json_string(j, t->name);
-        else cli_json_null(j);
-        cli_json_key(j, "bytes");
-        if (t->bytes == VRAM_GPUMEM_UNKNOWN) cli_json_null(j);
-        else cli_json_u64(j, t->bytes);
-        cli_json_end_object(j);
-    }
-    cli_json_end_array(j);
-    cli_json_key(j, "tenants_more");
-    cli_json_u64(j, (uint64_t)v->tenants_more);
-}

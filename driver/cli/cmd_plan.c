@@ -10,173 +10,53 @@
 #include "cli.h"
 #include "cli_layout.h"
 #include "cli_model.h"
-#include "plan/emit.h"
 #include "plan/plan_doc.h"
-#include "plan/planner.h"
-#include "plan/workload.h"
+#include "plan/plan_run.h"
 
 #define CMD "plan"
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: vramkit plan (--model MODEL | --component NAME=MODEL[@DEVICE] ...)\n"
-            "                    [workload options] [layout options] [--assume-gpu SPEC]...\n"
-            "                    [--host-memory SIZE]\n"
-            "                    [--margin SIZE] [--save FILE] [--json]\n"
-            "                    [--emit FORMAT]... [--strategy NAME]\n"
+            "usage: vramkit plan --model MODEL [workload] [layout] [machine] [plans]\n"
+            "       vramkit plan --component NAME=MODEL[@DEVICE]... [workload] [machine] [plans]\n"
             "       vramkit plan --load FILE [--assume-gpu SPEC]... [--save FILE] [--json]\n"
-            "                    [--emit FORMAT]... [--strategy NAME]\n"
+            "                    [--emit FORMAT]...\n"
             "\n"
-            "Decides, before anything is loaded, how to load a model and where each component of\n"
-            "a service lives. For --model: every load strategy in the order to try it -- 16-bit\n"
-            "on one GPU (bf16 on compute capability >= 8.0, else fp16), int8, int4, 16-bit over\n"
-            "several GPUs, for a mixture of experts its routed experts in host memory and the\n"
-            "rest on one GPU (experts_cpu, as llama.cpp's --cpu-moe), 16-bit split by whole\n"
-            "blocks between a GPU and the CPU (how many blocks fit on the GPU), CPU fp32 --\n"
-            "with its bytes per device, whether it fits and\n"
-            "why, and the first that fits. For --component: each component placed on the GPU\n"
-            "with the most room or on the CPU, beside what other processes already hold; each\n"
-            "GPU's line adds up its components and what a GPU in use pays once: the CUDA\n"
-            "context and the libraries' workspace.\n"
+            "How to load a model, decided before anything is loaded: each load strategy in the\n"
+            "order to try it (16-bit on one GPU, int8, int4, 16-bit over several GPUs, experts on\n"
+            "the host, blocks split between a GPU and the CPU, CPU fp32), its bytes per device,\n"
+            "whether it fits and why, and the first that fits. For a service of components: each\n"
+            "placed on the GPU with the most room or on the CPU, beside the other processes.\n"
             "\n"
             "models:\n"
-            "  --model MODEL          a built-in name (vramkit estimate --list-models), a\n"
-            "                         .safetensors/.gguf file, an index, a config.json or a\n"
-            "                         directory (headers only)\n"
-            "  --component NAME=MODEL[@DEVICE]\n"
-            "                         one component of a service (repeat, at most %d); NAME is\n"
-            "                         letters, digits, '-' and '_'. DEVICE is auto, cpu, cuda,\n"
-            "                         cuda:N (gpu, gpu:N); without @DEVICE the component uses\n"
-            "                         VRAMKIT_<NAME>_DEVICE (NAME upper-cased, '-' as '_'), else\n"
-            "                         inherits VRAMKIT_DEVICE (default auto)\n"
+            "  --model MODEL        a built-in name (vramkit estimate --list-models), a safetensors\n"
+            "                       or GGUF file, an index, a config.json or a directory\n"
+            "  --component NAME=MODEL[@DEVICE]  one component (repeat, at most %d); DEVICE: auto,\n"
+            "                       cpu, cuda:N; without it VRAMKIT_<NAME>_DEVICE, else\n"
+            "                       VRAMKIT_DEVICE (default auto)\n"
             "\n"
-            "%s"
-            "\n"
-            "%s"
-            "                         (--model only; not with --save, --load or --emit. The\n"
-            "                         layout follows the strategies; --json adds it as layout,\n"
-            "                         as in vramkit estimate --json; with layout options the\n"
-            "                         exit code is the layout's: 0 fits, 1 not)\n"
-            "\n"
+            "%s%s"
             "machine:\n"
-            "  --assume-gpu SPEC      a GPU: SIZE[,used=SIZE|,free=SIZE][,cc=M.m], e.g.\n"
-            "                         8GiB,used=4.7GB,cc=8.9; repeat for several (GPU 0, 1, ...).\n"
-            "                         Without it vramkit reads this machine's GPUs through the\n"
-            "                         NVIDIA driver (total, free beside other tenants, compute\n"
-            "                         capability); with none the plan is for the CPU, and says why\n"
-            "  --host-memory SIZE     free host memory (default: MemAvailable of /proc/meminfo)\n"
-            "  --margin SIZE          kept free on every device for other tenants' growth\n"
-            "                         (default 256MiB; 0 for none)\n"
+            "  --assume-gpu SPEC    a GPU that is not here: SIZE[,used=SIZE|,free=SIZE][,cc=M.m]\n"
+            "                       (repeat for several); default: this machine's GPUs\n"
+            "  --host-memory SIZE   free host memory (default: MemAvailable)\n"
+            "  --margin SIZE        kept free on every device (default 256MiB; 0 for none)\n"
             "\n"
             "plans:\n"
-            "  --save FILE            also write the plan as JSON to FILE (replaced atomically)\n"
-            "  --load FILE            plan again from a saved plan's inputs (models, components,\n"
-            "                         settings, workload, machine); --assume-gpu replaces its\n"
-            "                         machine; says what changed since it was saved\n"
-            "  --json                 print the plan as JSON: version, inputs, strategies [{name,\n"
-            "                         devices, bytes, per_device [{device, bytes, blocks}], fits,\n"
-            "                         reason, reason_text}], chosen (null when none fits),\n"
-            "                         placement [{component, model, device, strategy, bytes,\n"
-            "                         fits, setting, setting_from, reason, reason_text}], for\n"
-            "                         components gpu_use [{device, budget_bytes, used_bytes,\n"
-            "                         components, components_bytes, cuda_context_bytes,\n"
-            "                         workspace_bytes}] (used = the last three), and with --load,\n"
-            "                         changes; notes [{component, note}] when a model's reader\n"
-            "                         noted something (one shard of a set read alone, ...).\n"
-            "                         Plans saved before gpu_use and notes existed still load\n"
-            "\n",
-            VRAM_PLACE_MAX, cli_workload_help, cli_layout_help);
-    fputs("other tools (repeat --emit for several; the plan's text is not printed, --json\n"
-            "adds emit {FORMAT: text} to the plan):\n"
-            "  --emit FORMAT          the chosen strategy as another tool's settings, on stdout:\n"
-            "                         accelerate  JSON for from_pretrained: max_memory (per GPU\n"
-            "                                     index and cpu, bytes: each device's weights\n"
-            "                                     by the plan's split, half a block of slack,\n"
-            "                                     and on the first GPU and cpu the largest\n"
-            "                                     layer accelerate keeps free), device_map\n"
-            "                                     (module -> device, from the safetensors\n"
-            "                                     tensor names), dtype, quantization_config\n"
-            "                                     (bitsandbytes int8 / NF4), notes\n"
-            "                         llama.cpp   -ngl (blocks on the GPU, +1 for the output\n"
-            "                                     layer when all are), -c (the context sized;\n"
-            "                                     x batch with -np), --split-mode and\n"
-            "                                     --tensor-split (blocks per GPU) or --main-gpu\n"
-            "                         vllm        --gpu-memory-utilization (the plan's budget\n"
-            "                                     over the GPU's total, rounded down),\n"
-            "                                     --max-model-len, --tensor-parallel-size,\n"
-            "                                     --dtype, --quantization bitsandbytes (int4)\n"
-            "                         env         shell exports: CUDA_VISIBLE_DEVICES,\n"
-            "                                     VRAMKIT_DEVICE or VRAMKIT_<NAME>_DEVICE per\n"
-            "                                     component (renumbered as CUDA will see\n"
-            "                                     them), PYTORCH_CUDA_ALLOC_CONF with\n"
-            "                                     expandable_segments:True only where the VMM\n"
-            "                                     probe passed on this machine's GPUs\n"
-            "                         llama.cpp and vllm write what they cannot say exactly as\n"
-            "                         'note:' lines on stderr; accelerate in notes, env in\n"
-            "                         comments. A format that cannot express the plan (a\n"
-            "                         component plan outside env, llama.cpp for an\n"
-            "                         encoder-decoder or a training plan, vllm for int8,\n"
-            "                         gpu_cpu or cpu, ...) is an error (exit 2)\n"
-            "  --strategy NAME        emit another strategy of the chain than the chosen one\n"
-            "                         (bf16/fp16/16bit, int8, int4, multi_gpu, experts_cpu,\n"
-            "                         gpu_cpu, cpu); it must fit (exit 2 otherwise)\n"
-            "\n",
-          out);
-    fputs("Sizes: bytes or with a unit (512MiB, 8GiB, 7.5GB).\n"
-            "exit codes: 0 a strategy fits / every component is placed, 1 nothing fits / a\n"
-            "            component is not placed, 2 bad usage or input (a model vramkit cannot\n"
-            "            count: a malformed file, an index naming a missing shard, a directory\n"
-            "            with no model file or only pickled weights; --emit for a strategy that\n"
-            "            does not fit or a format that cannot express the plan), 3 environment\n"
-            "            error (a file that is there but cannot be read: permissions, I/O)\n",
-          out);
+            "  --json               the plan as one JSON object\n"
+            "  --save FILE          also write the plan as JSON to FILE\n"
+            "  --load FILE          plan again from a saved plan's inputs; says what changed\n"
+            "  --emit FORMAT        the chosen strategy as another tool's settings: %s\n"
+            "                       (repeat for several; with --json, added as emit)\n"
+            "  --strategy NAME      emit this strategy of the chain instead of the chosen one\n"
+            "\n"
+            "exit codes: 0 a strategy fits (every component placed), 1 not, 2 bad usage or input\n"
+            "            (and --emit of what cannot be expressed), 3 environment error\n"
+            "Manual, with the JSON fields and what each --emit writes: docs/plan.md\n",
+            VRAM_PLACE_MAX, cli_workload_help, cli_layout_help, vram_emit_format_names);
 }
 
-
-enum {
-    OPT_MODEL = 1,
-    OPT_COMPONENT,
-    OPT_ASSUME_GPU,
-    OPT_HOST,
-    OPT_MARGIN,
-    OPT_SAVE,
-    OPT_LOAD,
-    OPT_JSON,
-    OPT_EMIT,
-    OPT_STRATEGY
-};
-
-/* The options that are not inputs of the plan. */
-typedef struct plan_opts {
-    const char *save, *load, *strategy;
-    int json;
-    int nemit;
-    vram_emit_format emit[VRAM_EMIT_FORMATS]; /* in the order given, each once */
-    cli_layout_opts layout;
-} plan_opts;
-
-static const struct option long_options[] = {
-    CLI_WORKLOAD_LONG_OPTIONS,
-    CLI_LAYOUT_LONG_OPTIONS,
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"component", required_argument, NULL, OPT_COMPONENT},
-    {"assume-gpu", required_argument, NULL, OPT_ASSUME_GPU},
-    {"host-memory", required_argument, NULL, OPT_HOST},
-    {"margin", required_argument, NULL, OPT_MARGIN},
-    {"save", required_argument, NULL, OPT_SAVE},
-    {"load", required_argument, NULL, OPT_LOAD},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"emit", required_argument, NULL, OPT_EMIT},
-    {"strategy", required_argument, NULL, OPT_STRATEGY},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-/* A planner or plan-document failure as this command reports it. */
-static int fail(vram_status st, const char *err) {
-    return cli_error(cli_exit_code(st), CMD,
-                     "%s", err);
-}
+enum { FLAG_JSON = 1u << 0 };
 
 static void print_strategies(FILE *out, const vram_plan *p) {
     char a[32], buf[512], wl[512];
@@ -256,21 +136,21 @@ static void print_placement(FILE *out, const vram_plan *p) {
 
 static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, size_t nch) {
     char a[32], b[32], buf[512];
-    if (p->ngpu == 0)
+    if (p->mach.ngpu == 0)
         fprintf(out, "machine: no GPU (%s; --assume-gpu SPEC plans for one); host %s free\n",
-                p->no_gpu, p->host ? vram_fmt_size(p->host, a, sizeof a) : "unknown");
-    for (int g = 0; g < p->ngpu; g++) {
-        fprintf(out, "GPU %d%s: %s, %s free", g, p->gpus_detected ? "" : " (assumed)",
-                vram_fmt_size(p->gpus[g].total, a, sizeof a),
-                vram_fmt_size(p->gpus[g].free, b, sizeof b));
-        if (p->gpus[g].cc_major) fprintf(out, ", cc %d.%d", p->gpus[g].cc_major, p->gpus[g].cc_minor);
+                p->mach.no_gpu, p->mach.host ? vram_fmt_size(p->mach.host, a, sizeof a) : "unknown");
+    for (int g = 0; g < p->mach.ngpu; g++) {
+        fprintf(out, "GPU %d%s: %s, %s free", g, p->mach.gpus_detected ? "" : " (assumed)",
+                vram_fmt_size(p->mach.gpus[g].total, a, sizeof a),
+                vram_fmt_size(p->mach.gpus[g].free, b, sizeof b));
+        if (p->mach.gpus[g].cc_major) fprintf(out, ", cc %d.%d", p->mach.gpus[g].cc_major, p->mach.gpus[g].cc_minor);
         fprintf(out, "\n");
     }
-    if (p->gpus_detected) cli_machine_text(out, &p->view);
-    if (p->ngpu)
+    if (p->mach.gpus_detected) cli_machine_text(out, &p->mach.view);
+    if (p->mach.ngpu)
         fprintf(out, "host: %s free; margin %s per device\n",
-                p->host ? vram_fmt_size(p->host, a, sizeof a) : "unknown",
-                vram_fmt_size(vram_devices_margin(&p->dev), b, sizeof b));
+                p->mach.host ? vram_fmt_size(p->mach.host, a, sizeof a) : "unknown",
+                vram_fmt_size(vram_devices_margin(&p->mach.dev), b, sizeof b));
     if (p->single)
         print_strategies(out, p);
     else
@@ -282,122 +162,33 @@ static void print_text(FILE *out, const vram_plan *p, const vram_change *ch, siz
     }
 }
 
+typedef struct plan_args {
+    vram_plan *p;
+    vram_plan_request *o;
+} plan_args;
+
+static vram_status set(void *ctx, const char *name, const char *arg, char *err, size_t cap) {
+    plan_args *x = ctx;
+    return vram_plan_set(x->p, x->o, name, arg, err, cap);
+}
+
 /* Returns -1 when the options were read, else the exit code. */
-static int parse(int argc, char **argv, vram_plan *p, plan_opts *o) {
+static int parse(int argc, char **argv, vram_plan *p, vram_plan_request *o, int *json) {
     char err[1024];
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return VRAM_EXIT_OK;
-        case OPT_MODEL:
-            if (vram_plan_set_model(p, optarg, err, sizeof err) != VRAM_OK) return cli_usage_error(CMD, "%s", err);
-            break;
-        case OPT_COMPONENT:
-            if (vram_plan_add_component(p, optarg, err, sizeof err) != VRAM_OK)
-                return cli_usage_error(CMD, "%s", err);
-            break;
-        case OPT_ASSUME_GPU: {
-            int rc;
-            if (p->ngpu == VRAM_PLAN_MAX_GPUS)
-                return cli_usage_error(CMD, "--assume-gpu: at most %d GPUs", VRAM_PLAN_MAX_GPUS);
-            if ((rc = cli_parse_gpu_spec(CMD, optarg, &p->gpus[p->ngpu]))) return rc;
-            p->ngpu++;
-            p->gpus_given = 1;
-            break;
-        }
-        case OPT_HOST:
-            if (vram_parse_size(optarg, &p->host) != 0 || p->host == 0)
-                return cli_usage_error(CMD, "--host-memory: '%s' is not a size above 0", optarg);
-            p->host_given = 1;
-            break;
-        case OPT_MARGIN:
-            if (vram_parse_size(optarg, &p->margin) != 0)
-                return cli_usage_error(CMD, "--margin: '%s' is not a size", optarg);
-            p->margin_given = 1;
-            break;
-        case OPT_SAVE: o->save = optarg; break;
-        case OPT_LOAD: o->load = optarg; break;
-        case OPT_JSON: o->json = 1; break;
-        case OPT_EMIT: {
-            vram_emit_format f;
-            if (vram_emit_format_parse(optarg, &f) != VRAM_OK)
-                return cli_usage_error(CMD, "--emit: '%s' is not a format (%s)", optarg,
-                                       vram_emit_format_names);
-            for (int i = 0; i < o->nemit; i++)
-                if (o->emit[i] == f) return cli_usage_error(CMD, "--emit %s is given twice", optarg);
-            o->emit[o->nemit++] = f;
-            break;
-        }
-        case OPT_STRATEGY: o->strategy = optarg; break;
-        case ':': return cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
-        case '?':
-            return cli_usage_error(CMD, "unknown option '%s' (see vramkit plan --help)", argv[optind - 1]);
-        default:
-            if (c >= VRAM_WL_BASE && c < VRAM_WL_END) {
-                if (vram_wl_apply(&p->w, (vram_wl_option)c, optarg, err, sizeof err) != VRAM_OK)
-                    return cli_usage_error(CMD, "%s", err);
-                break;
-            }
-            if (c >= CLI_LAYOUT_NODES && c < CLI_LAYOUT_END) {
-                int rc = cli_layout_option(CMD, c, optarg, &o->layout);
-                if (rc) return rc;
-                break;
-            }
-            return cli_usage_error(CMD, "unknown option");
-        }
-    }
+    plan_args x = {p, o};
+    unsigned flags = 0;
+    const cli_spec spec = {CMD, CLI_WORKLOAD_OPTIONS CLI_LAYOUT_OPTIONS
+                           "model= component= assume-gpu= host-memory= margin= save= load= emit= strategy=",
+                           "json", set, &x, usage, NULL, 0, 0};
+    int rc = cli_parse(&spec, argc, argv, &flags);
+    if (rc >= 0) return rc;
+    *json = (flags & FLAG_JSON) != 0;
     if (optind < argc) return cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
-    if (o->strategy != NULL && o->nemit == 0)
-        return cli_usage_error(CMD, "--strategy %s: it chooses what --emit writes; give --emit FORMAT",
-                               o->strategy);
-    if (cli_layout_any(&o->layout)) {
-        const char *flag = o->layout.first ? o->layout.first : "--nodes";
-        if (o->nemit > 0)
-            return cli_usage_error(CMD, "%s: --emit cannot express a layout across GPUs; drop one of them", flag);
-        if (o->save != NULL || o->load != NULL)
-            return cli_usage_error(CMD, "%s: layouts are not kept in plan files; drop --%s", flag,
-                                   o->save != NULL ? "save" : "load");
-        if (!p->single && p->ncomp > 0)
-            return cli_usage_error(CMD, "%s: a layout is for one model (--model), not --component", flag);
-    }
-    return -1;
+    return cli_set(CMD, vram_plan_check(p, o, err, sizeof err), err) ? VRAM_EXIT_USAGE : -1;
 }
 
-/* Each --emit format of the plan into a string (all or none: an error leaves nothing),
- * its notes beside it. Returns -1, or the exit code after the error line. */
-static int emit_all(const vram_plan *p, const plan_opts *o, char **out, char notes[][2048]) {
-    const vram_candidate *cand;
-    vram_emit_machine mach;
-    char err[2048];
-    vram_status st;
-    if ((st = vram_emit_pick(p, o->strategy, &cand, err, sizeof err)) != VRAM_OK) return fail(st, err);
-    memset(&mach, 0, sizeof mach);
-    for (int i = 0; i < o->nemit; i++)
-        if (o->emit[i] == VRAM_EMIT_ENV) vram_emit_probe_vmm(p, vram_emit_gpus(p, cand), &mach);
-    for (int i = 0; i < o->nemit; i++) {
-        size_t len = 0;
-        FILE *f = open_memstream(&out[i], &len);
-        if (f == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-        st = vram_emit_write(f, o->emit[i], p, cand, &mach, notes[i], sizeof notes[i], err,
-                             sizeof err);
-        if (fclose(f) != 0 && st == VRAM_OK) st = VRAM_E_NOMEM;
-        if (st != VRAM_OK) return fail(st, err[0] ? err : "out of memory");
-    }
-    return -1;
-}
-
-/* The emitted text (unless it went into the JSON), a "# --emit FORMAT" line before each when
- * there are several; the notes on stderr. */
-static void print_emitted(const plan_opts *o, int with_text, char **text, char notes[][2048]) {
-    for (int i = 0; i < o->nemit && with_text; i++) {
-        const char *name = vram_emit_format_name(o->emit[i]);
-        if (o->nemit > 1) printf("%s# --emit %s\n", i ? "\n" : "", name);
-        fputs(text[i], stdout);
-    }
-    fflush(stdout);
+/* The notes of the emitted formats on stderr, one line each. */
+static void print_notes(const vram_plan_request *o, char notes[][2048]) {
     for (int i = 0; i < o->nemit; i++)
         for (const char *q = notes[i], *nl; *q; q = nl + 1) {
             nl = strchr(q, '\n');
@@ -407,143 +198,61 @@ static void print_emitted(const plan_opts *o, int with_text, char **text, char n
         }
 }
 
-/* The layout of a --model plan (cli_layout_make) for its model and workload, against the GPU
- * with the most room. Returns -1, or the exit code after the error line. */
-static int make_layout(const vram_plan *p, const plan_opts *o, cli_layout_report *rep) {
-    vram_estimate e;
-    const vram_plan_component *c = &p->comps[0];
-    const int best = vram_devices_best_gpu(&p->dev);
-    const uint64_t budget = best == VRAM_PLAN_NONE ? 0u : vram_devices_budget(&p->dev, best);
-    vram_status st = vram_estimate_model(&c->m.model, &p->w, &e);
-    int rc;
+/* The answer into memory first (an emitter may still refuse; then nothing is printed and
+ * nothing saved), then saved, then printed. */
+static int answer(const vram_plan *p, const vram_plan_request *o, const vram_plan_result *r, int json) {
+    static char notes[VRAM_EMIT_FORMATS][2048];
+    char err[4400], *out = NULL;
+    size_t len = 0;
+    vram_status st = VRAM_OK;
+    int rc = VRAM_EXIT_OK;
+    FILE *f = open_memstream(&out, &len);
+    if (f == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
+    memset(notes, 0, sizeof notes);
+    if (json) {
+        vram_json j;
+        vram_json_init(&j, f);
+        if ((st = vram_plan_result_json(&j, p, o, r, notes, err, sizeof err)) == VRAM_OK) vram_json_finish(&j);
+    } else if (o->nemit > 0) {
+        st = vram_plan_emit_text(f, p, o, r, notes, err, sizeof err);
+    } else {
+        print_text(f, p, r->changes, r->nch);
+        if (r->layout.mode != 0) {
+            fputc('\n', f);
+            cli_layout_text(f, &r->layout);
+        }
+    }
+    if (fclose(f) != 0 && st == VRAM_OK) st = vram_errorf(err, sizeof err, VRAM_E_NOMEM, "out of memory");
+    if (st == VRAM_OK && o->save != NULL) st = vram_plan_save(p, r, o->save, err, sizeof err);
     if (st != VRAM_OK) {
-        if (!cli_layout_any(&o->layout)) return -1; /* the chain has said why */
-        return cli_usage_error(CMD, "%s: cannot estimate for a layout: %s", c->m.label,
-                               vram_status_str(st));
+        rc = cli_fail(CMD, st, err);
+    } else {
+        fputs(out, stdout);
+        fflush(stdout);
+        print_notes(o, notes);
+        rc = vram_plan_yes(p, o, r) ? VRAM_EXIT_OK : VRAM_EXIT_NO;
     }
-    rc = cli_layout_make(CMD, &o->layout, &c->m.model, &p->w, &e, budget, 1, rep);
-    return rc ? rc : -1;
-}
-
-/* The plan document with "layout" added as its last member. NULL when out of memory. */
-static char *attach_layout(const char *doc, const cli_layout_report *rep) {
-    char *lay = NULL, *out;
-    size_t len = 0, cut;
-    const char *end = strrchr(doc, '}');
-    FILE *f = open_memstream(&lay, &len);
-    cli_json j;
-    if (f == NULL || end == NULL) {
-        if (f) fclose(f);
-        free(lay);
-        return NULL;
-    }
-    cli_json_init(&j, f);
-    cli_json_begin_object(&j);
-    cli_layout_json(&j, rep);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
-    if (fclose(f) != 0 || lay == NULL || len < 2) {
-        free(lay);
-        return NULL;
-    }
-    cut = (size_t)(end - doc);
-    out = malloc(cut + len + 2);
-    if (out != NULL) {
-        memcpy(out, doc, cut);
-        out[cut] = ',';
-        memcpy(out + cut + 1, lay + 1, len); /* lay without its '{', with its '}' and newline */
-        out[cut + len] = '\0';
-    }
-    free(lay);
-    return out;
+    free(out);
+    return rc;
 }
 
 int cmd_plan(int argc, char **argv) {
     vram_plan *p = calloc(1, sizeof *p);
-    vram_change changes[VRAM_PLACE_MAX + 1];
-    size_t nch = 0;
-    plan_opts o;
-    int rc;
-    char *text = NULL, *emitted[VRAM_EMIT_FORMATS] = {NULL}, err[4400];
-    static char notes[VRAM_EMIT_FORMATS][2048];
+    vram_plan_result *r = calloc(1, sizeof *r);
+    vram_plan_request o;
+    char err[4400];
+    int rc, json = 0;
     vram_status st;
-    cli_layout_report lrep;
     memset(&o, 0, sizeof o);
-    memset(&lrep, 0, sizeof lrep);
-    if (p == NULL) return cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-    if ((rc = parse(argc, argv, p, &o)) >= 0) goto out;
-    if (o.load != NULL) {
-        char what[4200];
-        if (p->ncomp > 0) {
-            rc = cli_usage_error(CMD, "--load takes its models from the plan; drop --model/--component");
-            goto out;
-        }
-        snprintf(what, sizeof what, "--load %s", o.load);
-        if ((st = vram_plan_doc_load(o.load, what, p, err, sizeof err)) != VRAM_OK) {
-            rc = fail(st, err);
-            goto out;
-        }
-    } else if (p->ncomp == 0) {
-        rc = cli_usage_error(CMD, "give --model MODEL or --component NAME=MODEL (see vramkit plan --help)");
-        goto out;
-    }
-    if ((st = vram_plan_make(p, err, sizeof err)) != VRAM_OK) {
-        rc = fail(st, err);
-        goto out;
-    }
-    /* a layout across GPUs for a --model plan: the one given, or proposed (--nodes alone, or
-       training that does not fit the GPU) */
-    if (p->single && (rc = make_layout(p, &o, &lrep)) >= 0) goto out;
-    /* at most one change per saved entry, plus the chosen strategy */
-    if (vram_plan_changes_since(p, changes, sizeof changes / sizeof changes[0], &nch) != VRAM_OK)
-        nch = sizeof changes / sizeof changes[0];
-    text = vram_plan_doc_json(p, changes, nch);
-    if (text == NULL) {
+    if (p == NULL || r == NULL) {
         rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-        goto out;
+    } else if ((rc = parse(argc, argv, p, &o, &json)) < 0) {
+        if ((st = vram_plan_run(p, &o, r, err, sizeof err)) != VRAM_OK)
+            rc = cli_fail(CMD, st, err);
+        else
+            rc = answer(p, &o, r, json);
     }
-    if (o.nemit > 0 && (rc = emit_all(p, &o, emitted, notes)) >= 0) goto out;
-    if (o.save != NULL && (st = vram_plan_doc_save(o.save, text, err, sizeof err)) != VRAM_OK) {
-        rc = fail(st, err);
-        goto out;
-    }
-    if (o.nemit > 0) {
-        if (o.json) {
-            char *doc = vram_emit_attach_json(text, o.emit, (const char *const *)emitted, (size_t)o.nemit);
-            if (doc == NULL) {
-                rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-                goto out;
-            }
-            fputs(doc, stdout);
-            free(doc);
-        }
-        print_emitted(&o, !o.json, emitted, notes);
-        rc = VRAM_EXIT_OK; /* the strategy emitted fits */
-        goto out;
-    }
-    if (o.json && lrep.mode != 0) {
-        char *doc = attach_layout(text, &lrep);
-        if (doc == NULL) {
-            rc = cli_error(VRAM_EXIT_ENV, CMD, "out of memory");
-            goto out;
-        }
-        fputs(doc, stdout);
-        free(doc);
-    } else if (o.json) {
-        fputs(text, stdout);
-    } else {
-        print_text(stdout, p, changes, nch);
-        if (lrep.mode != 0) {
-            fputc('\n', stdout);
-            cli_layout_text(stdout, &lrep);
-        }
-    }
-    rc = p->single ? (p->chain.chosen >= 0 ? VRAM_EXIT_OK : VRAM_EXIT_NO)
-                   : (p->sum.all_fit ? VRAM_EXIT_OK : VRAM_EXIT_NO);
-    if (cli_layout_any(&o.layout)) rc = cli_layout_fits(&lrep) ? VRAM_EXIT_OK : VRAM_EXIT_NO;
-out:
-    for (int i = 0; i < VRAM_EMIT_FORMATS; i++) free(emitted[i]);
-    free(text);
+    free(r);
     free(p);
     return rc;
 }

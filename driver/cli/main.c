@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "doctor/probe.h"
+#include "probe/probe.h"
 #include "isolate/exec_shim.h"
 #include "stream/h5desc.h"
 

@@ -17,7 +17,7 @@ typedef struct nccl_ctx {
     ncclComm_t comm;
     int device, rank, world;
     uint32_t timeout_ms;
-    float *scratch; /* one float on the device, for the barrier */
+    float *scratch; /* one float on the device, for the barrier: zeroed on the barrier's stream */
     vram_status sticky;
     int aborted;
     char err[512];
@@ -119,10 +119,21 @@ static vram_status nccl_wait(void *ctx, vram_stream stream) {
     }
 }
 
-/* every rank's stream work so far, then a one-float all-reduce, waited for */
+/* every rank's stream work so far, then a one-float all-reduce, waited for. The float is zeroed
+ * first on the same stream: a zeroing anywhere else (cudaMemset at creation runs on the legacy
+ * stream, which a non-blocking stream does not wait for) may land after the all-reduce reads it. */
 static vram_status nccl_barrier(void *ctx, vram_stream stream) {
     nccl_ctx *n = (nccl_ctx *)ctx;
-    vram_status st = nccl_all_reduce(ctx, n->scratch, n->scratch, 1, VRAM_COMM_F32, VRAM_COMM_SUM, stream);
+    vram_status st;
+    cudaError_t e;
+    if (n->sticky != VRAM_OK) return n->sticky;
+    e = cudaMemsetAsync(n->scratch, 0, sizeof(float), (cudaStream_t)stream);
+    if (e != cudaSuccess) {
+        snprintf(n->err, sizeof n->err, "rank %d of %d (cuda:%d): barrier: cudaMemsetAsync failed: %s", n->rank,
+                 n->world, n->device, cudaGetErrorString(e));
+        return VRAM_E_CUDA;
+    }
+    st = nccl_all_reduce(ctx, n->scratch, n->scratch, 1, VRAM_COMM_F32, VRAM_COMM_SUM, stream);
     if (st != VRAM_OK) return st;
     return nccl_wait(ctx, stream);
 }
@@ -162,7 +173,6 @@ vram_status vram_comm_nccl(const vram_comm_config *cfg, const vram_comm_ops *boo
         free(n);
         return VRAM_E_OOM;
     }
-    cudaMemset(n->scratch, 0, sizeof(float));
     memset(&id, 0, sizeof id);
     if (n->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) {
         st = VRAM_E_COMM;

@@ -1,6 +1,8 @@
 /* driver/comm/ranks_env.c — ranks from the environment, and the words for what is wrong. */
 #include "comm/ranks_env.h"
 
+#include "util/text.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,4 +71,60 @@ const char *vram_ranks_explain(const vram_ranks *r, vram_status st, vram_ranks_l
         break;
     }
     return buf;
+}
+
+/* ---- --world and --rank ------------------------------------------------------------------ */
+
+vram_status vram_world_set(vram_world_opts *w, const char *name, const char *text, char *err,
+                           size_t cap) {
+    const unsigned flags = VRAM_OPT_NEGATIVE | VRAM_OPT_AT_LEAST;
+    uint64_t v = 0;
+    vram_status st;
+    if (strcmp(name, "rank") == 0) {
+        if ((st = vram_opt_count("rank", text, 0, UINT32_MAX - 1u, flags, &v, err, cap)) != VRAM_OK)
+            return st;
+        w->rank = (uint32_t)v;
+        w->have_rank = 1;
+        return VRAM_OK;
+    }
+    if (strcmp(name, "world") != 0) return VRAM_E_UNHANDLED;
+    if (text != NULL && strcmp(text, "auto") == 0) {
+        w->have_world = 0;
+        return VRAM_OK;
+    }
+    if (text == NULL || (text[0] != '-' && (text[0] < '0' || text[0] > '9')))
+        return vram_errorf(err, cap, VRAM_E_INVALID,
+                           "--world: '%s' is not auto or a whole number from 1 to %u",
+                           text ? text : "", UINT32_MAX);
+    if ((st = vram_opt_count("world", text, 1, UINT32_MAX, flags, &v, err, cap)) != VRAM_OK) return st;
+    w->have_world = 1;
+    w->world = (uint32_t)v;
+    return VRAM_OK;
+}
+
+vram_status vram_world_resolve(const vram_world_opts *w, vram_ranks *out, char *err, size_t cap) {
+    char line[256];
+    vram_status st;
+    if (w->have_world) {
+        memset(out, 0, sizeof *out);
+        out->launcher = VRAM_LAUNCHER_FLAGS;
+        out->world = w->world;
+        out->rank = w->have_rank ? w->rank : 0u;
+        out->local_rank = -1;
+        if (out->rank >= out->world)
+            return vram_errorf(err, cap, VRAM_E_INVALID, "--rank %u is not below --world %u",
+                               out->rank, out->world);
+        return VRAM_OK;
+    }
+    if ((st = vram_ranks_from_env(out)) != VRAM_OK)
+        return vram_errorf(err, cap, VRAM_E_INVALID, "%s",
+                           vram_ranks_explain(out, st, NULL, NULL, line, sizeof line));
+    if (w->have_rank && vram_ranks_with_rank(out, w->rank) != VRAM_OK) {
+        if (out->launcher == VRAM_LAUNCHER_NONE)
+            return vram_errorf(err, cap, VRAM_E_INVALID, "--rank %u is not below --world %u",
+                               w->rank, out->world);
+        return vram_errorf(err, cap, VRAM_E_INVALID, "--rank %u is not below %s=%u (%s)", w->rank,
+                           out->var_b, out->world, vram_launcher_name(out->launcher));
+    }
+    return VRAM_OK;
 }

@@ -10,7 +10,7 @@
 
 #include "cuda_device.h"
 #include "cuda_internal.h"
-#include "isolate/forkguard.h"
+#include "forkguard.h"
 
 /* The VRAM_ATTR_* numbers are CUdevice_attribute numbers; the runtime shares three of
  * them (the fallback when the driver does not export cuDeviceGetAttribute). */

@@ -27,7 +27,7 @@ int vram_cuda_built(void);
  *     for the rest of the process: every later call returns VRAM_E_CUDA_STICKY and
  *     last_error keeps the sticky code. The state is per process (one CUDA runtime), shared
  *     by every table this function fills; the slots are thread-safe as cudart is;
- *   - in a process forked after CUDA was initialised here (driver/isolate/forkguard.h), every slot
+ *   - in a process forked after CUDA was initialised here (driver/cuda/forkguard.h), every slot
  *     returns VRAM_E_FORKED and last_error VRAM_FORK_GUARD_CUDA_CODE;
  *   - slots that take a device (device_info, mem_info, dev_alloc, dev_free, stream_create)
  *     work on that device and leave the calling thread's current device as it was;

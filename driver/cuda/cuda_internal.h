@@ -41,7 +41,7 @@ vram_status vram__cuda_enter(void);
  * its name (a static string; "api->cuMemCreate" is recorded as "cuMemCreate").
  * It follows the core's vram_cuda_verdict_of (the kernels' check does too). Guarantees: 0
  * gives VRAM_OK (and, for any call but the two version queries, notes that CUDA is
- * initialised in this process: driver/isolate/forkguard.h); 600 (not ready) gives VRAM_E_NOT_READY,
+ * initialised in this process: driver/cuda/forkguard.h); 600 (not ready) gives VRAM_E_NOT_READY,
  * records nothing and is cleared from cudart's own last-error slot; any other code is
  * recorded as the last error and call, a sticky one marks the process (every later
  * vram__cuda_enter fails), a non-sticky one is cleared from cudart's last-error slot, and

@@ -10,6 +10,7 @@
 
 #include "cuda/cuda_device.h"
 #include "device/snapshot.h"
+#include "util/text.h"
 
 int vram_machine_nvml_numbering(const char *visible_devices, const char *device_order, int count,
                                 const char *const *names, char *why, size_t cap) {
@@ -189,6 +190,38 @@ int vram_machine_gpus_view(vram_gpu_budget *out, int max, vram_machine_view *vie
     return vram_machine_gpus_from(&nvml, &cuda, out, max, view, why, cap);
 }
 
+/* The reader's NVML table: one per process (nvml.h), so it lives here. */
+static vram_gpumem_ops reader_nvml;
+
+static void reader_cuda(vram_machine_reader *r) {
+    r->nvml_open = 0;
+    r->ops_status = vram_cuda_ops(&r->ops);
+}
+
+void vram_machine_reader_open(vram_machine_reader *r) {
+    memset(r, 0, sizeof *r);
+    reader_nvml = vram_nvml_ops(NULL);
+    r->nvml = reader_nvml;
+    if ((r->nvml_status = r->nvml.open(r->nvml.ctx)) == VRAM_OK) {
+        r->nvml_open = 1;
+        r->ops = vram_gpumem_device_ops(&reader_nvml);
+        return;
+    }
+    snprintf(r->why_not_nvml, sizeof r->why_not_nvml, "%s", r->nvml.error(r->nvml.ctx));
+    reader_cuda(r);
+}
+
+void vram_machine_reader_fallback(vram_machine_reader *r, const char *why) {
+    if (r->nvml_open) r->nvml.close(r->nvml.ctx);
+    snprintf(r->why_not_nvml, sizeof r->why_not_nvml, "%s", why);
+    reader_cuda(r);
+}
+
+void vram_machine_reader_close(vram_machine_reader *r) {
+    if (r->nvml_open) r->nvml.close(r->nvml.ctx);
+    r->nvml_open = 0;
+}
+
 int vram_machine_gpus(vram_gpu_budget *out, int max, char *why, size_t cap) {
     return vram_machine_gpus_view(out, max, NULL, why, cap);
 }
@@ -203,4 +236,155 @@ uint64_t vram_machine_host_available(void) {
     }
     fclose(f);
     return (uint64_t)kb * 1024u;
+}
+
+/* ---- the machine of an estimate or a plan ------------------------------------------------ */
+
+#define SPEC_FAIL(...) return vram_errorf(err, cap, VRAM_E_INVALID, __VA_ARGS__)
+
+vram_status vram_gpu_spec_parse(const char *text, vram_gpu_budget *out, char *err, size_t cap) {
+    char buf[256];
+    char *save = NULL, *tok;
+    int first = 1, have_used = 0, have_free = 0;
+    uint64_t used = 0, freeb = 0;
+    memset(out, 0, sizeof *out);
+    if (text == NULL || text[0] == '\0' || strlen(text) >= sizeof buf)
+        SPEC_FAIL("--assume-gpu: '%s' is not SIZE[,used=SIZE][,cc=M.m]", text ? text : "");
+    if (text[strlen(text) - 1] == ',' || strstr(text, ",,"))
+        SPEC_FAIL("--assume-gpu: '%s' has an empty item", text);
+    snprintf(buf, sizeof buf, "%s", text);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = 0) {
+        char *eq = strchr(tok, '=');
+        if (first) {
+            if (eq != NULL || vram_parse_size(tok, &out->total) != 0 || out->total == 0)
+                SPEC_FAIL("--assume-gpu: '%s': the first item is the GPU's size (e.g. 8GiB), not "
+                          "'%s'", text, tok);
+            continue;
+        }
+        if (eq == NULL) SPEC_FAIL("--assume-gpu: '%s': '%s' is not KEY=VALUE", text, tok);
+        *eq = '\0';
+        const char *val = eq + 1;
+        if (strcmp(tok, "used") == 0) {
+            if (vram_parse_size(val, &used) != 0)
+                SPEC_FAIL("--assume-gpu: '%s': used='%s' is not a size", text, val);
+            have_used = 1;
+        } else if (strcmp(tok, "free") == 0) {
+            if (vram_parse_size(val, &freeb) != 0)
+                SPEC_FAIL("--assume-gpu: '%s': free='%s' is not a size", text, val);
+            have_free = 1;
+        } else if (strcmp(tok, "cc") == 0) {
+            unsigned maj = 0, min = 0;
+            int n = 0;
+            if (sscanf(val, "%2u.%1u%n", &maj, &min, &n) != 2 || val[n] != '\0' || maj == 0)
+                SPEC_FAIL("--assume-gpu: '%s': cc='%s' is not a compute capability such as 8.9",
+                          text, val);
+            out->cc_major = (int)maj;
+            out->cc_minor = (int)min;
+        } else {
+            SPEC_FAIL("--assume-gpu: '%s': unknown key '%s' (used, free, cc)", text, tok);
+        }
+    }
+    if (have_used && have_free) SPEC_FAIL("--assume-gpu: '%s': give used= or free=, not both", text);
+    if (have_used && used > out->total)
+        SPEC_FAIL("--assume-gpu: '%s': used is more than the GPU's size", text);
+    if (have_free && freeb > out->total)
+        SPEC_FAIL("--assume-gpu: '%s': free is more than the GPU's size", text);
+    out->free = have_free ? freeb : out->total - used;
+    return VRAM_OK;
+}
+
+#undef SPEC_FAIL
+
+vram_status vram_machine_add_gpu(vram_machine *m, const char *spec, char *err, size_t cap) {
+    vram_status st;
+    if (m->ngpu == VRAM_PLAN_MAX_GPUS)
+        return vram_errorf(err, cap, VRAM_E_INVALID, "--assume-gpu: at most %d GPUs",
+                           VRAM_PLAN_MAX_GPUS);
+    if ((st = vram_gpu_spec_parse(spec, &m->gpus[m->ngpu], err, cap)) != VRAM_OK) return st;
+    m->ngpu++;
+    m->gpus_given = 1;
+    return VRAM_OK;
+}
+
+vram_status vram_machine_set(vram_machine *m, const char *name, const char *arg, char *err,
+                             size_t cap) {
+    if (strcmp(name, "assume-gpu") == 0) return vram_machine_add_gpu(m, arg, err, cap);
+    if (strcmp(name, "margin") == 0) {
+        if (vram_parse_size(arg, &m->margin) != VRAM_OK)
+            return vram_errorf(err, cap, VRAM_E_INVALID, "--margin: '%s' is not a size", arg);
+        m->margin_given = 1;
+        return VRAM_OK;
+    }
+    if (strcmp(name, "host-memory") == 0) {
+        if (vram_parse_size(arg, &m->host) != VRAM_OK || m->host == 0)
+            return vram_errorf(err, cap, VRAM_E_INVALID, "--host-memory: '%s' is not a size above 0",
+                               arg);
+        m->host_given = 1;
+        return VRAM_OK;
+    }
+    return VRAM_E_UNHANDLED;
+}
+
+vram_status vram_machine_make(vram_machine *m, const char *no_read, char *err, size_t cap) {
+    if (m->ngpu == 0 && !m->gpus_given && no_read == NULL) {
+        m->ngpu = vram_machine_gpus_view(m->gpus, VRAM_PLAN_MAX_GPUS, &m->view, m->no_gpu,
+                                         sizeof m->no_gpu);
+        m->gpus_detected = m->ngpu > 0;
+    } else if (m->ngpu == 0) {
+        snprintf(m->no_gpu, sizeof m->no_gpu, "%s", no_read != NULL ? no_read : "none given");
+    }
+    memset(&m->dev, 0, sizeof m->dev);
+    m->dev.gpus = m->ngpu;
+    for (int g = 0; g < m->ngpu; g++) m->dev.gpu[g] = m->gpus[g];
+    if (!m->host_given) m->host = vram_machine_host_available();
+    m->dev.host_free = m->host;
+    /* the core's margin field: 0 is its default, one byte stands for "none" */
+    m->dev.margin = m->margin_given ? (m->margin == 0 ? 1u : m->margin) : 0u;
+    if (vram_devices_check(&m->dev) != VRAM_OK)
+        return vram_errorf(err, cap, VRAM_E_INVALID, "the machine described is not valid");
+    return VRAM_OK;
+}
+
+uint64_t vram_machine_margin(const vram_machine *m) {
+    return m->margin_given ? m->margin : VRAM_PLAN_DEFAULT_MARGIN;
+}
+
+int vram_machine_best(const vram_machine *m, uint64_t *budget) {
+    int best = vram_devices_best_gpu(&m->dev);
+    *budget = 0;
+    if (best == VRAM_PLAN_NONE) return -1;
+    *budget = vram_devices_budget(&m->dev, best);
+    return best;
+}
+
+void vram_machine_view_json(vram_json *j, const vram_machine_view *v) {
+    vram_json_key(j, "gpu_source");
+    vram_json_string(j, v->source);
+    vram_json_key(j, "gpu_source_note");
+    if (v->note[0]) vram_json_string(j, v->note);
+    else vram_json_null(j);
+    vram_json_key(j, "tenants");
+    if (!v->tenants_known) {
+        vram_json_null(j);
+        return;
+    }
+    vram_json_begin_array(j);
+    for (int i = 0; i < v->ntenants; i++) {
+        const vram_machine_tenant *t = &v->tenants[i];
+        vram_json_begin_object(j);
+        vram_json_key(j, "gpu");
+        vram_json_u64(j, (uint64_t)t->gpu);
+        vram_json_key(j, "pid");
+        vram_json_u64(j, t->pid);
+        vram_json_key(j, "name");
+        if (t->name[0]) vram_json_string(j, t->name);
+        else vram_json_null(j);
+        vram_json_key(j, "bytes");
+        if (t->bytes == VRAM_GPUMEM_UNKNOWN) vram_json_null(j);
+        else vram_json_u64(j, t->bytes);
+        vram_json_end_object(j);
+    }
+    vram_json_end_array(j);
+    vram_json_key(j, "tenants_more");
+    vram_json_u64(j, (uint64_t)v->tenants_more);
 }

@@ -8,10 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vramkit/base.h>
+
 #include <vramkit/device.h>
 #include <vramkit/strategy.h>
 
 #include "nvml/nvml.h"
+#include "util/json.h"
 
 /* The most other processes kept (all GPUs together); more are counted, not kept. */
 #define VRAM_MACHINE_MAX_TENANTS 32
@@ -69,10 +72,83 @@ int vram_machine_gpus_from(const vram_gpumem_ops *mem, const vram_machine_cuda *
 int vram_machine_gpus_view(vram_gpu_budget *out, int max, vram_machine_view *view, char *why,
                            size_t cap);
 
+/* The device table to read this machine's GPUs' memory through (vramkit watch): NVML first
+ * (no CUDA context; GPUs numbered as nvidia-smi does), else the CUDA runtime (a context on
+ * each GPU). With vram_machine_gpus_from, the one place where NVML-then-CUDA is decided. */
+typedef struct vram_machine_reader {
+    vram_gpumem_ops nvml;     /* NVML's table */
+    int nvml_open;            /* NVML is open and ops reads through it */
+    vram_status nvml_status;  /* what opening NVML said (VRAM_E_NOT_SUPPORTED: not there) */
+    char why_not_nvml[192];   /* why not NVML ("" when it is the source) */
+    vram_device_ops ops;      /* the table to read: over NVML, or the CUDA backend */
+    vram_status ops_status;   /* VRAM_OK, or why the CUDA backend cannot be had */
+} vram_machine_reader;
+
+/* Opens NVML and makes ops over it; where NVML cannot be opened, ops is the CUDA backend. */
+void vram_machine_reader_open(vram_machine_reader *r);
+/* NVML opened, but its table cannot be used (why): closes it, and ops is the CUDA backend. */
+void vram_machine_reader_fallback(vram_machine_reader *r, const char *why);
+void vram_machine_reader_close(vram_machine_reader *r);
+
 /* The same without the view. */
 int vram_machine_gpus(vram_gpu_budget *out, int max, char *why, size_t cap);
 
 /* The host's available memory (MemAvailable of /proc/meminfo); 0 when unknown. */
 uint64_t vram_machine_host_available(void);
+
+/* How the GPUs were read and the other processes on them, as members of the open JSON object:
+ * gpu_source, gpu_source_note, tenants ([{gpu, pid, name, bytes}], or null when not known)
+ * and tenants_more (when known). For GPUs read here only. */
+void vram_machine_view_json(vram_json *j, const vram_machine_view *v);
+
+/* ---- the machine an estimate or a plan is for: built here, and only here --------------- */
+
+/* A GPU described in words, as --assume-gpu takes it: SIZE[,used=SIZE|,free=SIZE][,cc=M.m]
+ * ("8GiB,used=4.7GB,cc=8.9"). VRAM_OK with *out, or VRAM_E_INVALID with err one line naming
+ * the spec and what is wrong (a bad size, used or free above the size, an unknown key, a bad
+ * compute capability). */
+vram_status vram_gpu_spec_parse(const char *text, vram_gpu_budget *out, char *err, size_t cap);
+
+/* The GPUs (given, or read here), the host's available memory (given, or read) and the
+ * margin (given, or the default). Zero-initialise, set what was given, then
+ * vram_machine_make. */
+typedef struct vram_machine {
+    /* given */
+    vram_gpu_budget gpus[VRAM_PLAN_MAX_GPUS];
+    int ngpu;
+    int gpus_given;    /* the GPUs were given (--assume-gpu): this machine's are not read */
+    int host_given;    /* host was given; else this machine's available memory */
+    uint64_t host;
+    int margin_given;  /* margin was given (0 = none); else the default */
+    uint64_t margin;
+    /* made by vram_machine_make */
+    int gpus_detected; /* the GPUs were read from this machine */
+    vram_machine_view view; /* how they were read, and the other processes on them */
+    char no_gpu[128];  /* why there is no GPU, when there is none */
+    vram_devices dev;  /* what the core plans on (margin in its form: 1 byte for none) */
+} vram_machine;
+
+/* One more GPU from a spec (vram_gpu_spec_parse); sets gpus_given. VRAM_E_INVALID with err
+ * for a bad spec or more than VRAM_PLAN_MAX_GPUS. */
+vram_status vram_machine_add_gpu(vram_machine *m, const char *spec, char *err, size_t cap);
+
+/* Applies option `name` with its value: "assume-gpu" (vram_machine_add_gpu), "margin" (a size,
+ * 0 for none), "host-memory" (a size above 0). VRAM_OK; VRAM_E_INVALID with err one line
+ * naming the option; VRAM_E_UNHANDLED for another name. */
+vram_status vram_machine_set(vram_machine *m, const char *name, const char *arg, char *err,
+                             size_t cap);
+
+/* Reads what was not given: this machine's GPUs (NVML, else the CUDA runtime) unless GPUs were
+ * given or `no_read` is set (then no_read, e.g. "none in the saved plan", is the reason for no
+ * GPU when there is none), the host's memory unless given; resolves the margin. VRAM_OK, or
+ * VRAM_E_INVALID with err when the machine described is not valid. */
+vram_status vram_machine_make(vram_machine *m, const char *no_read, char *err, size_t cap);
+
+/* The margin as a byte count: the one given (0 for none), else the default. */
+uint64_t vram_machine_margin(const vram_machine *m);
+
+/* The GPU with the most room after the margin (vram_devices_best_gpu), -1 when none; and its
+ * budget (free less the margin; 0 without a GPU). */
+int vram_machine_best(const vram_machine *m, uint64_t *budget);
 
 #endif /* VRAMKIT_DRIVER_MACHINE_H */

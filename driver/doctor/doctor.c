@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cuda/cuda_device.h"
-#include "isolate/forkguard.h"
+#include "cuda/forkguard.h"
 #include "device/snapshot.h"
 
 #define DOCTOR_READ_MAX 4096
@@ -113,11 +113,7 @@ static void doctor_probe_all(const vram_doctor_config *c, vram_doctor_report *r)
         if (r->snap.devices[d].compute_mode == VRAM_COMPUTE_PROHIBITED) continue;
         for (int k = 0; k < VRAM_PROBE_COUNT; k++) {
             vram_probe_result *p = &r->probes[d][k];
-            if (c->progress) {
-                fprintf(stderr, "\rvramkit: doctor: probing GPU %d: %-8s", d,
-                        vram_probe_name((vram_probe_kind)k));
-                fflush(stderr);
-            }
+            if (c->progress) c->progress(c->progress_ctx, d, (vram_probe_kind)k);
             memset(p, 0, sizeof *p);
             p->kind = (vram_probe_kind)k;
             p->device = d;
@@ -134,10 +130,7 @@ static void doctor_probe_all(const vram_doctor_config *c, vram_doctor_report *r)
             }
         }
     }
-    if (c->progress) {
-        fprintf(stderr, "\r%60s\r", "");
-        fflush(stderr);
-    }
+    if (c->progress) c->progress(c->progress_ctx, -1, VRAM_PROBE_COUNT);
 }
 
 vram_status vram_doctor_gather(const vram_doctor_config *cfg, vram_doctor_report *out) {

@@ -10,7 +10,7 @@
 
 #include <vramkit/diagnose.h>
 
-#include "probe.h"
+#include "probe/probe.h"
 
 /* Files the platform is read from. NULL fields mean the real ones (in brackets). */
 typedef struct vram_doctor_paths {
@@ -21,7 +21,7 @@ typedef struct vram_doctor_paths {
     const char *nvidia_gpus;    /* [/proc/driver/nvidia/gpus]: a directory, one entry per GPU */
 } vram_doctor_paths;
 
-/* Runs one probe (the signature of vram_probe_run, driver/doctor/probe.h). */
+/* Runs one probe (the signature of vram_probe_run, driver/probe/probe.h). */
 typedef vram_status (*vram_doctor_probe_fn)(int device, vram_probe_kind kind, int timeout_ms,
                                             vram_probe_result *out);
 /* Reads one environment variable (the signature of getenv). */
@@ -36,7 +36,10 @@ typedef struct vram_doctor_config {
     int probe;                       /* nonzero: run every probe on every GPU */
     vram_doctor_probe_fn probe_fn;   /* NULL: vram_probe_run */
     int probe_timeout_ms;            /* 0: VRAM_PROBE_DEFAULT_TIMEOUT_MS */
-    int progress;                    /* nonzero: one progress line per probe on stderr */
+    /* called before each probe (device, kind) and once after the last (-1,
+       VRAM_PROBE_COUNT), so that a terminal can show progress; NULL: nothing */
+    void (*progress)(void *ctx, int device, vram_probe_kind kind);
+    void *progress_ctx;
     uint64_t model_bytes;            /* what a model needs on one GPU; 0: none */
     const char *archs;               /* the build's architectures (vram_diag_parse_archs);
                                         NULL: this build's own (VRAMKIT_CUDA_ARCHS) if known */
@@ -72,12 +75,5 @@ vram_diag_probe_kind vram_doctor_probe_kind(vram_probe_kind k);
  * snapshot whose compute mode is not prohibited, after the table's release_device on every
  * GPU of the snapshot: this process holds no context while its children probe. */
 vram_status vram_doctor_gather(const vram_doctor_config *cfg, vram_doctor_report *out);
-
-/* `vramkit doctor` with its sources injected: parses argv (argv[0] is "doctor"), gathers
- * with `base` (NULL: the real machine; the command line's --probe, --model/--need and
- * --arch are laid over it), prints the report on `out` (NULL: stdout) and returns the exit
- * code (0 no error-level finding, 1 an error-level finding, 2 bad usage, 3 no usable GPU).
- * Errors go to stderr. cmd_doctor is this with NULL, NULL. */
-int vram_doctor_cli(int argc, char **argv, const vram_doctor_config *base, FILE *out);
 
 #endif /* VRAMKIT_DRIVER_DOCTOR_H */

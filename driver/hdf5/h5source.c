@@ -20,15 +20,6 @@
 #define GRACE_S 5.0                       /* the child's own alarm fires first */
 #define PIECE_BYTES (UINT64_C(16) << 20) /* rows asked of the child at once */
 
-const char *vram_h5_path_name(vram_h5_path p) {
-    switch (p) {
-    case VRAM_H5_PATH_CONTIGUOUS: return "contiguous";
-    case VRAM_H5_PATH_CHUNKED: return "chunked";
-    case VRAM_H5_PATH_HDF5: return "hdf5";
-    }
-    return "unknown";
-}
-
 static int64_t mtime_ns(const struct stat *st) {
     return (int64_t)st->st_mtim.tv_sec * 1000000000 + (int64_t)st->st_mtim.tv_nsec;
 }

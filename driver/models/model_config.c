@@ -1,27 +1,18 @@
 /* driver/models/model_config.c — Hugging Face config.json to architecture numbers (vram_arch).
- * One row per model_type; a key the file leaves out takes the default of the transformers
- * config class that reads it (the source of every default is named below), so vramkit
- * reads a config the way transformers would build the model from it.
+ * The model_type names a row of the architecture table (model_arch.c), which both readers
+ * share; a key the file leaves out takes the default of the transformers config class that
+ * reads it (named beside each row), so vramkit reads a config the way transformers would
+ * build the model from it. The rows' counts are checked against transformers' own classes
+ * (test/models/).
  *
- * Decoder-only, keys num_hidden_layers, hidden_size, num_attention_heads,
- * num_key_value_heads (absent/null: = heads), head_dim (absent/null: hidden / heads),
- * intermediate_size, vocab_size, max_position_embeddings (-> context; rotary, so
- * positions 0), tie_word_embeddings; all GATED MLP, RMS norm, FINAL_NORM:
- *
- *   type     layers hidden heads kv     head_dim inter  vocab  max_pos tie   source
- *   llama    32     4096   32    =heads -        11008  32000  2048    false LlamaConfig
- *   mistral  32     4096   32    8      -        14336  32000  131072  false MistralConfig
- *   qwen2    32     4096   32    32     -        22016  151936 32768   false Qwen2Config
- *   qwen3    32     4096   32    32     128      22016  151936 32768   false Qwen3Config
- *   gemma    28     3072   16    16     256      24576  256000 8192    true  GemmaConfig
- *   gemma2   26     2304   8     4      256      9216   256000 8192    true  Gemma2Config
- *   gemma3_text 26  2304   8     4      256      9216   262208 131072  true  Gemma3TextConfig
- *   phi3     32     3072   32    =heads -        8192   32064  4096    false Phi3Config
- * Biases: attention_bias (default false) puts them on q, k, v and o (llama, qwen3, gemma*),
- * mlp_bias on the MLP (llama); qwen2 always has q, k, v biases. extra_params: qwen3's
- * q_norm and k_norm (2 x head_dim per layer), gemma2's two extra norms (2 x hidden per
- * layer), gemma3_text's both. phi3's fused gate_up_proj counts as gate + up.
- * Sliding-window attention (sliding_window, window_layers of vram_arch): see cfg_swa.
+ * Decoders of the table's own pattern (cfg_decoder): Llama, Mistral, Qwen2/3, Gemma 1/2/3,
+ * Phi-3, Apertus (xIELU MLP), Cohere2 (parallel block, tied), the mixtures of experts
+ * (Mixtral, Qwen2/3-MoE, DeepSeek-V2/V3, gpt-oss, OLMoE, Phi-3.5-MoE, Granite-MoE, GLM-4.5,
+ * ERNIE-4.5, Llama 4's text model, Qwen3-Next) and the state-space models and hybrids
+ * (Mamba, Falcon-Mamba, Mamba-2, Jamba, Granite-4.0-H, Falcon-H1, LFM2): common keys, then
+ * the experts (cfg_experts), the recurrent mixer (cfg_mixer), the sliding window (cfg_swa),
+ * and the parameters beyond the pattern from the row (vram__arch_extra). phi3's fused
+ * gate_up_proj counts as gate + up.
  *
  * gpt2 (GPT2Config): n_layer 12, n_embd 768, n_head 12, n_inner null -> 4 x n_embd,
  *   n_positions 1024 (learned: positions and context), vocab_size 50257, tie_word_embeddings
@@ -35,8 +26,10 @@
  * whisper: see cfg_whisper (an audio encoder-decoder: 1500 source frames, 448 target tokens).
  * vit, clip_vision_model, siglip_vision_model: see cfg_vision and cfg_vit (an encoder whose
  *   sequence is the image's patches, no vocabulary); clip, siglip: cfg_dual (the text tower
- *   is the arch, the vision tower's parameters extra); llava, qwen2_vl: cfg_vlm (the language
- *   model is the arch, the vision tower and projector extra, m->image_tokens per image).
+ *   is the arch, the vision tower's parameters extra); llava, qwen2_vl, qwen2_5_vl, qwen3_vl,
+ *   gemma3, mistral3, llama4, qwen2_audio: cfg_vlm (the language model of text_config is the
+ *   arch, the vision or audio tower and projector extra, m->image_tokens per image).
+ * modernbert: cfg_modernbert (an encoder: no KV cache; its MaskedLM head tied).
  *
  * Encoder-only (family ENCODER), PLAIN MLP, LAYER norm, biases everywhere, EMB_NORM:
  *   bert (BertConfig): layers 12, hidden 768, heads 12, intermediate 3072, vocab 30522,
@@ -78,41 +71,14 @@
  *   mt5 (MT5Config): as t5 with vocab 250112, d_ff 1024, num_layers 8, num_heads 6,
  *     feed_forward_proj "gated-gelu", tie_word_embeddings false.
  *
- * Mixtures of experts (decoders; GATED MLP, RMS norm, FINAL_NORM, untied unless
- * tie_word_embeddings is true). Keys as the dense rows, plus the expert count, the top-k
- * (num_experts_per_tok) and the routed experts' width; a key the file leaves out takes the
- * value of the model named in the last column (its published config.json):
- *
- *   type        experts key        top-k xwidth key (default)    shared  dense  model
- *   mixtral     num_local_experts 8  2  intermediate_size 14336    -      -     Mixtral-8x7B
- *   qwen3_moe   num_experts 128      8  moe_intermediate_size 768  -      -     Qwen3-30B-A3B
- *   deepseek_v2 n_routed_experts 160 6  moe_intermediate_size 1536 2      1     DeepSeek-V2
- *   deepseek_v3 n_routed_experts 256 8  moe_intermediate_size 2048 1      3     DeepSeek-V3
- *   gpt_oss     num_local_experts 32 4  intermediate_size 2880     -      -     gpt-oss-20b
- *   qwen2_moe   num_experts 60       4  moe_intermediate_size 1408 5632   -     Qwen2MoeConfig
- *   olmoe       num_experts 64       8  intermediate_size 2048     -      -     OlmoeConfig
- * (the last two from the transformers config class's defaults, Qwen1.5-MoE-A2.7B's and
- * OLMoE-1B-7B's shapes but for OLMoE's intermediate_size 1024 and max_position 4096.)
- * shared: n_shared_experts, a shared MLP of n x moe_intermediate_size (Qwen2-MoE:
- * shared_expert_intermediate_size, one MLP of that width, and its sigmoid gate hidden -> 1 in
- * extra_params); dense: first_k_dense_replace, leading blocks with a dense MLP of
- * intermediate_size (Qwen2/3-MoE: mlp_only_layers when it lists the first k blocks in order;
- * DeepSeek's moe_layer_freq must be 1, Qwen2/3-MoE's decoder_sparse_step 1 and
- * mlp_only_layers empty or such a prefix: other layouts are not modelled, family NONE with a
- * note). qwen2_moe has q, k, v biases (qkv_bias, default true); olmoe has q_norm over hidden
- * and k_norm over kv_heads x hidden / heads (extra_params). DeepSeek's attention is latent
- * (vram_arch): q_lora_rank (null: q projected directly), kv_lora_rank, qk_nope_head_dim,
- * qk_rope_head_dim, v_head_dim; head_dim = nope + rope. qwen3_moe has qwen3's q_norm and
- * k_norm (extra_params 2 x head_dim per layer); gpt_oss has biases on attention
- * (attention_bias, default true), router and experts, one attention sink per head and
- * layer (extra_params), and when quantization_config.quant_method is "mxfp4" its routed
- * experts are stored in MXFP4 (expert_format). The top-k key is num_experts_per_tok
- * (gpt_oss also experts_per_token); a top-k above the expert count is an error.
- *
- * Other mixture-of-experts types (dbrx, phimoe, granitemoe, jamba,
- * nllb-moe, switch_transformers), and any other config with an expert count key
- * (num_local_experts, num_experts, n_routed_experts, moe_num_experts), are not modelled:
- * family NONE with a note (a tensor list, when present, is still counted).
+ * Mixtures of experts: the table's rows say which key counts the experts, the top-k, the
+ * routed and shared widths and which blocks route (model_arch.h vram__moe); a top-k above the
+ * expert count is an error; DeepSeek's moe_layer_freq other than 1 is not modelled (family
+ * NONE with a note). gpt_oss's routed experts are MXFP4 when quantization_config.quant_method
+ * is "mxfp4" (expert_format). Other mixture-of-experts types (dbrx, nllb-moe,
+ * switch_transformers), and any config of a type without experts in its row with an expert
+ * count key (num_local_experts, num_experts, n_routed_experts, moe_num_experts) above 1, are
+ * not modelled: family NONE with a note (a tensor list, when present, is still counted).
  *
  * Fallback for a model_type not in the table, on the keys present, with a note saying so:
  *   d_model, encoder_layers, decoder_layers, encoder_attention_heads, encoder_ffn_dim and
@@ -135,6 +101,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "model_arch.h"
 #include "model_config.h"
 
 typedef struct cfg {
@@ -151,18 +118,25 @@ static const cJSON *cfg_get(const cfg *c, const char *key) {
 
 static int cfg_has(const cfg *c, const char *key) { return cfg_get(c, key) != NULL; }
 
+/* A number's item: *j NULL when absent or null; an error when it is not a number. */
+static vram_status cfg_number(const cfg *c, const char *key, const cJSON **j) {
+    *j = cfg_get(c, key);
+    if (*j != NULL && !cJSON_IsNumber(*j))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not a number", key,
+                          vram__json_type(*j));
+    return VRAM_OK;
+}
+
 /* An architecture number: absent or null -> def; else an exact integer in [min, limit]. */
 static vram_status cfg_num(const cfg *c, const char *key, uint64_t def, uint64_t min,
                            uint64_t limit, uint64_t *out) {
     char num[40];
-    const cJSON *j = cfg_get(c, key);
-    if (j == NULL) {
+    const cJSON *j;
+    vram_status st = cfg_number(c, key, &j);
+    if (st != VRAM_OK || j == NULL) {
         *out = def;
-        return VRAM_OK;
+        return st;
     }
-    if (!cJSON_IsNumber(j))
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not a number", key,
-                          vram__json_type(j));
     double v = j->valuedouble;
     uint64_t u;
     if (v < 0)
@@ -223,91 +197,164 @@ static vram_status cfg_heads_check(const cfg *c, const vram_arch *a, const char 
     return VRAM_OK;
 }
 
+/* The six keys most config classes share, with the class's defaults: num_hidden_layers,
+ * hidden_size, num_attention_heads, intermediate_size, vocab_size and
+ * max_position_embeddings (-> context). */
+static vram_status cfg_common(const cfg *c, uint64_t layers, uint64_t hidden, uint64_t heads,
+                              uint64_t inter, uint64_t vocab, uint64_t max_pos, vram_arch *a) {
+    vram_status st;
+    if ((st = cfg_num(c, "num_hidden_layers", layers, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = cfg_num(c, "hidden_size", hidden, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "num_attention_heads", heads, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "intermediate_size", inter, 1, VRAM_LIMIT_INTERMEDIATE,
+                      &a->intermediate)) ||
+        (st = cfg_num(c, "vocab_size", vocab, 1, VRAM_LIMIT_VOCAB, &a->vocab)))
+        return st;
+    return cfg_num(c, "max_position_embeddings", max_pos, 1, VRAM_LIMIT_CONTEXT, &a->context);
+}
+
 /* ---- decoders ------------------------------------------------------------------------ */
 
-typedef struct llama_row {
-    const char *type;
-    uint64_t layers, hidden, heads, kv, head_dim, inter, vocab, max_pos;
-    int tie;
-    int qkv_bias_always; /* qwen2 */
-    int norms_per_layer; /* norms beyond the usual two (gemma2: 2) */
-    int qk_norm;         /* qwen3: q_norm and k_norm over head_dim */
-} llama_row;
+/* A signed integer in [min, max], min < 0 (ERNIE's moe_layer_end_index: -1 = the last
+ * block): a negative one here, the others as cfg_num reads them. */
+static vram_status cfg_int(const cfg *c, const char *key, int64_t def, int64_t min, int64_t max,
+                           int64_t *out) {
+    char num[40];
+    const cJSON *j = cfg_get(c, key);
+    uint64_t u;
+    vram_status st;
+    if (cJSON_IsNumber(j) && j->valuedouble < 0) {
+        const double v = j->valuedouble;
+        if (v < (double)min || v != (double)(int64_t)v)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "%s is %s, not an integer in %lld..%lld", key,
+                              vram__fmt_double(v, num), (long long)min, (long long)max);
+        *out = (int64_t)v;
+        return VRAM_OK;
+    }
+    if ((st = cfg_num(c, key, def < 0 ? 0u : (uint64_t)def, 0, (uint64_t)max, &u)) != VRAM_OK)
+        return st;
+    *out = j == NULL ? def : (int64_t)u;
+    return VRAM_OK;
+}
 
-static const llama_row llama_rows[] = {
-    /* type      layers hidden heads kv  head_dim inter  vocab   max_pos tie qkv n  qk */
-    {"llama", 32, 4096, 32, 0, 0, 11008, 32000, 2048, 0, 0, 0, 0},
-    {"mistral", 32, 4096, 32, 8, 0, 14336, 32000, 131072, 0, 0, 0, 0},
-    {"qwen2", 32, 4096, 32, 32, 0, 22016, 151936, 32768, 0, 1, 0, 0},
-    {"qwen3", 32, 4096, 32, 32, 128, 22016, 151936, 32768, 0, 0, 0, 1},
-    {"gemma", 28, 3072, 16, 16, 256, 24576, 256000, 8192, 1, 0, 0, 0},
-    {"gemma2", 26, 2304, 8, 4, 256, 9216, 256000, 8192, 1, 0, 2, 0},
-    {"gemma3_text", 26, 2304, 8, 4, 256, 9216, 262208, 131072, 1, 0, 2, 1},
-    {"phi3", 32, 3072, 32, 0, 0, 8192, 32064, 4096, 0, 0, 0, 0},
-};
+/* A list of block indices (mlp_only_layers, moe_layers): absent or null -> *n = 0 and
+ * *present = 0; each entry an integer in 0..layers-1 (an error names the entry). in_list,
+ * when not NULL, marks the blocks listed (layers entries). */
+static vram_status cfg_block_list(const cfg *c, const char *key, uint64_t layers,
+                                  unsigned char *in_list, uint64_t *n, int *present) {
+    char num[40];
+    const cJSON *l = cfg_get(c, key), *e;
+    uint64_t u;
+    *n = 0;
+    *present = l != NULL;
+    if (l == NULL) return VRAM_OK;
+    if (!cJSON_IsArray(l))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "%s is %s, not a list of block indices", key, vram__json_type(l));
+    cJSON_ArrayForEach(e, l) {
+        if (!cJSON_IsNumber(e))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "%s holds %s, not a block index", key, vram__json_type(e));
+        if (e->valuedouble < 0 || e->valuedouble >= (double)layers ||
+            !vram__json_exact_u64(e->valuedouble, &u))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "%s holds %s, not a block index in 0..%llu", key,
+                              vram__fmt_double(e->valuedouble, num),
+                              (unsigned long long)(layers - 1));
+        if (in_list != NULL && !in_list[u]) {
+            in_list[u] = 1;
+            (*n)++;
+        } else if (in_list == NULL) {
+            (*n)++;
+        }
+    }
+    return VRAM_OK;
+}
+
+/* layer_types (absent: *given 0): one entry per block; a block whose entry is a recurrent
+ * mixer's word ("mamba", "linear_attention", "conv") counts in *mixers, one with attention
+ * ("attention", "full_attention", "sliding_attention") in *sliding when it slides. Anything
+ * else, or a list of another length, is an error. */
+static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, uint64_t *mixers,
+                                   uint64_t *sliding) {
+    char q[VRAM__QUOTE_CAP];
+    static const char *const mix_words[] = {"mamba", "linear_attention", "conv"};
+    static const char *const attn_words[] = {"attention", "full_attention", "sliding_attention"};
+    const cJSON *lt = cfg_get(c, "layer_types"), *e;
+    uint64_t i = 0;
+    *given = 0;
+    *mixers = *sliding = 0;
+    if (lt == NULL) return VRAM_OK;
+    if (!cJSON_IsArray(lt))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "layer_types is %s, not a list", vram__json_type(lt));
+    cJSON_ArrayForEach(e, lt) {
+        int known = 0;
+        for (size_t k = 0; cJSON_IsString(e) && k < 3; k++) {
+            if (strcmp(e->valuestring, mix_words[k]) == 0) {
+                (*mixers)++;
+                known = 1;
+            }
+            if (strcmp(e->valuestring, attn_words[k]) == 0) {
+                *sliding += k == 2;
+                known = 1;
+            }
+        }
+        if (!known)
+            return vram__fail(
+                c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                "layer_types[%llu] is %s, not a kind of block vramkit knows (\"full_attention\", "
+                "\"sliding_attention\", \"attention\", \"mamba\", \"linear_attention\", \"conv\")",
+                (unsigned long long)i,
+                cJSON_IsString(e) ? vram__quote(e->valuestring, strlen(e->valuestring), q)
+                                  : vram__json_type(e));
+        i++;
+    }
+    if (i != layers)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "layer_types has %llu entries, not one per block (%llu)",
+                          (unsigned long long)i, (unsigned long long)layers);
+    *given = 1;
+    return VRAM_OK;
+}
 
 /* Sliding-window attention: which blocks attend over the last sliding_window tokens only,
- * as transformers builds them (and as llama.cpp's hard-coded patterns agree):
+ * as transformers builds them (and as llama.cpp's hard-coded patterns agree), by the row's
+ * rule (model_arch.h):
  *   gpt_oss      sliding_window 128, layer_types default: blocks 0, 2, 4, ... sliding
  *                (GptOssConfig: (i + 1) % 2 != 0)
  *   gemma2       sliding_window 4096, blocks 0, 2, 4, ... (Gemma2Config's layer_types;
  *                older modeling_gemma2.py: `not bool(layer_idx % 2)`)
  *   gemma3_text  sliding_window 4096, sliding_window_pattern 6: every block but each 6th,
- *                (i + 1) % pattern != 0 (Gemma3TextConfig)
+ *   cohere2      (i + 1) % pattern != 0 (Gemma3TextConfig; Cohere2Config with pattern 4)
  *   mistral      sliding_window 4096 (MistralConfig): every block; null: none (v0.2 on)
  *   qwen2, qwen3 only with use_sliding_window (default false; else sliding_window is
  *                None): the blocks from max_window_layers (default 28) on (Qwen2Config,
  *                Qwen3Config)
- * A layer_types list, when present, says it per block: "sliding_attention" or
- * "full_attention", one per block (transformers' layer_type_validation); anything else, or
- * a list of another length, is an error. sliding_window null: no window. Other types: none. */
-static vram_status cfg_swa(const cfg *c, const char *type, vram_arch *a) {
-    char q[VRAM__QUOTE_CAP];
-    uint64_t def = 4096, window = 0, every = 0, from = 0, wl = 0, typed = 0;
+ * A layer_types list, when present, says it per block (cfg_layer_types). sliding_window
+ * null: no window. Other types: none. */
+static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) {
+    uint64_t def = r->window, window = 0, every = r->every, from = 0, wl = 0, typed = 0, mixers;
     int use = 1, have_types = 0;
     vram_status st;
-    if (strcmp(type, "gpt_oss") == 0) {
-        def = 128;
-        every = 2;
-    } else if (strcmp(type, "gemma2") == 0) {
-        every = 2;
-    } else if (strcmp(type, "gemma3_text") == 0) {
-        if ((st = cfg_num(c, "sliding_window_pattern", 6, 1, VRAM_LIMIT_LAYERS, &every)) != VRAM_OK)
+    switch (r->swa) {
+    case VRAM__SWA_EVERY: break;
+    case VRAM__SWA_PATTERN:
+        if ((st = cfg_num(c, "sliding_window_pattern", r->every, 1, VRAM_LIMIT_LAYERS, &every)) !=
+            VRAM_OK)
             return st;
-    } else if (strcmp(type, "mistral") == 0) {
-        from = 0; /* every block */
-    } else if (strcmp(type, "qwen2") == 0 || strcmp(type, "qwen3") == 0) {
+        break;
+    case VRAM__SWA_ALL: every = 0; break;
+    case VRAM__SWA_QWEN:
+        every = 0;
         if ((st = cfg_bool(c, "use_sliding_window", 0, &use)) ||
             (st = cfg_num(c, "max_window_layers", 28, 0, VRAM_LIMIT_LAYERS, &from)))
             return st;
-    } else {
-        return VRAM_OK;
+        break;
+    default: return VRAM_OK;
     }
-    const cJSON *lt = cfg_get(c, "layer_types");
-    if (lt != NULL) {
-        const cJSON *e;
-        uint64_t i = 0;
-        if (!cJSON_IsArray(lt))
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "layer_types is %s, not a list", vram__json_type(lt));
-        cJSON_ArrayForEach(e, lt) {
-            if (cJSON_IsString(e) && strcmp(e->valuestring, "sliding_attention") == 0)
-                typed++;
-            else if (!cJSON_IsString(e) || strcmp(e->valuestring, "full_attention") != 0)
-                return vram__fail(
-                    c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                    "layer_types[%llu] is %s, not \"sliding_attention\" or \"full_attention\"",
-                    (unsigned long long)i,
-                    cJSON_IsString(e) ? vram__quote(e->valuestring, strlen(e->valuestring), q)
-                                      : vram__json_type(e));
-            i++;
-        }
-        if (i != a->layers)
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "layer_types has %llu entries, not one per block (%llu)",
-                              (unsigned long long)i, (unsigned long long)a->layers);
-        have_types = 1;
-    }
+    if ((st = cfg_layer_types(c, a->layers, &have_types, &mixers, &typed)) != VRAM_OK) return st;
     const cJSON *jw = cJSON_GetObjectItemCaseSensitive(c->doc, "sliding_window");
     if (!use || cJSON_IsNull(jw)) return VRAM_OK; /* no window */
     if ((st = cfg_num(c, "sliding_window", def, 1, VRAM_LIMIT_CONTEXT, &window)) != VRAM_OK)
@@ -323,37 +370,488 @@ static vram_status cfg_swa(const cfg *c, const char *type, vram_arch *a) {
     return VRAM_OK;
 }
 
-static vram_status cfg_llama(const cfg *c, const llama_row *r, vram_arch *a) {
-    vram_status st;
-    int tie, attn_bias, mlp_bias;
+/* A rank that may be null on purpose (DeepSeek-V2-Lite's q_lora_rank: no q compression):
+ * null -> 0, absent -> def. */
+static vram_status cfg_rank(const cfg *c, const char *key, uint64_t def, uint64_t *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(c->doc, key);
+    if (j != NULL && cJSON_IsNull(j)) {
+        *out = 0;
+        return VRAM_OK;
+    }
+    return cfg_num(c, key, def, 1, VRAM_LIMIT_HIDDEN, out);
+}
+
+/* A layout of MoE and dense layers that the arch cannot describe: family NONE, a note. */
+static vram_status moe_layout_note(const cfg *c, vram_arch *a, const char *what, char *note,
+                                   size_t notecap) {
     memset(a, 0, sizeof *a);
+    snprintf(note, notecap, "%s: %s: this layout of expert and dense layers is not modelled; "
+             "architecture left unknown", c->label, what);
+    return VRAM_OK;
+}
+
+/* gpt-oss's quantization_config.quant_method "mxfp4": its routed experts are MXFP4. */
+static int cfg_mxfp4(const cfg *c) {
+    const cJSON *q = cfg_get(c, "quantization_config");
+    const cJSON *m = cJSON_IsObject(q) ? cJSON_GetObjectItemCaseSensitive(q, "quant_method") : NULL;
+    return cJSON_IsString(m) && strcmp(m->valuestring, "mxfp4") == 0;
+}
+
+/* DeepSeek's latent attention (vram_arch): q_lora_rank (null: q projected directly),
+ * kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim; head_dim = nope + rope. */
+static vram_status cfg_mla(const cfg *c, const vram__arch_row *r, vram_arch *a) {
+    vram_status st;
+    uint64_t nope = 0;
+    if ((st = cfg_rank(c, "q_lora_rank", r->q_lora, &a->q_lora_rank)) ||
+        (st = cfg_num(c, "kv_lora_rank", r->kv_lora, 1, VRAM_LIMIT_HIDDEN, &a->kv_lora_rank)) ||
+        (st = cfg_num(c, "qk_nope_head_dim", r->nope, 1, VRAM_LIMIT_HIDDEN, &nope)) ||
+        (st = cfg_num(c, "qk_rope_head_dim", r->rope, 1, VRAM_LIMIT_HIDDEN, &a->rope_dim)) ||
+        (st = cfg_num(c, "v_head_dim", r->v, 1, VRAM_LIMIT_HIDDEN, &a->v_head_dim)))
+        return st;
+    a->head_dim = nope + a->rope_dim;
+    if (a->head_dim > VRAM_LIMIT_HIDDEN / a->heads || a->v_head_dim > VRAM_LIMIT_HIDDEN / a->heads)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "%llu heads of qk_nope_head_dim + qk_rope_head_dim %llu (or "
+                          "v_head_dim %llu) are over the width limit of %llu",
+                          (unsigned long long)a->heads, (unsigned long long)a->head_dim,
+                          (unsigned long long)a->v_head_dim,
+                          (unsigned long long)VRAM_LIMIT_HIDDEN);
+    return VRAM_OK;
+}
+
+/* How many blocks route to experts, by the row's rule (model_arch.h vram__moe); *note set
+ * (and 0 returned through *modelled) for DeepSeek's moe_layer_freq other than 1. */
+static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const vram_arch *a,
+                                  uint64_t *moe_n, int *modelled) {
+    const uint64_t L = a->layers;
+    uint64_t k = 0, step = 1, off = 0, listed = 0, freq = 1;
+    int64_t start = 0, end = -1;
+    int present = 0;
+    vram_status st = VRAM_OK;
+    *modelled = 1;
+    *moe_n = L;
+    switch (r->moe) {
+    case VRAM__MOE_FIRST_DENSE:
+        if ((st = cfg_num(c, "first_k_dense_replace", r->dense_def, 0, VRAM_LIMIT_LAYERS, &k)))
+            return st;
+        if (k > L)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "first_k_dense_replace %llu is more than num_hidden_layers %llu",
+                              (unsigned long long)k, (unsigned long long)L);
+        if (r->mla && (st = cfg_num(c, "moe_layer_freq", 1, 1, VRAM_LIMIT_LAYERS, &freq))) return st;
+        if (freq != 1) *modelled = 0;
+        *moe_n = L - k;
+        return VRAM_OK;
+    case VRAM__MOE_SPARSE_STEP: {
+        unsigned char *dense = calloc(L, 1);
+        if (dense == NULL)
+            return vram__fail(c->err, c->errcap, VRAM_E_NOMEM, c->label, "out of host memory");
+        if ((st = cfg_num(c, "decoder_sparse_step", 1, 1, VRAM_LIMIT_LAYERS, &step)) == VRAM_OK)
+            st = cfg_block_list(c, "mlp_only_layers", L, dense, &listed, &present);
+        *moe_n = 0;
+        for (uint64_t i = 0; i < L && st == VRAM_OK; i++)
+            *moe_n += !dense[i] && (i + 1) % step == 0;
+        free(dense);
+        return st;
+    }
+    case VRAM__MOE_INTERLEAVE: {
+        unsigned char *moe = calloc(L, 1);
+        if (moe == NULL)
+            return vram__fail(c->err, c->errcap, VRAM_E_NOMEM, c->label, "out of host memory");
+        st = cfg_block_list(c, "moe_layers", L, moe, &listed, &present);
+        free(moe);
+        if (st != VRAM_OK) return st;
+        if (present) {
+            *moe_n = listed;
+            return VRAM_OK;
+        }
+        if ((st = cfg_num(c, "interleave_moe_layer_step", 1, 1, VRAM_LIMIT_LAYERS, &step)))
+            return st;
+        *moe_n = L / step; /* blocks step - 1, 2 step - 1, ... */
+        return VRAM_OK;
+    }
+    case VRAM__MOE_PERIOD:
+        if ((st = cfg_num(c, "expert_layer_period", 2, 1, VRAM_LIMIT_LAYERS, &step)) ||
+            (st = cfg_num(c, "expert_layer_offset", 1, 0, VRAM_LIMIT_LAYERS, &off)))
+            return st;
+        *moe_n = 0;
+        for (uint64_t i = 0; i < L; i++)
+            *moe_n += i % step == off;
+        return VRAM_OK;
+    case VRAM__MOE_ERNIE:
+        if ((st = cfg_num(c, "moe_layer_interval", 1, 1, VRAM_LIMIT_LAYERS, &step)) ||
+            (st = cfg_int(c, "moe_layer_start_index", 1, -1, VRAM_LIMIT_LAYERS, &start)) ||
+            (st = cfg_int(c, "moe_layer_end_index", -1, -1, VRAM_LIMIT_LAYERS, &end)))
+            return st;
+        if (end < 0) end = (int64_t)L - 1;
+        *moe_n = 0;
+        for (uint64_t i = 0; i < L; i++)
+            *moe_n += (i + 1) % step == 0 && (int64_t)i >= start && (int64_t)i <= end;
+        return VRAM_OK;
+    default: return VRAM_OK; /* every block */
+    }
+}
+
+/* The experts of a decoder row: count, top-k, widths, which blocks (cfg_moe_blocks). */
+static vram_status cfg_experts(const cfg *c, const vram__arch_row *r, vram_arch *a, char *note,
+                               size_t notecap, int *unknown) {
+    vram_status st;
+    uint64_t topk, shared = 0, moe_n = 0;
+    int modelled = 1;
+    const uint64_t min_experts = r->mix == VRAM__MIX_GRANITE ? 0 : 1;
+    *unknown = 0;
+    if ((st = cfg_num(c, r->experts_key, r->experts, min_experts, VRAM_ARCH_MAX_EXPERTS,
+                      &a->experts)) != VRAM_OK)
+        return st;
+    /* gpt-oss's first configs name the top-k experts_per_token */
+    const char *topk_key = r->topk_key != NULL ? r->topk_key
+                           : r->gguf_kind == VRAM__GGUF_OSS && !cfg_has(c, "num_experts_per_tok") &&
+                                   cfg_has(c, "experts_per_token")
+                               ? "experts_per_token"
+                               : "num_experts_per_tok";
+    if ((st = cfg_num(c, topk_key, r->topk, 1, VRAM_ARCH_MAX_EXPERTS, &topk)) != VRAM_OK) return st;
+    if (topk > a->experts && a->experts != 0)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "%s %llu is more than %s %llu", topk_key, (unsigned long long)topk,
+                          r->experts_key, (unsigned long long)a->experts);
+    if (a->experts == 0) return VRAM_OK; /* Granite-4.0-H without experts: dense */
+    a->experts_per_token = topk;
+    if (r->xinter_key != NULL &&
+        (st = cfg_num(c, r->xinter_key, r->xinter, 1, VRAM_LIMIT_INTERMEDIATE,
+                      &a->expert_intermediate)) != VRAM_OK)
+        return st;
+    const uint64_t xw = a->expert_intermediate != 0 ? a->expert_intermediate : a->intermediate;
+    switch (r->shared) {
+    case VRAM__SHARED_N_EXPERTS:
+    case VRAM__SHARED_ERNIE:
+        if ((st = cfg_num(c, r->shared_key, r->shared_def, 0, VRAM_ARCH_MAX_EXPERTS, &shared)))
+            return st;
+        if (shared * xw > VRAM_LIMIT_INTERMEDIATE)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "%s %llu x %s %llu is over the limit of %llu", r->shared_key,
+                              (unsigned long long)shared,
+                              r->xinter_key != NULL ? r->xinter_key : "intermediate_size",
+                              (unsigned long long)xw, (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
+        a->shared_intermediate = shared * xw;
+        break;
+    case VRAM__SHARED_KEY:
+        if ((st = cfg_num(c, r->shared_key, r->shared_def, 1, VRAM_LIMIT_INTERMEDIATE,
+                          &a->shared_intermediate)))
+            return st;
+        break;
+    case VRAM__SHARED_ONE: a->shared_intermediate = xw; break;
+    default: break;
+    }
+    if ((st = cfg_moe_blocks(c, r, a, &moe_n, &modelled)) != VRAM_OK) return st;
+    if (!modelled) {
+        *unknown = 1;
+        return moe_layout_note(c, a, "moe_layer_freq is not 1", note, notecap);
+    }
+    a->dense_layers = a->layers - moe_n;
+    return VRAM_OK;
+}
+
+/* "auto" (a string) -> def, else an integer in 1..limit: Mamba's time_step_rank and
+ * mamba_d_head. */
+static vram_status cfg_auto(const cfg *c, const char *key, uint64_t def, uint64_t limit,
+                            uint64_t *out) {
+    const cJSON *j = cfg_get(c, key);
+    if (cJSON_IsString(j) && strcmp(j->valuestring, "auto") == 0) {
+        *out = def;
+        return VRAM_OK;
+    }
+    return cfg_num(c, key, def, 1, limit, out);
+}
+
+/* The recurrent mixer of a row (model_arch.h vram__mix), as transformers builds it:
+ *   mamba, falcon_mamba (MambaMixer): e = intermediate_size (absent: expand x hidden),
+ *     in_proj hidden -> 2e, a depthwise conv of e channels and conv_kernel taps, x_proj
+ *     e -> time_step_rank + 2 state_size, dt_proj rank -> e (with bias), A_log e x state, D
+ *     e, out_proj e -> hidden; use_bias on in/out_proj, use_conv_bias on the conv. State:
+ *     e x state_size. jamba: the same with mamba_* keys and three RMS norms (dt, B, C).
+ *   mamba2, granitemoehybrid, falcon_h1 (Mamba2Mixer): e = expand x hidden (falcon_h1:
+ *     mamba_d_ssm), H heads of head_dim, G groups, N state: conv_dim = e + 2 G N; in_proj
+ *     hidden -> e + conv_dim + H; dt_bias, A_log, D of H; a gated RMS norm of e (falcon_h1:
+ *     with mamba_rms_norm only); out_proj e -> hidden. State: H x head_dim x N.
+ *   lfm2 (Lfm2ShortConv): in_proj hidden -> 3 hidden, a depthwise conv of hidden channels and
+ *     conv_L_cache taps, out_proj hidden -> hidden (biases with conv_bias); no state but the
+ *     convolution's.
+ *   qwen3_next (Qwen3NextGatedDeltaNet): Hk key heads of dk, Hv value heads of dv:
+ *     in_proj_qkvz hidden -> 2 Hk dk + 2 Hv dv, in_proj_ba hidden -> 2 Hv, a conv (no bias) of
+ *     2 Hk dk + Hv dv channels, dt_bias and A_log of Hv, a gated norm of dv, out_proj Hv dv
+ *     -> hidden. State: Hv x dk x dv.
+ * Which blocks: every block (mamba, mamba2, falcon_h1 beside attention), layer_types (lfm2,
+ * granitemoehybrid, qwen3_next, with their defaults), Jamba's attn_layer_period/offset. */
+static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a) {
+    const uint64_t h = a->hidden, L = a->layers;
+    uint64_t e = 0, n = 0, k = 0, rank = 0, heads = 0, hd = 0, groups = 0, expand = 0;
+    uint64_t mixers = 0, sliding = 0, period = 0, off = 0, x = 0, kh = 0, vh = 0, dk = 0, dv = 0;
+    int bias = 0, conv_bias = 0, out_bias = 0, gated_norm = 1, given = 0;
+    vram_status st = VRAM_OK;
+    switch (r->mix) {
+    case VRAM__MIX_MAMBA:
+    case VRAM__MIX_JAMBA: {
+        const int j = r->mix == VRAM__MIX_JAMBA;
+        if ((st = cfg_num(c, j ? "mamba_expand" : "expand", 2, 1, 64, &expand)) ||
+            (st = cfg_num(c, j ? "mamba_d_state" : "state_size", 16, 1, VRAM_LIMIT_HIDDEN, &n)) ||
+            (st = cfg_num(c, j ? "mamba_d_conv" : "conv_kernel", 4, 1, VRAM_ARCH_MAX_KERNEL, &k)) ||
+            (st = cfg_auto(c, j ? "mamba_dt_rank" : "time_step_rank", (h + 15) / 16,
+                           VRAM_LIMIT_HIDDEN, &rank)) ||
+            (st = cfg_bool(c, j ? "mamba_proj_bias" : "use_bias", 0, &bias)) ||
+            (st = cfg_bool(c, j ? "mamba_conv_bias" : "use_conv_bias", 1, &conv_bias)) ||
+            (!j && (st = cfg_num(c, "intermediate_size", expand * h, 1, VRAM_LIMIT_HIDDEN, &e))))
+            return st;
+        if (j) e = expand * h;
+        if (e > VRAM_LIMIT_HIDDEN || e * n > VRAM_ARCH_MAX_EXTRA)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "the mixer's width %llu (or its state of %llu) is over the limit",
+                              (unsigned long long)e, (unsigned long long)n);
+        a->mix_in = 2 * e;
+        a->mix_out = e;
+        a->mix_conv = e;
+        a->mix_kernel = k;
+        a->mix_matrix = e * (rank + 2 * n) + rank * e;
+        a->mix_vectors = (bias ? 2 * e + h : 0u) + (conv_bias ? e : 0u) + e + e * n + e +
+                         (j ? rank + 2 * n : 0u);
+        a->mix_state = e * n;
+        if (!j) {
+            a->intermediate = e; /* no MLP: the mixer's inner width for the activations */
+            a->mixer_layers = L;
+            return VRAM_OK;
+        }
+        if ((st = cfg_num(c, "attn_layer_period", 8, 1, VRAM_LIMIT_LAYERS, &period)) ||
+            (st = cfg_num(c, "attn_layer_offset", 4, 0, VRAM_LIMIT_LAYERS, &off)))
+            return st;
+        for (uint64_t i = 0; i < L; i++)
+            mixers += i % period != off;
+        a->mixer_layers = mixers;
+        return VRAM_OK;
+    }
+    case VRAM__MIX_MAMBA2:
+    case VRAM__MIX_GRANITE:
+    case VRAM__MIX_FALCON_H1: {
+        const int m2 = r->mix == VRAM__MIX_MAMBA2, fh = r->mix == VRAM__MIX_FALCON_H1;
+        if ((st = cfg_num(c, m2 ? "num_heads" : "mamba_n_heads", 128, 1, VRAM_LIMIT_HEADS,
+                          &heads)) ||
+            (st = cfg_num(c, m2 ? "expand" : "mamba_expand", 2, 1, 64, &expand)) ||
+            (st = cfg_num(c, m2 ? "state_size" : "mamba_d_state", m2 ? 128 : 256, 1,
+                          VRAM_LIMIT_HIDDEN, &n)) ||
+            (st = cfg_num(c, m2 ? "n_groups" : "mamba_n_groups", m2 ? 8 : 1, 1, VRAM_LIMIT_HEADS,
+                          &groups)) ||
+            (st = cfg_num(c, m2 ? "conv_kernel" : "mamba_d_conv", 4, 1, VRAM_ARCH_MAX_KERNEL, &k)) ||
+            (st = cfg_bool(c, m2 ? "use_bias" : "mamba_proj_bias", 0, &bias)) ||
+            (st = cfg_bool(c, m2 ? "use_conv_bias" : "mamba_conv_bias", 1, &conv_bias)))
+            return st;
+        e = expand * h;
+        out_bias = bias;
+        if (fh) {
+            if ((st = cfg_rank(c, "mamba_d_ssm", 1024, &e)) ||
+                (st = cfg_bool(c, "projectors_bias", 0, &out_bias)) ||
+                (st = cfg_bool(c, "mamba_rms_norm", 0, &gated_norm)))
+                return st;
+            if (e == 0) e = expand * h;
+        }
+        if ((st = cfg_auto(c, m2 ? "head_dim" : "mamba_d_head", e / heads, VRAM_LIMIT_HIDDEN,
+                           &hd)) != VRAM_OK)
+            return st;
+        if (e > VRAM_LIMIT_HIDDEN || groups * n > VRAM_LIMIT_HIDDEN || heads * hd > VRAM_LIMIT_HIDDEN)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "the mixer's width %llu, %llu groups of state %llu or %llu heads "
+                              "of %llu are over the limit",
+                              (unsigned long long)e, (unsigned long long)groups,
+                              (unsigned long long)n, (unsigned long long)heads,
+                              (unsigned long long)hd);
+        x = e + 2 * groups * n; /* conv_dim */
+        a->mix_in = e + x + heads;
+        a->mix_out = e;
+        a->mix_conv = x;
+        a->mix_kernel = k;
+        a->mix_vectors = 3 * heads + (gated_norm ? e : 0u) + (bias ? a->mix_in : 0u) +
+                         (out_bias ? h : 0u) + (conv_bias ? x : 0u);
+        a->mix_state = heads * hd * n;
+        if (m2) {
+            a->intermediate = e;
+            a->mixer_layers = L;
+            return VRAM_OK;
+        }
+        if (fh) {
+            a->mixer_layers = L; /* beside attention (MIXER_ALSO) */
+            return VRAM_OK;
+        }
+        if ((st = cfg_layer_types(c, L, &given, &mixers, &sliding)) != VRAM_OK) return st;
+        a->mixer_layers = given ? mixers : L; /* default: every block "linear_attention" */
+        return VRAM_OK;
+    }
+    case VRAM__MIX_CONV: {
+        uint64_t idx = 0;
+        int present = 0;
+        if ((st = cfg_num(c, "conv_L_cache", 3, 1, VRAM_ARCH_MAX_KERNEL, &k)) ||
+            (st = cfg_bool(c, "conv_bias", 0, &conv_bias)) ||
+            (st = cfg_layer_types(c, L, &given, &mixers, &sliding)))
+            return st;
+        if (!given) { /* full_attn_idxs, else every block attention */
+            if ((st = cfg_block_list(c, "full_attn_idxs", L, NULL, &idx, &present)) != VRAM_OK)
+                return st;
+            mixers = present ? L - (idx < L ? idx : L) : 0u;
+        }
+        a->mix_in = 3 * h;
+        a->mix_out = h;
+        a->mix_conv = h;
+        a->mix_kernel = k;
+        a->mix_vectors = conv_bias ? 5 * h : 0u;
+        a->mix_state = 0;
+        a->mixer_layers = mixers;
+        return VRAM_OK;
+    }
+    case VRAM__MIX_DELTA: {
+        uint64_t every = 4;
+        if ((st = cfg_num(c, "linear_num_key_heads", 16, 1, VRAM_LIMIT_HEADS, &kh)) ||
+            (st = cfg_num(c, "linear_num_value_heads", 32, 1, VRAM_LIMIT_HEADS, &vh)) ||
+            (st = cfg_num(c, "linear_key_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &dk)) ||
+            (st = cfg_num(c, "linear_value_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &dv)) ||
+            (st = cfg_num(c, "linear_conv_kernel_dim", 4, 1, VRAM_ARCH_MAX_KERNEL, &k)) ||
+            (st = cfg_layer_types(c, L, &given, &mixers, &sliding)) ||
+            (!given && (st = cfg_num(c, "full_attention_interval", 4, 1, VRAM_LIMIT_LAYERS,
+                                     &every))))
+            return st;
+        if (kh * dk > VRAM_LIMIT_HIDDEN || vh * dv > VRAM_LIMIT_HIDDEN)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "the linear attention's %llu key heads of %llu or %llu value heads "
+                              "of %llu are over the width limit",
+                              (unsigned long long)kh, (unsigned long long)dk,
+                              (unsigned long long)vh, (unsigned long long)dv);
+        if (!given) mixers = L - L / every; /* full attention in each every-th block */
+        a->mix_in = 2 * kh * dk + 2 * vh * dv + 2 * vh;
+        a->mix_out = vh * dv;
+        a->mix_conv = 2 * kh * dk + vh * dv;
+        a->mix_kernel = k;
+        a->mix_vectors = 2 * vh + dv;
+        a->mix_state = vh * dk * dv;
+        a->mixer_layers = mixers;
+        return VRAM_OK;
+    }
+    default: return VRAM_OK;
+    }
+}
+
+/* LFM2's MLP width (Lfm2MLP): with block_auto_adjust_ff_dim, 2/3 of intermediate_size, times
+ * block_ffn_dim_multiplier, rounded up to block_multiple_of. */
+static vram_status cfg_lfm2_ff(const cfg *c, vram_arch *a) {
+    int adjust;
+    uint64_t mult_of, ff = a->intermediate;
+    vram_status st;
+    if ((st = cfg_bool(c, "block_auto_adjust_ff_dim", 1, &adjust)) ||
+        (st = cfg_num(c, "block_multiple_of", 256, 1, VRAM_LIMIT_INTERMEDIATE, &mult_of)))
+        return st;
+    if (!adjust) return VRAM_OK;
+    ff = 2 * ff / 3;
+    const cJSON *m = cfg_get(c, "block_ffn_dim_multiplier");
+    if (m != NULL) {
+        if (!cJSON_IsNumber(m) || !(m->valuedouble > 0 && m->valuedouble <= 64))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "block_ffn_dim_multiplier is %s, not a number in (0, 64]",
+                              vram__json_type(m));
+        ff = (uint64_t)(m->valuedouble * (double)ff);
+        ff = mult_of * ((ff + mult_of - 1) / mult_of);
+    }
+    if (ff == 0 || ff > VRAM_LIMIT_INTERMEDIATE)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "the MLP's width %llu (from intermediate_size) is not within 1..%llu",
+                          (unsigned long long)ff, (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
+    a->intermediate = ff;
+    return VRAM_OK;
+}
+
+/* A decoder by its row (model_arch.h): the common keys with the row's defaults —
+ * num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads (absent/null: =
+ * heads), head_dim (absent/null: hidden / heads), the MLP's width (intermediate_size, or the
+ * row's key), vocab_size, max_position_embeddings (-> context; rotary, so positions 0),
+ * tie_word_embeddings, the attention bias key (attention_bias, or the row's: q, k, v and o;
+ * ERNIE's use_bias puts them on the MLP and head too) and mlp_bias; then the experts
+ * (cfg_experts), the latent attention (cfg_mla), the recurrent mixer (cfg_mixer), the sliding
+ * window (cfg_swa), and the parameters of the row's VRAM__HAS_* in extra_params
+ * (vram__arch_extra). A pure state-space model (mamba, mamba2) reads no attention keys: its
+ * mamba2 num_heads and head_dim are the mixer's. *unknown: a layout the arch cannot describe
+ * (a note, family NONE). */
+static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch *a, char *note,
+                               size_t notecap, int *unknown) {
+    vram_status st;
+    int tie, attn_bias, mlp_bias, head_bias = 0, qk_norm = 0;
+    const int ssm = r->mix == VRAM__MIX_MAMBA || r->mix == VRAM__MIX_MAMBA2;
+    const char *bias_key = r->bias_key != NULL ? r->bias_key : "attention_bias";
+    const int use_bias = r->bias_key != NULL && strcmp(r->bias_key, "use_bias") == 0;
+    memset(a, 0, sizeof *a);
+    *unknown = 0;
     if ((st = cfg_num(c, "num_hidden_layers", r->layers, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
         (st = cfg_num(c, "hidden_size", r->hidden, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
-        (st = cfg_num(c, "num_attention_heads", r->heads, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
-        (st = cfg_num(c, "num_key_value_heads", r->kv != 0 ? r->kv : a->heads, 1, VRAM_LIMIT_HEADS,
-                      &a->kv_heads)) ||
-        (st = cfg_num(c, "head_dim", r->head_dim, 1, VRAM_LIMIT_HIDDEN, &a->head_dim)) ||
-        (st = cfg_num(c, "intermediate_size", r->inter, 1, VRAM_LIMIT_INTERMEDIATE,
-                      &a->intermediate)) ||
+        (!ssm &&
+         ((st = cfg_num(c, "num_attention_heads", r->heads, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+          (st = cfg_num(c, "num_key_value_heads", r->kv != 0 ? r->kv : a->heads, 1,
+                        VRAM_LIMIT_HEADS, &a->kv_heads)) ||
+          (!r->mla &&
+           (st = cfg_num(c, "head_dim", r->head_dim, 1, VRAM_LIMIT_HIDDEN, &a->head_dim))))) ||
+        (!ssm && (st = cfg_num(c, r->inter_key != NULL ? r->inter_key : "intermediate_size",
+                               r->inter, 1, VRAM_LIMIT_INTERMEDIATE, &a->intermediate))) ||
         (st = cfg_num(c, "vocab_size", r->vocab, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
         (st = cfg_num(c, "max_position_embeddings", r->max_pos, 1, VRAM_LIMIT_CONTEXT,
                       &a->context)) ||
         (st = cfg_bool(c, "tie_word_embeddings", r->tie, &tie)) ||
-        (st = cfg_bool(c, "attention_bias", 0, &attn_bias)) ||
-        (st = cfg_bool(c, "mlp_bias", 0, &mlp_bias)))
+        (st = cfg_bool(c, bias_key, r->attn_bias, &attn_bias)) ||
+        (st = cfg_bool(c, "mlp_bias", 0, &mlp_bias)) ||
+        ((r->has & VRAM__HAS_HEAD_BIAS) && (st = cfg_bool(c, "lm_head_bias", 0, &head_bias))) ||
+        ((r->has & VRAM__HAS_QK_NORM_KEY) && (st = cfg_bool(c, "use_qk_norm", 0, &qk_norm))))
         return st;
+    if (ssm) a->heads = a->kv_heads = 1; /* no attention block: widths from the mixer */
+    if (r->mla && (st = cfg_mla(c, r, a)) != VRAM_OK) return st;
     if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
     a->family = VRAM_FAMILY_DECODER;
-    a->mlp = VRAM_MLP_GATED;
-    a->norm = VRAM_NORM_RMS;
-    a->flags = VRAM_ARCH_FINAL_NORM | (tie ? VRAM_ARCH_TIED : 0u);
-    if (r->qkv_bias_always) a->flags |= VRAM_ARCH_QKV_BIAS;
-    if (attn_bias) a->flags |= VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS;
-    if (mlp_bias) a->flags |= VRAM_ARCH_MLP_BIAS;
-    uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
-    /* at most 10,000 x 2 x 1,000,000: no overflow */
-    a->extra_params = a->layers * (r->norms_per_layer * a->hidden + (r->qk_norm ? 2u * hd : 0u));
-    return cfg_swa(c, r->type, a);
+    a->mlp = r->mlp;
+    a->norm = r->norm;
+    a->flags = r->flags | (tie ? VRAM_ARCH_TIED : 0u);
+    if (attn_bias)
+        a->flags |= VRAM_ARCH_QKV_BIAS |
+                    ((r->has & VRAM__HAS_QKV_BIAS_ONLY) ? 0u : VRAM_ARCH_OUT_BIAS);
+    if (mlp_bias || (use_bias && attn_bias)) a->flags |= VRAM_ARCH_MLP_BIAS;
+    if (use_bias && attn_bias) head_bias = 1;
+    if (r->mix == VRAM__MIX_CONV && (st = cfg_lfm2_ff(c, a)) != VRAM_OK) return st;
+    if (r->moe != VRAM__MOE_NONE) {
+        if ((st = cfg_experts(c, r, a, note, notecap, unknown)) != VRAM_OK || *unknown) return st;
+        a->moe_flags = r->moe_flags;
+        if (r->gguf_kind == VRAM__GGUF_OSS && cfg_mxfp4(c)) a->expert_format = VRAM_DTYPE_MXFP4;
+        if (r->gguf_kind == VRAM__GGUF_SHEXP && r->mla == 0 && r->shared == VRAM__SHARED_KEY) {
+            /* Qwen2-MoE: q, k and v have biases unless qkv_bias is false */
+            int qkv_bias;
+            if ((st = cfg_bool(c, "qkv_bias", 1, &qkv_bias)) != VRAM_OK) return st;
+            if (qkv_bias) a->flags |= VRAM_ARCH_QKV_BIAS;
+        }
+        if (r->mix == VRAM__MIX_GRANITE && a->experts == 0) {
+            /* no experts: the shared MLP is the block's dense MLP */
+            if ((st = cfg_num(c, r->shared_key, r->shared_def, 1, VRAM_LIMIT_INTERMEDIATE,
+                              &a->intermediate)) != VRAM_OK)
+                return st;
+        }
+    }
+    if ((st = cfg_mixer(c, r, a)) != VRAM_OK || (st = cfg_swa(c, r, a)) != VRAM_OK) return st;
+    a->extra_params = vram__arch_extra(r, a, head_bias, qk_norm);
+    if (a->extra_params > VRAM_ARCH_MAX_EXTRA)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "its norms, gates and biases beyond the blocks' pattern (%llu "
+                          "parameters) are over the limit",
+                          (unsigned long long)a->extra_params);
+    /* how a block computes, where it changes the activations estimate.h counts: the row's
+       operations, q/k norms where the blocks have them, soft-capping where the config sets
+       it (a number; the row's default when the keys are absent, as gemma2's 50 and 30;
+       null: none). Read as the keys are: cfg_get takes null for absent, here they differ. */
+    a->ops = r->ops & ~VRAM_OPS_SOFTCAP;
+    if ((r->has & (VRAM__HAS_QK_NORM | VRAM__HAS_QK_NORM_FULL)) || qk_norm) a->ops |= VRAM_OPS_QK_NORM;
+    {
+        const cJSON *sa = cJSON_GetObjectItemCaseSensitive(c->doc, "attn_logit_softcapping");
+        const cJSON *sf = cJSON_GetObjectItemCaseSensitive(c->doc, "final_logit_softcapping");
+        if (cJSON_IsNumber(sa) || cJSON_IsNumber(sf) ||
+            ((r->ops & VRAM_OPS_SOFTCAP) != 0 && (sa == NULL || sf == NULL)))
+            a->ops |= VRAM_OPS_SOFTCAP;
+    }
+    return VRAM_OK;
 }
 
 static vram_status cfg_gpt2(const cfg *c, vram_arch *a) {
@@ -375,6 +873,11 @@ static vram_status cfg_gpt2(const cfg *c, vram_arch *a) {
     a->norm = VRAM_NORM_LAYER;
     a->flags = VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS | VRAM_ARCH_FINAL_NORM |
                (tie ? VRAM_ARCH_TIED : 0u);
+    /* activation_function gelu_new (GPT2Config's default): transformers writes it out as
+       elementwise operations */
+    const cJSON *af = cfg_get(c, "activation_function");
+    if (af == NULL || (cJSON_IsString(af) && strcmp(af->valuestring, "gelu_new") == 0))
+        a->ops |= VRAM_OPS_GELU_OPS;
     return VRAM_OK;
 }
 
@@ -382,13 +885,7 @@ static vram_status cfg_neox(const cfg *c, vram_arch *a) {
     vram_status st;
     int tie, attn_bias;
     memset(a, 0, sizeof *a);
-    if ((st = cfg_num(c, "num_hidden_layers", 44, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
-        (st = cfg_num(c, "hidden_size", 6144, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
-        (st = cfg_num(c, "num_attention_heads", 64, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
-        (st = cfg_num(c, "intermediate_size", 24576, 1, VRAM_LIMIT_INTERMEDIATE,
-                      &a->intermediate)) ||
-        (st = cfg_num(c, "vocab_size", 50432, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
-        (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+    if ((st = cfg_common(c, 44, 6144, 64, 24576, 50432, 2048, a)) ||
         (st = cfg_bool(c, "tie_word_embeddings", 0, &tie)) ||
         (st = cfg_bool(c, "attention_bias", 1, &attn_bias)))
         return st;
@@ -614,6 +1111,55 @@ static vram_status cfg_distilbert(const cfg *c, vram_arch *a, char *note, size_t
     return cfg_encoder_head(c, a, 0, note, notecap);
 }
 
+/* modernbert (ModernBertConfig: vocab 50368, 768 wide, 22 layers, 12 heads, MLP 1152, 8192
+ * positions (rotary: context only), tie_word_embeddings true): an encoder whose norms have
+ * no bias unless norm_bias (weight only: counted as RMS's), fused Wqkv and Wo (biases with
+ * attention_bias), a gated MLP Wi (2 x intermediate) and Wo (biases with mlp_bias), the
+ * embeddings' norm, no attn_norm in the first block (so the embeddings' norm and the first
+ * block's missing one cancel: no EMB_NORM), a final norm. Its head by architectures[0]:
+ * *ForMaskedLM the prediction head (dense hidden^2, bias with classifier_bias, its norm)
+ * and the tied decoder's bias (vocab, with decoder_bias); *ForSequenceClassification the
+ * same head and a classifier (hidden x labels + labels); *ForTokenClassification the head
+ * and the classifier; *Model none; anything else none, with a note. */
+static vram_status cfg_modernbert(const cfg *c, vram_arch *a, char *note, size_t notecap) {
+    vram_status st;
+    int norm_bias, attn_bias, mlp_bias, cls_bias, dec_bias, tie;
+    uint64_t labels = 0;
+    const char *cls = cfg_class(c);
+    char q[VRAM__QUOTE_CAP];
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_common(c, 22, 768, 12, 1152, 50368, 8192, a)) ||
+        (st = cfg_bool(c, "norm_bias", 0, &norm_bias)) ||
+        (st = cfg_bool(c, "attention_bias", 0, &attn_bias)) ||
+        (st = cfg_bool(c, "mlp_bias", 0, &mlp_bias)) ||
+        (st = cfg_bool(c, "classifier_bias", 0, &cls_bias)) ||
+        (st = cfg_bool(c, "decoder_bias", 1, &dec_bias)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
+    const uint64_t h = a->hidden, norm = norm_bias ? 2 * h : h;
+    a->family = VRAM_FAMILY_ENCODER;
+    a->mlp = VRAM_MLP_GATED;
+    a->norm = norm_bias ? VRAM_NORM_LAYER : VRAM_NORM_RMS;
+    a->flags = VRAM_ARCH_FINAL_NORM | (attn_bias ? VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS : 0u) |
+               (mlp_bias ? VRAM_ARCH_MLP_BIAS : 0u);
+    const uint64_t head = h * h + (cls_bias ? h : 0u) + norm;
+    if (str_ends(cls, "ForMaskedLM")) {
+        if (tie) a->flags |= VRAM_ARCH_TIED;
+        a->extra_params = head + (dec_bias ? a->vocab : 0u);
+        return VRAM_OK;
+    }
+    a->flags |= VRAM_ARCH_NO_HEAD;
+    if (str_ends(cls, "ForSequenceClassification") || str_ends(cls, "ForTokenClassification")) {
+        if ((st = cfg_labels(c, &labels)) != VRAM_OK) return st;
+        a->extra_params = head + h * labels + labels;
+    } else if (!str_ends(cls, "Model")) {
+        snprintf(note, notecap, "%s: architectures %s: its task head is not counted", c->label,
+                 vram__quote(cls, strlen(cls), q));
+    }
+    return VRAM_OK;
+}
+
 /* ---- encoder-decoders ---------------------------------------------------------------- */
 
 static vram_status cfg_seq2seq(const cfg *c, uint64_t vocab_def, int bart, vram_arch *a) {
@@ -720,212 +1266,6 @@ static vram_status cfg_t5(const cfg *c, int mt5, vram_arch *a) {
     a->flags = VRAM_ARCH_FINAL_NORM | (tie ? VRAM_ARCH_TIED : 0u);
     a->extra_params = 2 * buckets * a->heads;
     return VRAM_OK;
-}
-
-/* ---- mixtures of experts -------------------------------------------------------------- */
-
-typedef struct moe_row {
-    const char *type;
-    uint64_t layers, hidden, heads, kv, head_dim, inter, vocab, max_pos;
-    const char *experts_key; /* the expert count's key */
-    uint64_t experts, topk;
-    const char *xinter_key;  /* the routed expert's width: its own key, or NULL: intermediate */
-    uint64_t xinter, shared, dense;
-    int mla;                 /* DeepSeek's latent attention: the numbers below */
-    uint64_t q_lora, kv_lora, nope, rope, v;
-    int attn_bias;           /* attention_bias's default */
-    int qk_norm;             /* qwen3_moe */
-    int gpt_oss;             /* biases on router and experts, sinks, MXFP4 experts */
-    int shexp;               /* qwen2_moe: a shared expert of its own width, its gate, qkv_bias */
-    int olmoe;               /* olmoe: q_norm and k_norm over the whole q and k widths */
-} moe_row;
-
-static const moe_row moe_rows[] = {
-    {"mixtral", 32, 4096, 32, 8, 0, 14336, 32000, 131072, "num_local_experts", 8, 2, NULL, 0, 0,
-     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {"qwen3_moe", 48, 2048, 32, 4, 128, 6144, 151936, 40960, "num_experts", 128, 8,
-     "moe_intermediate_size", 768, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
-    {"deepseek_v2", 60, 5120, 128, 128, 0, 12288, 102400, 163840, "n_routed_experts", 160, 6,
-     "moe_intermediate_size", 1536, 2, 1, 1, 1536, 512, 128, 64, 128, 0, 0, 0, 0, 0},
-    {"deepseek_v3", 61, 7168, 128, 128, 0, 18432, 129280, 163840, "n_routed_experts", 256, 8,
-     "moe_intermediate_size", 2048, 1, 3, 1, 1536, 512, 128, 64, 128, 0, 0, 0, 0, 0},
-    {"gpt_oss", 24, 2880, 64, 8, 64, 2880, 201088, 131072, "num_local_experts", 32, 4, NULL, 0,
-     0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0},
-    {"qwen2_moe", 24, 2048, 16, 16, 0, 5632, 151936, 32768, "num_experts", 60, 4,
-     "moe_intermediate_size", 1408, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0},
-    {"olmoe", 16, 2048, 16, 0, 0, 2048, 50304, 4096, "num_experts", 64, 8, NULL, 0, 0, 0, 0, 0,
-     0, 0, 0, 0, 0, 0, 0, 0, 1},
-};
-
-/* A rank that may be null on purpose (DeepSeek-V2-Lite's q_lora_rank: no q compression):
- * null -> 0, absent -> def. */
-static vram_status cfg_rank(const cfg *c, const char *key, uint64_t def, uint64_t *out) {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(c->doc, key);
-    if (j != NULL && cJSON_IsNull(j)) {
-        *out = 0;
-        return VRAM_OK;
-    }
-    return cfg_num(c, key, def, 1, VRAM_LIMIT_HIDDEN, out);
-}
-
-/* A layout of MoE and dense layers that the arch cannot describe: family NONE, a note. */
-static vram_status moe_layout_note(const cfg *c, vram_arch *a, const char *what, char *note,
-                                   size_t notecap) {
-    memset(a, 0, sizeof *a);
-    snprintf(note, notecap, "%s: %s: this layout of expert and dense layers is not modelled; "
-             "architecture left unknown", c->label, what);
-    return VRAM_OK;
-}
-
-/* Qwen2-/Qwen3-MoE's mlp_only_layers (absent or null: none): the blocks that keep a dense
- * MLP. The first k blocks in order (0, 1, ..., k-1) are DeepSeek's layout, *dense = k; any
- * other list is a layout the arch cannot describe (*modelled = 0). An entry that is not a
- * block index is an error. */
-static vram_status cfg_mlp_only(const cfg *c, uint64_t layers, uint64_t *dense, int *modelled) {
-    char num[40];
-    const cJSON *only = cfg_get(c, "mlp_only_layers"), *e;
-    uint64_t i = 0, u;
-    *dense = 0;
-    *modelled = 1;
-    if (only == NULL) return VRAM_OK;
-    if (!cJSON_IsArray(only))
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "mlp_only_layers is %s, not a list of block indices",
-                          vram__json_type(only));
-    cJSON_ArrayForEach(e, only) {
-        if (!cJSON_IsNumber(e))
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "mlp_only_layers holds %s, not a block index", vram__json_type(e));
-        if (e->valuedouble < 0 || e->valuedouble >= (double)layers ||
-            !vram__json_exact_u64(e->valuedouble, &u))
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "mlp_only_layers holds %s, not a block index in 0..%llu",
-                              vram__fmt_double(e->valuedouble, num),
-                              (unsigned long long)(layers - 1));
-        if (u != i) *modelled = 0;
-        i++;
-    }
-    if (*modelled) *dense = i;
-    return VRAM_OK;
-}
-
-/* gpt-oss's quantization_config.quant_method "mxfp4": its routed experts are MXFP4. */
-static int cfg_mxfp4(const cfg *c) {
-    const cJSON *q = cfg_get(c, "quantization_config");
-    const cJSON *m = cJSON_IsObject(q) ? cJSON_GetObjectItemCaseSensitive(q, "quant_method") : NULL;
-    return cJSON_IsString(m) && strcmp(m->valuestring, "mxfp4") == 0;
-}
-
-static vram_status cfg_moe(const cfg *c, const moe_row *r, vram_arch *a, char *note,
-                           size_t notecap) {
-    vram_status st;
-    int tie, attn_bias;
-    uint64_t topk, freq = 1, nope = 0, shared = 0;
-    memset(a, 0, sizeof *a);
-    if ((st = cfg_num(c, "num_hidden_layers", r->layers, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
-        (st = cfg_num(c, "hidden_size", r->hidden, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
-        (st = cfg_num(c, "num_attention_heads", r->heads, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
-        (st = cfg_num(c, "num_key_value_heads", r->kv != 0 ? r->kv : a->heads, 1,
-                      VRAM_LIMIT_HEADS, &a->kv_heads)) ||
-        (st = cfg_num(c, "intermediate_size", r->inter, 1, VRAM_LIMIT_INTERMEDIATE,
-                      &a->intermediate)) ||
-        (st = cfg_num(c, "vocab_size", r->vocab, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
-        (st = cfg_num(c, "max_position_embeddings", r->max_pos, 1, VRAM_LIMIT_CONTEXT,
-                      &a->context)) ||
-        (st = cfg_bool(c, "tie_word_embeddings", 0, &tie)) ||
-        (st = cfg_bool(c, "attention_bias", r->attn_bias, &attn_bias)) ||
-        (st = cfg_num(c, r->experts_key, r->experts, 1, VRAM_ARCH_MAX_EXPERTS, &a->experts)))
-        return st;
-    /* gpt-oss's first configs name the top-k experts_per_token */
-    const char *topk_key = r->gpt_oss && !cfg_has(c, "num_experts_per_tok") &&
-                                   cfg_has(c, "experts_per_token")
-                               ? "experts_per_token"
-                               : "num_experts_per_tok";
-    if ((st = cfg_num(c, topk_key, r->topk, 1, VRAM_ARCH_MAX_EXPERTS, &topk)) != VRAM_OK) return st;
-    if (topk > a->experts)
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "%s %llu is more than %s %llu", topk_key, (unsigned long long)topk,
-                          r->experts_key, (unsigned long long)a->experts);
-    a->experts_per_token = topk;
-    if (r->xinter_key != NULL &&
-        (st = cfg_num(c, r->xinter_key, r->xinter, 1, VRAM_LIMIT_INTERMEDIATE,
-                      &a->expert_intermediate)) != VRAM_OK)
-        return st;
-    if (r->mla) {
-        if ((st = cfg_rank(c, "q_lora_rank", r->q_lora, &a->q_lora_rank)) ||
-            (st = cfg_num(c, "kv_lora_rank", r->kv_lora, 1, VRAM_LIMIT_HIDDEN, &a->kv_lora_rank)) ||
-            (st = cfg_num(c, "qk_nope_head_dim", r->nope, 1, VRAM_LIMIT_HIDDEN, &nope)) ||
-            (st = cfg_num(c, "qk_rope_head_dim", r->rope, 1, VRAM_LIMIT_HIDDEN, &a->rope_dim)) ||
-            (st = cfg_num(c, "v_head_dim", r->v, 1, VRAM_LIMIT_HIDDEN, &a->v_head_dim)) ||
-            (st = cfg_num(c, "n_shared_experts", r->shared, 0, VRAM_ARCH_MAX_EXPERTS, &shared)) ||
-            (st = cfg_num(c, "first_k_dense_replace", r->dense, 0, VRAM_LIMIT_LAYERS,
-                          &a->dense_layers)) ||
-            (st = cfg_num(c, "moe_layer_freq", 1, 1, VRAM_LIMIT_LAYERS, &freq)))
-            return st;
-        a->head_dim = nope + a->rope_dim;
-        if (a->head_dim > VRAM_LIMIT_HIDDEN / a->heads || a->v_head_dim > VRAM_LIMIT_HIDDEN / a->heads)
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "%llu heads of qk_nope_head_dim + qk_rope_head_dim %llu (or "
-                              "v_head_dim %llu) are over the width limit of %llu",
-                              (unsigned long long)a->heads, (unsigned long long)a->head_dim,
-                              (unsigned long long)a->v_head_dim,
-                              (unsigned long long)VRAM_LIMIT_HIDDEN);
-        if (shared * a->expert_intermediate > VRAM_LIMIT_INTERMEDIATE)
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "n_shared_experts %llu x moe_intermediate_size %llu is over the "
-                              "limit of %llu",
-                              (unsigned long long)shared,
-                              (unsigned long long)a->expert_intermediate,
-                              (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
-        a->shared_intermediate = shared * a->expert_intermediate;
-        if (a->dense_layers > a->layers)
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "first_k_dense_replace %llu is more than num_hidden_layers %llu",
-                              (unsigned long long)a->dense_layers,
-                              (unsigned long long)a->layers);
-        if (freq != 1) return moe_layout_note(c, a, "moe_layer_freq is not 1", note, notecap);
-    } else {
-        if ((st = cfg_num(c, "head_dim", r->head_dim, 1, VRAM_LIMIT_HIDDEN, &a->head_dim)) != VRAM_OK)
-            return st;
-    }
-    if (r->qk_norm || r->shexp) {
-        int modelled = 1;
-        if ((st = cfg_num(c, "decoder_sparse_step", 1, 1, VRAM_LIMIT_LAYERS, &freq)) != VRAM_OK ||
-            (st = cfg_mlp_only(c, a->layers, &a->dense_layers, &modelled)) != VRAM_OK)
-            return st;
-        if (freq != 1) return moe_layout_note(c, a, "decoder_sparse_step is not 1", note, notecap);
-        if (!modelled)
-            return moe_layout_note(c, a, "mlp_only_layers is not the first blocks 0, 1, ...",
-                                   note, notecap);
-    }
-    if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
-    a->family = VRAM_FAMILY_DECODER;
-    a->mlp = VRAM_MLP_GATED;
-    a->norm = VRAM_NORM_RMS;
-    a->flags = VRAM_ARCH_FINAL_NORM | (tie ? VRAM_ARCH_TIED : 0u) |
-               (attn_bias ? VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS : 0u);
-    uint64_t hd = a->head_dim != 0 ? a->head_dim : a->hidden / a->heads;
-    if (r->qk_norm) a->extra_params = a->layers * 2u * hd; /* q_norm, k_norm */
-    if (r->gpt_oss) {
-        a->moe_flags = VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS;
-        a->extra_params = a->layers * a->heads; /* the attention sinks */
-        if (cfg_mxfp4(c)) a->expert_format = VRAM_DTYPE_MXFP4;
-    }
-    if (r->shexp) {
-        /* Qwen2-MoE: the shared expert is one gated MLP of its own width, scaled by a sigmoid
-           gate (shared_expert_gate, hidden -> 1, no bias) in every sparse block; q, k and v
-           have biases unless qkv_bias is false */
-        int qkv_bias;
-        if ((st = cfg_num(c, "shared_expert_intermediate_size", 5632, 1, VRAM_LIMIT_INTERMEDIATE,
-                          &a->shared_intermediate)) ||
-            (st = cfg_bool(c, "qkv_bias", 1, &qkv_bias)))
-            return st;
-        if (qkv_bias) a->flags |= VRAM_ARCH_QKV_BIAS;
-        a->extra_params = (a->layers - a->dense_layers) * a->hidden; /* <= 10^4 x 10^6 */
-    }
-    if (r->olmoe) /* q_norm over hidden, k_norm over hidden / heads x kv heads, every block */
-        a->extra_params = a->layers * (a->hidden + a->hidden / a->heads * a->kv_heads);
-    return cfg_swa(c, r->type, a);
 }
 
 /* ---- vision towers and vision-language models ------------------------------------------ */
@@ -1111,60 +1451,249 @@ static vram_status cfg_dual(const cfg *c, int siglip, vram_arch *a, char *note, 
     return VRAM_OK;
 }
 
+
+/* The towers of the vision-language models below, each as its transformers class builds it
+ * (parameters in *params, the width it hands the projector in *width, the patches of one
+ * image along a side in *side). vc is the vision_config (absent: {}, every default).
+ *   pixtral (PixtralVisionConfig: 1024 wide, 24 layers, 16 heads, MLP 4096, 1024 px, patch
+ *     16): a patch convolution without bias, ln_pre, blocks of two RMS norms, q, k, v, o
+ *     without biases (heads x head_dim wide), a gated MLP without biases.
+ *   llama4_vision_model (Llama4VisionConfig: 768 wide, 34 layers, 16 heads, MLP 5632, 448
+ *     px, patch 14, vision_output_dim 7680, projector_input/output_dim 4096): a class
+ *     embedding, a position table of patches + 1, the patch as a linear map without bias,
+ *     LayerNorms before and after, blocks of LayerNorms, q, k, v, o and a plain MLP all with
+ *     biases, the adapter's fc1 (MLP width -> projector_input_dim) and fc2 (output dim
+ *     square), without biases.
+ *   qwen2_5_vl's (Qwen2_5_VLVisionConfig: hidden_size 3584, depth 32, MLP 3420, 16 heads,
+ *     patch 14 x temporal 2, merge 2, out_hidden_size 3584): a 3-D patch convolution without
+ *     bias, blocks of two RMS norms, fused qkv and proj with biases, a gated MLP with
+ *     biases; the merger: an RMS norm, (width x m^2) squared and -> out_hidden_size, with
+ *     biases.
+ *   qwen3_vl's (Qwen3VLVisionConfig: 1152 wide, depth 27, MLP 4304, patch 16 x 2, merge 2,
+ *     num_position_embeddings 2304, deepstack_visual_indexes 3): the patch convolution with
+ *     a bias, a position table, blocks of LayerNorms, qkv, proj and a plain MLP with biases;
+ *     the merger (LayerNorm of the width, then as qwen2.5's with biases) and one deepstack
+ *     merger per index (its LayerNorm over width x m^2). */
+typedef enum { TW_PIXTRAL, TW_LLAMA4, TW_QWEN2_5, TW_QWEN3 } tower_kind;
+
+static vram_status cfg_tower(const cfg *vc, tower_kind k, uint64_t *params, uint64_t *width,
+                             uint64_t *side, uint64_t *merge) {
+    vram_status st;
+    uint64_t L, h, heads, hd, f, ch, image = 0, patch, tp = 1, m = 1, out = 0, pos = 0, n = 0;
+    uint64_t pin = 0, pout = 0;
+    const int q = k == TW_QWEN2_5 || k == TW_QWEN3;
+    if ((st = cfg_num(vc, q ? "depth" : "num_hidden_layers",
+                      k == TW_PIXTRAL ? 24 : k == TW_LLAMA4 ? 34 : k == TW_QWEN2_5 ? 32 : 27, 1,
+                      VRAM_LIMIT_LAYERS, &L)) ||
+        (st = cfg_num(vc, "hidden_size",
+                      k == TW_PIXTRAL ? 1024 : k == TW_LLAMA4 ? 768 : k == TW_QWEN2_5 ? 3584 : 1152,
+                      1, VRAM_LIMIT_HIDDEN, &h)) ||
+        (st = cfg_num(vc, q ? "num_heads" : "num_attention_heads", 16, 1, VRAM_LIMIT_HEADS,
+                      &heads)) ||
+        (st = cfg_num(vc, "intermediate_size",
+                      k == TW_PIXTRAL ? 4096 : k == TW_LLAMA4 ? 5632 : k == TW_QWEN2_5 ? 3420 : 4304,
+                      1, VRAM_LIMIT_INTERMEDIATE, &f)) ||
+        (st = cfg_num(vc, q ? "in_channels" : "num_channels", 3, 1, 1000, &ch)) ||
+        (st = cfg_num(vc, "patch_size", k == TW_PIXTRAL || k == TW_QWEN3 ? 16 : 14, 1, 100000,
+                      &patch)))
+        return st;
+    if (k == TW_PIXTRAL || k == TW_LLAMA4) {
+        if ((st = cfg_num(vc, "image_size", k == TW_PIXTRAL ? 1024 : 448, 1, VRAM_LIMIT_HIDDEN,
+                          &image)) ||
+            (k == TW_PIXTRAL &&
+             (st = cfg_num(vc, "head_dim", h / heads, 1, VRAM_LIMIT_HIDDEN, &hd))))
+            return st;
+    } else {
+        hd = h / heads;
+        if ((st = cfg_num(vc, "temporal_patch_size", 2, 1, 1000, &tp)) ||
+            (st = cfg_num(vc, "spatial_merge_size", 2, 1, 1000, &m)) ||
+            (st = cfg_num(vc, "out_hidden_size", 3584, 1, VRAM_LIMIT_HIDDEN, &out)) ||
+            (k == TW_QWEN3 && (st = cfg_num(vc, "num_position_embeddings", 2304, 1,
+                                            VRAM_LIMIT_CONTEXT, &pos))))
+            return st;
+    }
+    if (k == TW_LLAMA4 &&
+        ((st = cfg_num(vc, "vision_output_dim", 7680, 1, VRAM_LIMIT_HIDDEN, &out)) ||
+         (st = cfg_num(vc, "projector_input_dim", 4096, 1, VRAM_LIMIT_HIDDEN, &pin)) ||
+         (st = cfg_num(vc, "projector_output_dim", 4096, 1, VRAM_LIMIT_HIDDEN, &pout))))
+        return st;
+    if (k == TW_LLAMA4) hd = h / heads;
+    if (k == TW_QWEN3) {
+        const cJSON *ds = cfg_get(vc, "deepstack_visual_indexes");
+        if (ds != NULL && !cJSON_IsArray(ds))
+            return vram__fail(vc->err, vc->errcap, VRAM_E_FORMAT, vc->label,
+                              "deepstack_visual_indexes is %s, not a list", vram__json_type(ds));
+        n = ds != NULL ? (uint64_t)cJSON_GetArraySize(ds) : 3u;
+    }
+    if (patch > 10000 || ch * tp * patch * patch > VRAM_LIMIT_HIDDEN || heads * hd > VRAM_LIMIT_HIDDEN ||
+        h * m * m > VRAM_LIMIT_HIDDEN || (image != 0 && patch > image))
+        return vram__fail(vc->err, vc->errcap, VRAM_E_FORMAT, vc->label,
+                          "the patch (%llu x %llu x %llu channels), %llu heads of %llu or the "
+                          "merge %llu is over the limit",
+                          (unsigned long long)patch, (unsigned long long)patch,
+                          (unsigned long long)ch, (unsigned long long)heads,
+                          (unsigned long long)hd, (unsigned long long)m);
+    const uint64_t pe = ch * tp * patch * patch, qw = heads * hd, em = h * m * m;
+    /* every product below: <= 10^4 blocks x a few 10^12 */
+    switch (k) {
+    case TW_PIXTRAL:
+        *params = pe * h + h + L * (2 * h + 4 * h * qw + 3 * h * f);
+        *side = image / patch;
+        break;
+    case TW_LLAMA4:
+        *side = image / patch;
+        *params = h + (*side * *side + 1) * h + pe * h + 4 * h +
+                  L * (4 * h * h + 4 * h + 4 * h + 2 * h * f + f + h) + f * pin + pout * pout;
+        out = pout;
+        break;
+    case TW_QWEN2_5:
+        *params = pe * h + L * (2 * h + 4 * h * h + 4 * h + 3 * h * f + 2 * f + h) + h + em * em +
+                  em + em * out + out;
+        *side = 896 / patch;
+        break;
+    case TW_QWEN3:
+        *params = pe * h + h + pos * h + L * (4 * h + 4 * h * h + 4 * h + 2 * h * f + f + h) +
+                  2 * h + em * em + em + em * out + out + n * (2 * em + em * em + em + em * out + out);
+        *side = 896 / patch;
+        break;
+    }
+    *width = k == TW_PIXTRAL ? h : out;
+    *merge = m;
+    return VRAM_OK;
+}
+
+/* Qwen2-Audio's encoder (Qwen2AudioEncoderConfig: num_mel_bins 128, encoder_layers 32,
+ * encoder_attention_heads 20, encoder_ffn_dim 5120, d_model 1280, max_source_positions
+ * 1500): two convolutions (mel -> d, d -> d, 3 taps, biases), a position table, blocks as
+ * Whisper's encoder (k without a bias), a final LayerNorm. */
+static vram_status cfg_audio_tower(const cfg *ac, uint64_t *params, uint64_t *width) {
+    vram_status st;
+    uint64_t mel, L, heads, f, d, src;
+    if ((st = cfg_num(ac, "num_mel_bins", 128, 1, VRAM_LIMIT_HIDDEN, &mel)) ||
+        (st = cfg_num(ac, "encoder_layers", 32, 1, VRAM_LIMIT_LAYERS, &L)) ||
+        (st = cfg_num(ac, "encoder_attention_heads", 20, 1, VRAM_LIMIT_HEADS, &heads)) ||
+        (st = cfg_num(ac, "encoder_ffn_dim", 5120, 1, VRAM_LIMIT_INTERMEDIATE, &f)) ||
+        (st = cfg_num(ac, "d_model", 1280, 1, VRAM_LIMIT_HIDDEN, &d)) ||
+        (st = cfg_num(ac, "max_source_positions", 1500, 1, VRAM_LIMIT_CONTEXT, &src)))
+        return st;
+    *params = mel * d * 3 + d + d * d * 3 + d + src * d +
+              L * (4 * d * d + 3 * d + 4 * d + 2 * d * f + f + d) + 2 * d;
+    *width = d;
+    return VRAM_OK;
+}
+
 static vram_status cfg_arch(const cfg *c, vram_arch *a, uint64_t *guess_lo, uint64_t *guess_hi,
                             uint64_t *image_tokens, char *note, size_t notecap);
 
-/* llava (LlavaConfig): a language model (text_config, read by its own model_type, default
- * llama) whose sequence takes each image as image tokens, from a vision tower
- * (vision_config: clip_vision_model by default, with LLaVA's defaults 1024 wide, 24 layers,
- * 16 heads, MLP 4096, 336 px, patch 14; or siglip_vision_model) through a projector
- * (linear_1: vision hidden x feature layers -> text hidden, linear_2: text hidden -> text
- * hidden, biases unless multimodal_projector_bias is false). The vision tower and the
- * projector are extra_params of the language model's arch; tokens per image: the tower's
- * patches (+1 with vision_feature_select_strategy "full").
- * qwen2_vl (Qwen2VLConfig): a qwen2 language model (text_config, or the top-level keys of
- * older configs) and its vision transformer (vision_config: depth 32, embed_dim 1280,
- * mlp_ratio 4, num_heads 16, in_channels 3, patch_size 14, temporal_patch_size 2,
- * spatial_merge_size 2, hidden_size: the language model's): a 3-D patch convolution without
- * bias, blocks of LayerNorms, fused qkv and proj with biases, an MLP with biases; the merger
- * (LayerNorm, then embed_dim x m^2 -> embed_dim x m^2 -> hidden with biases). Its images are
- * of any size: each counts as 1024 tokens (an 896 x 896 image, 64 x 64 patches merged 2 x 2)
- * unless --image-tokens says. */
-static vram_status cfg_vlm(const cfg *c, int qwen, vram_arch *a, uint64_t *image_tokens,
-                           char *note, size_t notecap) {
-    char tl[600], vl[600], tn[640] = "", t1[32];
-    cfg tc, vc;
+/* The language model of a vision-language model: text_config read by its own model_type
+ * (absent: def_type; qwen2_vl and qwen2_5_vl configs before transformers 4.5x keep its keys
+ * at the top level), a decoder vramkit models; *ok 0 with a note otherwise. Its head is
+ * tied as the composite config says: tie_word_embeddings at the top level (absent: the
+ * class's default tie_def; -1: the text model's own), or, with bc, the text_config's true
+ * (the pre-v5 place, transformers forwards it). */
+static vram_status cfg_vlm_text(const cfg *c, const char *def_type, int tie_def, int bc,
+                                vram_arch *a, char *note, size_t notecap, int *ok) {
+    char tl[600], tn[640] = "";
+    cfg tc;
     vram_status st;
-    uint64_t glo = 0, ghi = 0, vt, proj;
-    if ((st = cfg_sub(c, "text_config", tl, sizeof tl, &tc)) ||
-        (st = cfg_sub(c, "vision_config", vl, sizeof vl, &vc)))
-        return st;
-    if (qwen && !cfg_has(c, "text_config")) tc = *c; /* older configs: the top-level keys */
-    if (qwen) {
-        const llama_row *row = NULL;
-        for (size_t i = 0; i < sizeof llama_rows / sizeof llama_rows[0]; i++)
-            if (strcmp(llama_rows[i].type, "qwen2") == 0) row = &llama_rows[i];
-        if ((st = cfg_llama(&tc, row, a)) != VRAM_OK) return st;
+    uint64_t glo = 0, ghi = 0, inner_images = 0;
+    int tie = 0, text_tie = 0;
+    *ok = 0;
+    if ((st = cfg_sub(c, "text_config", tl, sizeof tl, &tc)) != VRAM_OK) return st;
+    if (!cfg_has(c, "text_config") && cfg_has(c, "num_hidden_layers")) tc = *c;
+    const cJSON *mt = cfg_get(&tc, "model_type");
+    const char *type = cJSON_IsString(mt) && tc.doc != c->doc ? mt->valuestring : def_type;
+    const vram__arch_row *row = vram__arch_by_type(type);
+    if (row != NULL && row->read == VRAM__READ_DECODER) {
+        int unknown = 0;
+        st = cfg_decoder(&tc, row, a, tn, sizeof tn, &unknown);
+        if (unknown) a->family = VRAM_FAMILY_NONE;
     } else {
-        const cJSON *mt = cfg_get(&tc, "model_type");
-        if (mt == NULL) { /* LlavaConfig's default text_config is llama's */
-            for (size_t i = 0; i < sizeof llama_rows / sizeof llama_rows[0]; i++)
-                if (strcmp(llama_rows[i].type, "llama") == 0) st = cfg_llama(&tc, &llama_rows[i], a);
-        } else {
-            uint64_t inner_images = 0;
-            st = cfg_arch(&tc, a, &glo, &ghi, &inner_images, tn, sizeof tn);
-        }
-        if (st != VRAM_OK) return st;
-        if (a->family != VRAM_FAMILY_DECODER || glo != 0) {
-            memset(a, 0, sizeof *a);
-            snprintf(note, notecap, "%s: its text_config is not a decoder vramkit models%s%s; "
-                     "architecture left unknown", c->label, tn[0] ? ": " : "", tn);
-            return VRAM_OK;
-        }
+        st = cfg_arch(&tc, a, &glo, &ghi, &inner_images, tn, sizeof tn);
     }
+    if (st != VRAM_OK) return st;
+    if (a->family != VRAM_FAMILY_DECODER || glo != 0) {
+        memset(a, 0, sizeof *a);
+        snprintf(note, notecap, "%s: its text_config is not a decoder vramkit models%s%s; "
+                 "architecture left unknown", c->label, tn[0] ? ": " : "", tn);
+        return VRAM_OK;
+    }
+    if (tie_def >= 0) {
+        text_tie = (a->flags & VRAM_ARCH_TIED) != 0;
+        if ((st = cfg_bool(c, "tie_word_embeddings", tie_def, &tie)) != VRAM_OK) return st;
+        if (bc && !tie && text_tie && tc.doc != c->doc) tie = 1;
+        a->flags = (a->flags & ~VRAM_ARCH_TIED) | (tie ? VRAM_ARCH_TIED : 0u);
+    }
+    *ok = 1;
+    return VRAM_OK;
+}
+
+/* Vision-language and audio-language models: a language model (cfg_vlm_text) whose
+ * sequence takes each image (or clip) as tokens, with its tower and projector counted in
+ * extra_params and the tokens per image in *image_tokens:
+ *   llava (LlavaConfig: text llama, head untied): a CLIP tower by default (LLaVA's own
+ *     defaults 1024 wide, 24 layers, 16 heads, MLP 4096, 336 px, patch 14), or SigLIP, or
+ *     Pixtral; projector linear_1 (vision hidden x feature layers -> text hidden) and
+ *     linear_2 (text hidden squared), biases unless multimodal_projector_bias is false;
+ *     tokens: the tower's patches (CLIP: + 1 with vision_feature_select_strategy "full";
+ *     Pixtral: rows x (columns + 1), one break token a row).
+ *   qwen2_vl (Qwen2VLConfig): a qwen2 language model and its vision transformer
+ *     (vision_config: depth 32, embed_dim 1280, mlp_ratio 4, num_heads 16, in_channels 3,
+ *     patch_size 14, temporal_patch_size 2, spatial_merge_size 2, hidden_size: the language
+ *     model's): a 3-D patch convolution without bias, blocks of LayerNorms, fused qkv and
+ *     proj with biases, an MLP with biases; the merger (LayerNorm, then embed_dim x m^2 ->
+ *     embed_dim x m^2 -> hidden with biases). Images of any size: each counts as an 896 x 896
+ *     one (1024 tokens: 64 x 64 patches merged 2 x 2) unless --image-tokens says.
+ *   qwen2_5_vl, qwen3_vl (text qwen2 / qwen3, untied): the towers of cfg_tower, 896 x 896
+ *     images (1024 and 784 tokens).
+ *   gemma3 (Gemma3Config: text gemma3_text, tied): a SigLIP tower (vision_use_head false)
+ *     and the projector's matrix (vision hidden x text hidden) and its norm (vision hidden);
+ *     mm_tokens_per_image (256) a image.
+ *   mistral3 (Mistral3Config: text mistral, tied): a Pixtral tower; the projector: an RMS
+ *     norm, the patch merger (vision hidden x m^2 -> vision hidden), linear_1 and linear_2 as
+ *     llava's (biases with multimodal_projector_bias, default true); tokens: (side / m) x
+ *     (side / m + 1).
+ *   llama4 (Llama4Config: text llama4_text, untied): the Llama 4 tower and linear_1
+ *     (vision_output_dim -> text hidden, no bias); tokens: a 336 px tile's patches shuffled
+ *     by pixel_shuffle_ratio (0.5: 144).
+ *   qwen2_audio (Qwen2AudioConfig: text qwen2, its own tie): the audio encoder
+ *     (cfg_audio_tower) and a linear projector with a bias; a 30 s clip adds 750 tokens,
+ *     counted as an image (--images N for N clips). */
+static vram_status cfg_vlm(const cfg *c, vram__read kind, vram_arch *a, uint64_t *image_tokens,
+                           char *note, size_t notecap) {
+    char vl[600], t1[32], q[VRAM__QUOTE_CAP];
+    cfg vc;
+    vram_status st;
+    uint64_t vt = 0, proj = 0, width = 0, side = 0, m = 1;
+    int ok = 0, bias = 1;
+    const char *what = "vision tower";
+    static const struct {
+        vram__read kind;
+        const char *text;
+        int tie, bc;
+    } texts[] = {{VRAM__READ_LLAVA, "llama", 0, 1},
+                 {VRAM__READ_QWEN2_VL, "qwen2_vl_text", 0, 1},
+                 {VRAM__READ_QWEN2_5_VL, "qwen2_5_vl_text", 0, 1},
+                 {VRAM__READ_QWEN3_VL, "qwen3_vl_text", 0, 0},
+                 {VRAM__READ_GEMMA3, "gemma3_text", 1, 0}, {VRAM__READ_MISTRAL3, "mistral", 1, 0},
+                 {VRAM__READ_LLAMA4, "llama4_text", 0, 0}, {VRAM__READ_QWEN2_AUDIO, "qwen2", -1, 0}};
+    size_t ti = 0;
+    while (texts[ti].kind != kind)
+        ti++;
+    if ((st = cfg_sub(c, kind == VRAM__READ_QWEN2_AUDIO ? "audio_config" : "vision_config", vl,
+                      sizeof vl, &vc)) != VRAM_OK)
+        return st;
+    if ((st = cfg_vlm_text(c, texts[ti].text, texts[ti].tie, texts[ti].bc, a, note, notecap,
+                           &ok)) != VRAM_OK ||
+        !ok)
+        return st;
+    /* text_config, read above, may have used the top-level keys; its label is c's */
     const uint64_t th = a->hidden;
-    if (qwen) {
-        uint64_t depth, e, ratio, chans, patch, tp, m, out;
+    const cJSON *vmt = cfg_get(&vc, "model_type");
+    const char *vtype = cJSON_IsString(vmt) ? vmt->valuestring : "";
+    switch (kind) {
+    case VRAM__READ_QWEN2_VL: {
+        uint64_t depth, e, ratio, chans, patch, tp, out;
         if ((st = cfg_num(&vc, "depth", 32, 1, VRAM_LIMIT_LAYERS, &depth)) ||
             (st = cfg_num(&vc, "embed_dim", 1280, 1, VRAM_LIMIT_HIDDEN, &e)) ||
             (st = cfg_num(&vc, "mlp_ratio", 4, 1, 64, &ratio)) ||
@@ -1187,50 +1716,110 @@ static vram_status cfg_vlm(const cfg *c, int qwen, vram_arch *a, uint64_t *image
              depth * (4 * e + 3 * e * e + 3 * e + e * e + e + 2 * e * f + f + e);
         proj = 2 * e + em * em + em + em * out + out;
         *image_tokens = 1024;
-    } else {
-        const cJSON *vmt = cfg_get(&vc, "model_type");
-        const char *vtype = cJSON_IsString(vmt) ? vmt->valuestring : "clip_vision_model";
+        break;
+    }
+    case VRAM__READ_QWEN2_5_VL:
+    case VRAM__READ_QWEN3_VL:
+        if ((st = cfg_tower(&vc, kind == VRAM__READ_QWEN3_VL ? TW_QWEN3 : TW_QWEN2_5, &vt, &width,
+                            &side, &m)) != VRAM_OK)
+            return st;
+        *image_tokens = (side / m) * (side / m);
+        break;
+    case VRAM__READ_GEMMA3: {
+        vram_arch v;
+        if ((st = cfg_vision(&vc, VT_SIGLIP, &vt_vit, &v)) != VRAM_OK ||
+            (st = cfg_num(c, "mm_tokens_per_image", 256, 1, VRAM_LIMIT_CONTEXT, image_tokens)))
+            return st;
+        vt = cfg_total(&v);
+        proj = v.hidden * th + v.hidden;
+        break;
+    }
+    case VRAM__READ_LLAMA4: {
+        double ratio = 0.5;
+        const cJSON *pr = cfg_get(&vc, "pixel_shuffle_ratio");
+        if (pr != NULL && (!cJSON_IsNumber(pr) || !(pr->valuedouble > 0 && pr->valuedouble <= 1)))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, vl,
+                              "pixel_shuffle_ratio is %s, not a number in (0, 1]",
+                              vram__json_type(pr));
+        if (pr != NULL) ratio = pr->valuedouble;
+        if ((st = cfg_tower(&vc, TW_LLAMA4, &vt, &width, &side, &m)) != VRAM_OK) return st;
+        proj = width * th;
+        *image_tokens = (uint64_t)((double)(side * side) * ratio * ratio);
+        break;
+    }
+    case VRAM__READ_QWEN2_AUDIO:
+        what = "audio tower";
+        if ((st = cfg_audio_tower(&vc, &vt, &width)) != VRAM_OK) return st;
+        proj = width * th + th;
+        *image_tokens = 750;
+        break;
+    default: { /* llava, mistral3 */
+        const int mistral = kind == VRAM__READ_MISTRAL3;
+        const int pixtral = mistral || strcmp(vtype, "pixtral") == 0;
         const int sig = strcmp(vtype, "siglip_vision_model") == 0;
         const cJSON *fl = cfg_get(c, "vision_feature_layer");
         const cJSON *fs = cfg_get(c, "vision_feature_select_strategy");
-        int bias;
         uint64_t layers_used = cJSON_IsArray(fl) ? (uint64_t)cJSON_GetArraySize(fl) : 1u;
-        vram_arch v;
-        char q[VRAM__QUOTE_CAP];
-        if (!sig && strcmp(vtype, "clip_vision_model") != 0) {
+        if (layers_used == 0) layers_used = 1;
+        if (!pixtral && !sig && vtype[0] != '\0' && strcmp(vtype, "clip_vision_model") != 0) {
             memset(a, 0, sizeof *a);
             snprintf(note, notecap, "%s: vision_config model_type %s is not a vision tower "
                      "vramkit models; architecture left unknown", c->label,
                      vram__quote(vtype, strlen(vtype), q));
             return VRAM_OK;
         }
-        /* without a vision_config, LlavaConfig's own tower; else the class's defaults */
-        st = cfg_vision(&vc, sig ? VT_SIGLIP : VT_CLIP,
-                        sig ? &vt_vit : (cfg_has(c, "vision_config") ? &vt_clip : &vt_llava), &v);
-        if (st != VRAM_OK || (st = cfg_bool(c, "multimodal_projector_bias", 1, &bias)) != VRAM_OK)
-            return st;
-        if (layers_used == 0) layers_used = 1;
-        vt = cfg_total(&v);
-        proj = v.hidden * layers_used * th + th * th + (bias ? 2 * th : 0u);
-        /* patches without the class token, unless the strategy keeps it */
-        *image_tokens = (sig ? v.positions : v.positions - 1u) +
-                        (cJSON_IsString(fs) && strcmp(fs->valuestring, "full") == 0 && !sig);
+        if ((st = cfg_bool(c, "multimodal_projector_bias", 1, &bias)) != VRAM_OK) return st;
+        if (pixtral) {
+            if ((st = cfg_tower(&vc, TW_PIXTRAL, &vt, &width, &side, &m)) != VRAM_OK ||
+                (mistral && (st = cfg_num(c, "spatial_merge_size", 2, 1, 1000, &m))))
+                return st;
+            if (!mistral) m = 1;
+            /* mistral3's patch merger and its norm */
+            if (mistral) proj = width + width * m * m * width;
+            *image_tokens = (side / m) * (side / m + 1);
+        } else {
+            vram_arch v;
+            /* without a vision_config, LlavaConfig's own tower; else the class's defaults */
+            if ((st = cfg_vision(&vc, sig ? VT_SIGLIP : VT_CLIP,
+                                 sig ? &vt_vit
+                                     : (cfg_has(c, "vision_config") ? &vt_clip : &vt_llava),
+                                 &v)) != VRAM_OK)
+                return st;
+            vt = cfg_total(&v);
+            width = v.hidden;
+            /* patches without the class token, unless the strategy keeps it */
+            *image_tokens = (sig ? v.positions : v.positions - 1u) +
+                            (cJSON_IsString(fs) && strcmp(fs->valuestring, "full") == 0 && !sig);
+        }
+        proj += width * layers_used * th + th * th + (bias ? 2 * th : 0u);
+        break;
+    }
     }
     a->extra_params += vt + proj;
     snprintf(note, notecap,
-             "%s: read as a %s language model with a vision tower and projector (%s "
-             "parameters) counted beside it; each image adds %llu tokens to the sequence%s; "
-             "the vision tower's activations are not estimated",
-             c->label, qwen ? "qwen2" : "decoder", cfg_params_text(vt + proj, t1, sizeof t1),
+             "%s: read as a %s language model with a%s %s and projector (%s parameters) "
+             "counted beside it; each %s adds %llu tokens to the sequence%s; the %s's "
+             "activations are not estimated",
+             c->label,
+             kind == VRAM__READ_LLAVA           ? "decoder"
+             : kind == VRAM__READ_QWEN2_VL      ? "qwen2"
+             : kind == VRAM__READ_QWEN2_5_VL    ? "qwen2"
+             : kind == VRAM__READ_QWEN3_VL      ? "qwen3"
+                                                : texts[ti].text,
+             kind == VRAM__READ_QWEN2_AUDIO ? "n" : "", what,
+             cfg_params_text(vt + proj, t1, sizeof t1),
+             kind == VRAM__READ_QWEN2_AUDIO ? "30 s clip (counted as an image)" : "image",
              (unsigned long long)*image_tokens,
-             qwen ? " (an 896 x 896 image; --image-tokens N for others)" : "");
+             kind == VRAM__READ_QWEN2_VL || kind == VRAM__READ_QWEN2_5_VL ||
+                     kind == VRAM__READ_QWEN3_VL
+                 ? " (an 896 x 896 image; --image-tokens N for others)"
+                 : "",
+             what);
     return VRAM_OK;
 }
 
 /* ---- the table ------------------------------------------------------------------------ */
 
-static const char *const moe_types[] = {"dbrx",  "phimoe",   "granitemoe",
-                                        "jamba", "nllb-moe", "switch_transformers"};
 static const char *const moe_keys[] = {"num_local_experts", "num_experts", "n_routed_experts",
                                        "moe_num_experts"};
 
@@ -1312,28 +1901,66 @@ static void cfg_guess_note(const cfg *c, const vram_arch *a, const char *what, c
              cfg_params_text(hi, h, sizeof h));
 }
 
+/* A config by its model_type's row (model_arch.h): its family's reader. */
+static vram_status cfg_by_row(const cfg *c, const vram__arch_row *r, vram_arch *a,
+                              uint64_t *image_tokens, char *note, size_t notecap) {
+    char q[VRAM__QUOTE_CAP];
+    int unknown = 0;
+    switch (r->read) {
+    case VRAM__READ_DECODER: return cfg_decoder(c, r, a, note, notecap, &unknown);
+    case VRAM__READ_GPT2: return cfg_gpt2(c, a);
+    case VRAM__READ_NEOX: return cfg_neox(c, a);
+    case VRAM__READ_PHI: return cfg_phi(c, a);
+    case VRAM__READ_FALCON: return cfg_falcon(c, a);
+    case VRAM__READ_GPTJ: return cfg_gptj(c, a);
+    case VRAM__READ_BIGCODE: return cfg_bigcode(c, a);
+    case VRAM__READ_WHISPER: return cfg_whisper(c, a);
+    case VRAM__READ_VIT: return cfg_vit(c, VT_VIT, a, note, notecap);
+    case VRAM__READ_CLIP_VISION: return cfg_vit(c, VT_CLIP, a, note, notecap);
+    case VRAM__READ_SIGLIP_VISION: return cfg_vit(c, VT_SIGLIP, a, note, notecap);
+    case VRAM__READ_CLIP: return cfg_dual(c, 0, a, note, notecap);
+    case VRAM__READ_SIGLIP: return cfg_dual(c, 1, a, note, notecap);
+    case VRAM__READ_LLAVA:
+    case VRAM__READ_QWEN2_VL:
+    case VRAM__READ_QWEN2_5_VL:
+    case VRAM__READ_QWEN3_VL:
+    case VRAM__READ_GEMMA3:
+    case VRAM__READ_MISTRAL3:
+    case VRAM__READ_LLAMA4:
+    case VRAM__READ_QWEN2_AUDIO: return cfg_vlm(c, r->read, a, image_tokens, note, notecap);
+    case VRAM__READ_BERT: return cfg_bert(c, 30522, 0, a, note, notecap);
+    case VRAM__READ_ROBERTA: return cfg_bert(c, 50265, 1, a, note, notecap);
+    case VRAM__READ_XLM_ROBERTA: return cfg_bert(c, 30522, 1, a, note, notecap);
+    case VRAM__READ_DISTILBERT: return cfg_distilbert(c, a, note, notecap);
+    case VRAM__READ_MODERNBERT: return cfg_modernbert(c, a, note, notecap);
+    case VRAM__READ_M2M: return cfg_seq2seq(c, 128112, 0, a);
+    case VRAM__READ_BART: return cfg_seq2seq(c, 50265, 1, a);
+    case VRAM__READ_T5: return cfg_t5(c, 0, a);
+    case VRAM__READ_MT5: return cfg_t5(c, 1, a);
+    case VRAM__READ_UNMODELLED:
+    case VRAM__READ_GGUF_ONLY: break;
+    }
+    snprintf(note, notecap,
+             "%s: model_type %s (mixture of experts) is not modelled; architecture left unknown",
+             c->label, vram__quote(r->type, strlen(r->type), q));
+    return VRAM_OK;
+}
+
 static vram_status cfg_arch(const cfg *c, vram_arch *a, uint64_t *guess_lo, uint64_t *guess_hi,
                             uint64_t *image_tokens, char *note, size_t notecap) {
     char q[VRAM__QUOTE_CAP];
     const cJSON *jt = cfg_get(c, "model_type");
     const char *type = cJSON_IsString(jt) ? jt->valuestring : NULL;
+    const vram__arch_row *row = type != NULL ? vram__arch_by_type(type) : NULL;
     if (jt != NULL && type == NULL)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                           "model_type is %s, not a string", vram__json_type(jt));
     memset(a, 0, sizeof *a);
-    if (type != NULL) {
-        for (size_t i = 0; i < sizeof moe_rows / sizeof moe_rows[0]; i++)
-            if (strcmp(type, moe_rows[i].type) == 0) return cfg_moe(c, &moe_rows[i], a, note, notecap);
-        for (size_t i = 0; i < sizeof moe_types / sizeof moe_types[0]; i++)
-            if (strcmp(type, moe_types[i]) == 0) {
-                snprintf(note, notecap,
-                         "%s: model_type %s (mixture of experts) is not modelled; "
-                         "architecture left unknown",
-                         c->label, vram__quote(type, strlen(type), q));
-                return VRAM_OK;
-            }
-    }
-    for (size_t i = 0; i < sizeof moe_keys / sizeof moe_keys[0]; i++) {
+    /* an expert count on a type whose row has no experts (or no row): not modelled */
+    for (size_t i = 0; (row == NULL || (row->moe == VRAM__MOE_NONE &&
+                                        row->read != VRAM__READ_UNMODELLED)) &&
+                       i < sizeof moe_keys / sizeof moe_keys[0];
+         i++) {
         uint64_t experts;
         vram_status st = cfg_num(c, moe_keys[i], 0, 0, VRAM_LIMIT_HIDDEN, &experts);
         if (st != VRAM_OK) return st;
@@ -1345,34 +1972,7 @@ static vram_status cfg_arch(const cfg *c, vram_arch *a, uint64_t *guess_lo, uint
             return VRAM_OK;
         }
     }
-    if (type != NULL) {
-        for (size_t i = 0; i < sizeof llama_rows / sizeof llama_rows[0]; i++)
-            if (strcmp(type, llama_rows[i].type) == 0) return cfg_llama(c, &llama_rows[i], a);
-        if (strcmp(type, "gpt2") == 0) return cfg_gpt2(c, a);
-        if (strcmp(type, "gpt_neox") == 0) return cfg_neox(c, a);
-        if (strcmp(type, "phi") == 0) return cfg_phi(c, a);
-        if (strcmp(type, "falcon") == 0) return cfg_falcon(c, a);
-        if (strcmp(type, "gptj") == 0) return cfg_gptj(c, a);
-        if (strcmp(type, "gpt_bigcode") == 0) return cfg_bigcode(c, a);
-        if (strcmp(type, "whisper") == 0) return cfg_whisper(c, a);
-        if (strcmp(type, "vit") == 0) return cfg_vit(c, VT_VIT, a, note, notecap);
-        if (strcmp(type, "clip_vision_model") == 0) return cfg_vit(c, VT_CLIP, a, note, notecap);
-        if (strcmp(type, "siglip_vision_model") == 0)
-            return cfg_vit(c, VT_SIGLIP, a, note, notecap);
-        if (strcmp(type, "clip") == 0) return cfg_dual(c, 0, a, note, notecap);
-        if (strcmp(type, "siglip") == 0) return cfg_dual(c, 1, a, note, notecap);
-        if (strcmp(type, "llava") == 0) return cfg_vlm(c, 0, a, image_tokens, note, notecap);
-        if (strcmp(type, "qwen2_vl") == 0) return cfg_vlm(c, 1, a, image_tokens, note, notecap);
-        if (strcmp(type, "bert") == 0) return cfg_bert(c, 30522, 0, a, note, notecap);
-        if (strcmp(type, "roberta") == 0) return cfg_bert(c, 50265, 1, a, note, notecap);
-        if (strcmp(type, "xlm-roberta") == 0) return cfg_bert(c, 30522, 1, a, note, notecap);
-        if (strcmp(type, "distilbert") == 0) return cfg_distilbert(c, a, note, notecap);
-        if (strcmp(type, "m2m_100") == 0 || strcmp(type, "nllb") == 0)
-            return cfg_seq2seq(c, 128112, 0, a);
-        if (strcmp(type, "bart") == 0) return cfg_seq2seq(c, 50265, 1, a);
-        if (strcmp(type, "t5") == 0) return cfg_t5(c, 0, a);
-        if (strcmp(type, "mt5") == 0) return cfg_t5(c, 1, a);
-    }
+    if (row != NULL) return cfg_by_row(c, row, a, image_tokens, note, notecap);
 
     /* the fallback: only when every key the pattern needs is there */
     char what[160];
@@ -1394,8 +1994,13 @@ static vram_status cfg_arch(const cfg *c, vram_arch *a, uint64_t *guess_lo, uint
     if (cfg_has(c, "num_hidden_layers") && cfg_has(c, "hidden_size") &&
         cfg_has(c, "num_attention_heads") && cfg_has(c, "intermediate_size") &&
         cfg_has(c, "vocab_size")) {
-        static const llama_row generic = {"", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-        vram_status st = cfg_llama(c, &generic, a);
+        static const vram__arch_row generic = {.read = VRAM__READ_DECODER,
+                                               .family = VRAM_FAMILY_DECODER,
+                                               .mlp = VRAM_MLP_GATED,
+                                               .norm = VRAM_NORM_RMS,
+                                               .flags = VRAM_ARCH_FINAL_NORM};
+        int unknown = 0;
+        vram_status st = cfg_decoder(c, &generic, a, note, notecap, &unknown);
         /* no max_position_embeddings: context unknown, not 0 as an error */
         if (st != VRAM_OK) return st;
         cfg_guess_range(c, a, guess_lo, guess_hi);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model_arch.h"
 #include "model_gguf.h"
 
 #define GG_WINDOW 65536u
@@ -212,56 +213,15 @@ static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_o
 
 /* ---- architectures ------------------------------------------------------------------- */
 
-/* How an architecture's numbers beyond the common ones are read (gg_arch). */
-enum {
-    GG_PLAIN = 0, /* the common keys; experts when expert_count > 1 (Mixtral, Qwen3-MoE) */
-    GG_MLA,       /* deepseek2: latent attention, shared experts, leading dense blocks */
-    GG_OSS,       /* gpt-oss: attention sinks (its sliding window: gg_swa) */
-    GG_SHEXP      /* qwen2moe: a shared expert of its own width and its scalar gate */
-};
-
-/* general.architecture -> the pattern of model.h. Biases are not listed: they are read
- * from the tensor names (blk.N.attn_q.bias, ...; the router's ffn_gate_inp.bias and the
- * experts' ffn_*_exps.bias too), which llama.cpp's converters fix. The output head is tied
- * when the file has no output.weight. */
-static const struct {
-    const char *name;
-    vram_family family;
-    vram_mlp mlp;
-    vram_norm norm;
-    uint32_t flags;
-    int kind;
-} gg_archs[] = {
-    {"llama", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"mistral", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"mistral3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"qwen2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"qwen3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"qwen3moe", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"gemma", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"gemma2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"gemma3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"phi3", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"internlm2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"granite", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"olmo2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"stablelm", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"gpt2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"gptneox", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"falcon", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"starcoder2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"phi2", VRAM_FAMILY_DECODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER, VRAM_ARCH_FINAL_NORM, GG_PLAIN},
-    {"bert", VRAM_FAMILY_ENCODER, VRAM_MLP_PLAIN, VRAM_NORM_LAYER,
-     VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD, GG_PLAIN},
-    {"nomic-bert", VRAM_FAMILY_ENCODER, VRAM_MLP_GATED, VRAM_NORM_LAYER,
-     VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD, GG_PLAIN},
-    {"deepseek2", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM,
-     GG_MLA},
-    {"gpt-oss", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM,
-     GG_OSS},
-    {"qwen2moe", VRAM_FAMILY_DECODER, VRAM_MLP_GATED, VRAM_NORM_RMS, VRAM_ARCH_FINAL_NORM,
-     GG_SHEXP},
-};
+/* general.architecture -> its row of the architecture table (model_arch.c): the family, MLP,
+ * norm and the flags every such model has, the parameters beyond the pattern (q/k norms,
+ * Gemma's post-norms), and how the numbers beyond the common keys are read (gguf_kind).
+ * Biases are not taken from the row: they are read from the tensor names
+ * (blk.N.attn_q.bias, ...; the router's ffn_gate_inp.bias and the experts' ffn_*_exps.bias
+ * too), which llama.cpp's converters fix. The output head is tied when the file has no
+ * output.weight. Rows whose GGUF form vramkit has no test of (the state-space models among
+ * them) have no GGUF name: unknown, with a note. */
+#define GG_BIASES (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS)
 
 /* The architectures llama.cpp gives sliding-window blocks, and its pattern (its hparams'
  * set_swa_pattern(n): block il slides unless il % n == n - 1, so all but each n-th), with
@@ -284,6 +244,9 @@ typedef struct gg_seen {
     int mxfp4_experts;   /* a routed experts' matrix stored in MXFP4 (gpt-oss) */
     uint64_t probs_b;    /* elements of exp_probs_b.bias (DeepSeek-V3's routing bias) */
     uint64_t shexp_gate; /* elements of ffn_gate_inp_shexp.weight (Qwen2-MoE's shared gate) */
+    uint64_t rope_factors; /* elements of rope_factors_long/short.weight (phi3), rope_freqs */
+    uint64_t routers;      /* blocks with a router (blk.N.ffn_gate_inp.weight): the MoE blocks */
+    int shexp;             /* a shared expert's matrices (ffn_*_shexp.weight) */
 } gg_seen;
 
 static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const uint64_t *rdims,
@@ -295,7 +258,14 @@ static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const ui
     }
     if (strcmp(name, "position_embd.weight") == 0 && nd == 2) seen->positions = rdims[0];
     if (strcmp(name, "token_types.weight") == 0 && nd == 2) seen->type_vocab = rdims[0];
+    if ((strcmp(name, "rope_factors_long.weight") == 0 ||
+         strcmp(name, "rope_factors_short.weight") == 0 ||
+         strcmp(name, "rope_freqs.weight") == 0) &&
+        seen->rope_factors <= UINT64_MAX - numel)
+        seen->rope_factors += numel;
     if (strncmp(name, "blk.", 4) != 0) return;
+    if (vram__ends_with(name, len, ".ffn_gate_inp.weight")) seen->routers++;
+    if (vram__ends_with(name, len, ".ffn_up_shexp.weight")) seen->shexp = 1;
     if (vram__ends_with(name, len, ".attn_q.bias") || vram__ends_with(name, len, ".attn_k.bias") ||
         vram__ends_with(name, len, ".attn_v.bias") || vram__ends_with(name, len, ".attn_qkv.bias"))
         seen->bias_flags |= VRAM_ARCH_QKV_BIAS;
@@ -431,15 +401,13 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
                            vram_arch *a, char *note, size_t notecap) {
     char q[VRAM__QUOTE_CAP];
     vram_status st;
-    size_t k;
     memset(a, 0, sizeof *a);
     if (arch[0] == '\0') {
         snprintf(note, notecap, "%s: no general.architecture; architecture left unknown", g->label);
         return VRAM_OK;
     }
-    for (k = 0; k < sizeof gg_archs / sizeof gg_archs[0]; k++)
-        if (strcmp(gg_archs[k].name, arch) == 0) break;
-    if (k == sizeof gg_archs / sizeof gg_archs[0]) {
+    const vram__arch_row *row = vram__arch_by_gguf(arch);
+    if (row == NULL) {
         snprintf(note, notecap,
                  "%s: general.architecture %s is not in vramkit's table; architecture left unknown",
                  g->label, vram__quote(arch, strlen(arch), q));
@@ -499,10 +467,10 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
         return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
                           "metadata: %llu attention heads are not a multiple of %llu KV heads",
                           (unsigned long long)a->heads, (unsigned long long)a->kv_heads);
-    a->family = gg_archs[k].family;
-    a->mlp = gg_archs[k].mlp;
-    a->norm = gg_archs[k].norm;
-    a->flags = gg_archs[k].flags | seen->bias_flags;
+    a->family = row->family;
+    a->mlp = row->mlp;
+    a->norm = row->norm;
+    a->flags = (row->flags & ~GG_BIASES) | seen->bias_flags;
     if (a->family == VRAM_FAMILY_DECODER && !seen->output) a->flags |= VRAM_ARCH_TIED;
     a->positions = seen->positions;
     a->type_vocab = seen->type_vocab;
@@ -512,6 +480,10 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
         a->expert_intermediate = xffn; /* 0: feed_forward_length */
         a->moe_flags = seen->moe_flags;
         if (seen->mxfp4_experts) a->expert_format = VRAM_DTYPE_MXFP4;
+        /* the blocks with a router are the MoE ones, wherever they are (Llama 4 Maverick's
+           every second block; DeepSeek's leading dense blocks are read from their key) */
+        if (seen->routers != 0 && seen->routers < a->layers && row->gguf_kind != VRAM__GGUF_MLA)
+            a->dense_layers = a->layers - seen->routers;
     }
     for (size_t i = 0; i < sizeof gg_swa / sizeof gg_swa[0]; i++) {
         uint64_t window = 0;
@@ -524,22 +496,41 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
             a->window_layers = a->layers - a->layers / gg_swa[i].every;
         }
     }
-    if (gg_archs[k].kind == GG_MLA) return gg_arch_mla(g, keys, arch, seen, xffn, a, note, notecap);
-    if (gg_archs[k].kind == GG_OSS)
+    {
+        /* q/k norms and post-norms, as the row says (llama.cpp keeps them: attn_q_norm,
+           attn_k_norm, post_attention_norm, post_ffw_norm) */
+        vram__arch_row norms = *row;
+        norms.has &= VRAM__HAS_QK_NORM | VRAM__HAS_QK_NORM_FULL | VRAM__HAS_POST_NORMS;
+        a->extra_params = vram__arch_extra(&norms, a, 0, 0);
+    }
+    if (row->gguf_kind == VRAM__GGUF_MLA)
+        return gg_arch_mla(g, keys, arch, seen, xffn, a, note, notecap);
+    if (row->gguf_kind == VRAM__GGUF_OSS)
         a->extra_params = a->layers * a->heads; /* attn_sinks: one per head and block */
-    if (gg_archs[k].kind == GG_SHEXP) {
+    /* rotary frequency factors the converter stores as tensors (phi3's rope_factors_long and
+       _short, Llama 3.1 and 4's rope_freqs: head_dim / 2 each), counted as the file holds them */
+    if (seen->rope_factors > VRAM_ARCH_MAX_EXTRA)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "rope_factors_long/short and rope_freqs hold %llu parameters, over 10^12",
+                          (unsigned long long)seen->rope_factors);
+    a->extra_params += seen->rope_factors;
+    if (row->gguf_kind == VRAM__GGUF_SHEXP) {
         /* Qwen2-MoE (llama.cpp's Qwen2MoeModel): the shared expert's width in
            expert_shared_feed_forward_length (ffn_{gate,up,down}_shexp), its sigmoid gate
            ffn_gate_inp_shexp (hidden -> 1) counted as the file holds it */
         if ((st = gg_arch_num_min(g, keys, arch, "expert_shared_feed_forward_length", 0,
                                   VRAM_LIMIT_INTERMEDIATE, &a->shared_intermediate)) != VRAM_OK)
             return st;
+        /* Llama 4: one shared expert of the routed width (no key of its own) */
+        if (a->shared_intermediate == 0 && seen->shexp && a->experts != 0)
+            a->shared_intermediate = a->expert_intermediate != 0 ? a->expert_intermediate
+                                                                 : a->intermediate;
         if (seen->shexp_gate > VRAM_ARCH_MAX_EXTRA)
             return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
                               "the shared experts' gates (ffn_gate_inp_shexp) hold %llu "
                               "parameters, over 10^12",
                               (unsigned long long)seen->shexp_gate);
-        a->extra_params = seen->shexp_gate;
+        a->extra_params += seen->shexp_gate;
     }
     return VRAM_OK;
 }

@@ -269,7 +269,16 @@ static vram_status read_dir(const char *dir, vram_model *m, char *err, size_t er
 
     vram_model out;
     memset(&out, 0, sizeof out);
-    out.arch = (have_cfg && cfg.arch.family != VRAM_FAMILY_NONE) ? cfg.arch : ten.arch;
+    /* the arch from config.json, with what comes with it (a guess's range, the tokens an
+       image adds), so that the directory answers as its config.json does */
+    if (have_cfg && cfg.arch.family != VRAM_FAMILY_NONE) {
+        out.arch = cfg.arch;
+        out.guess_low = cfg.guess_low;
+        out.guess_high = cfg.guess_high;
+        out.image_tokens = cfg.image_tokens;
+    } else {
+        out.arch = ten.arch;
+    }
     out.stats = ten.stats;
     out.blocks = ten.blocks;
     if (tensors_gguf || !have_cfg || cfg.dtype == VRAM_DTYPE_NONE)

@@ -49,6 +49,14 @@ VRAM_NODISCARD vram_status vram__safetensors_parse_into(const char *json, size_t
                                                         vram__tensor_acc *acc,
                                                         const vram__shard_check *chk, char *err,
                                                         size_t errcap);
+/* The same through the cJSON tree alone (the read vram__safetensors_parse_into falls back
+ * on for headers outside the common form): the two must agree on every header, which the
+ * fuzzer and the unit tests check. */
+VRAM_NODISCARD vram_status vram__safetensors_parse_tree(const char *json, size_t len,
+                                                        uint64_t data_bytes, const char *label,
+                                                        vram__tensor_acc *acc,
+                                                        const vram__shard_check *chk, char *err,
+                                                        size_t errcap);
 
 /* A safetensors file's header into an accumulator (the shard reader's unit of work). */
 VRAM_NODISCARD vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,

@@ -9,9 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
-#include "doctor/probe.h"
+#include "util/json.h"
 #include "models/model_names.h"
 #include "util/text.h"
 
@@ -87,37 +85,6 @@ uint32_t vram_emit_gpus(const vram_plan *p, const vram_candidate *c) {
         if (p->placed[i].fits && p->placed[i].device >= 0 && p->placed[i].device < VRAM_PLAN_MAX_GPUS)
             mask |= 1u << p->placed[i].device;
     return mask;
-}
-
-void vram_emit_probe_vmm(const vram_plan *p, uint32_t mask, vram_emit_machine *out) {
-    memset(out, 0, sizeof *out);
-    if (mask == 0) return;
-    if (!p->gpus_detected) {
-        snprintf(out->no_probe, sizeof out->no_probe,
-                 "the GPUs are assumed (--assume-gpu or a saved plan), not this machine's");
-        return;
-    }
-    {
-        const char *v = getenv("CUDA_VISIBLE_DEVICES");
-        if (v != NULL && strlen(v) < sizeof out->visible) {
-            out->visible_set = 1;
-            snprintf(out->visible, sizeof out->visible, "%s", v);
-        }
-    }
-    for (int g = 0; g < p->ngpu && g < VRAM_PLAN_MAX_GPUS; g++) {
-        vram_probe_result r;
-        vram_status st;
-        if (!(mask & (1u << g))) continue;
-        st = vram_probe_run(g, VRAM_PROBE_VMM, 0, &r);
-        if (st != VRAM_OK || !r.ran) {
-            snprintf(out->no_probe, sizeof out->no_probe, "the VMM probe could not run on GPU %d: %s",
-                     g, vram_status_str(st != VRAM_OK ? st : r.status));
-            continue;
-        }
-        out->vmm[g].ran = 1;
-        out->vmm[g].status = r.status;
-        out->vmm[g].cuda_error = r.cuda_error;
-    }
 }
 
 /* ---- helpers -------------------------------------------------------------------------- */
@@ -196,7 +163,7 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
         note(notes, ncap,
              "llama.cpp keeps the output layer with the last layers; the plan counted it on GPU %d",
              c->device);
-    } else if (c->kind != VRAM_STRATEGY_CPU && p->ngpu > 1) {
+    } else if (c->kind != VRAM_STRATEGY_CPU && p->mach.ngpu > 1) {
         fprintf(out, " --split-mode none --main-gpu %d", c->device); /* else it spreads layers */
     }
     if (c->kind == VRAM_STRATEGY_EXPERTS_CPU) fprintf(out, " --cpu-moe"); /* routed experts on the host */
@@ -254,7 +221,9 @@ static vram_status emit_vllm(FILE *out, const vram_plan *p, const vram_candidate
     }
     for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
         if (c->gpu_mask & (1u << g)) tp++;
-    if (tp > 1 && m->arch.heads != 0 && m->arch.heads % (uint64_t)tp != 0)
+    /* a state-space model with no attention block (Mamba) has no attention heads to split */
+    if (tp > 1 && m->arch.heads != 0 && m->arch.heads % (uint64_t)tp != 0 &&
+        vram__arch_cache_of(m->arch).attn_blocks != 0)
         FAIL("--emit vllm: %d GPUs do not divide the %llu attention heads of %s, which "
              "--tensor-parallel-size needs",
              tp, (unsigned long long)m->arch.heads, p->comps[0].m.label);
@@ -266,6 +235,11 @@ static vram_status emit_vllm(FILE *out, const vram_plan *p, const vram_candidate
         FAIL("--emit vllm: the plan leaves vLLM less than 1%% of a GPU");
     if (st != VRAM_OK) FAIL("--emit vllm: %s", vram_status_str(st));
     if (context_of(c, &seq, &batch) != VRAM_OK) FAIL("--emit vllm: the plan sized no context");
+    if (vram__arch_cache_of(m->arch).state != 0)
+        note(notes, ncap,
+             "vLLM keeps a recurrent state of fixed size for each sequence it runs at once "
+             "(--max-num-seqs); the plan counted one for each of the batch's %llu",
+             (unsigned long long)batch);
     fprintf(out, "--gpu-memory-utilization %u.%02u --max-model-len %llu --tensor-parallel-size %d",
             frac / 100u, frac % 100u, (unsigned long long)seq, tp);
     if (c->kind == VRAM_STRATEGY_INT4)
@@ -278,7 +252,7 @@ static vram_status emit_vllm(FILE *out, const vram_plan *p, const vram_candidate
     if (tp > 1)
         note(notes, ncap, "tensor parallelism shards every layer over the %d GPUs where the plan "
                           "split whole blocks; the fraction is the smallest over them", tp);
-    else if (c->device != 0 || p->ngpu > 1)
+    else if (c->device != 0 || p->mach.ngpu > 1)
         note(notes, ncap, "vLLM uses the first visible GPU: run it with CUDA_VISIBLE_DEVICES=%d "
                           "(--emit env)", c->device);
     return VRAM_OK;
@@ -407,9 +381,15 @@ static size_t module_of(const char *name, const vram_tensor_class *k, size_t *id
 }
 
 /* The device_map of c from the tensor names: blocks by vram_emit_block_device, the rest on
- * the base device. VRAM_E_UNHANDLED (why in err) when the names cannot say it. */
-static vram_status device_map(const vram_names *nm, const vram_candidate *c, cJSON *obj,
-                              char *err, size_t cap) {
+ * the base device, sorted, one entry per module (*out[0 .. *n), free with dm_free). VRAM_OK;
+ * VRAM_E_UNHANDLED (why in err) when the names cannot say it; VRAM_E_NOMEM. */
+static void dm_free(dm_entry *e, size_t n) {
+    for (size_t i = 0; i < n; i++) free(e[i].module);
+    free(e);
+}
+
+static vram_status device_map(const vram_names *nm, const vram_candidate *c, dm_entry **out,
+                              size_t *nout, char *err, size_t cap) {
     dm_stack stacks[MAX_STACKS];
     int nstack = 0, base = c->kind == VRAM_STRATEGY_CPU ? VRAM_PLAN_CPU : c->device;
     dm_entry *e = calloc(nm->n ? nm->n : 1, sizeof *e);
@@ -487,118 +467,126 @@ static vram_status device_map(const vram_names *nm, const vram_candidate *c, cJS
         }
         e[i].device = dev;
     }
-    if (st == VRAM_OK) {
-        qsort(e, ne, sizeof *e, dm_cmp);
-        for (size_t i = 0; i < ne; i++) {
-            if (i > 0 && strcmp(e[i].module, e[i - 1].module) == 0) continue;
-            if (e[i].device == VRAM_PLAN_CPU)
-                cJSON_AddStringToObject(obj, e[i].module, "cpu");
-            else
-                cJSON_AddNumberToObject(obj, e[i].module, e[i].device);
-        }
+    if (st != VRAM_OK) {
+        dm_free(e, ne);
+        return st;
     }
-    for (size_t i = 0; i < ne; i++) free(e[i].module);
-    free(e);
-    return st;
+    qsort(e, ne, sizeof *e, dm_cmp);
+    *out = e;
+    *nout = ne;
+    return VRAM_OK;
 }
 
-static vram_status emit_accelerate(FILE *out, const vram_plan *p, const vram_candidate *c,
+/* What accelerate's answer holds besides max_memory, computed before a byte is written. */
+#define ACC_NOTES 4
+typedef struct acc_doc {
+    const char *notes[ACC_NOTES];
+    int nnotes;
+    char why[1200];   /* a note of our own words ("no device_map: ...") */
+    dm_entry *dm;     /* the device_map (NULL: none) */
+    size_t ndm;
+} acc_doc;
+
+static vram_status emit_accelerate(vram_json *j, const vram_plan *p, const vram_candidate *c,
                                    char *err, size_t cap) {
     const vram_plan_component *comp = &p->comps[0];
     vram_emit_weights w;
     vram_emit_memory mem;
     uint64_t bp, op;
-    cJSON *doc, *mm, *notes;
-    char *text, why[1024];
+    acc_doc d;
+    char why[1024];
     vram_status st;
+    memset(&d, 0, sizeof d);
     if (c == NULL) FAIL("--emit accelerate: a plan of components has no one model to load; plan each with --model");
     if (vram_emit_model_params(&comp->m.model, &bp, &op) != VRAM_OK ||
         vram_emit_weight_split(c, bp, op, &w) != VRAM_OK || vram_emit_max_memory(c, &w, &mem) != VRAM_OK)
         FAIL("--emit accelerate: the weights of %s cannot be split as the plan splits them",
              comp->m.label);
-    doc = cJSON_CreateObject();
-    mm = cJSON_AddObjectToObject(doc, "max_memory");
-    notes = cJSON_CreateArray();
-    for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
-        if (c->gpu_mask & (1u << g)) {
-            char key[8];
-            snprintf(key, sizeof key, "%d", g);
-            cJSON_AddNumberToObject(mm, key, (double)mem.gpu[g]);
-        }
-    cJSON_AddNumberToObject(mm, "cpu", (double)mem.cpu);
     if (c->kind == VRAM_STRATEGY_MULTI_GPU) {
         int lowest = 0;
         while (!(c->gpu_mask & (1u << lowest))) lowest++;
         if (lowest != c->device)
-            cJSON_AddItemToArray(
-                notes, cJSON_CreateString(
-                           "max_memory with device_map=\"auto\": accelerate fills GPUs by index, "
-                           "so the embeddings and head the plan put on its base GPU may land on "
-                           "the first; device_map says the plan's split exactly"));
+            d.notes[d.nnotes++] = "max_memory with device_map=\"auto\": accelerate fills GPUs by "
+                                  "index, so the embeddings and head the plan put on its base GPU "
+                                  "may land on the first; device_map says the plan's split exactly";
     }
     /* the device_map, from the tensor names */
     if (strcmp(comp->m.source, "built-in") == 0 || strcmp(comp->m.source, "config.json") == 0) {
-        snprintf(why, sizeof why,
+        snprintf(d.why, sizeof d.why,
                  "no device_map: %s is a %s, which has no tensor names; give the model's "
                  "safetensors (or pass max_memory with device_map=\"auto\")",
                  comp->m.label, strcmp(comp->m.source, "built-in") == 0 ? "built-in model" : "config.json");
-        cJSON_AddItemToArray(notes, cJSON_CreateString(why));
+        d.notes[d.nnotes++] = d.why;
     } else {
         vram_names nm;
         st = vram_model_tensor_names(comp->model_arg, &nm, why, sizeof why);
         if (st == VRAM_OK) {
-            cJSON *dm = cJSON_AddObjectToObject(doc, "device_map");
-            st = device_map(&nm, c, dm, why, sizeof why);
+            st = device_map(&nm, c, &d.dm, &d.ndm, why, sizeof why);
             vram_names_free(&nm);
-            if (st == VRAM_OK && (comp->m.model.arch.flags & VRAM_ARCH_TIED))
-                cJSON_AddItemToArray(
-                    notes, cJSON_CreateString(
-                               "tied head: it shares the token embedding's weight and has no "
-                               "tensor of its own, so device_map has no entry for it; "
-                               "from_pretrained places it with the embedding, dispatch_model "
-                               "needs one more entry (lm_head in most models) on the "
-                               "embedding's device"));
-            if (st != VRAM_OK) {
-                cJSON_Delete(doc);
-                cJSON_Delete(notes);
-                if (st == VRAM_E_NOMEM) return vram_errorf(err, cap, st, "--emit accelerate: out of memory");
+            if (st == VRAM_E_NOMEM) return vram_errorf(err, cap, st, "--emit accelerate: out of memory");
+            if (st != VRAM_OK)
                 FAIL("--emit accelerate: no device_map matches the plan's split of %s: %s",
                      comp->m.label, why);
-            }
+            if (comp->m.model.arch.flags & VRAM_ARCH_TIED)
+                d.notes[d.nnotes++] = "tied head: it shares the token embedding's weight and has "
+                                      "no tensor of its own, so device_map has no entry for it; "
+                                      "from_pretrained places it with the embedding, "
+                                      "dispatch_model needs one more entry (lm_head in most "
+                                      "models) on the embedding's device";
         } else if (st == VRAM_E_UNHANDLED) {
-            char line[1200];
-            snprintf(line, sizeof line, "no device_map: %s", why);
-            cJSON_AddItemToArray(notes, cJSON_CreateString(line));
+            snprintf(d.why, sizeof d.why, "no device_map: %s", why);
+            d.notes[d.nnotes++] = d.why;
         } else {
-            cJSON_Delete(doc);
-            cJSON_Delete(notes);
             return vram_errorf(err, cap, st == VRAM_E_FORMAT ? VRAM_E_INVALID : st,
                                "--emit accelerate: %s", why);
         }
     }
-    if (c->kind == VRAM_STRATEGY_INT8 || c->kind == VRAM_STRATEGY_INT4) {
-        cJSON *q = cJSON_AddObjectToObject(doc, "quantization_config");
-        cJSON_AddStringToObject(doc, "dtype", torch_dtype(c->estimate.compute));
-        if (c->kind == VRAM_STRATEGY_INT8) {
-            cJSON_AddBoolToObject(q, "load_in_8bit", 1);
-        } else {
-            cJSON_AddBoolToObject(q, "load_in_4bit", 1);
-            cJSON_AddStringToObject(q, "bnb_4bit_quant_type", "nf4");
-            cJSON_AddBoolToObject(q, "bnb_4bit_use_double_quant", c->format == VRAM_DTYPE_NF4_DQ);
-            cJSON_AddStringToObject(q, "bnb_4bit_compute_dtype", torch_dtype(c->estimate.compute));
+    vram_json_begin_object(j);
+    vram_json_key(j, "max_memory");
+    vram_json_begin_object(j);
+    for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
+        if (c->gpu_mask & (1u << g)) {
+            char key[8];
+            snprintf(key, sizeof key, "%d", g);
+            vram_json_key_u64(j, key, mem.gpu[g]);
         }
-    } else {
-        cJSON_AddStringToObject(doc, "dtype", torch_dtype(c->format));
+    vram_json_key_u64(j, "cpu", mem.cpu);
+    vram_json_end_object(j);
+    if (d.dm != NULL) {
+        vram_json_key(j, "device_map");
+        vram_json_begin_object(j);
+        for (size_t i = 0; i < d.ndm; i++) {
+            if (i > 0 && strcmp(d.dm[i].module, d.dm[i - 1].module) == 0) continue;
+            vram_json_key(j, d.dm[i].module);
+            if (d.dm[i].device == VRAM_PLAN_CPU) vram_json_string(j, "cpu");
+            else vram_json_i64(j, d.dm[i].device);
+        }
+        vram_json_end_object(j);
+        dm_free(d.dm, d.ndm);
     }
-    if (cJSON_GetArraySize(notes) > 0)
-        cJSON_AddItemToObject(doc, "notes", notes);
-    else
-        cJSON_Delete(notes);
-    text = cJSON_PrintUnformatted(doc);
-    cJSON_Delete(doc);
-    if (text == NULL) return vram_errorf(err, cap, VRAM_E_NOMEM, "--emit accelerate: out of memory");
-    fprintf(out, "%s\n", text);
-    free(text);
+    if (c->kind == VRAM_STRATEGY_INT8 || c->kind == VRAM_STRATEGY_INT4) {
+        vram_json_key(j, "quantization_config");
+        vram_json_begin_object(j);
+        if (c->kind == VRAM_STRATEGY_INT8) {
+            vram_json_key_bool(j, "load_in_8bit", 1);
+        } else {
+            vram_json_key_bool(j, "load_in_4bit", 1);
+            vram_json_key_string(j, "bnb_4bit_quant_type", "nf4");
+            vram_json_key_bool(j, "bnb_4bit_use_double_quant", c->format == VRAM_DTYPE_NF4_DQ);
+            vram_json_key_string(j, "bnb_4bit_compute_dtype", torch_dtype(c->estimate.compute));
+        }
+        vram_json_end_object(j);
+        vram_json_key_string(j, "dtype", torch_dtype(c->estimate.compute));
+    } else {
+        vram_json_key_string(j, "dtype", torch_dtype(c->format));
+    }
+    if (d.nnotes > 0) {
+        vram_json_key(j, "notes");
+        vram_json_begin_array(j);
+        for (int i = 0; i < d.nnotes; i++) vram_json_string(j, d.notes[i]);
+        vram_json_end_array(j);
+    }
+    vram_json_end_object(j);
     return VRAM_OK;
 }
 
@@ -606,13 +594,10 @@ static vram_status emit_accelerate(FILE *out, const vram_plan *p, const vram_can
 
 /* ---- the entry points ----------------------------------------------------------------- */
 
-vram_status vram_emit_write(FILE *out, vram_emit_format f, const vram_plan *p,
-                            const vram_candidate *c, const vram_emit_machine *mach, char *notes,
-                            size_t ncap, char *err, size_t cap) {
-    if (ncap) notes[0] = '\0';
-    if (cap) err[0] = '\0';
+static vram_status emit_text(FILE *out, vram_emit_format f, const vram_plan *p,
+                             const vram_candidate *c, const vram_emit_machine *mach, char *notes,
+                             size_t ncap, char *err, size_t cap) {
     switch (f) {
-    case VRAM_EMIT_ACCELERATE: return emit_accelerate(out, p, c, err, cap);
     case VRAM_EMIT_LLAMACPP: return emit_llamacpp(out, p, c, notes, ncap, err, cap);
     case VRAM_EMIT_VLLM: return emit_vllm(out, p, c, notes, ncap, err, cap);
     case VRAM_EMIT_ENV: return emit_env(out, p, c, mach, err, cap);
@@ -620,25 +605,36 @@ vram_status vram_emit_write(FILE *out, vram_emit_format f, const vram_plan *p,
     }
 }
 
-char *vram_emit_attach_json(const char *plan_json, const vram_emit_format *f,
-                            const char *const *text, size_t n) {
-    cJSON *doc = cJSON_Parse(plan_json), *em;
-    char *s, *line;
-    if (doc == NULL) return NULL;
-    em = cJSON_AddObjectToObject(doc, "emit");
-    for (size_t i = 0; i < n && em != NULL; i++) {
-        cJSON *v = f[i] == VRAM_EMIT_ACCELERATE ? cJSON_Parse(text[i]) : cJSON_CreateString(text[i]);
-        if (v == NULL) {
-            cJSON_Delete(doc);
-            return NULL;
-        }
-        cJSON_AddItemToObject(em, vram_emit_format_name(f[i]), v);
+vram_status vram_emit_write(FILE *out, vram_emit_format f, const vram_plan *p,
+                            const vram_candidate *c, const vram_emit_machine *mach, char *notes,
+                            size_t ncap, char *err, size_t cap) {
+    if (ncap) notes[0] = '\0';
+    if (cap) err[0] = '\0';
+    if (f == VRAM_EMIT_ACCELERATE) {
+        vram_json j;
+        vram_status st;
+        vram_json_init(&j, out);
+        if ((st = emit_accelerate(&j, p, c, err, cap)) == VRAM_OK) vram_json_finish(&j);
+        return st;
     }
-    s = cJSON_PrintUnformatted(doc);
-    cJSON_Delete(doc);
-    if (s == NULL) return NULL;
-    line = malloc(strlen(s) + 2);
-    if (line != NULL) sprintf(line, "%s\n", s);
-    free(s);
-    return line;
+    return emit_text(out, f, p, c, mach, notes, ncap, err, cap);
+}
+
+vram_status vram_emit_json(vram_json *j, vram_emit_format f, const vram_plan *p,
+                           const vram_candidate *c, const vram_emit_machine *mach, char *notes,
+                           size_t ncap, char *err, size_t cap) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m;
+    vram_status st;
+    if (ncap) notes[0] = '\0';
+    if (cap) err[0] = '\0';
+    if (f == VRAM_EMIT_ACCELERATE) return emit_accelerate(j, p, c, err, cap);
+    if ((m = open_memstream(&text, &len)) == NULL)
+        return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
+    st = emit_text(m, f, p, c, mach, notes, ncap, err, cap);
+    if (fclose(m) != 0 && st == VRAM_OK) st = vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
+    if (st == VRAM_OK) vram_json_string(j, text);
+    free(text);
+    return st;
 }

@@ -12,6 +12,7 @@
 #include <vramkit/emit.h>
 
 #include "planner.h"
+#include "util/json.h"
 
 /* The formats, X(id, name): the name is what --emit takes. */
 #define VRAM_EMIT_FORMAT_LIST(X)              \
@@ -56,11 +57,6 @@ typedef struct vram_emit_machine {
 /* The GPUs an emission for c (NULL: the placed components of p) uses. */
 uint32_t vram_emit_gpus(const vram_plan *p, const vram_candidate *c);
 
-/* Runs the VMM probe (doctor/probe.h, in a child) on each GPU of mask when p read this
- * machine's GPUs, and records CUDA_VISIBLE_DEVICES; else records why not (GPUs assumed,
- * none). */
-void vram_emit_probe_vmm(const vram_plan *p, uint32_t mask, vram_emit_machine *out);
-
 /* Writes format f of plan p for candidate c (from vram_emit_pick; NULL for components) to
  * out; mach is needed by env only (NULL elsewhere). Limitations the format states in its
  * own text (accelerate: "notes", env: comments); llama.cpp and vLLM are flags on one line,
@@ -68,15 +64,16 @@ void vram_emit_probe_vmm(const vram_plan *p, uint32_t mask, vram_emit_machine *o
  * with err one line naming the format when it cannot express the plan (a component plan
  * outside env, llama.cpp for an encoder-decoder, vLLM for an int8/split/CPU strategy, a
  * device_map whose tensor names do not match the plan's blocks, ...). On error nothing
- * useful is in out: write to a buffer (open_memstream) and print it only on VRAM_OK. */
+ * useful is in out: write to a buffer (open_memstream) and print it only on VRAM_OK.
+ * The VMM probes are the caller's to run (the plan operation, plan_run.h): this file writes. */
 vram_status vram_emit_write(FILE *out, vram_emit_format f, const vram_plan *p,
                             const vram_candidate *c, const vram_emit_machine *mach, char *notes,
                             size_t ncap, char *err, size_t cap);
 
-/* The plan document (plan_doc.h's JSON, one line) with an "emit" member added: {FORMAT:
- * text} (accelerate's as the object it is). A string the caller frees; NULL without memory
- * or when plan_json does not parse. */
-char *vram_emit_attach_json(const char *plan_json, const vram_emit_format *f,
-                            const char *const *text, size_t n);
+/* The same as the value of the current key of a JSON document: accelerate's object, the
+ * other formats' text as a string. The same errors. */
+vram_status vram_emit_json(vram_json *j, vram_emit_format f, const vram_plan *p,
+                           const vram_candidate *c, const vram_emit_machine *mach, char *notes,
+                           size_t ncap, char *err, size_t cap);
 
 #endif /* VRAMKIT_DRIVER_PLAN_EMIT_H */

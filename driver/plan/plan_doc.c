@@ -23,122 +23,74 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/json.h"
+
 #include "util/text.h"
 #include "workload.h"
 
 /* ---- writing -------------------------------------------------------------------------- */
 
-/* Building a document: every add goes through these, and one failed allocation makes the
- * whole document NULL at the end (cJSON ignores adds to NULL parents). */
-typedef struct doc_build {
-    int failed;
-} doc_build;
-
-static cJSON *checked(doc_build *b, cJSON *item) {
-    if (item == NULL) b->failed = 1;
-    return item;
-}
-
-static void add(doc_build *b, cJSON *to, const char *key, cJSON *item) {
-    if (item == NULL || to == NULL) {
-        b->failed = 1;
-        cJSON_Delete(item);
-        return;
-    }
-    if (key != NULL ? !cJSON_AddItemToObject(to, key, item) : !cJSON_AddItemToArray(to, item)) {
-        b->failed = 1;
-        cJSON_Delete(item);
-    }
-}
-
-static void add_u64(doc_build *b, cJSON *to, const char *key, uint64_t v) {
-    char num[24];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
-    add(b, to, key, cJSON_CreateRaw(num));
-}
-
-static void add_str(doc_build *b, cJSON *to, const char *key, const char *s) {
-    add(b, to, key, s != NULL ? cJSON_CreateString(s) : cJSON_CreateNull());
-}
-
-static void add_bool(doc_build *b, cJSON *to, const char *key, int v) {
-    add(b, to, key, cJSON_CreateBool(v));
-}
-
-static cJSON *inputs_json(doc_build *b, const vram_plan *p) {
+static void inputs_json(vram_json *j, const vram_plan *p) {
     const vram_workload *w = &p->w;
-    cJSON *in = checked(b, cJSON_CreateObject()), *wl, *mc, *gs;
+    const vram_machine *m = &p->mach;
+    vram_json_begin_object(j);
     if (p->single) {
-        add_str(b, in, "model", p->comps[0].model_arg);
+        vram_json_key_string(j, "model", p->comps[0].model_arg);
     } else {
-        cJSON *cs = checked(b, cJSON_CreateArray());
+        vram_json_key(j, "components");
+        vram_json_begin_array(j);
         for (int i = 0; i < p->ncomp; i++) {
-            cJSON *c = checked(b, cJSON_CreateObject());
-            add_str(b, c, "name", p->comps[i].name);
-            add_str(b, c, "model", p->comps[i].model_arg);
-            add_str(b, c, "device", p->comps[i].setting_text[0] ? p->comps[i].setting_text : NULL);
-            add(b, cs, NULL, c);
+            vram_json_begin_object(j);
+            vram_json_key_string(j, "name", p->comps[i].name);
+            vram_json_key_string(j, "model", p->comps[i].model_arg);
+            vram_json_key_string(j, "device", p->comps[i].setting_text[0] ? p->comps[i].setting_text : NULL);
+            vram_json_end_object(j);
         }
-        add(b, in, "components", cs);
-        add_str(b, in, "global_device", p->global_text);
+        vram_json_end_array(j);
+        vram_json_key_string(j, "global_device", p->global_text);
     }
-    wl = checked(b, cJSON_CreateObject());
-    add_str(b, wl, "mode", w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
-    add_str(b, wl, "format", w->format != VRAM_DTYPE_NONE ? vram_dtype_name(w->format) : NULL);
-    add_str(b, wl, "compute", w->compute != VRAM_DTYPE_NONE ? vram_dtype_name(w->compute) : NULL);
-    add_u64(b, wl, "batch", w->batch);
-    add_u64(b, wl, "seq", w->seq);
-    add_u64(b, wl, "src_len", w->src_len);
-    add_u64(b, wl, "tgt_len", w->tgt_len);
-    add_str(b, wl, "optimizer", vram_optimizer_name(w->optimizer));
-    add_bool(b, wl, "checkpointing", w->checkpointing);
-    add_bool(b, wl, "flash_attention", w->flash_attention);
-    add_u64(b, wl, "grad_accum", w->grad_accum);
-    add_u64(b, wl, "lora_rank", w->lora_rank);
-    add_u64(b, wl, "lora_targets", w->lora_targets);
-    if (w->images) add_u64(b, wl, "images", w->images); /* (absent from older plans) */
-    if (w->image_tokens) add_u64(b, wl, "image_tokens", w->image_tokens);
-    add(b, in, "workload", wl);
-    mc = checked(b, cJSON_CreateObject());
-    gs = checked(b, cJSON_CreateArray());
-    for (int g = 0; g < p->ngpu; g++) {
-        cJSON *o = checked(b, cJSON_CreateObject());
+    vram_json_key(j, "workload");
+    vram_json_begin_object(j);
+    vram_json_key_string(j, "mode", w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
+    vram_json_key_string(j, "format", w->format != VRAM_DTYPE_NONE ? vram_dtype_name(w->format) : NULL);
+    vram_json_key_string(j, "compute", w->compute != VRAM_DTYPE_NONE ? vram_dtype_name(w->compute) : NULL);
+    vram_json_key_u64(j, "batch", w->batch);
+    vram_json_key_u64(j, "seq", w->seq);
+    vram_json_key_u64(j, "src_len", w->src_len);
+    vram_json_key_u64(j, "tgt_len", w->tgt_len);
+    vram_json_key_string(j, "optimizer", vram_optimizer_name(w->optimizer));
+    vram_json_key_bool(j, "checkpointing", w->checkpointing);
+    vram_json_key_bool(j, "flash_attention", w->flash_attention);
+    vram_json_key_u64(j, "grad_accum", w->grad_accum);
+    vram_json_key_u64(j, "lora_rank", w->lora_rank);
+    vram_json_key_u64(j, "lora_targets", w->lora_targets);
+    if (w->images) vram_json_key_u64(j, "images", w->images); /* (absent from older plans) */
+    if (w->image_tokens) vram_json_key_u64(j, "image_tokens", w->image_tokens);
+    if (w->logits) /* (absent from older plans: the default) */
+        vram_json_key_string(j, "logits", w->logits == VRAM_LOGITS_ALL ? "all" : "last");
+    vram_json_end_object(j);
+    vram_json_key(j, "machine");
+    vram_json_begin_object(j);
+    vram_json_key(j, "gpus");
+    vram_json_begin_array(j);
+    for (int g = 0; g < m->ngpu; g++) {
         char cc[16];
-        snprintf(cc, sizeof cc, "%d.%d", p->gpus[g].cc_major, p->gpus[g].cc_minor);
-        add_u64(b, o, "total_bytes", p->gpus[g].total);
-        add_u64(b, o, "free_bytes", p->gpus[g].free);
-        add_str(b, o, "cc", p->gpus[g].cc_major ? cc : NULL);
-        add(b, gs, NULL, o);
+        snprintf(cc, sizeof cc, "%d.%d", m->gpus[g].cc_major, m->gpus[g].cc_minor);
+        vram_json_begin_object(j);
+        vram_json_key_u64(j, "total_bytes", m->gpus[g].total);
+        vram_json_key_u64(j, "free_bytes", m->gpus[g].free);
+        vram_json_key_string(j, "cc", m->gpus[g].cc_major ? cc : NULL);
+        vram_json_end_object(j);
     }
-    add(b, mc, "gpus", gs);
-    add_bool(b, mc, "gpus_assumed", !p->gpus_detected);
-    add_str(b, mc, "no_gpu_reason", p->ngpu == 0 ? p->no_gpu : NULL);
-    if (p->gpus_detected) { /* read here: how, and who else holds memory on them */
-        const vram_machine_view *v = &p->view;
-        add_str(b, mc, "gpu_source", v->source);
-        add_str(b, mc, "gpu_source_note", v->note[0] ? v->note : NULL);
-        if (v->tenants_known) {
-            cJSON *ts = checked(b, cJSON_CreateArray());
-            for (int i = 0; i < v->ntenants; i++) {
-                const vram_machine_tenant *t = &v->tenants[i];
-                cJSON *o = checked(b, cJSON_CreateObject());
-                add_u64(b, o, "gpu", (uint64_t)t->gpu);
-                add_u64(b, o, "pid", t->pid);
-                add_str(b, o, "name", t->name[0] ? t->name : NULL);
-                if (t->bytes == VRAM_GPUMEM_UNKNOWN) add(b, o, "bytes", cJSON_CreateNull());
-                else add_u64(b, o, "bytes", t->bytes);
-                add(b, ts, NULL, o);
-            }
-            add(b, mc, "tenants", ts);
-            add_u64(b, mc, "tenants_more", (uint64_t)v->tenants_more);
-        } else {
-            add(b, mc, "tenants", cJSON_CreateNull());
-        }
-    }
-    add_u64(b, mc, "host_free_bytes", p->host);
-    add_u64(b, mc, "margin_bytes", vram_devices_margin(&p->dev));
-    add(b, in, "machine", mc);
-    return in;
+    vram_json_end_array(j);
+    vram_json_key_bool(j, "gpus_assumed", !m->gpus_detected);
+    vram_json_key_string(j, "no_gpu_reason", m->ngpu == 0 ? m->no_gpu : NULL);
+    /* read here: how, and who else holds memory on them */
+    if (m->gpus_detected) vram_machine_view_json(j, &m->view);
+    vram_json_key_u64(j, "host_free_bytes", m->host);
+    vram_json_key_u64(j, "margin_bytes", vram_devices_margin(&m->dev));
+    vram_json_end_object(j);
+    vram_json_end_object(j);
 }
 
 static uint64_t cand_total(const vram_candidate *c) {
@@ -147,41 +99,41 @@ static uint64_t cand_total(const vram_candidate *c) {
     return t;
 }
 
-static cJSON *strategy_json(doc_build *b, const vram_candidate *c) {
-    cJSON *o = checked(b, cJSON_CreateObject());
-    cJSON *devs = checked(b, cJSON_CreateArray()), *per = checked(b, cJSON_CreateArray());
+static void device_bytes(vram_json *j, const char *device, uint64_t bytes, uint64_t blocks) {
+    vram_json_begin_object(j);
+    vram_json_key_string(j, "device", device);
+    vram_json_key_u64(j, "bytes", bytes);
+    vram_json_key_u64(j, "blocks", blocks);
+    vram_json_end_object(j);
+}
+
+static void strategy_json(vram_json *j, const vram_candidate *c) {
     char name[16], why[512];
-    add_str(b, o, "name", c->name);
-    add_str(b, o, "format", vram_dtype_name(c->format));
-    for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++) {
-        cJSON *d;
-        if (!(c->gpu_mask & (1u << g))) continue;
-        add_str(b, devs, NULL, vram_plan_device_name(g, name, sizeof name));
-        d = checked(b, cJSON_CreateObject());
-        add_str(b, d, "device", vram_plan_device_name(g, name, sizeof name));
-        add_u64(b, d, "bytes", c->gpu_bytes[g]);
-        add_u64(b, d, "blocks", c->gpu_blocks[g]);
-        add(b, per, NULL, d);
-    }
-    if (c->cpu_bytes) {
-        cJSON *d = checked(b, cJSON_CreateObject());
-        add_str(b, devs, NULL, "cpu");
-        add_str(b, d, "device", "cpu");
-        add_u64(b, d, "bytes", c->cpu_bytes);
-        add_u64(b, d, "blocks", c->cpu_blocks);
-        add(b, per, NULL, d);
-    }
-    add(b, o, "devices", devs);
-    add_u64(b, o, "bytes", cand_total(c));
-    add(b, o, "per_device", per);
-    add_bool(b, o, "fits", c->fits);
-    add_str(b, o, "reason", vram_reason_name(c->reason));
-    add_str(b, o, "reason_text", vram_plan_candidate_text(c, why, sizeof why));
-    return o;
+    vram_json_begin_object(j);
+    vram_json_key_string(j, "name", c->name);
+    vram_json_key_string(j, "format", vram_dtype_name(c->format));
+    vram_json_key(j, "devices");
+    vram_json_begin_array(j);
+    for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
+        if (c->gpu_mask & (1u << g)) vram_json_string(j, vram_plan_device_name(g, name, sizeof name));
+    if (c->cpu_bytes) vram_json_string(j, "cpu");
+    vram_json_end_array(j);
+    vram_json_key_u64(j, "bytes", cand_total(c));
+    vram_json_key(j, "per_device");
+    vram_json_begin_array(j);
+    for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
+        if (c->gpu_mask & (1u << g))
+            device_bytes(j, vram_plan_device_name(g, name, sizeof name), c->gpu_bytes[g], c->gpu_blocks[g]);
+    if (c->cpu_bytes) device_bytes(j, "cpu", c->cpu_bytes, c->cpu_blocks);
+    vram_json_end_array(j);
+    vram_json_key_bool(j, "fits", c->fits);
+    vram_json_key_string(j, "reason", vram_reason_name(c->reason));
+    vram_json_key_string(j, "reason_text", vram_plan_candidate_text(c, why, sizeof why));
+    vram_json_end_object(j);
 }
 
 /* The placement of a single model: one entry per device of its chosen strategy. */
-static void chosen_placement(doc_build *b, cJSON *arr, const vram_plan *p) {
+static void chosen_placement(vram_json *j, const vram_plan *p) {
     const vram_candidate *c;
     char name[16];
     if (p->chain.chosen < 0) return;
@@ -189,37 +141,59 @@ static void chosen_placement(doc_build *b, cJSON *arr, const vram_plan *p) {
     for (int g = 0; g <= VRAM_PLAN_MAX_GPUS; g++) {
         int dev = g < VRAM_PLAN_MAX_GPUS ? g : VRAM_PLAN_CPU;
         uint64_t bytes = g < VRAM_PLAN_MAX_GPUS ? c->gpu_bytes[g] : c->cpu_bytes;
-        cJSON *o;
         if (g < VRAM_PLAN_MAX_GPUS ? !(c->gpu_mask & (1u << g)) : c->cpu_bytes == 0) continue;
-        o = checked(b, cJSON_CreateObject());
-        add_str(b, o, "component", "model");
-        add_str(b, o, "model", p->comps[0].m.label);
-        add_str(b, o, "device", vram_plan_device_name(dev, name, sizeof name));
-        add_str(b, o, "strategy", c->name);
-        add_u64(b, o, "bytes", bytes);
-        add_bool(b, o, "fits", 1);
-        add(b, arr, NULL, o);
+        vram_json_begin_object(j);
+        vram_json_key_string(j, "component", "model");
+        vram_json_key_string(j, "model", p->comps[0].m.label);
+        vram_json_key_string(j, "device", vram_plan_device_name(dev, name, sizeof name));
+        vram_json_key_string(j, "strategy", c->name);
+        vram_json_key_u64(j, "bytes", bytes);
+        vram_json_key_bool(j, "fits", 1);
+        vram_json_end_object(j);
     }
 }
 
-static cJSON *component_json(doc_build *b, const vram_plan *p, int i) {
+static void component_json(vram_json *j, const vram_plan *p, int i) {
     const vram_plan_component *c = &p->comps[i];
     const vram_placement *pl = &p->placed[i];
-    cJSON *o = checked(b, cJSON_CreateObject());
     char name[16], st[32], why[512];
-    add_str(b, o, "component", c->name);
-    add_str(b, o, "model", c->m.label);
-    add_str(b, o, "device", vram_plan_device_name(pl->device, name, sizeof name));
-    add_str(b, o, "strategy",
-            pl->device == VRAM_PLAN_CPU ? "cpu" : vram_plan_format_strategy(c->gpu_format));
-    add_u64(b, o, "bytes", pl->bytes);
-    add_bool(b, o, "fits", pl->fits);
-    add_str(b, o, "setting", vram_plan_setting_text(pl->setting, st, sizeof st));
-    add_str(b, o, "setting_from", c->setting_from);
-    add_u64(b, o, "short_by_bytes", pl->short_by ? pl->short_by : pl->host_short_by);
-    add_str(b, o, "reason", vram_place_reason_name(pl->reason));
-    add_str(b, o, "reason_text", vram_plan_placement_text(pl, why, sizeof why));
-    return o;
+    vram_json_begin_object(j);
+    vram_json_key_string(j, "component", c->name);
+    vram_json_key_string(j, "model", c->m.label);
+    vram_json_key_string(j, "device", vram_plan_device_name(pl->device, name, sizeof name));
+    vram_json_key_string(j, "strategy",
+                         pl->device == VRAM_PLAN_CPU ? "cpu" : vram_plan_format_strategy(c->gpu_format));
+    vram_json_key_u64(j, "bytes", pl->bytes);
+    vram_json_key_bool(j, "fits", pl->fits);
+    vram_json_key_string(j, "setting", vram_plan_setting_text(pl->setting, st, sizeof st));
+    vram_json_key_string(j, "setting_from", c->setting_from);
+    vram_json_key_u64(j, "short_by_bytes", pl->short_by ? pl->short_by : pl->host_short_by);
+    vram_json_key_string(j, "reason", vram_place_reason_name(pl->reason));
+    vram_json_key_string(j, "reason_text", vram_plan_placement_text(pl, why, sizeof why));
+    vram_json_end_object(j);
+}
+
+/* Each GPU itemised: used_bytes = components_bytes + cuda_context_bytes + workspace_bytes
+ * (added in version 1 without a version change: readers of older plans never needed it, and
+ * this reader does not need it either). */
+static void gpu_use_json(vram_json *j, const vram_plan *p) {
+    vram_json_key(j, "gpu_use");
+    vram_json_begin_array(j);
+    for (int g = 0; g < p->sum.gpus; g++) {
+        vram_plan_gpu_use u;
+        char name[16];
+        if (vram_plan_gpu_use_of(p, g, &u) != VRAM_OK) continue;
+        vram_json_begin_object(j);
+        vram_json_key_string(j, "device", vram_plan_device_name(g, name, sizeof name));
+        vram_json_key_u64(j, "budget_bytes", u.budget);
+        vram_json_key_u64(j, "used_bytes", u.used);
+        vram_json_key_u64(j, "components", (uint64_t)u.components);
+        vram_json_key_u64(j, "components_bytes", u.components_bytes);
+        vram_json_key_u64(j, "cuda_context_bytes", u.cuda_context);
+        vram_json_key_u64(j, "workspace_bytes", u.workspace);
+        vram_json_end_object(j);
+    }
+    vram_json_end_array(j);
 }
 
 const char *vram_plan_change_text(const vram_plan *p, const vram_change *c, char *buf, size_t cap) {
@@ -239,83 +213,66 @@ const char *vram_plan_change_text(const vram_plan *p, const vram_change *c, char
     return buf;
 }
 
-char *vram_plan_doc_json(const vram_plan *p, const vram_change *changes, size_t n) {
-    doc_build b = {0};
-    cJSON *doc = checked(&b, cJSON_CreateObject());
-    cJSON *strategies = checked(&b, cJSON_CreateArray());
-    cJSON *placement = checked(&b, cJSON_CreateArray());
-    char *text = NULL, *out = NULL;
-    add_u64(&b, doc, "version", VRAM_PLAN_VERSION);
-    add(&b, doc, "inputs", inputs_json(&b, p));
+void vram_plan_doc_members(vram_json *j, const vram_plan *p, const vram_change *changes, size_t n) {
+    vram_json_key_u64(j, "version", VRAM_PLAN_VERSION);
+    vram_json_key(j, "inputs");
+    inputs_json(j, p);
+    vram_json_key(j, "strategies");
+    vram_json_begin_array(j);
     if (p->single)
-        for (int i = 0; i < p->chain.count; i++)
-            add(&b, strategies, NULL, strategy_json(&b, &p->chain.cand[i]));
-    add(&b, doc, "strategies", strategies);
+        for (int i = 0; i < p->chain.count; i++) strategy_json(j, &p->chain.cand[i]);
+    vram_json_end_array(j);
     if (p->single)
-        add_str(&b, doc, "chosen",
-                p->chain.chosen >= 0 ? p->chain.cand[p->chain.chosen].name : NULL);
-    else add_bool(&b, doc, "chosen", p->sum.all_fit);
-    if (p->single) chosen_placement(&b, placement, p);
+        vram_json_key_string(j, "chosen", p->chain.chosen >= 0 ? p->chain.cand[p->chain.chosen].name : NULL);
     else
-        for (int i = 0; i < p->ncomp; i++) add(&b, placement, NULL, component_json(&b, p, i));
-    add(&b, doc, "placement", placement);
-    if (!p->single) {
-        /* each GPU itemised: used_bytes = components_bytes + cuda_context_bytes +
-           workspace_bytes (added in version 1 without a version change: readers of older
-           plans never needed it, and this reader does not need it either) */
-        cJSON *gu = checked(&b, cJSON_CreateArray());
-        for (int g = 0; g < p->sum.gpus; g++) {
-            vram_plan_gpu_use u;
-            char name[16];
-            cJSON *o;
-            if (vram_plan_gpu_use_of(p, g, &u) != VRAM_OK) continue;
-            o = checked(&b, cJSON_CreateObject());
-            add_str(&b, o, "device", vram_plan_device_name(g, name, sizeof name));
-            add_u64(&b, o, "budget_bytes", u.budget);
-            add_u64(&b, o, "used_bytes", u.used);
-            add_u64(&b, o, "components", (uint64_t)u.components);
-            add_u64(&b, o, "components_bytes", u.components_bytes);
-            add_u64(&b, o, "cuda_context_bytes", u.cuda_context);
-            add_u64(&b, o, "workspace_bytes", u.workspace);
-            add(&b, gu, NULL, o);
+        vram_json_key_bool(j, "chosen", p->sum.all_fit);
+    vram_json_key(j, "placement");
+    vram_json_begin_array(j);
+    if (p->single) chosen_placement(j, p);
+    else
+        for (int i = 0; i < p->ncomp; i++) component_json(j, p, i);
+    vram_json_end_array(j);
+    if (!p->single) gpu_use_json(j, p);
+    /* what the model readers noted (one shard of a set read alone, a GGUF not read beside
+       safetensors, ...): only when there is something, output only */
+    int notes = 0;
+    for (int i = 0; i < p->ncomp; i++) {
+        if (p->comps[i].m.note[0] == '\0') continue;
+        if (notes++ == 0) {
+            vram_json_key(j, "notes");
+            vram_json_begin_array(j);
         }
-        add(&b, doc, "gpu_use", gu);
+        vram_json_begin_object(j);
+        vram_json_key_string(j, "component", p->comps[i].name);
+        vram_json_key_string(j, "note", p->comps[i].m.note);
+        vram_json_end_object(j);
     }
-    {
-        /* what the model readers noted (one shard of a set read alone, a GGUF not read
-           beside safetensors, ...): only when there is something, output only */
-        cJSON *notes = NULL;
-        for (int i = 0; i < p->ncomp; i++) {
-            cJSON *o;
-            if (p->comps[i].m.note[0] == '\0') continue;
-            if (notes == NULL) notes = checked(&b, cJSON_CreateArray());
-            o = checked(&b, cJSON_CreateObject());
-            add_str(&b, o, "component", p->comps[i].name);
-            add_str(&b, o, "note", p->comps[i].m.note);
-            add(&b, notes, NULL, o);
-        }
-        if (notes != NULL) add(&b, doc, "notes", notes);
-    }
+    if (notes) vram_json_end_array(j);
     if (p->saved.present) {
-        cJSON *ch = checked(&b, cJSON_CreateArray());
         char buf[512];
-        for (size_t i = 0; i < n; i++)
-            add_str(&b, ch, NULL, vram_plan_change_text(p, &changes[i], buf, sizeof buf));
-        add(&b, doc, "changes", ch);
+        vram_json_key(j, "changes");
+        vram_json_begin_array(j);
+        for (size_t i = 0; i < n; i++) vram_json_string(j, vram_plan_change_text(p, &changes[i], buf, sizeof buf));
+        vram_json_end_array(j);
     }
-    if (!b.failed) text = cJSON_PrintUnformatted(doc);
-    cJSON_Delete(doc);
-    if (text != NULL) {
-        size_t len = strlen(text);
-        out = malloc(len + 2);
-        if (out != NULL) {
-            memcpy(out, text, len);
-            out[len] = '\n';
-            out[len + 1] = '\0';
-        }
-        cJSON_free(text);
+}
+
+char *vram_plan_doc_json(const vram_plan *p, const vram_change *changes, size_t n) {
+    char *text = NULL;
+    size_t len = 0;
+    vram_json j;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) return NULL;
+    vram_json_init(&j, f);
+    vram_json_begin_object(&j);
+    vram_plan_doc_members(&j, p, changes, n);
+    vram_json_end_object(&j);
+    vram_json_finish(&j);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
     }
-    return out;
+    return text;
 }
 
 vram_status vram_plan_doc_save(const char *path, const char *text, char *err, size_t cap) {
@@ -450,7 +407,8 @@ static vram_status load_workload(const cJSON *x, const char *what, vram_workload
                 {"grad_accum", VRAM_WL_GRAD_ACCUM},
                 {"lora_rank", VRAM_WL_LORA_RANK},
                 {"images", VRAM_WL_IMAGES},
-                {"image_tokens", VRAM_WL_IMAGE_TOKENS}};
+                {"image_tokens", VRAM_WL_IMAGE_TOKENS},
+                {"logits", VRAM_WL_LOGITS}};
     const cJSON *lt;
     vram_status st = VRAM_OK;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
@@ -489,17 +447,17 @@ static vram_status load_machine(const cJSON *x, const char *what, vram_plan *p, 
     const cJSON *gs = item(x, "gpus"), *g;
     const cJSON *hf = item(x, "host_free_bytes"), *mg = item(x, "margin_bytes");
     vram_status st = VRAM_OK;
-    if (!p->gpus_given && cJSON_IsArray(gs)) {
+    if (!p->mach.gpus_given && cJSON_IsArray(gs)) {
         cJSON_ArrayForEach(g, gs) {
             const cJSON *t = item(g, "total_bytes"), *fr = item(g, "free_bytes"),
                         *cc = item(g, "cc");
             vram_gpu_budget *o;
-            if (p->ngpu == VRAM_PLAN_MAX_GPUS)
+            if (p->mach.ngpu == VRAM_PLAN_MAX_GPUS)
                 FAIL("%s: more than %d GPUs", what, VRAM_PLAN_MAX_GPUS);
             if (!cJSON_IsNumber(t) || !cJSON_IsNumber(fr) || t->valuedouble <= 0 ||
                 fr->valuedouble < 0 || fr->valuedouble > t->valuedouble || t->valuedouble > 1.8e19)
                 FAIL("%s: a GPU lacks sane total_bytes / free_bytes", what);
-            o = &p->gpus[p->ngpu++];
+            o = &p->mach.gpus[p->mach.ngpu++];
             memset(o, 0, sizeof *o);
             o->total = (uint64_t)t->valuedouble;
             o->free = (uint64_t)fr->valuedouble;
@@ -514,14 +472,14 @@ static vram_status load_machine(const cJSON *x, const char *what, vram_plan *p, 
             }
         }
     }
-    if (!p->host_given && cJSON_IsNumber(hf) && hf->valuedouble >= 0 && hf->valuedouble < 1.8e19) {
-        p->host = (uint64_t)hf->valuedouble;
-        p->host_given = 1;
+    if (!p->mach.host_given && cJSON_IsNumber(hf) && hf->valuedouble >= 0 && hf->valuedouble < 1.8e19) {
+        p->mach.host = (uint64_t)hf->valuedouble;
+        p->mach.host_given = 1;
     }
-    if (!p->margin_given && cJSON_IsNumber(mg) && mg->valuedouble >= 0 &&
+    if (!p->mach.margin_given && cJSON_IsNumber(mg) && mg->valuedouble >= 0 &&
         mg->valuedouble < 1.8e19) {
-        p->margin = (uint64_t)mg->valuedouble;
-        p->margin_given = 1;
+        p->mach.margin = (uint64_t)mg->valuedouble;
+        p->mach.margin_given = 1;
     }
 out:
     return st;

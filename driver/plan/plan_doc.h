@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "planner.h"
+#include "util/json.h"
 
 /* Longest plan file read (plans are a few KiB; a service of 64 components some 100 KiB). */
 #define VRAM_PLAN_FILE_MAX ((size_t)1 << 24)
@@ -29,9 +30,13 @@ typedef struct vram_plan_rows {
     vram_plan_row row[VRAM_PLAN_MAX_ROWS];
 } vram_plan_rows;
 
-/* The document of a made plan, as one line of JSON with a newline, in a string the caller
- * frees; with the changes since the saved plan when the plan was loaded (changes[0 .. n)).
- * NULL without memory. */
+/* The document of a made plan as the members of the open JSON object (version, inputs,
+ * strategies, chosen, placement, gpu_use, notes), with the changes since the saved plan when
+ * the plan was loaded (changes[0 .. n)): a caller may add members of its own after them. */
+void vram_plan_doc_members(vram_json *j, const vram_plan *p, const vram_change *changes, size_t n);
+
+/* The same document alone, as one line of JSON with a newline, in a string the caller frees
+ * (what --save writes). NULL without memory. */
 char *vram_plan_doc_json(const vram_plan *p, const vram_change *changes, size_t n);
 
 /* A change in words: "chosen: bf16 -> int8", "embed: gpu0 -> cpu (not placed)". Returns buf. */

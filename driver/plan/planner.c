@@ -118,33 +118,11 @@ static vram_status resolve_settings(vram_plan *p, char *err, size_t cap) {
     return VRAM_OK;
 }
 
-/* The machine: GPUs given, saved or read here; the host given or read; the margin. */
-static vram_status build_devices(vram_plan *p, char *err, size_t cap) {
-    if (p->ngpu == 0 && !p->gpus_given && !p->saved.present) {
-        p->ngpu = vram_machine_gpus_view(p->gpus, VRAM_PLAN_MAX_GPUS, &p->view, p->no_gpu,
-                                         sizeof p->no_gpu);
-        p->gpus_detected = p->ngpu > 0;
-    } else if (p->ngpu == 0) {
-        snprintf(p->no_gpu, sizeof p->no_gpu, "%s",
-                 p->saved.present ? "none in the saved plan" : "none given");
-    }
-    memset(&p->dev, 0, sizeof p->dev);
-    p->dev.gpus = p->ngpu;
-    for (int g = 0; g < p->ngpu; g++) p->dev.gpu[g] = p->gpus[g];
-    if (!p->host_given) p->host = vram_machine_host_available();
-    p->dev.host_free = p->host;
-    /* the core's margin field: 0 is its default, one byte stands for "none" */
-    p->dev.margin = p->margin_given ? (p->margin == 0 ? 1u : p->margin) : 0u;
-    if (vram_devices_check(&p->dev) != VRAM_OK)
-        return vram_errorf(err, cap, VRAM_E_INVALID, "the machine described is not valid");
-    return VRAM_OK;
-}
-
 /* A component on a GPU and on the host (vram_component_workloads). */
 static vram_status estimate_component(vram_plan *p, vram_plan_component *c, char *err, size_t cap) {
     vram_workload gw, cw;
     vram_status st;
-    vram_component_workloads(&p->w, &p->dev, &gw, &cw);
+    vram_component_workloads(&p->w, &p->mach.dev, &gw, &cw);
     c->gpu_format = gw.format;
     st = vram_estimate_model(&c->m.model, &gw, &c->gpu_est);
     if (st != VRAM_OK)
@@ -166,7 +144,9 @@ vram_status vram_plan_make(vram_plan *p, char *err, size_t cap) {
     vram_component vc[VRAM_PLACE_MAX];
     vram_status st;
     if (cap) err[0] = '\0';
-    if ((st = build_devices(p, err, cap)) != VRAM_OK) return st;
+    if ((st = vram_machine_make(&p->mach, p->saved.present ? "none in the saved plan" : NULL, err,
+                                cap)) != VRAM_OK)
+        return st;
     if ((st = resolve_settings(p, err, cap)) != VRAM_OK) return st;
     for (int i = 0; i < p->ncomp; i++)
         if ((st = vram_model_find(p->comps[i].model_arg, &p->comps[i].m, err, cap)) != VRAM_OK)
@@ -175,7 +155,7 @@ vram_status vram_plan_make(vram_plan *p, char *err, size_t cap) {
         vram_plan_component *c = &p->comps[0];
         if ((st = vram_wl_check_model(&p->w, &c->m.model, c->m.label, err, cap)) != VRAM_OK)
             return st;
-        st = vram_strategy_chain(&c->m.model, &p->w, &p->dev, &p->chain);
+        st = vram_strategy_chain(&c->m.model, &p->w, &p->mach.dev, &p->chain);
         if (st != VRAM_OK)
             return vram_errorf(
                 err, cap, VRAM_E_INVALID, "%s: cannot plan: %s%s", c->m.label, vram_status_str(st),
@@ -201,7 +181,7 @@ vram_status vram_plan_make(vram_plan *p, char *err, size_t cap) {
     }
     /* both are below 1 GiB (estimate.h's constants): the sum cannot wrap; 0 would mean the
        core's default, which is the same sum */
-    st = vram_place(&p->dev, p->global, p->fixed_context + p->fixed_workspace, vc,
+    st = vram_place(&p->mach.dev, p->global, p->fixed_context + p->fixed_workspace, vc,
                     (size_t)p->ncomp, p->placed, &p->sum);
     if (st != VRAM_OK)
         return vram_errorf(err, cap, VRAM_E_INVALID, "cannot place the components: %s",

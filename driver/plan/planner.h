@@ -47,21 +47,11 @@ typedef struct vram_plan {
     int ncomp;
     vram_plan_component comps[VRAM_PLACE_MAX];
     vram_workload w;
-    vram_gpu_budget gpus[VRAM_PLAN_MAX_GPUS];
-    int ngpu;
-    int gpus_given;     /* the GPUs were given (--assume-gpu, or a saved plan): no reading */
-    int host_given;     /* host was given; else this machine's available memory */
-    uint64_t host;
-    int margin_given;   /* margin was given (0 = none); else the default */
-    uint64_t margin;
+    vram_machine mach;  /* the GPUs, host and margin given; the rest vram_plan_make reads */
     vram_plan_saved saved;
     /* decided by vram_plan_make */
-    int gpus_detected;  /* the GPUs were read from this machine */
-    vram_machine_view view; /* how they were read, and the other processes on them */
-    char no_gpu[128];   /* why there is no GPU, when there is none */
     char global_text[32];
     vram_device_setting global; /* VRAMKIT_DEVICE, default auto */
-    vram_devices dev;
     vram_chain chain;                     /* single */
     vram_placement placed[VRAM_PLACE_MAX]; /* components */
     vram_place_summary sum;

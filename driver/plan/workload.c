@@ -11,7 +11,8 @@ const char *vram_wl_option_name(vram_wl_option opt) {
     static const char *const names[] = {
         "mode",       "format",    "compute",     "batch",         "seq",
         "src-len",    "tgt-len",   "optimizer",   "checkpointing", "flash-attention",
-        "grad-accum", "lora-rank", "lora-targets", "images",        "image-tokens"};
+        "grad-accum", "lora-rank", "lora-targets", "images",        "image-tokens",
+        "logits"};
     if (opt < VRAM_WL_BASE || opt >= VRAM_WL_END) return NULL;
     return names[opt - VRAM_WL_BASE];
 }
@@ -120,6 +121,11 @@ vram_status vram_wl_apply(vram_workload *w, vram_wl_option opt, const char *arg,
     case VRAM_WL_LORA_TARGETS: return lora_targets(arg, &w->lora_targets, err, cap);
     case VRAM_WL_IMAGES: return count(opt, arg, 1000000u, &w->images, err, cap);
     case VRAM_WL_IMAGE_TOKENS: return count(opt, arg, 1000000000u, &w->image_tokens, err, cap);
+    case VRAM_WL_LOGITS:
+        if (strcmp(arg, "last") == 0) w->logits = VRAM_LOGITS_LAST;
+        else if (strcmp(arg, "all") == 0) w->logits = VRAM_LOGITS_ALL;
+        else FAIL("--logits: '%s' is not last or all", arg);
+        return VRAM_OK;
     default: FAIL("internal: unknown workload option %d", (int)opt);
     }
 }

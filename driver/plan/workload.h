@@ -27,6 +27,7 @@ typedef enum vram_wl_option {
     VRAM_WL_LORA_TARGETS,        /* a comma list of q, k, v, o, mlp, all */
     VRAM_WL_IMAGES,              /* 1 .. 10^6 images per sequence */
     VRAM_WL_IMAGE_TOKENS,        /* 1 .. 10^9 image tokens per sequence */
+    VRAM_WL_LOGITS,              /* last|all */
     VRAM_WL_END
 } vram_wl_option;
 

@@ -198,3 +198,99 @@ vram_status vram_errorf(char *err, size_t cap, vram_status st, const char *fmt, 
     va_end(ap);
     return st;
 }
+
+int vram_exit_code(vram_status st) {
+    switch (st) {
+    case VRAM_OK: return 0;
+    case VRAM_E_NOSPACE: return 1;
+    case VRAM_E_IO:
+    case VRAM_E_NOMEM:
+    case VRAM_E_OOM:
+    case VRAM_E_NOT_BUILT:
+    case VRAM_E_COMM:
+    case VRAM_E_TIMEOUT:
+    case VRAM_E_NO_DRIVER:
+    case VRAM_E_NO_DEVICE:
+    case VRAM_E_CUDA:
+    case VRAM_E_CUDA_STICKY:
+    case VRAM_E_FORKED:
+    case VRAM_E_NOT_SUPPORTED: return 3;
+    default: return 2;
+    }
+}
+
+/* ---- option values ------------------------------------------------------------------- */
+
+#define OPT_FAIL(...) return vram_errorf(err, cap, VRAM_E_INVALID, __VA_ARGS__)
+
+vram_status vram_opt_count(const char *name, const char *text, uint64_t min, uint64_t max,
+                           unsigned flags, uint64_t *out, char *err, size_t cap) {
+    uint64_t v = 0;
+    int parsed = vram_parse_u64(text, max, &v) == VRAM_OK;
+    if (text == NULL) text = "";
+    if (parsed && v < min && (flags & VRAM_OPT_AT_LEAST))
+        OPT_FAIL("--%s: must be at least %llu", name, (unsigned long long)min);
+    if (!parsed || v < min) {
+        if ((flags & VRAM_OPT_NEGATIVE) && text[0] == '-') OPT_FAIL("--%s: '%s' is negative", name, text);
+        OPT_FAIL("--%s: '%s' is not a whole number from %llu to %llu", name, text,
+                 (unsigned long long)min, (unsigned long long)max);
+    }
+    *out = v;
+    return VRAM_OK;
+}
+
+vram_status vram_opt_size(const char *name, const char *text, int allow_zero, unsigned flags,
+                          uint64_t *out, char *err, size_t cap) {
+    uint64_t v = 0;
+    int parsed = vram_parse_size(text, &v) == VRAM_OK;
+    if (text == NULL) text = "";
+    if (parsed && v == 0 && !allow_zero && (flags & VRAM_OPT_AT_LEAST))
+        OPT_FAIL("--%s: must be more than 0 bytes", name);
+    if (!parsed || (v == 0 && !allow_zero)) {
+        if ((flags & VRAM_OPT_NEGATIVE) && text[0] == '-') OPT_FAIL("--%s: '%s' is negative", name, text);
+        if (flags & VRAM_OPT_BRIEF)
+            OPT_FAIL("--%s: '%s' is not a size%s", name, text, allow_zero ? "" : " above 0");
+        OPT_FAIL("--%s: '%s' is not a size (bytes, or a number with B, KB, MB, GB, TB, KiB, MiB, "
+                 "GiB, TiB)", name, text);
+    }
+    *out = v;
+    return VRAM_OK;
+}
+
+vram_status vram_opt_fraction(const char *name, const char *text, double *out, char *err,
+                              size_t cap) {
+    if (vram_parse_fraction(text, out) == VRAM_OK) return VRAM_OK;
+    OPT_FAIL("--%s: '%s' is not a fraction in (0, 1] (like 0.75 or 75%%)", name, text ? text : "");
+}
+
+vram_status vram_opt_percent(const char *name, const char *text, double *out, char *err,
+                             size_t cap) {
+    if (vram_parse_percent(text, out) == VRAM_OK) return VRAM_OK;
+    OPT_FAIL("--%s: '%s' is not a percentage in (0, 100] (like 90 or 92.5%%)", name, text ? text : "");
+}
+
+vram_status vram_opt_seconds(const char *name, const char *text, double *out, char *err,
+                             size_t cap) {
+    const char *p = text;
+    int digits = 0, dot = 0, frac = 0;
+    for (; *p; p++) {
+        if (*p >= '0' && *p <= '9') {
+            digits++;
+            if (dot) frac++;
+        } else if (*p == '.' && !dot && digits > 0) {
+            dot = 1;
+        } else {
+            break;
+        }
+    }
+    if (*p != '\0' || digits == 0 || (dot && frac == 0)) {
+        if (text[0] == '-') OPT_FAIL("--%s: '%s' is negative", name, text);
+        OPT_FAIL("--%s: '%s' is not a number of seconds (like 30 or 2.5)", name, text);
+    }
+    double v = strtod(text, NULL);
+    if (!(v > 0.0)) OPT_FAIL("--%s: must be more than 0 seconds", name);
+    if (v > VRAM_OPT_MAX_SECONDS)
+        OPT_FAIL("--%s: '%s' is more than %.0f seconds", name, text, VRAM_OPT_MAX_SECONDS);
+    *out = v;
+    return VRAM_OK;
+}

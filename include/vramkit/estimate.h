@@ -1,9 +1,10 @@
 /* vramkit/estimate.h — how much memory a model needs for inference or training, term by
  * term (weights, gradients, optimizer state, master weights, activations, KV cache, logits,
  * CUDA context, library workspace, allocator margin), each with a low / expected / high
- * range whose spread has a named cause. Activations of training follow Korthikanti et al.
- * (2022), "Reducing Activation Recomputation in Large Transformer Models"; the rest counts
- * tensors by shape and storage format. */
+ * range whose spread has a named cause. Activations count the tensors transformers' blocks
+ * keep or hold together (the shape of Korthikanti et al. 2022, "Reducing Activation
+ * Recomputation in Large Transformer Models"), checked against PyTorch's own accounting by
+ * test/truth/; the rest counts tensors by shape and storage format. */
 #ifndef VRAMKIT_ESTIMATE_H
 #define VRAMKIT_ESTIMATE_H
 
@@ -33,6 +34,16 @@ typedef enum vram_optimizer {
     X(VRAM_OPT_SGD, "sgd", "sgd")                            \
     X(VRAM_OPT_ADAM_8BIT, "adam8bit", "adam-8bit")
 
+/* Which positions' logits an inference pass makes (vram_workload.logits). */
+typedef enum vram_logits {
+    VRAM_LOGITS_DEFAULT = 0, /* last for a decoder (generate()); all for an encoder with a
+                                head (a masked-LM head scores every position) and for an
+                                encoder-decoder's target (teacher forcing); training: all */
+    VRAM_LOGITS_LAST = 1,    /* the last position only, upcast to fp32, as generate() does */
+    VRAM_LOGITS_ALL = 2      /* every position, in the compute format (scoring, perplexity,
+                                a masked-LM head, a teacher-forced target) */
+} vram_logits;
+
 /* LoRA targets (vram_workload.lora_targets); 0 = q and v, PEFT's default for these models */
 #define VRAM_LORA_Q 0x1u
 #define VRAM_LORA_K 0x2u
@@ -58,8 +69,10 @@ typedef struct vram_workload {
     vram_optimizer optimizer;
     int checkpointing;     /* training: full activation recomputation per block */
     int flash_attention;   /* fused attention: no seq x seq score matrix is stored */
-    uint64_t grad_accum;   /* micro-batches per optimizer step; 0 = 1 (changes no memory:
-                              activations are those of one micro-batch) */
+    uint64_t grad_accum;   /* micro-batches per optimizer step; 0 = 1. Activations are those
+                              of one micro-batch; above 1 the gradients are kept from one
+                              micro-batch to the next, so they are alive at the start of
+                              each backward (with 1, zero_grad frees them after the step) */
     uint64_t lora_rank;    /* training: LoRA adapters of this rank, base frozen; 0 = none */
     uint32_t lora_targets; /* VRAM_LORA_* ; 0 = q and v */
     int cpu;               /* estimate for the CPU: no CUDA context, workspace or caching-
@@ -68,6 +81,7 @@ typedef struct vram_workload {
                               model's image_tokens to the sequence; 0 = 1 */
     uint64_t image_tokens; /* image tokens per sequence, added to seq whatever the model says
                               (dynamic resolution: Qwen2-VL); 0 = images x the model's */
+    vram_logits logits;    /* inference: which positions' logits (training makes all) */
 } vram_workload;
 
 /* The terms, in the order they are shown. X(id, name) */
@@ -101,16 +115,27 @@ typedef enum vram_term_id {
       "kept in the compute format (bitsandbytes); either way parameters may be missed "      \
       "without a tensor list")                                                               \
     X(VRAM_CAUSE_DROPOUT, "dropout",                                                         \
-      "low: no dropout masks or dropout copies (dropout 0); high: the fp32 copy of the "     \
-      "attention scores that softmax makes")                                                 \
-    X(VRAM_CAUSE_SOFTMAX_FP32, "softmax_fp32",                                               \
-      "low: attention computed in pieces; high: an fp32 copy of the attention scores")       \
+      "low: no dropout masks (dropout 0, as most decoders train); expected: with them; "     \
+      "high: an eighth more for a model's own tensors the pattern leaves out (more norms, "  \
+      "a relative position bias, a router's logits)")                                        \
+    X(VRAM_CAUSE_SOFTMAX_FP32, "working_set",                                                \
+      "low: two hidden states fewer alive beside the MLP's (or attention's) tensors and an " \
+      "eighth less; high: an eighth more (a model's own tensors the pattern leaves out or "  \
+      "counts too many of)")                                                                 \
     X(VRAM_CAUSE_LOGITS, "logits",                                                           \
-      "low: last position only; high: logits of every position at the first forward pass "  \
-      "(older transformers, scoring)")                                                       \
+      "logits of every position come after the blocks: expected counts them when they, "    \
+      "not the blocks' working set, are the peak; high: both counted")                      \
     X(VRAM_CAUSE_LOSS_FP32, "loss_fp32",                                                     \
-      "low: loss computed in the compute format; high: fp32 upcast of the logits and its "   \
-      "gradient alive together")                                                             \
+      "12 bytes per logit for the loss in fp32 (log-softmax kept, its gradient, the fp32 "   \
+      "logits' gradient); expected: the model's output still holding the logits during "    \
+      "backward (out.loss.backward()); low: dropped first (Trainer); high: a capped copy")   \
+    X(VRAM_CAUSE_PEAK, "peak",                                                               \
+      "training peaks at the start of backward, before any gradient exists (zero_grad "      \
+      "frees them); high: gradients kept (set to zero, not freed)")                          \
+    X(VRAM_CAUSE_STEP, "optimizer_step",                                                     \
+      "the optimizer step, one tensor at a time: the largest tensor's fp32 gradient and "    \
+      "Adam's temporaries, counted in the expected when the step is the peak, else in the "  \
+      "high")                                                                                \
     X(VRAM_CAUSE_CONTEXT, "context",                                                         \
       "CUDA context: 290 MiB with lazy module loading, 670 MiB eager (PyTorch's "            \
       "measurements); 430 MiB seen on an RTX 6000 Ada")                                      \
@@ -118,13 +143,15 @@ typedef enum vram_term_id {
       "cuBLAS workspace: 32 MiB per handle on Hopper; a cuBLASLt handle or a second "        \
       "stream adds one more")                                                                \
     X(VRAM_CAUSE_FRAGMENTATION, "fragmentation",                                             \
-      "caching allocator: expected one partly used 20 MiB segment and 512-byte rounding; "   \
+      "caching allocator: expected one partly used 20 MiB segment, 512-byte rounding and "   \
+      "a sixteenth of the step's moving bytes cached but free; "                             \
       "high: every matrix rounded up to 2 MiB and a freed block as large as the largest "    \
       "transient that cannot serve the next request")                                       \
     X(VRAM_CAUSE_ARCH_GUESS, "arch_guess",                                                   \
       "the architecture was guessed from config.json's keys (a model type vramkit does not " \
       "know): low and high are the fewest and the most parameters of the readings it could " \
-      "be (plain or gated MLP, tied or untied head, biases or none)")                       \
+      "be (plain or gated MLP, tied or untied head, biases or none); the KV cache's low is " \
+      "none (it may be an encoder, or keep a recurrent state instead)")                      \
     X(VRAM_CAUSE_SWA, "swa",                                                                 \
       "low and expected: the sliding-window blocks keep only the window's keys and values "  \
       "(llama.cpp, vLLM, transformers' sliding caches; llama.cpp keeps a micro-batch more); " \
@@ -141,8 +168,8 @@ typedef enum vram_cause {
 #define VRAM_NOTE_NO_ARCH 0x1u       /* no architecture numbers: activations, KV cache and
                                         logits are 0, not estimated */
 #define VRAM_NOTE_DTYPE_ASSUMED 0x2u /* the published format is unknown: f16 assumed */
-#define VRAM_NOTE_GQA_KV 0x4u        /* activations count k/v at full width (grouped-query
-                                        attention stores less: a slight overestimate) */
+#define VRAM_NOTE_GQA_KV 0x4u        /* (no longer set: activations count keys and values
+                                        at their own width; kept for callers that test it) */
 
 typedef struct vram_term {
     uint64_t low, expected, high; /* low <= expected <= high */
@@ -150,7 +177,15 @@ typedef struct vram_term {
 } vram_term;
 
 typedef struct vram_estimate {
-    vram_term term[VRAM_TERM_COUNT];
+    vram_term term[VRAM_TERM_COUNT]; /* what is alive at the peak (training: the start of
+                                        backward, the optimizer step or the end of backward,
+                                        whichever is largest), each term's high its own
+                                        largest */
+    vram_term size[VRAM_TERM_COUNT]; /* each term at its own largest, whenever that comes:
+                                        every gradient, every kept activation, the loss's
+                                        logits, the optimizer state without the step's
+                                        transient (what a multi-GPU layout divides among
+                                        ranks, layout.h); = term for inference */
     uint64_t low, expected, high; /* sums of the terms */
     uint64_t params;              /* parameters of the model */
     uint64_t trainable;           /* parameters trained (0 for inference; adapters for LoRA) */
@@ -181,6 +216,9 @@ typedef struct vram_estimate {
                                      experts_cpu keeps in host memory */
     uint64_t src_len, tgt_len;    /* resolved source and target tokens (encoder-decoder) */
     uint64_t image_tokens;        /* of seq, the image tokens (vision-language models) */
+    vram_logits logits;           /* which positions' logits were counted: ALL for training
+                                     and as resolved for inference; DEFAULT when none (no
+                                     architecture, or no vocabulary head) */
 } vram_estimate;
 
 /* ---- functions, in the order a user calls them ------------------------------------ */
@@ -362,74 +400,115 @@ VRAM_DEF int vram__matrix_only(vram_dtype t) {
     return l.kind == VRAM_DTYPE_FLOAT && l.block == 1 && l.block_bytes <= 1;
 }
 
-/* Activation bytes one block keeps for the backward pass (Korthikanti et al. 2022,
- * generalised): s tokens, b sequences, h width, a heads, i MLP width, c bytes per element
- * of the compute format (2 for 16-bit, where the paper's formula is s*b*h*(34 + 5*a*s/h)
- * for i = 4h).
- *   attention: 5*c*sbh (q,k,v input; q, k; v; projection input) + sbh dropout mask,
- *              and a*s*s*b*(2c + 1) for scores, their dropout mask and output,
- *              or 4*a*s*b (fp32 log-sum-exp) with fused attention
- *   MLP plain: c*sbh (input) + 2c*sbi (activation input and output) + sbh dropout mask
- *   MLP gated: c*sbh (input) + 4c*sbi (gate and up outputs, activation, product)
- *   two norms: 2c*sbh
- * low drops the dropout masks and dropout outputs (models trained with dropout 0). */
+/* Activation bytes one block keeps for the backward pass, as transformers' blocks keep them
+ * under autograd (tensor by tensor, measured by test/truth/; the shape of Korthikanti et al.
+ * 2022, "Reducing Activation Recomputation in Large Transformer Models", with the tensors
+ * these implementations actually save). With sb = s*b tokens, h the width, q and kv the
+ * attention and key/value widths, i the MLP width, a heads, c bytes of the compute format:
+ *   each norm: RMS 4*sbh (its fp32 copy: transformers' RMSNorm upcasts) + 2c*sbh (normalised
+ *              and scaled), LayerNorm 2c*sbh (input and output)
+ *   q/k norm (VRAM_OPS_QK_NORM): (4 + c)*sb*(q + kv) (fp32 copy, normalised)
+ *   attention: c*sb*(2q + 2kv) (q, k, v as the kernel takes them, and its output), and
+ *              fused: 4*a*sb (fp32 log-sum-exp); unfused: (4 + c)*a*s*s*b (fp32 softmax and
+ *              the probabilities), c*a*s*s*b more soft-capped, (1 + c)*a*s*s*b more with
+ *              attention dropout (expected; not low)
+ *   MLP: gated 4c*sbi (gate, activation, up, product), plain 2c*sbi (activation input and
+ *              output), 3c*sbi more with VRAM_OPS_GELU_OPS; a mixture of experts: i is top-k
+ *              x the expert width, and 2c*sb*k*h more (the copies of the tokens each expert
+ *              takes, and its outputs)
+ *   fused q, k, v (VRAM_OPS_FUSED_PROJ): c*sb*(q + kv) more (the projection stays whole)
+ *   dropout masks after attention and MLP: 2*sbh (expected; not low: dropout 0) */
 typedef struct vram__act {
     uint64_t low, expected;
 } vram__act;
 
-/*@ requires \valid(acc) && c <= 4294967295;
-    assigns acc->overflow; */
-VRAM_DEF vram__act vram__block_act(vram__acc *acc, uint64_t s, uint64_t b, uint64_t h,
-                                   uint64_t a, uint64_t i, uint64_t c, vram_mlp mlp,
-                                   int flash) {
+/* A block's shape, by value (for the prover). */
+typedef struct vram__blk {
+    uint64_t s, b, h, q, kv, a, i, c; /* c <= 4294967295 */
+    uint64_t x;                       /* MoE: top-k x hidden (the tokens' copies sent to the
+                                         experts and their outputs, both kept); 0: dense */
+    vram_mlp mlp;
+    vram_norm norm;
+    uint32_t ops;
+    int flash;
+} vram__blk;
+
+/* Bytes per element of one norm's kept tensors (see above). */
+/*@ requires c <= 4294967295;
+    assigns \nothing;
+    ensures \result <= 2 * 4294967295 + 4; */
+VRAM_DEF uint64_t vram__norm_bytes(vram_norm norm, uint64_t c) {
+    return norm == VRAM_NORM_RMS ? 4u + 2u * c : 2u * c;
+}
+
+/* Attention scores kept by unfused attention, bytes per score element: low (no attention
+ * dropout) and expected (with it). */
+/*@ requires c <= 4294967295;
+    assigns \nothing;
+    ensures \result.low <= \result.expected; */
+VRAM_DEF vram__act vram__scores_bytes(uint64_t c, uint32_t ops) {
     vram__act r;
-    uint64_t sbh = vram__m(acc, vram__m(acc, s, b), h);
-    uint64_t sbi = vram__m(acc, vram__m(acc, s, b), i);
-    uint64_t ssab = vram__m(acc, vram__m(acc, vram__m(acc, s, s), a), b);
-    uint64_t attn_lo, attn, mlp_lo, mlp_b, norms;
-    attn_lo = vram__m(acc, 5u * c, sbh);
-    attn = vram__a(acc, attn_lo, sbh);
-    if (flash) {
-        uint64_t lse = vram__m(acc, vram__m(acc, vram__m(acc, 4u, a), s), b);
-        attn_lo = vram__a(acc, attn_lo, lse);
-        attn = vram__a(acc, attn, lse);
-    } else {
-        attn_lo = vram__a(acc, attn_lo, vram__m(acc, c, ssab));         /* softmax output */
-        attn = vram__a(acc, attn, vram__m(acc, 2u * c + 1u, ssab));     /* + mask, dropout */
-    }
-    if (mlp == VRAM_MLP_GATED) {
-        mlp_lo = vram__a(acc, vram__m(acc, c, sbh), vram__m(acc, 4u * c, sbi));
-        mlp_b = mlp_lo;
-    } else {
-        mlp_lo = vram__a(acc, vram__m(acc, c, sbh), vram__m(acc, 2u * c, sbi));
-        mlp_b = vram__a(acc, mlp_lo, sbh);
-    }
-    norms = vram__m(acc, 2u * c, sbh);
-    r.low = vram__a(acc, vram__a(acc, attn_lo, mlp_lo), norms);
-    r.expected = vram__a(acc, vram__a(acc, attn, mlp_b), norms);
+    r.low = 4u + c + ((ops & VRAM_OPS_SOFTCAP) != 0 ? c : 0u);
+    r.expected = r.low + 1u + c;
     return r;
 }
 
-/* Cross-attention of a decoder block: t target and src source tokens. Queries and the
- * projection input over t, keys and values over src, scores t x src. */
+/*@ requires \valid(acc) && k.c <= 4294967295;
+    assigns acc->overflow; */
+VRAM_DEF vram__act vram__block_act(vram__acc *acc, vram__blk k) {
+    vram__act r;
+    const uint64_t c = k.c;
+    const uint64_t sb = vram__m(acc, k.s, k.b);
+    const uint64_t sbh = vram__m(acc, sb, k.h);
+    const uint64_t sbi = vram__m(acc, sb, k.i);
+    const uint64_t qkv = vram__m(acc, sb, vram__a(acc, k.q, k.kv)); /* sb*(q + kv) */
+    uint64_t lo, mlp;
+    lo = vram__m(acc, 2u * vram__norm_bytes(k.norm, c), sbh);
+    if ((k.ops & VRAM_OPS_QK_NORM) != 0) lo = vram__a(acc, lo, vram__m(acc, 4u + c, qkv));
+    lo = vram__a(acc, lo, vram__m(acc, 2u * c, qkv));
+    /* fused q, k, v: the projection's output stays whole, beside the rotated q and k */
+    if ((k.ops & VRAM_OPS_FUSED_PROJ) != 0) lo = vram__a(acc, lo, vram__m(acc, c, qkv));
+    if (k.mlp == VRAM_MLP_GATED) mlp = vram__m(acc, 4u * c, sbi);
+    else mlp = vram__m(acc, (k.ops & VRAM_OPS_GELU_OPS) != 0 ? 5u * c : 2u * c, sbi);
+    lo = vram__a(acc, vram__a(acc, lo, mlp), vram__m(acc, 2u * c, vram__m(acc, sb, k.x)));
+    r.expected = vram__a(acc, lo, vram__m(acc, 2u, sbh));
+    if (k.flash) {
+        const uint64_t lse = vram__m(acc, vram__m(acc, 4u, k.a), sb);
+        r.low = vram__a(acc, lo, lse);
+        r.expected = vram__a(acc, r.expected, lse);
+    } else {
+        const uint64_t ssab = vram__m(acc, vram__m(acc, k.s, sb), k.a);
+        const vram__act sc = vram__scores_bytes(c, k.ops);
+        r.low = vram__a(acc, lo, vram__m(acc, sc.low, ssab));
+        r.expected = vram__a(acc, r.expected, vram__m(acc, sc.expected, ssab));
+    }
+    return r;
+}
+
+/* Cross-attention of a decoder block: t target and src source tokens. Its norm over t,
+ * queries and the output over t, keys and values over src, scores t x src. */
 /*@ requires \valid(acc) && c <= 4294967295;
     assigns acc->overflow; */
 VRAM_DEF vram__act vram__cross_act(vram__acc *acc, uint64_t t, uint64_t src, uint64_t b,
-                                   uint64_t h, uint64_t a, uint64_t c, int flash) {
+                                   uint64_t h, uint64_t q, uint64_t kv, uint64_t a, uint64_t c,
+                                   vram_norm norm, uint32_t ops, int flash) {
     vram__act r;
-    uint64_t tbh = vram__m(acc, vram__m(acc, t, b), h);
-    uint64_t sbh = vram__m(acc, vram__m(acc, src, b), h);
-    uint64_t tsab = vram__m(acc, vram__m(acc, vram__m(acc, t, src), a), b);
-    uint64_t base = vram__a(acc, vram__m(acc, 3u * c, tbh), vram__m(acc, 2u * c, sbh));
+    const uint64_t tb = vram__m(acc, t, b);
+    const uint64_t base = vram__a(
+        acc, vram__a(acc, vram__m(acc, vram__norm_bytes(norm, c), vram__m(acc, tb, h)),
+                     vram__m(acc, 2u * c, vram__m(acc, tb, q))),
+        vram__m(acc, 2u * c, vram__m(acc, vram__m(acc, src, b), kv)));
     r.low = base;
-    r.expected = vram__a(acc, base, tbh); /* dropout mask */
+    r.expected = vram__a(acc, base, vram__m(acc, tb, h)); /* dropout mask */
     if (flash) {
-        uint64_t lse = vram__m(acc, vram__m(acc, vram__m(acc, 4u, a), t), b);
+        const uint64_t lse = vram__m(acc, vram__m(acc, 4u, a), tb);
         r.low = vram__a(acc, r.low, lse);
         r.expected = vram__a(acc, r.expected, lse);
     } else {
-        r.low = vram__a(acc, r.low, vram__m(acc, c, tsab));
-        r.expected = vram__a(acc, r.expected, vram__m(acc, 2u * c + 1u, tsab));
+        const uint64_t tsab = vram__m(acc, vram__m(acc, tb, src), a);
+        const vram__act sc = vram__scores_bytes(c, ops);
+        r.low = vram__a(acc, r.low, vram__m(acc, sc.low, tsab));
+        r.expected = vram__a(acc, r.expected, vram__m(acc, sc.expected, tsab));
     }
     return r;
 }
@@ -481,11 +560,12 @@ VRAM_DEF vram_estimate vram__est_empty(vram_dtype format) {
     vram_estimate e;
     int i;
     /*@ loop invariant 0 <= i <= VRAM_TERM_COUNT;
-        loop assigns i, e.term[0 .. VRAM_TERM_COUNT - 1];
+        loop assigns i, e.term[0 .. VRAM_TERM_COUNT - 1], e.size[0 .. VRAM_TERM_COUNT - 1];
         loop variant VRAM_TERM_COUNT - i; */
     for (i = 0; i < (int)VRAM_TERM_COUNT; i++) {
         e.term[i].low = e.term[i].expected = e.term[i].high = 0;
         e.term[i].cause = VRAM_CAUSE_EXACT;
+        e.size[i] = e.term[i];
     }
     e.low = e.expected = e.high = 0;
     e.params = e.trainable = e.blocks = 0;
@@ -497,6 +577,7 @@ VRAM_DEF vram_estimate vram__est_empty(vram_dtype format) {
     e.active_params = e.expert_bytes = 0;
     e.src_len = e.tgt_len = 0;
     e.image_tokens = 0;
+    e.logits = VRAM_LOGITS_DEFAULT;
     return e;
 }
 
@@ -553,6 +634,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram__est_check(const vram_workload *w) {
     if ((int)w->optimizer < 0 || (int)w->optimizer > (int)VRAM_OPT_ADAM_8BIT)
         return VRAM_E_INVALID;
     if ((w->lora_targets & ~VRAM_LORA_ALL) != 0) return VRAM_E_INVALID;
+    if ((int)w->logits < (int)VRAM_LOGITS_DEFAULT || (int)w->logits > (int)VRAM_LOGITS_ALL)
+        return VRAM_E_INVALID;
     if (w->format != VRAM_DTYPE_NONE) {
         vram_dtype_layout l;
         if (vram_dtype_get(w->format, &l) != VRAM_OK || l.kind == VRAM_DTYPE_INT)
@@ -583,6 +666,15 @@ typedef struct vram__est_in {
     uint64_t P_lo, P_hi;                   /* a guessed arch's fewest and most parameters
                                               (vram_model.guess_*); else both P */
     uint64_t img;                          /* image tokens of the sequence (included in s) */
+    vram_logits logits;                    /* inference: last or all (resolved) */
+    uint64_t accum;                        /* micro-batches per optimizer step (>= 1) */
+    uint64_t largest;                      /* elements of the largest weight tensor (the
+                                              optimizer step's transient is its size) */
+    uint32_t ops;                          /* the arch's VRAM_OPS_* (0 without one) */
+    vram_norm norm;                        /* the arch's norm (LayerNorm without one) */
+    uint64_t xh;                           /* a mixture of experts: top-k x hidden, the
+                                              width of a token's copies sent to its experts
+                                              and of their outputs (0: dense) */
 } vram__est_in;
 
 /* The numbers of the terms, as the steps fill them (vram_estimate_model). */
@@ -596,6 +688,13 @@ typedef struct vram__est_terms {
     uint64_t kv_hi;     /* the KV cache's high: every block over the whole sequence (above
                            kv_bytes only with a sliding window shorter than the sequence) */
     vram_cause kv_cause;
+    uint64_t block_full; /* training: one block's full set (the recomputed or last one) */
+    uint64_t step;       /* training: the optimizer step's transient (its high) */
+    uint64_t g_exp;      /* training: gradients alive at the peak (expected and low) */
+    uint64_t step_exp;   /* training: the step's transient at the peak (0 or step) */
+    uint64_t s_act_lo, s_act, s_log_lo, s_log; /* training: every kept activation and the
+                                                  loss's logits, whatever the peak (the
+                                                  sizes vram_estimate.size gives) */
 } vram__est_terms;
 
 /* vram__est_resolve's steps. The formats: published (unknown: f16, and said), storage
@@ -688,6 +787,31 @@ VRAM_DEF uint64_t vram__moe_act_width(vram_arch a) {
     return w;
 }
 
+/* Elements of an arch's largest weight tensor: the token embedding (or the head, as wide),
+ * an MLP matrix, or a block's routed experts as transformers stores them (one tensor of
+ * experts x 2 x their width x hidden for gate and up). */
+/*@ requires vram_arch_ok(a);
+    assigns \nothing; */
+VRAM_DEF uint64_t vram__arch_largest(vram_arch a) {
+    const uint64_t h = a.hidden;
+    const uint64_t xi = a.expert_intermediate != 0 ? a.expert_intermediate : a.intermediate;
+    uint64_t big, x;
+    /*@ ghost vram__lemma_mul_le(a.vocab, VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH); */
+    big = a.vocab * h;
+    /*@ ghost vram__lemma_mul_le(a.intermediate, VRAM_ARCH_MAX_WIDTH, h, VRAM_ARCH_MAX_WIDTH); */
+    x = a.intermediate * h;
+    if (x > big) big = x;
+    if (a.experts != 0) {
+        /*@ ghost vram__lemma_mul_le(xi, VRAM_ARCH_MAX_WIDTH, h, VRAM_ARCH_MAX_WIDTH); */
+        x = xi * h;
+        /*@ ghost vram__lemma_mul_le(a.experts, VRAM_ARCH_MAX_EXPERTS, x,
+                                     (uint64_t)VRAM_ARCH_MAX_WIDTH * VRAM_ARCH_MAX_WIDTH); */
+        x = 2u * (a.experts * x);
+        if (x > big) big = x;
+    }
+    return big;
+}
+
 /* The architecture's widths, heads and blocks per stack (all 0 and NO_ARCH noted
  * without one). */
 /*@ requires have_arch ==> vram_arch_ok(a);
@@ -695,13 +819,16 @@ VRAM_DEF uint64_t vram__moe_act_width(vram_arch a) {
     ensures \result.c == in.c;
     ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
 VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch) {
-    in.q = in.kv = in.h = in.heads = in.enc = in.dec = in.dec_i = 0;
+    in.q = in.kv = in.h = in.heads = in.enc = in.dec = in.dec_i = in.xh = 0;
     if (have_arch) {
         vram__widths wd = vram__arch_widths(a);
         in.q = wd.q;
         in.kv = wd.kv;
         in.h = a.hidden;
         in.heads = a.heads;
+        /* a decoder without any attention block (Mamba): no attention scores anywhere */
+        if (a.family == VRAM_FAMILY_DECODER && vram__arch_cache_of(a).attn_blocks == 0)
+            in.heads = 0;
         in.dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : a.intermediate;
         if (a.experts != 0) in.dec_i = vram__moe_act_width(a); /* top-k, not every expert */
         if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
@@ -712,7 +839,12 @@ VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch
         } else {
             in.dec = a.layers;
         }
-        if (wd.kv < wd.q) in.notes |= VRAM_NOTE_GQA_KV;
+        in.ops = a.ops;
+        in.norm = a.norm;
+        /*@ ghost vram__lemma_mul_le(a.experts_per_token, VRAM_ARCH_MAX_EXPERTS, a.hidden,
+                                     VRAM_ARCH_MAX_WIDTH); */
+        in.xh = a.experts != 0 ? a.experts_per_token * a.hidden : 0u;
+        in.largest = vram__arch_largest(a);
     } else {
         in.notes |= VRAM_NOTE_NO_ARCH;
     }
@@ -729,7 +861,8 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
     const vram_workload wv = *w;
     vram__est_in in = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0, 0, 0,
                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                       0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0};
+                       0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0,
+                       VRAM_LOGITS_DEFAULT, 0, 0, 0, VRAM_NORM_LAYER, 0};
     vram_dtype published = m->dtype;
     if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
     in = vram__est_formats(in, published, wv.format, wv.compute, wv.cpu);
@@ -748,6 +881,11 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
                              pc.outer_params, pc.outer_rows, pc.outer_matrices);
     }
     in.blocks = have_arch ? pc.block_count : m->blocks;
+    in.accum = wv.grad_accum != 0 ? wv.grad_accum : 1u;
+    in.logits = wv.logits;
+    if (in.logits != VRAM_LOGITS_LAST && in.logits != VRAM_LOGITS_ALL)
+        in.logits = have_arch && m->arch.family != VRAM_FAMILY_DECODER ? VRAM_LOGITS_ALL
+                                                                       : VRAM_LOGITS_LAST;
     in.P_lo = in.P;
     in.P_hi = in.P;
     if (have_arch && !have_stats && m->guess_low != 0 && m->guess_high != 0) {
@@ -891,12 +1029,26 @@ VRAM_DEF vram__est_terms vram__est_train(vram__acc *acc, vram_arch a, uint64_t r
     }
     t.optim = st;
     t.trainable = T;
+    /* the step, one tensor at a time (torch's single-tensor optimizers): the largest tensor's
+       gradient in fp32 (its compute-format one freed) and the update's temporaries (Adam:
+       sqrt and the division, alive together; SGD with momentum: one) */
+    t.step = 0;
+    if (rank == 0) {
+        const uint64_t per = opt == VRAM_OPT_SGD ? 4u : opt == VRAM_OPT_SGD_MOMENTUM ? 8u : 12u;
+        t.step = vram__m(acc, per > in.c ? per - in.c : 0u, vram__min_u64(in.largest, T));
+    }
     return t;
 }
 
-/* Training logits: in the compute format, and their fp32 upcast for the loss; high: the
- * fp32 gradient of the logits alive at the same time (none without a vocabulary head). */
-/*@ requires \valid(acc);
+/* Training logits and loss, bytes per logit element (b x rows x vocab of them), at their
+ * largest: the start of backward, in transformers' loss (a decoder's logits upcast to fp32,
+ * their log-softmax kept, its gradient and the gradient of the fp32 logits alive together:
+ * 12; an encoder's masked-LM head and an encoder-decoder's take it in the compute format:
+ * 3c), with the compute-format logits still held by the model's output (c; the usual
+ * `out = model(...); out.loss.backward()`), soft-capped ones once more (c). low: without
+ * the held logits (the output dropped before backward, as Trainer does); high: the capped
+ * logits' intermediate alive a moment more (c). None without a vocabulary head. */
+/*@ requires \valid(acc) && in.c <= 4294967295;
     assigns acc->overflow;
     ensures \result.act == t.act && \result.act_hi == t.act_hi;
     ensures \result.log <= \result.log_hi; */
@@ -906,89 +1058,198 @@ VRAM_DEF vram__est_terms vram__est_logits_train(vram__acc *acc, vram_arch a, vra
     t.log_lo = t.log = t.log_hi = 0;
     t.log_cause = VRAM_CAUSE_EXACT;
     if ((a.flags & VRAM_ARCH_NO_HEAD) == 0) {
-        uint64_t bsv = vram__m(acc, vram__m(acc, in.b, lt), a.vocab);
-        uint64_t log_lo = vram__m(acc, in.c, bsv);
-        uint64_t log = vram__a(acc, log_lo, vram__m(acc, 4u, bsv));
-        t.log_lo = log_lo;
-        t.log = log;
-        t.log_hi = vram__a(acc, log, vram__m(acc, 4u, bsv));
+        const uint64_t bsv = vram__m(acc, vram__m(acc, in.b, lt), a.vocab);
+        const uint64_t cap = (in.ops & VRAM_OPS_SOFTCAP) != 0 ? in.c : 0u;
+        /* transformers' causal-LM loss upcasts to fp32; the masked-LM and seq2seq heads
+           take the cross-entropy in the compute format (3c, and c held) */
+        const uint64_t loss = a.family == VRAM_FAMILY_DECODER ? 12u : 3u * in.c;
+        t.log_lo = vram__m(acc, loss, bsv);
+        t.log = vram__m(acc, loss + in.c + cap, bsv);
+        t.log_hi = vram__a(acc, t.log, vram__m(acc, in.c, bsv));
         t.log_cause = VRAM_CAUSE_LOSS_FP32;
     }
     return t;
 }
 
-/* Training with an arch: activations kept for the backward pass (each block's with
- * checkpointing `ckpt`, or all of them), and the logits. */
+/* Training with an arch: activations kept for the backward pass (each block's input with
+ * checkpointing `ckpt`, and one block's full set while it is recomputed; or every block's
+ * full set), and the logits. Soft-capped attention runs unfused whatever `flash` says.
+ * high: an eighth more, for the tensors of a model's own that the pattern leaves out (more
+ * norms, a relative position bias, a router's logits). */
 /*@ requires \valid(acc) && in.c <= 4294967295;
     assigns acc->overflow;
     ensures \result.act <= \result.act_hi && \result.log <= \result.log_hi; */
 VRAM_DEF vram__est_terms vram__est_act_train(vram__acc *acc, vram_arch a, int flash, int ckpt,
                                              vram__est_in in, vram__est_terms t) {
     const uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
-    const uint64_t heads = in.heads, enc = in.enc, dec = in.dec;
+    const uint64_t enc = in.enc, dec = in.dec;
     const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
+    const int fused = flash && (in.ops & VRAM_OPS_SOFTCAP) == 0;
     const uint64_t es = encdec ? src : s, ds = encdec ? tgt : s;
     vram__act ea = {0, 0}, da = {0, 0}, ca = {0, 0};
-    uint64_t act_lo, act, act_hi;
-    if (enc) ea = vram__block_act(acc, es, b, h, heads, a.intermediate, c, a.mlp, flash);
-    if (dec) da = vram__block_act(acc, ds, b, h, heads, in.dec_i, c, a.mlp, flash);
-    if (enc && dec) ca = vram__cross_act(acc, tgt, src, b, h, heads, c, flash);
+    vram__blk k;
+    uint64_t act_lo, act;
+    k.b = b;
+    k.h = h;
+    k.q = in.q;
+    k.kv = in.kv;
+    k.a = in.heads;
+    k.c = c;
+    k.mlp = a.mlp;
+    k.norm = in.norm;
+    k.ops = in.ops;
+    k.flash = fused;
+    k.x = 0;
+    if (enc) {
+        k.s = es;
+        k.i = a.intermediate;
+        ea = vram__block_act(acc, k);
+    }
+    if (dec) {
+        k.s = ds;
+        k.i = in.dec_i;
+        k.x = in.xh;
+        da = vram__block_act(acc, k);
+    }
+    if (enc && dec)
+        ca = vram__cross_act(acc, tgt, src, b, h, in.q, in.kv, in.heads, c, in.norm, in.ops,
+                             fused);
     da.low = vram__a(acc, da.low, ca.low);
     da.expected = vram__a(acc, da.expected, ca.expected);
+    t.block_full = vram__max_u64(ea.expected, da.expected);
     if (ckpt) {
         /* each block keeps its input; one block's full set lives while recomputed */
         uint64_t keep =
             vram__a(acc, vram__m(acc, enc, vram__m(acc, c, vram__m(acc, es, vram__m(acc, b, h)))),
                     vram__m(acc, dec, vram__m(acc, c, vram__m(acc, ds, vram__m(acc, b, h)))));
         act_lo = vram__a(acc, keep, vram__max_u64(ea.low, da.low));
-        act = vram__a(acc, keep, vram__max_u64(ea.expected, da.expected));
+        act = vram__a(acc, keep, t.block_full);
         t.block_act = keep; /* the recomputed block is one at a time: not per block */
     } else {
         act_lo = vram__a(acc, vram__m(acc, enc, ea.low), vram__m(acc, dec, da.low));
         act = vram__a(acc, vram__m(acc, enc, ea.expected), vram__m(acc, dec, da.expected));
         t.block_act = act; /* every block's full set */
     }
-    /* high: softmax's fp32 copy of one block's scores (none with fused attention) */
-    act_hi = act;
-    if (!flash) {
-        uint64_t longest = vram__max_u64(es, ds);
-        uint64_t sc = vram__m(acc, vram__m(acc, vram__m(acc, 4u, heads), b),
-                              vram__m(acc, longest, longest));
-        act_hi = vram__a(acc, act, sc);
-    }
-    /*@ assert act <= act_hi; */
-    t.act_lo = act_lo;
+    t.act_lo = vram__min_u64(act_lo, act);
     t.act = act;
-    t.act_hi = act_hi;
+    t.act_hi = vram__a(acc, act, act / 8u);
     t.act_cause = VRAM_CAUSE_DROPOUT;
     t = vram__est_logits_train(acc, a, in, t);
     return t;
 }
 
-/* Inference with an arch: the working set of one block at the first (longest) pass: its
- * input and output, plus the larger of the attention scores and the MLP's inner
- * activations; and the KV cache. */
+/* Where training peaks, and what is alive then (the terms show that, each term's high its
+ * own largest): at the start of backward (every kept activation and the loss's logits; the
+ * gradients only when accumulated over micro-batches, else none exist yet: zero_grad frees
+ * them), at the optimizer step (every gradient and the step's transient), or at the end of
+ * backward (every gradient and the last block's full set). The largest of the three. */
 /*@ requires \valid(acc);
+    requires t.act <= t.act_hi && t.log <= t.log_hi;
+    assigns acc->overflow;
+    ensures \result.act <= \result.act_hi && \result.log <= \result.log_hi; */
+VRAM_DEF vram__est_terms vram__est_peak_train(vram__acc *acc, uint64_t accum,
+                                              vram__est_terms t) {
+    const uint64_t held = accum > 1u ? t.grads : 0u;
+    t.s_act_lo = t.act_lo;
+    t.s_act = t.act;
+    t.s_log_lo = t.log_lo;
+    t.s_log = t.log;
+    const uint64_t start = vram__a(acc, vram__a(acc, t.act, t.log), held);
+    const uint64_t step = vram__a(acc, t.grads, t.step);
+    /* the last block's full set and, beside it, the gradients of its tensors: half as much */
+    const uint64_t end = vram__a(acc, t.grads, vram__a(acc, t.block_full, t.block_full / 2u));
+    t.g_exp = held;
+    t.step_exp = 0;
+    if (step >= start && step >= end) {
+        t.g_exp = t.grads;
+        t.step_exp = t.step;
+        t.act_lo = t.act = 0;
+        t.log_lo = t.log = 0;
+    } else if (end > start) {
+        t.g_exp = t.grads;
+        t.act = vram__a(acc, t.block_full, t.block_full / 2u);
+        t.act_lo = t.block_full; /* low: the block's own gradients freed as they are made */
+        if (t.act_hi < t.act) t.act_hi = t.act;
+        t.log_lo = t.log = 0;
+    }
+    return t;
+}
+
+/* One stack's working set at inference, in elements of the compute format, over bs tokens
+ * (of sequences `len` long): the hidden states a block holds (4: its input, the normed
+ * input, the residual and the output being made) and the larger of the MLP's tensors alive
+ * together (gated: 3 of its width, the gate's activation, the up projection and their
+ * product, 4 with VRAM_OPS_FUSED_PROJ's fused gate and up; plain: 2, 4 with
+ * VRAM_OPS_GELU_OPS; a mixture of experts: 4 of top-k x the expert width and the tokens'
+ * copies and outputs, 2 x top-k x hidden) and attention's (q, k, v, their rotated copies
+ * and the output: 3 (q + kv); unfused, the scores as they are scaled, their fp32 softmax
+ * and the probabilities: 4 + 2c bytes a score, c more soft-capped). */
+typedef struct vram__ws {
+    uint64_t bs, len, h, q, kv, a, i, c, xh; /* len: keys a query sees (an encoder-decoder's
+                                                decoder: the longer of its own and the
+                                                source); xh: MoE top-k x hidden, 0: dense */
+    vram_mlp mlp;
+    uint32_t ops;
+    int fused;
+} vram__ws;
+
+/*@ requires \valid(acc) && w.c <= 4294967295;
+    assigns acc->overflow; */
+VRAM_DEF uint64_t vram__infer_ws(vram__acc *acc, vram__ws w) {
+    const uint64_t n = w.mlp == VRAM_MLP_GATED
+                           ? ((w.ops & VRAM_OPS_FUSED_PROJ) != 0 || w.xh != 0 ? 4u : 3u)
+                           : ((w.ops & VRAM_OPS_GELU_OPS) != 0 ? 4u : 2u);
+    uint64_t mlp = vram__m(acc, vram__m(acc, w.bs, w.i), n);
+    uint64_t attn = vram__m(acc, w.bs, vram__a(acc, vram__m(acc, 3u, w.q), vram__m(acc, 3u, w.kv)));
+    mlp = vram__a(acc, mlp, vram__m(acc, vram__m(acc, 2u, w.bs), w.xh));
+    if (!w.fused && w.c != 0) {
+        const uint64_t per = 4u + 2u * w.c + ((w.ops & VRAM_OPS_SOFTCAP) != 0 ? w.c : 0u);
+        const uint64_t ssab = vram__m(acc, vram__m(acc, w.bs, w.len), w.a);
+        attn = vram__a(acc, attn, vram__m(acc, vram__div_ceil_u64(per, w.c), ssab));
+    }
+    return vram__a(acc, vram__m(acc, 4u, vram__m(acc, w.bs, w.h)), vram__max_u64(mlp, attn));
+}
+
+/* Inference with an arch: the working set of the longest pass (vram__infer_ws), in bytes,
+ * beside the KV cache. An encoder-decoder's encoder runs before the decoder has any cache:
+ * the peak is the larger of the encoder's working set alone and the decoder's (over the
+ * target, with the encoder's output kept) beside the cache; the activations count what is
+ * alive beside the cache at that peak. low: 2 hidden states fewer and an eighth less; high:
+ * an eighth more (a model's own tensors the pattern leaves out or counts too many of). */
+/*@ requires \valid(acc) && in.c <= 4294967295;
     assigns acc->overflow;
     ensures \result.act <= \result.act_hi && \result.log == t.log && \result.log_hi == t.log_hi; */
 VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int flash,
                                              vram__est_in in, vram__est_terms t) {
     const uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
-    const uint64_t heads = in.heads, enc = in.enc, dec = in.dec, kv = in.kv;
+    const uint64_t dec = in.dec, kv = in.kv;
     const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
-    const uint64_t inner = vram__max_u64(a.intermediate, in.dec_i);
-    uint64_t longest = vram__max_u64(s, vram__max_u64(enc ? src : 0u, dec ? tgt : 0u));
-    uint64_t bsh, scores, mlp_ws, act;
-    if (encdec) longest = vram__max_u64(src, tgt);
-    bsh = vram__m(acc, vram__m(acc, b, longest), h);
-    scores = flash ? 0u : vram__m(acc, vram__m(acc, b, heads), vram__m(acc, longest, longest));
-    mlp_ws = vram__m(acc, vram__m(acc, b, longest),
-                     vram__m(acc, inner, a.mlp == VRAM_MLP_GATED ? 2u : 1u));
-    t.act_lo = vram__m(acc, c, vram__a(acc, vram__m(acc, 2u, bsh), mlp_ws));
-    act = vram__m(acc, c, vram__a(acc, vram__m(acc, 2u, bsh), vram__max_u64(scores, mlp_ws)));
-    t.act = act;
-    t.act_hi = vram__a(acc, act, vram__m(acc, 4u, scores));
-    t.act_cause = VRAM_CAUSE_SOFTMAX_FP32;
+    vram__ws w;
+    uint64_t ws, enc_ws = 0, act, two;
+    w.h = h;
+    w.q = in.q;
+    w.kv = kv;
+    w.a = in.heads;
+    w.c = c;
+    w.mlp = a.mlp;
+    w.ops = in.ops;
+    w.fused = flash && (in.ops & VRAM_OPS_SOFTCAP) == 0;
+    w.xh = encdec ? 0u : in.xh;
+    w.len = encdec ? vram__max_u64(tgt, src) : s;
+    w.bs = vram__m(acc, b, encdec ? tgt : s);
+    w.i = encdec ? in.dec_i : vram__max_u64(a.intermediate, in.dec_i);
+    ws = vram__m(acc, c, vram__infer_ws(acc, w));
+    t.block_full = vram__m(acc, c, vram__m(acc, w.bs, h)); /* the hidden states beside logits */
+    two = vram__m(acc, 2u * c, vram__m(acc, vram__m(acc, b, w.len), h));
+    if (encdec) {
+        /* the encoder's output, kept while the decoder runs */
+        ws = vram__a(acc, ws, vram__m(acc, c, vram__m(acc, vram__m(acc, b, src), h)));
+        w.len = src;
+        w.bs = vram__m(acc, b, src);
+        w.i = a.intermediate;
+        enc_ws = vram__m(acc, c, vram__infer_ws(acc, w));
+    }
+    act = ws;
     /* KV cache: self-attention k and v per decoder block over the whole sequence;
        an encoder-decoder's decoder also keeps cross-attention k, v over the source */
     t.kv_bytes = 0;
@@ -997,52 +1258,85 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
     if (dec) {
         uint64_t toks = encdec ? vram__a(acc, tgt, src) : s;
         /* per token: k and v of kv width, or latent attention's compressed KV and rotary
-           key (what vLLM, SGLang and llama.cpp keep; not the heads it expands to) */
-        uint64_t per_tok = a.kv_lora_rank != 0 ? vram__a(acc, a.kv_lora_rank, a.rope_dim)
-                                               : vram__m(acc, 2u, kv);
+           key (what vLLM, SGLang and llama.cpp keep; not the heads it expands to); only the
+           blocks with attention keep them, the recurrent mixers a state of fixed size
+           (model.h's vram_cache_shape) */
+        const vram_cache_shape cs = vram__arch_cache_of(a);
+        const uint64_t attn = vram__min_u64(cs.attn_blocks, dec);
+        const uint64_t per_tok = cs.per_token;
+        const uint64_t state = vram__m(acc, cs.state, vram__m(acc, b, c));
         uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
-        t.kv_bytes = vram__m(acc, dec, block_kv);
+        t.kv_bytes = vram__m(acc, attn, block_kv);
         t.kv_hi = t.kv_bytes;
         /* sliding window shorter than the sequence: the windowed blocks keep the window's
            tokens only (low and expected); high stays every block over the whole sequence */
         if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
             a.sliding_window < toks) {
-            const uint64_t wl = vram__min_u64(a.window_layers, dec);
+            const uint64_t wl = vram__min_u64(a.window_layers, attn);
             const uint64_t win_kv =
                 vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window, b), c));
             const uint64_t windowed =
-                vram__a(acc, vram__m(acc, dec - wl, block_kv), vram__m(acc, wl, win_kv));
+                vram__a(acc, vram__m(acc, attn - wl, block_kv), vram__m(acc, wl, win_kv));
             t.kv_bytes = vram__min_u64(windowed, t.kv_hi);
             t.kv_cause = VRAM_CAUSE_SWA;
         }
+        t.kv_bytes = vram__a(acc, t.kv_bytes, state);
+        t.kv_hi = vram__a(acc, t.kv_hi, state);
     }
+    /* an encoder-decoder's encoder alone, larger than the decoder beside the cache (the
+       eighths of the range are of that working set, not of what it exceeds the cache by) */
+    if (encdec && enc_ws > vram__a(acc, t.kv_bytes, ws)) {
+        act = enc_ws - t.kv_bytes;
+        ws = enc_ws;
+    }
+    t.act = act;
+    two = vram__a(acc, two, ws / 8u);
+    t.act_lo = act > two ? act - two : 0u;
+    t.act_hi = vram__a(acc, act, ws / 8u);
+    t.act_cause = VRAM_CAUSE_SOFTMAX_FP32;
     return t;
 }
 
-/* Inference logits: a generating decoder's fp32 logits of the last position; high: of
- * every position in the compute format (none for an encoder or without a head). */
+/* Inference logits (none without a vocabulary head): of the last position, as generate()
+ * makes them (in the compute format and their fp32 copy), or of every position in the
+ * compute format (twice with soft-capping: the capped copy beside them). The default (in.logits
+ * resolved by vram__est_lengths' caller): last for a decoder, all for an encoder with a head
+ * and for an encoder-decoder's target. Every position's logits come after the blocks: when
+ * they are larger than the blocks' working set the peak is theirs, with the final hidden
+ * states beside them, and the working set is not alive then (the terms show the peak's). */
 /*@ requires \valid(acc);
+    requires t.act <= t.act_hi;
     assigns acc->overflow;
-    ensures \result.act == t.act && \result.act_hi == t.act_hi;
+    ensures \result.act <= \result.act_hi;
     ensures \result.log <= \result.log_hi; */
 VRAM_DEF vram__est_terms vram__est_logits_infer(vram__acc *acc, vram_arch a, vram__est_in in,
                                                 vram__est_terms t) {
     const uint64_t lt = a.family == VRAM_FAMILY_ENCODER_DECODER ? in.tgt : in.s; /* rows */
     t.log_lo = t.log = t.log_hi = 0;
     t.log_cause = VRAM_CAUSE_EXACT;
-    if ((a.flags & VRAM_ARCH_NO_HEAD) == 0 && in.dec) {
-        uint64_t log = vram__m(acc, vram__m(acc, in.b, a.vocab), 4u);
-        t.log_lo = log;
-        t.log = log;
-        t.log_hi = vram__max_u64(
-            log, vram__m(acc, vram__m(acc, vram__m(acc, in.b, lt), a.vocab), in.c));
+    if ((a.flags & VRAM_ARCH_NO_HEAD) != 0) return t;
+    if (in.logits == VRAM_LOGITS_ALL) {
+        const uint64_t cap = (in.ops & VRAM_OPS_SOFTCAP) != 0 ? 2u : 1u;
+        const uint64_t all =
+            vram__m(acc, vram__m(acc, vram__m(acc, in.b, lt), a.vocab), vram__m(acc, cap, in.c));
+        t.log_hi = all;
         t.log_cause = VRAM_CAUSE_LOGITS;
+        if (vram__a(acc, all, t.block_full) > t.act) {
+            t.log_lo = t.log = all;
+            t.act_lo = vram__min_u64(t.act_lo, t.block_full);
+            t.act = vram__min_u64(t.block_full, t.act_hi);
+        }
+        /* (else the blocks' working set is the peak: the logits come after it) */
+    } else {
+        t.log = vram__m(acc, vram__m(acc, in.b, a.vocab), vram__a(acc, 4u, in.c));
+        t.log_lo = t.log_hi = t.log;
     }
     return t;
 }
 
 /* The caching allocator's margin (on a GPU). expected: one 20 MiB large-allocation segment
- * partly unused and 512-byte rounding of every tensor (`tensors` of the tensor list, else
+ * partly unused, a sixteenth of the step's moving bytes cached but free, and 512-byte
+ * rounding of every tensor (`tensors` of the tensor list, else
  * counted from the arch); high: every matrix rounded up to a whole 2 MiB segment, plus one
  * freed block as large as the largest transient. */
 /*@ requires \valid(acc);
@@ -1052,7 +1346,11 @@ VRAM_DEF vram_term vram__est_allocator(vram__acc *acc, vram__est_in in, int have
     uint64_t n = have_stats ? tensors
                             : vram__a(acc, vram__a(acc, in.M, in.OM),
                                       vram__a(acc, vram__m(acc, 4u, in.blocks), 4u));
-    uint64_t frag = vram__a(acc, VRAM_LARGE_SEGMENT, vram__m(acc, n, 512u));
+    /* and the blocks cached but free when the peak comes (PyTorch reserves above what it
+       has allocated): a sixteenth of what is allocated and freed in a step */
+    uint64_t moving = vram__a(acc, vram__a(acc, t.act, t.log), vram__a(acc, t.g_exp, t.kv_bytes));
+    uint64_t frag = vram__a(acc, vram__a(acc, VRAM_LARGE_SEGMENT, vram__m(acc, n, 512u)),
+                            moving / 16u);
     uint64_t round = vram__m(acc, vram__a(acc, in.M, in.OM), VRAM_SEGMENT);
     /* (the steps keep act <= act_hi and log <= log_hi; the guards spare the prover) */
     uint64_t transient = vram__max_u64(t.act_hi > t.act ? t.act_hi - t.act : 0u,
@@ -1089,9 +1387,23 @@ VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram_
     v.weights = vram__term(t.w_lo, t.weights, t.w_hi, t.w_cause);
     v.grads = vram__est_guess(acc, in, t.trainable, t.grads);
     v.optim = vram__est_guess(acc, in, t.trainable, t.optim);
+    if (t.g_exp < t.grads) { /* the peak comes before the gradients exist (see peak_train) */
+        v.grads.low = vram__min_u64(v.grads.low, t.g_exp);
+        v.grads.expected = vram__max_u64(v.grads.low, t.g_exp);
+        v.grads.cause = VRAM_CAUSE_PEAK;
+    }
+    if (t.step != 0) { /* the optimizer step's transient: at the peak, or in the high */
+        v.optim.expected = vram__a(acc, v.optim.expected, t.step_exp);
+        v.optim.high = vram__a(acc, v.optim.high, t.step);
+        if (v.optim.cause == VRAM_CAUSE_EXACT) v.optim.cause = VRAM_CAUSE_STEP;
+    }
     v.master = vram__est_guess(acc, in, t.trainable, t.master);
     v.act = vram__term(t.act_lo, t.act, t.act_hi, t.act_cause);
-    v.kv = vram__term(t.kv_bytes, t.kv_bytes, t.kv_hi, t.kv_cause);
+    /* a guessed arch (its range of parameters wider than P) may keep no keys and values at
+       all (an encoder, recurrent mixers): not exact, low 0 */
+    v.kv = t.kv_cause == VRAM_CAUSE_EXACT && (in.P_lo < in.P || in.P_hi > in.P)
+               ? vram__term(0, t.kv_bytes, t.kv_hi, VRAM_CAUSE_ARCH_GUESS)
+               : vram__term(t.kv_bytes, t.kv_bytes, t.kv_hi, t.kv_cause);
     v.logits = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
     if (cpu) {
         v.context = none;
@@ -1104,6 +1416,22 @@ VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram_
                                  VRAM_WORKSPACE_HIGH, VRAM_CAUSE_WORKSPACE);
         v.allocator = vram__est_allocator(acc, in, have_stats, tensors, t);
     }
+    return v;
+}
+
+/* The sizes of the terms (vram_estimate.size) from the peak's (v): training's gradients,
+ * optimizer state, activations and logits each at its own largest; the others as v. */
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF vram__term_values vram__est_size_values(vram__acc *acc, vram__est_in in,
+                                                 vram__est_terms t, vram__term_values v) {
+    if (t.trainable == 0) return v;
+    v.grads = vram__est_guess(acc, in, t.trainable, t.grads);
+    v.optim = vram__est_guess(acc, in, t.trainable, t.optim);
+    v.act = vram__term(vram__min_u64(t.s_act_lo, t.s_act), t.s_act,
+                       vram__max_u64(t.act_hi, t.s_act), t.act_cause);
+    v.logits = vram__term(vram__min_u64(t.s_log_lo, t.s_log), t.s_log,
+                          vram__max_u64(t.log_hi, t.s_log), t.log_cause);
     return v;
 }
 
@@ -1133,7 +1461,9 @@ VRAM_DEF vram__totals vram__est_sum(vram__acc *acc, vram__term_values v) {
 /* What one block adds on its device (splits by layer; see vram_estimate.block_bytes): the
  * blocks' share of the weights and of the training state when the state is per parameter
  * (`state_per_param`: full training, not LoRA), by parameter count (bp of the P parameters
- * are in blocks); the KV cache and the kept activations averaged over all blocks. */
+ * are in blocks); the KV cache and the kept activations averaged over all blocks. The state
+ * and the activations as the terms count them at the peak: the gradients alive then, the
+ * kept activations only when they are (not at the optimizer step). */
 /*@ requires \valid(acc);
     assigns acc->overflow; */
 VRAM_DEF uint64_t vram__est_block_bytes(vram__acc *acc, vram__est_in in, vram__est_terms t,
@@ -1142,12 +1472,13 @@ VRAM_DEF uint64_t vram__est_block_bytes(vram__acc *acc, vram__est_in in, vram__e
     if (in.blocks == 0) return 0;
     if (in.P != 0) {
         uint64_t per = bp / in.blocks;
-        uint64_t state = vram__a(acc, vram__a(acc, t.grads, t.master), t.optim);
+        uint64_t state = vram__a(acc, vram__a(acc, t.g_exp, t.master), t.optim);
         block_w = vram__muldiv(acc, t.weights, per, in.P);
         if (state_per_param) block_state = vram__muldiv(acc, state, per, in.P);
     }
     return vram__a(acc, vram__a(acc, block_w, block_state),
-                   vram__a(acc, t.kv_bytes / in.blocks, t.block_act / in.blocks));
+                   vram__a(acc, t.kv_bytes / in.blocks,
+                           vram__min_u64(t.block_act, t.act) / in.blocks));
 }
 
 /* vram_estimate_model's checks, then its defaults and the model's sizes: status VRAM_OK
@@ -1180,7 +1511,8 @@ VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, vram_arch a, cons
     const uint64_t rank = w->lora_rank;
     const vram__est_in none = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0,
                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                               0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0};
+                               0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0,
+                       VRAM_LOGITS_DEFAULT, 0, 0, 0, VRAM_NORM_LAYER, 0};
     vram__est_prep r;
     vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     r.status = VRAM_E_INVALID;
@@ -1216,7 +1548,7 @@ VRAM_DEF vram__est_terms vram__est_steps(vram__acc *acc, vram_arch a, vram_workl
                                          int have_stats) {
     vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                          VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, 0, 0, 0,
-                         0, VRAM_CAUSE_EXACT};
+                         0, VRAM_CAUSE_EXACT, 0, 0, 0, 0, 0, 0, 0, 0};
     const int train = wv.mode == VRAM_MODE_TRAIN;
     /* LoRA without an arch was rejected (vram__est_prepare); the guard says so to the prover */
     const uint64_t rank = have_arch ? wv.lora_rank : 0u;
@@ -1226,6 +1558,7 @@ VRAM_DEF vram__est_terms vram__est_steps(vram__acc *acc, vram_arch a, vram_workl
     if (have_arch) {
         if (train) {
             t = vram__est_act_train(acc, a, wv.flash_attention, wv.checkpointing, in, t);
+            t = vram__est_peak_train(acc, in.accum, t);
         } else {
             t = vram__est_act_infer(acc, a, wv.flash_attention, in, t);
             t = vram__est_logits_infer(acc, a, in, t);
@@ -1242,6 +1575,7 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
                                int have_stats, uint64_t tensors, uint64_t bp,
                                int state_per_param, vram_estimate *e) {
     const vram__term_values v = vram__est_fill(acc, in, t, cpu, have_stats, tensors);
+    const vram__term_values z = vram__est_size_values(acc, in, t, v);
     const vram__totals tot = vram__est_sum(acc, v);
     const uint64_t block_bytes = vram__est_block_bytes(acc, in, t, bp, state_per_param);
     const uint64_t all_blocks = vram__m(acc, in.blocks, block_bytes);
@@ -1256,6 +1590,16 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     r.term[VRAM_TERM_CUDA_CONTEXT] = v.context;
     r.term[VRAM_TERM_WORKSPACE] = v.workspace;
     r.term[VRAM_TERM_ALLOCATOR] = v.allocator;
+    r.size[VRAM_TERM_WEIGHTS] = z.weights;
+    r.size[VRAM_TERM_GRADIENTS] = z.grads;
+    r.size[VRAM_TERM_OPTIMIZER] = z.optim;
+    r.size[VRAM_TERM_MASTER] = z.master;
+    r.size[VRAM_TERM_ACTIVATIONS] = z.act;
+    r.size[VRAM_TERM_KV_CACHE] = z.kv;
+    r.size[VRAM_TERM_LOGITS] = z.logits;
+    r.size[VRAM_TERM_CUDA_CONTEXT] = z.context;
+    r.size[VRAM_TERM_WORKSPACE] = z.workspace;
+    r.size[VRAM_TERM_ALLOCATOR] = z.allocator;
     r.low = tot.low;
     r.expected = tot.expected;
     r.high = tot.high;
@@ -1274,6 +1618,7 @@ VRAM_DEF void vram__est_finish(vram__acc *acc, vram__est_in in, vram__est_terms 
     r.src_len = in.src;
     r.tgt_len = in.tgt;
     r.image_tokens = in.img;
+    r.logits = t.log_hi != 0 ? in.logits : VRAM_LOGITS_DEFAULT; /* (training: all, below) */
     *e = r;
 }
 
@@ -1330,6 +1675,7 @@ VRAM_DEF vram_status vram__est_model(const vram_model *m, const vram_workload *w
     vram__est_finish(&acc, in, t, wv.cpu, have_stats, tensors,
                      have_stats ? stats_block_params : p.pc.blocks,
                      train && wv.lora_rank == 0, &e);
+    if (train && e.logits != VRAM_LOGITS_DEFAULT) e.logits = VRAM_LOGITS_ALL;
     if (acc.overflow) return VRAM_E_OVERFLOW;
     *out = e;
     return VRAM_OK;

@@ -1,7 +1,8 @@
 /* vramkit/layout.h — memory per GPU and per node of a parallel layout across nodes: ZeRO
  * stages 0-3 over the data-parallel ranks, tensor parallelism within a node, pipeline stages,
  * optimizer and parameter offload to host memory; and the least-parallel layout that fits.
- * Built on one GPU's estimate (estimate.h): its terms are divided as each layout divides them.
+ * Built on one GPU's estimate (estimate.h): the sizes of its terms (vram_estimate.size: each at
+ * its own largest) are divided as each layout divides them, and added up per GPU.
  *
  * The rules, term by term (N nodes of G GPUs, tensor-parallel degree T, S pipeline stages,
  * data-parallel degree D = N*G/(T*S), M micro-batches in flight under PP):
@@ -536,7 +537,9 @@ typedef struct vram__lt_terms {
     uint64_t params;
 } vram__lt_terms;
 
-/* The estimate's terms and parameter count, read once (values, for the prover). */
+/* The estimate's terms and parameter count, read once (values, for the prover): each term's
+ * size (vram_estimate.size: every gradient, every kept activation, whatever the peak of one
+ * GPU), as ranks divide them. */
 typedef struct vram__lt_in {
     vram_term w, g, o, m, a, kv, lg, ctx, ws, al;
     uint64_t params;
@@ -546,16 +549,16 @@ typedef struct vram__lt_in {
     assigns \nothing; */
 VRAM_DEF vram__lt_in vram__lt_read(const vram_estimate *e) {
     vram__lt_in in;
-    in.w = e->term[VRAM_TERM_WEIGHTS];
-    in.g = e->term[VRAM_TERM_GRADIENTS];
-    in.o = e->term[VRAM_TERM_OPTIMIZER];
-    in.m = e->term[VRAM_TERM_MASTER];
-    in.a = e->term[VRAM_TERM_ACTIVATIONS];
-    in.kv = e->term[VRAM_TERM_KV_CACHE];
-    in.lg = e->term[VRAM_TERM_LOGITS];
-    in.ctx = e->term[VRAM_TERM_CUDA_CONTEXT];
-    in.ws = e->term[VRAM_TERM_WORKSPACE];
-    in.al = e->term[VRAM_TERM_ALLOCATOR];
+    in.w = e->size[VRAM_TERM_WEIGHTS];
+    in.g = e->size[VRAM_TERM_GRADIENTS];
+    in.o = e->size[VRAM_TERM_OPTIMIZER];
+    in.m = e->size[VRAM_TERM_MASTER];
+    in.a = e->size[VRAM_TERM_ACTIVATIONS];
+    in.kv = e->size[VRAM_TERM_KV_CACHE];
+    in.lg = e->size[VRAM_TERM_LOGITS];
+    in.ctx = e->size[VRAM_TERM_CUDA_CONTEXT];
+    in.ws = e->size[VRAM_TERM_WORKSPACE];
+    in.al = e->size[VRAM_TERM_ALLOCATOR];
     in.params = e->params;
     return in;
 }

@@ -46,7 +46,26 @@ typedef enum vram_norm {
 #define VRAM_ARCH_PARALLEL 0x80u  /* a parallel block with one norm: attention and MLP both
                                      read the same normed input (phi-1/2, falcon-7b, GPT-J),
                                      so each block has one norm, not two */
-#define VRAM_ARCH_FLAGS_ALL 0xffu
+#define VRAM_ARCH_NO_MLP 0x100u   /* blocks have no MLP: a norm and a token mixer only
+                                     (Mamba-1, Mamba-2, Falcon-Mamba) */
+#define VRAM_ARCH_MIXER_ALSO 0x200u /* the mixer blocks keep their attention too, side by
+                                       side (Falcon-H1): every block has attention */
+#define VRAM_ARCH_FLAGS_ALL 0x3ffu
+
+/* vram_arch.ops: how a block computes, where it changes the activations an estimate counts
+ * (transformers' implementations, as test/truth/ measures them) */
+#define VRAM_OPS_QK_NORM 0x1u   /* q and k normalised per head before the rotary embedding
+                                   (Qwen3, OLMoE, Gemma 3): an fp32 copy and a normalised
+                                   copy of q and k kept for the backward pass */
+#define VRAM_OPS_GELU_OPS 0x2u  /* the MLP's activation written as elementwise operations
+                                   (GPT-2's gelu_new: 0.5 x (1 + tanh(...))): its pieces are
+                                   kept or alive together, 3 more tensors of the MLP width */
+#define VRAM_OPS_SOFTCAP 0x4u   /* attention scores and final logits soft-capped (Gemma 2):
+                                   attention runs unfused (its s x s scores exist) and the
+                                   capped logits are one more tensor of their size */
+#define VRAM_OPS_FUSED_PROJ 0x8u /* q, k, v in one projection and gate, up in another
+                                   (Phi-3): the fused outputs stay alive whole */
+#define VRAM_OPS_ALL 0xfu
 
 /* Architecture numbers. Zero means default where a default is stated. */
 typedef struct vram_arch {
@@ -101,6 +120,20 @@ typedef struct vram_arch {
        0 and 0: every block attends over the whole sequence. Both 0 or neither. */
     uint64_t sliding_window; /* tokens */
     uint64_t window_layers;  /* how many blocks use the window, at most layers */
+    uint32_t ops;            /* VRAM_OPS_* (0: the plain operations of the family) */
+    /* Recurrent token mixers (state-space and hybrid models, decoders only): mixer_layers of
+       the blocks mix tokens with a recurrent mixer instead of attention (Mamba, Jamba's
+       Mamba blocks, LFM2's short convolutions, Qwen3-Next's gated delta rule); the others
+       keep attention (all of them keep it as well with MIXER_ALSO). One mixer: an input
+       projection hidden -> mix_in, a depthwise causal convolution over mix_conv channels
+       with mix_kernel taps, mix_matrix elements of other matrices (Mamba-1's x_proj and
+       dt_proj), an output projection mix_out -> hidden, and mix_vectors other parameters
+       (A, D, the time-step bias, the gated norm, the biases). In place of keys and values
+       it keeps, per sequence and whatever its length, (mix_kernel - 1) x mix_conv numbers
+       of the convolution and mix_state numbers of the recurrence. 0: no mixer. */
+    uint64_t mixer_layers;
+    uint64_t mix_in, mix_out, mix_conv, mix_kernel; /* widths; mix_kernel taps */
+    uint64_t mix_matrix, mix_vectors, mix_state;   /* elements */
 } vram_arch;
 
 /* vram_arch.moe_flags */
@@ -493,6 +526,8 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
 #define VRAM_ARCH_MAX_VOCAB 100000000u /* vocab, positions, type_vocab */
 #define VRAM_ARCH_MAX_EXTRA 1000000000000u
 #define VRAM_ARCH_MAX_EXPERTS 100000u /* routed experts per block */
+#define VRAM_ARCH_MAX_MIX_IN 4000000u   /* a recurrent mixer's input projection, convolution */
+#define VRAM_ARCH_MAX_KERNEL 1024u      /* its convolution's taps */
 /* A MoE or latent-attention model is counted with checked arithmetic (experts multiply the
  * bound above): one whose blocks pass this many parameters is rejected as absurd. */
 #define VRAM_ARCH_MAX_BLOCK_PARAMS 240000000000000000u
@@ -534,9 +569,14 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
       a.rope_dim <= VRAM_ARCH_MAX_WIDTH && a.v_head_dim <= VRAM_ARCH_MAX_WIDTH;
     predicate vram_arch_swa_ok(vram_arch a) =
       a.sliding_window <= VRAM_ARCH_MAX_VOCAB && a.window_layers <= a.layers;
+    predicate vram_arch_mix_ok(vram_arch a) =
+      a.mixer_layers <= a.layers && a.mix_in <= VRAM_ARCH_MAX_MIX_IN &&
+      a.mix_out <= VRAM_ARCH_MAX_WIDTH && a.mix_conv <= VRAM_ARCH_MAX_MIX_IN &&
+      a.mix_kernel <= VRAM_ARCH_MAX_KERNEL && a.mix_matrix <= VRAM_ARCH_MAX_EXTRA &&
+      a.mix_vectors <= VRAM_ARCH_MAX_EXTRA && a.mix_state <= VRAM_ARCH_MAX_EXTRA;
     predicate vram_arch_ok(vram_arch a) =
       vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a) &&
-      vram_arch_moe_ok(a) && vram_arch_swa_ok(a); */
+      vram_arch_moe_ok(a) && vram_arch_swa_ok(a) && vram_arch_mix_ok(a); */
 
 /* vram_arch_check's five steps (apart so that the prover takes one at a time; each returns
  * 1 when its part of the arch is well formed, else 0; the arch by value, so that the prover
@@ -554,7 +594,7 @@ VRAM_DEF int vram__arch_check_shape(vram_arch a) {
         return 0;
     if (a.mlp != VRAM_MLP_PLAIN && a.mlp != VRAM_MLP_GATED) return 0;
     if (a.norm != VRAM_NORM_LAYER && a.norm != VRAM_NORM_RMS) return 0;
-    if ((a.flags & ~VRAM_ARCH_FLAGS_ALL) != 0) return 0;
+    if ((a.flags & ~VRAM_ARCH_FLAGS_ALL) != 0 || (a.ops & ~VRAM_OPS_ALL) != 0) return 0;
     if (layers == 0 || lay > VRAM_ARCH_MAX_LAYERS || enc > VRAM_ARCH_MAX_LAYERS ||
         dec > VRAM_ARCH_MAX_LAYERS)
         return 0;
@@ -633,17 +673,39 @@ VRAM_DEF int vram__arch_check_swa(vram_arch a) {
     return 1;
 }
 
+/* The recurrent mixer: at most `layers` blocks, within the limits, with both projections
+ * (and taps with a convolution); decoders only; NO_MLP and MIXER_ALSO for decoders only. */
+/*@ assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 ==> vram_arch_mix_ok(a); */
+VRAM_DEF int vram__arch_check_mix(vram_arch a) {
+    const uint64_t n = a.mixer_layers;
+    if (n > a.layers || a.mix_in > VRAM_ARCH_MAX_MIX_IN || a.mix_out > VRAM_ARCH_MAX_WIDTH ||
+        a.mix_conv > VRAM_ARCH_MAX_MIX_IN || a.mix_kernel > VRAM_ARCH_MAX_KERNEL)
+        return 0;
+    if (a.mix_matrix > VRAM_ARCH_MAX_EXTRA || a.mix_vectors > VRAM_ARCH_MAX_EXTRA ||
+        a.mix_state > VRAM_ARCH_MAX_EXTRA)
+        return 0;
+    if (n != 0 && (a.mix_in == 0 || a.mix_out == 0 || (a.mix_conv != 0) != (a.mix_kernel != 0)))
+        return 0;
+    if ((n != 0 || (a.flags & (VRAM_ARCH_NO_MLP | VRAM_ARCH_MIXER_ALSO)) != 0) &&
+        a.family != VRAM_FAMILY_DECODER)
+        return 0;
+    return 1;
+}
+
 /* Is a well-formed architecture? VRAM_OK when the family is known, every number the family
  * needs is present and within the limits above, kv_heads divides heads (grouped-query
  * attention), hidden / heads is whole when head_dim is 0, the mixture-of-experts and
  * latent-attention numbers are consistent (vram__arch_check_moe) and so is the sliding
- * window (vram__arch_check_swa); VRAM_E_INVALID otherwise (VRAM_FAMILY_NONE included). */
+ * window (vram__arch_check_swa) and so is the recurrent mixer (vram__arch_check_mix);
+ * VRAM_E_INVALID otherwise (VRAM_FAMILY_NONE included). */
 /*@ assigns \nothing;
     ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
     ensures \result == VRAM_OK ==> vram_arch_ok(a); */
 VRAM_DEF vram_status vram__arch_check_of(vram_arch a) {
     if (!vram__arch_check_shape(a) || !vram__arch_check_heads(a) || !vram__arch_check_sizes(a) ||
-        !vram__arch_check_moe(a) || !vram__arch_check_swa(a))
+        !vram__arch_check_moe(a) || !vram__arch_check_swa(a) || !vram__arch_check_mix(a))
         return VRAM_E_INVALID;
     return VRAM_OK;
 }
@@ -913,23 +975,49 @@ VRAM_DEF vram__part vram__part_add(int *ov, vram__part x, vram__part y) {
     return r;
 }
 
-/* The blocks of a decoder with experts or latent attention (vram__arch_blocks' fields, and
- * active: the blocks' parameters one token goes through; the routed experts' parameters).
- * The first dense_layers blocks (all without experts) have a dense MLP of width
- * intermediate; the others a router of hidden x experts (+ experts with ROUTER_BIAS), the
- * routed experts and the shared MLP. Checked: *ov set when a sum passes 2^64. */
+/* One recurrent mixer of width h (the layout in vram_arch): its two projections and other
+ * matrices, the convolution's taps and the other parameters. Checked. */
+/*@ requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF vram__part vram__mixer_params(int *ov, uint64_t h, vram_arch a) {
+    vram__part p;
+    p.mp = vram__ck_add(ov, vram__ck_add(ov, vram__ck_mul(ov, h, a.mix_in),
+                                         vram__ck_mul(ov, a.mix_out, h)),
+                        a.mix_matrix);
+    p.params = vram__ck_add(ov, vram__ck_add(ov, p.mp, vram__ck_mul(ov, a.mix_conv, a.mix_kernel)),
+                            a.mix_vectors);
+    p.mr = vram__ck_add(ov, a.mix_in, h);
+    p.mc = a.mix_matrix != 0 ? 3u : 2u;
+    return p;
+}
+
+/* The blocks of a decoder with experts, latent attention or recurrent mixers
+ * (vram__arch_blocks' fields, and active: the blocks' parameters one token goes through;
+ * the routed experts' parameters). Each block has a token mixer, an MLP and norms:
+ *   mixer: attention (latent with kv_lora_rank) in layers - mixer_layers blocks (in every
+ *     block with MIXER_ALSO), the recurrent mixer in mixer_layers blocks;
+ *   MLP: none with NO_MLP; else a dense MLP of width intermediate in dense_layers blocks
+ *     (all without experts: DeepSeek's first blocks, Llama 4's interleaved ones), in the
+ *     others a router of hidden x experts (+ experts with ROUTER_BIAS), the routed experts
+ *     and the shared MLP;
+ *   norms: two (one with PARALLEL or NO_MLP).
+ * Checked: *ov set when a sum passes 2^64. */
 /*@ requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q && \valid(ov);
     assigns *ov; */
 VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_t kv, int *ov) {
     vram_param_count c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    const uint64_t h = a.hidden, e = a.experts;
+    const uint64_t h = a.hidden, e = a.experts, layers = a.layers;
     const uint64_t norm = a.norm == VRAM_NORM_LAYER ? 2u * h : h;
-    const uint64_t dense_n = e != 0 ? a.dense_layers : a.layers;
-    const uint64_t moe_n = a.layers - dense_n;
+    const int no_mlp = (a.flags & VRAM_ARCH_NO_MLP) != 0;
+    const uint64_t norms = (no_mlp || (a.flags & VRAM_ARCH_PARALLEL)) ? norm : 2u * norm;
+    const uint64_t dense_n = e != 0 ? a.dense_layers : layers;
+    const uint64_t moe_n = layers - dense_n;
+    const uint64_t mix_n = a.mixer_layers;
+    const uint64_t attn_n = (a.flags & VRAM_ARCH_MIXER_ALSO) ? layers : layers - mix_n;
     const uint64_t xi = a.expert_intermediate != 0 ? a.expert_intermediate : a.intermediate;
     const uint32_t xflags = (a.moe_flags & VRAM_MOE_EXPERT_BIAS) ? VRAM_ARCH_MLP_BIAS : 0u;
     const vram__part zero = {0, 0, 0, 0};
-    vram__part at, dense, moe, ex, all_ex, router, blocks;
+    vram__part at, mx, dense, moe, ex, all_ex, router, blocks, nrm;
     uint64_t hd, vd, idle;
     if (a.kv_lora_rank != 0) {
         hd = a.head_dim;
@@ -939,9 +1027,8 @@ VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_
     } else {
         at = vram__attn_params(h, q, kv, a.flags);
     }
-    /* attention and two norms, then the MLP */
-    at.params = vram__ck_add(ov, at.params, 2u * norm);
-    dense = vram__part_add(ov, at, vram__mlp_params(h, a.intermediate, a.mlp, a.flags));
+    mx = mix_n != 0 ? vram__mixer_params(ov, h, a) : zero;
+    dense = no_mlp ? zero : vram__mlp_params(h, a.intermediate, a.mlp, a.flags);
     ex = vram__mlp_params(h, xi, a.mlp, xflags);
     all_ex = vram__part_times(ov, e, ex);
     router.mp = vram__ck_mul(ov, h, e);
@@ -949,26 +1036,33 @@ VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_
                                                           : router.mp;
     router.mr = e;
     router.mc = 1;
-    moe = vram__part_add(ov, vram__part_add(ov, at, router), all_ex);
+    moe = vram__part_add(ov, router, all_ex);
     if (a.shared_intermediate != 0)
         moe = vram__part_add(ov, moe, vram__mlp_params(h, a.shared_intermediate, a.mlp, a.flags));
-    if (e == 0) moe = zero;
+    if (e == 0 || no_mlp) moe = zero;
+    if (e == 0 || no_mlp) ex = zero;
+    nrm.params = norms;
+    nrm.mp = nrm.mr = nrm.mc = 0;
     /* the experts a token is not sent to */
     idle = vram__ck_mul(ov, e - a.experts_per_token, ex.params);
-    blocks = vram__part_add(ov, vram__part_times(ov, dense_n, dense), vram__part_times(ov, moe_n, moe));
+    blocks = vram__part_add(ov, vram__part_times(ov, attn_n, at), vram__part_times(ov, mix_n, mx));
+    blocks = vram__part_add(ov, blocks, vram__part_times(ov, dense_n, dense));
+    blocks = vram__part_add(ov, blocks, vram__part_times(ov, moe_n, moe));
+    blocks = vram__part_add(ov, blocks, vram__part_times(ov, layers, nrm));
     c.encoder_block = 0;
-    c.decoder_block = moe_n != 0 ? moe.params : dense.params;
+    /* one attention block: its MLP the routed one when there are experts */
+    c.decoder_block = vram__ck_add(ov, vram__ck_add(ov, at.params, norms),
+                                   moe_n != 0 ? moe.params : dense.params);
     c.blocks = blocks.params;
     c.matrix_params = blocks.mp;
     c.matrix_rows = blocks.mr;
     c.matrices = blocks.mc;
-    c.block_count = a.layers;
-    c.active = moe.params >= idle ? vram__ck_add(ov, vram__ck_mul(ov, dense_n, dense.params),
-                                                  vram__ck_mul(ov, moe_n, moe.params - idle))
-                                  : c.blocks;
-    c.expert_params = vram__ck_mul(ov, moe_n, all_ex.params);
-    c.expert_matrix_params = vram__ck_mul(ov, moe_n, all_ex.mp);
-    c.expert_matrix_rows = vram__ck_mul(ov, moe_n, all_ex.mr);
+    c.block_count = layers;
+    idle = vram__ck_mul(ov, moe_n, idle);
+    c.active = c.blocks >= idle ? c.blocks - idle : c.blocks;
+    c.expert_params = no_mlp ? 0u : vram__ck_mul(ov, moe_n, all_ex.params);
+    c.expert_matrix_params = no_mlp ? 0u : vram__ck_mul(ov, moe_n, all_ex.mp);
+    c.expert_matrix_rows = no_mlp ? 0u : vram__ck_mul(ov, moe_n, all_ex.mr);
     return c;
 }
 
@@ -1018,7 +1112,8 @@ VRAM_DEF vram__arch_count vram__arch_params_of(vram_arch x) {
     vram_param_count c;
     int ov = 0;
     out.ok = 0;
-    if (x.experts == 0 && x.kv_lora_rank == 0) {
+    if (x.experts == 0 && x.kv_lora_rank == 0 && x.mixer_layers == 0 &&
+        (x.flags & (VRAM_ARCH_NO_MLP | VRAM_ARCH_MIXER_ALSO)) == 0) {
         c = vram__arch_blocks(x, wd.q, wd.kv);
     } else {
         c = vram__arch_moe_blocks(x, wd.q, wd.kv, &ov);
@@ -1057,6 +1152,56 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_arch_params(const vram_arch *a, vram_pa
     r = vram__arch_params_of(*a);
     if (!r.ok) return VRAM_E_INVALID;
     *out = r.pc;
+    return VRAM_OK;
+}
+
+/* What an architecture keeps while it generates, in numbers (the bytes are the estimate's:
+ * times the compute format's size and the batch): attn_blocks blocks keep keys and values,
+ * per_token numbers a token each (2 x kv_heads x head_dim; latent attention: kv_lora_rank +
+ * rope_dim); the recurrent mixers keep `state` numbers a sequence whatever its length
+ * (mixer_layers x (mix_state + (mix_kernel - 1) x mix_conv)). An encoder keeps nothing; an
+ * encoder-decoder's decoder blocks keep keys and values (its cross-attention's over the
+ * source as well: the estimate adds the source's tokens). */
+typedef struct vram_cache_shape {
+    uint64_t attn_blocks; /* blocks with self-attention that keep keys and values */
+    uint64_t per_token;   /* numbers one token keeps in one such block */
+    uint64_t state;       /* recurrent-state numbers of one sequence, all blocks together */
+} vram_cache_shape;
+
+/* vram_arch_cache's count, by value and for any arch: checked, a product or sum past 2^64
+ * saturates at UINT64_MAX (so the estimate that multiplies it further reports overflow). */
+/*@ assigns \nothing; */
+VRAM_DEF vram_cache_shape vram__arch_cache_of(vram_arch a) {
+    vram_cache_shape r = {0, 0, 0};
+    int ov = 0;
+    const uint64_t hd = a.head_dim != 0 ? a.head_dim : (a.heads != 0 ? a.hidden / a.heads : 0u);
+    const uint64_t kvh = a.kv_heads != 0 ? a.kv_heads : a.heads;
+    const uint64_t taps = a.mix_kernel != 0 ? a.mix_kernel - 1u : 0u;
+    uint64_t mix_n = a.mixer_layers;
+    if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
+        r.attn_blocks = a.decoder_layers;
+        mix_n = 0;
+    } else if (a.family == VRAM_FAMILY_DECODER) {
+        if (mix_n > a.layers) mix_n = a.layers;
+        r.attn_blocks = (a.flags & VRAM_ARCH_MIXER_ALSO) ? a.layers : a.layers - mix_n;
+    } else {
+        return r; /* an encoder, or no arch: nothing kept */
+    }
+    r.per_token = a.kv_lora_rank != 0 ? vram__ck_add(&ov, a.kv_lora_rank, a.rope_dim)
+                                      : vram__ck_mul(&ov, 2u, vram__ck_mul(&ov, kvh, hd));
+    r.state = vram__ck_mul(&ov, mix_n,
+                           vram__ck_add(&ov, a.mix_state, vram__ck_mul(&ov, taps, a.mix_conv)));
+    return r;
+}
+
+/* What an arch keeps while it generates (vram_cache_shape), for an arch that passes
+ * vram_arch_check; VRAM_E_INVALID otherwise, *out untouched. */
+/*@ requires \valid_read(a) && \valid(out) && \separated(a, out);
+    assigns *out;
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID; */
+VRAM_DEF VRAM_NODISCARD vram_status vram_arch_cache(const vram_arch *a, vram_cache_shape *out) {
+    if (vram_arch_check(a) != VRAM_OK) return VRAM_E_INVALID;
+    *out = vram__arch_cache_of(*a);
     return VRAM_OK;
 }
 

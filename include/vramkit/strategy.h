@@ -132,6 +132,34 @@ typedef enum vram_strategy {
     VRAM_STRATEGY_COUNT
 } vram_strategy;
 
+/* Where a strategy loads the model, as the program started under it is told ({device} of
+ * vramkit try and run): one GPU, split over devices ("auto"), or the host. */
+typedef enum vram_strategy_where {
+    VRAM_WHERE_GPU,
+    VRAM_WHERE_SPLIT,
+    VRAM_WHERE_HOST
+} vram_strategy_where;
+
+/* Every strategy name vramkit gives a meaning, X(name, where, dtype): the kinds above by their
+ * names (16bit also as the candidates' bf16 and fp16), then the names people give a load. dtype
+ * is what the program is told to load the weights as ({dtype}). A name not listed means one
+ * GPU and the name itself as the dtype, so engine-specific names (q4_k_m, awq) pass through. */
+#define VRAM_STRATEGY_NAMES(X)                      \
+    X("16bit", VRAM_WHERE_GPU, "float16")           \
+    X("fp16", VRAM_WHERE_GPU, "float16")            \
+    X("bf16", VRAM_WHERE_GPU, "bfloat16")           \
+    X("int8", VRAM_WHERE_GPU, "int8")               \
+    X("int4", VRAM_WHERE_GPU, "int4")               \
+    X("multi_gpu", VRAM_WHERE_SPLIT, "float16")     \
+    X("experts_cpu", VRAM_WHERE_SPLIT, "float16")   \
+    X("gpu_cpu", VRAM_WHERE_SPLIT, "float16")       \
+    X("cpu", VRAM_WHERE_HOST, "float32")            \
+    X("fp32", VRAM_WHERE_GPU, "float32")            \
+    X("fp8", VRAM_WHERE_GPU, "float8_e4m3fn")       \
+    X("nf4", VRAM_WHERE_GPU, "nf4")                 \
+    X("gpu+cpu", VRAM_WHERE_SPLIT, "float16")       \
+    X("split", VRAM_WHERE_SPLIT, "float16")
+
 /* Why a candidate fits or not: X(id, name, template). The CLI prints the template with
  * {needed} and {available} as sizes, {device} as "GPU n" (or "the host" for
  * VRAM_PLAN_CPU) from vram_candidate.needed / available / reason_device, and {status} as

@@ -230,8 +230,11 @@ def test_planner_errors_are_exceptions_with_the_line():
     with pytest.raises(vramkit.VramkitError) as e:
         vramkit.plan("nllb-200-distilled-600M", batch="lots")
     assert e.value.exit_code == 2 and "--batch" in str(e.value)
-    rc, out, err = vramkit.cli("run", "--strategies", "a", "--", "true")
-    assert rc == 2 and out == "" and "cannot run inside this process" in err
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.estimate("gpt2", no_such_option=1)
+    assert e.value.exit_code == 2 and "unknown option 'no_such_option'" in str(e.value)
+    rc, out, err = vramkit.cli("estimate", "gpt2", "--bogus")
+    assert rc == 2 and out == "" and "unknown option '--bogus'" in err
 
 
 # ---- try_load ------------------------------------------------------------------------------------
@@ -318,3 +321,26 @@ def test_explicit_world_wins_over_the_launcher(h5, no_launcher):
         assert (s.rank, s.world, s.launcher) == (1, 2, None)
     with vramkit.stream(h5, "/targets", batch=64, budget=4096, output="numpy") as s:
         assert (s.rank, s.world, s.launcher) == (3, 4, "Open MPI")
+
+
+# ---- watch, in this process -----------------------------------------------------------------------
+
+def test_watch_of_the_host_is_what_the_command_reports():
+    rounds = list(vramkit.watch(host=True, interval=20, count=3, limit=99))
+    samples = [r for r in rounds if r["type"] == "sample"]
+    assert len(samples) == 3 and [s["device"] for s in samples] == [0, 0, 0]
+    assert all(0 < s["used_bytes"] < s["total_bytes"] for s in samples)
+    assert all(s["used_bytes"] + s["free_bytes"] == s["total_bytes"] for s in samples)
+    assert samples[0]["elapsed_ms"] <= samples[1]["elapsed_ms"] <= samples[2]["elapsed_ms"]
+    rc, out, _ = run_cli("watch", "--host", "--count", "1", "--json")
+    assert rc == 0
+    assert set(json.loads(out.splitlines()[0])) == set(samples[0])
+
+
+def test_watch_errors_are_exceptions_with_the_line():
+    with pytest.raises(vramkit.VramkitError) as e:
+        list(vramkit.watch(host=True, interval=0, count=1))
+    assert e.value.exit_code == 2 and "--interval" in str(e.value)
+    with pytest.raises(vramkit.VramkitError) as e:
+        list(vramkit.watch(host=True, processes=True, count=1))
+    assert e.value.exit_code == 3 and "--processes needs NVML" in str(e.value)

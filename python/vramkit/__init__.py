@@ -6,16 +6,17 @@
     vramkit.estimate("meta-llama/Llama-3.1-8B", mode="train", batch=4)
     vramkit.doctor()
     vramkit.try_load(["python", "serve.py", "--dtype", "{dtype}"], strategies="fp16,int8,cpu")
+    for s in vramkit.watch(interval=500, count=10): print(s)  # GPU memory samples, as dicts
     with vramkit.stream("train.h5", ["/features", "/targets"], batch=128, shuffle=True,
                         device="cuda:0") as s:
         for b in s:
             x, y = b.arrays          # torch tensors over the streamer's buffers, no copy
 """
 
-from ._commands import chunks, cli, doctor, estimate, plan, try_load
+from ._commands import chunks, cli, doctor, estimate, plan, try_load, watch
 from ._lib import VramkitError
 from ._stream import Batch, DeviceArray, Stream, stream
 
 __all__ = ["Batch", "DeviceArray", "Stream", "VramkitError", "chunks", "cli", "doctor",
-           "estimate", "plan", "stream", "try_load"]
+           "estimate", "plan", "stream", "try_load", "watch"]
 __version__ = "0.1.0"

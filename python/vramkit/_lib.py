@@ -10,7 +10,7 @@ import ctypes
 import os
 import shutil
 
-API_VERSION = 1  # driver/api/api.h: VRAM_API_VERSION
+API_VERSION = 2  # driver/api/api.h: VRAM_API_VERSION
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _lib = None
@@ -109,9 +109,22 @@ def lib():
     L.vram_api_status_str.restype = ctypes.c_char_p
     L.vram_api_status_str.argtypes = [ctypes.c_int]
     L.vram_api_free.argtypes = [ctypes.c_void_p]
-    L.vram_api_cli.restype = ctypes.c_int
-    L.vram_api_cli.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
-                               ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
+    for op in ("estimate", "plan", "chunks", "doctor", "try"):
+        f = getattr(L, "vram_api_" + op)
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+                      ctypes.POINTER(ctypes.c_void_p)]
+    W = ctypes.c_void_p
+    L.vram_api_watch_open.restype = ctypes.c_int
+    L.vram_api_watch_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(W),
+                                      ctypes.POINTER(ctypes.c_void_p)]
+    L.vram_api_watch_round.restype = ctypes.c_int
+    L.vram_api_watch_round.argtypes = [W, ctypes.POINTER(ctypes.c_void_p),
+                                       ctypes.POINTER(ctypes.c_void_p)]
+    L.vram_api_watch_interval_ms.restype = ctypes.c_uint64
+    L.vram_api_watch_interval_ms.argtypes = [W]
+    L.vram_api_watch_close.restype = None
+    L.vram_api_watch_close.argtypes = [W]
     S = ctypes.c_void_p
     L.vram_api_stream_open.restype = ctypes.c_int
     L.vram_api_stream_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),

@@ -7,6 +7,11 @@
 // Times are medians of `reps` runs, each timed alone with CUDA events after two warm-up runs.
 // bench_torch_kernels.py runs this with --json and times PyTorch's equivalents on the same
 // shapes.
+// Variants (vram_k_set_variant) and the multi-tensor calls are timed beside the default on the
+// same data in the same run, as "case@variant" lines: @list1 (metadata of 32 KiB: GPT-2's 148
+// tensors in one launch), @fold (the norm's last block adds the partials), @v1 (the gather's
+// 4 units a thread and index prefetch), @many (vram_k_cast_many / vram_k_quant_int8_rows_many:
+// one call for the whole list). ci/gpu-summary.py sets them against their case.
 // Usage: bench_kernels [--json] [--quick] [reps]   (default 20 reps; exit 77 without a GPU)
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -15,6 +20,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include <vramkit/dtype.h>
@@ -165,6 +171,20 @@ struct tlist {
 
 const char *dn(int32_t d) { return d == VRAM_DTYPE_F32 ? "f32" : d == VRAM_DTYPE_F16 ? "f16" : "bf16"; }
 
+// f() with variants set (kind, variant pairs), then every kind back to its default.
+template <typename F> void with_variants(const std::vector<std::pair<int, int>> &v, F f) {
+    for (const auto &kv : v) VK(vram_k_set_variant(kv.first, kv.second));
+    f();
+    for (int k = 0; k < VRAM_K_VARIANT_KINDS; k++) VK(vram_k_set_variant(k, 0));
+}
+
+// "case@variant"
+const char *vkey(const char *base, const char *variant) {
+    static char k[96];
+    snprintf(k, sizeof k, "%s@%s", base, variant);
+    return k;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -224,6 +244,10 @@ int main(int argc, char **argv) {
         float *partials = (float *)dmalloc(ws * 4);
         report("l2norm:f32:large", "global L2 norm, f32, 1 tensor (read only)", 1.0 * big * 4, 0.0,
                time_us([&] { VK(vram_k_l2norm(&t, 1, nullptr, partials, ws, norm, g_stream)); }));
+        with_variants({{VRAM_K_VARIANT_NORM, 1}}, [&] {
+            report(vkey("l2norm:f32:large", "fold"), "global L2 norm, f32, 1 tensor, finished by the last block",
+                   1.0 * big * 4, 0.0, time_us([&] { VK(vram_k_l2norm(&t, 1, nullptr, partials, ws, norm, g_stream)); }));
+        });
         CU(cudaFree(partials));
     }
 
@@ -236,6 +260,10 @@ int main(int argc, char **argv) {
         snprintf(what, sizeof what, "non-finite check + unscale, %s, GPT-2 small's %zu tensors", dn(d), L.t.size());
         report(key, what, 1.0 * L.elems * eb, 1.0 * L.elems * eb,
                time_us([&] { VK(vram_k_unscale(L.t.data(), L.t.size(), inv, found, g_stream)); }));
+        with_variants({{VRAM_K_VARIANT_LIST, 1}}, [&] {
+            report(vkey(key, "list1"), what, 1.0 * L.elems * eb, 1.0 * L.elems * eb,
+                   time_us([&] { VK(vram_k_unscale(L.t.data(), L.t.size(), inv, found, g_stream)); }));
+        });
         uint64_t ws = 0;
         VK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
         float *partials = (float *)dmalloc(ws * 4);
@@ -244,6 +272,16 @@ int main(int argc, char **argv) {
         report(key, what, 1.0 * L.elems * eb, 0.0, time_us([&] {
                    VK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, norm, g_stream));
                }));
+        const std::vector<std::pair<const char *, std::vector<std::pair<int, int>>>> norm_variants = {
+            {"list1", {{VRAM_K_VARIANT_LIST, 1}}},
+            {"fold", {{VRAM_K_VARIANT_NORM, 1}}},
+            {"list1+fold", {{VRAM_K_VARIANT_LIST, 1}, {VRAM_K_VARIANT_NORM, 1}}}};
+        for (const auto &nv : norm_variants)
+            with_variants(nv.second, [&] {
+                report(vkey(key, nv.first), what, 1.0 * L.elems * eb, 0.0, time_us([&] {
+                           VK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, norm, g_stream));
+                       }));
+            });
         L.refill(); // the unscales above took the values toward 0
         // clip_grad_norm_ when no clipping is needed (max_norm above the norm): the norm reads
         // every element; the coefficient is 1, so the scaling pass reads it and writes nothing
@@ -255,6 +293,12 @@ int main(int argc, char **argv) {
                    VK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), nullptr, 1e30f, VRAM_K_NONFINITE_REPORT, partials,
                                             ws, norm, coef, found, g_stream));
                }));
+        with_variants({{VRAM_K_VARIANT_LIST, 1}, {VRAM_K_VARIANT_NORM, 1}}, [&] {
+            report(vkey(key, "list1+fold"), what, 1.0 * L.elems * eb, 0.0, time_us([&] {
+                       VK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), nullptr, 1e30f, VRAM_K_NONFINITE_REPORT,
+                                                partials, ws, norm, coef, found, g_stream));
+                   }));
+        });
         L.refill();
         // clipping needed (max_norm 1e-3, far below the norm of these data): the norm reads every
         // element, then the scaling pass reads and writes every element. Each repetition clips
@@ -265,6 +309,12 @@ int main(int argc, char **argv) {
                    VK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), nullptr, 1e-3f, VRAM_K_NONFINITE_REPORT, partials,
                                             ws, norm, coef, found, g_stream));
                }));
+        with_variants({{VRAM_K_VARIANT_LIST, 1}, {VRAM_K_VARIANT_NORM, 1}}, [&] {
+            report(vkey(key, "list1+fold"), what, 2.0 * L.elems * eb, 1.0 * L.elems * eb, time_us([&] {
+                       VK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), nullptr, 1e-3f, VRAM_K_NONFINITE_REPORT,
+                                                partials, ws, norm, coef, found, g_stream));
+                   }));
+        });
         CU(cudaFree(partials));
         L.release();
     }
@@ -277,6 +327,12 @@ int main(int argc, char **argv) {
         report("scale:f32:gpt2", "in-place scale by a device factor, f32, GPT-2 small", 1.0 * L.elems * 4,
                1.0 * L.elems * 4,
                time_us([&] { VK(vram_k_scale(L.t.data(), L.t.size(), nullptr, coef, g_stream)); }));
+        L.refill();
+        with_variants({{VRAM_K_VARIANT_LIST, 1}}, [&] {
+            report(vkey("scale:f32:gpt2", "list1"), "in-place scale by a device factor, f32, GPT-2 small",
+                   1.0 * L.elems * 4, 1.0 * L.elems * 4,
+                   time_us([&] { VK(vram_k_scale(L.t.data(), L.t.size(), nullptr, coef, g_stream)); }));
+        });
         L.release();
     }
 
@@ -321,6 +377,25 @@ int main(int argc, char **argv) {
                            VK(vram_k_quant_int8_rows(L.t[i].data, VRAM_DTYPE_F16, L.sh[i].rows, L.sh[i].cols, q,
                                                      scales, nullptr, g_stream));
                }));
+        // the same matrices in one call (each into its own codes and scales, as a loader keeps them)
+        std::vector<vram_k_quant_item> items;
+        int8_t *qs = (int8_t *)dmalloc(L.elems + 148 * 256);
+        float *ss = (float *)dmalloc(200000 * 4);
+        uint64_t qoff = 0, soff = 0;
+        for (size_t i = 0; i < L.t.size(); i++)
+            if (L.sh[i].rows > 1) {
+                items.push_back({L.t[i].data, qs + qoff, ss + soff, L.sh[i].rows, L.sh[i].cols, VRAM_DTYPE_F16});
+                qoff += (L.sh[i].rows * L.sh[i].cols + 255) / 256 * 256;
+                soff += L.sh[i].rows;
+            }
+        report(vkey("quant:f16:gpt2", "many"), "int8 per-row quantise, f16, GPT-2 small's 2-D weights, one call", rd, wr,
+               time_us([&] { VK(vram_k_quant_int8_rows_many(items.data(), items.size(), nullptr, g_stream)); }));
+        with_variants({{VRAM_K_VARIANT_LIST, 1}}, [&] {
+            report(vkey("quant:f16:gpt2", "many+list1"), "int8 per-row quantise, f16, GPT-2 small, one call, 32 KiB list",
+                   rd, wr, time_us([&] { VK(vram_k_quant_int8_rows_many(items.data(), items.size(), nullptr, g_stream)); }));
+        });
+        CU(cudaFree(qs));
+        CU(cudaFree(ss));
         CU(cudaFree(q));
         CU(cudaFree(scales));
         L.release();
@@ -351,6 +426,20 @@ int main(int argc, char **argv) {
                        off += (t.count * 2 + 255) / 256 * 256;
                    }
                }));
+        std::vector<vram_k_cast_item> items;
+        uint64_t off = 0;
+        for (const vram_k_tensor &t : L.t) {
+            items.push_back({t.data, (char *)out + off, t.count, VRAM_DTYPE_F32, VRAM_DTYPE_F16});
+            off += (t.count * 2 + 255) / 256 * 256;
+        }
+        report(vkey("cast:f32-f16:gpt2", "many"), "cast f32 -> f16, GPT-2 small, one vram_k_cast_many call",
+               L.elems * 4.0, L.elems * 2.0,
+               time_us([&] { VK(vram_k_cast_many(items.data(), items.size(), g_stream)); }));
+        with_variants({{VRAM_K_VARIANT_LIST, 1}}, [&] {
+            report(vkey("cast:f32-f16:gpt2", "many+list1"), "cast f32 -> f16, GPT-2 small, one call, 32 KiB list",
+                   L.elems * 4.0, L.elems * 2.0,
+                   time_us([&] { VK(vram_k_cast_many(items.data(), items.size(), g_stream)); }));
+        });
         CU(cudaFree(out));
         L.release();
     }
@@ -373,6 +462,10 @@ int main(int argc, char **argv) {
         report("gather:1k:large", what, 1.0 * rows * row_bytes + rows * 8.0, 1.0 * rows * row_bytes, time_us([&] {
                    VK(vram_k_gather_rows(b, a, src_rows, d_idx, rows, row_bytes, nullptr, g_stream));
                }));
+        with_variants({{VRAM_K_VARIANT_GATHER, 1}}, [&] {
+            report(vkey("gather:1k:large", "v1"), what, 1.0 * rows * row_bytes + rows * 8.0, 1.0 * rows * row_bytes,
+                   time_us([&] { VK(vram_k_gather_rows(b, a, src_rows, d_idx, rows, row_bytes, nullptr, g_stream)); }));
+        });
         // an embedding lookup: 16384 token rows of GPT-2's wte (50257 x 768 f32, 3 KiB rows)
         const uint64_t wrow = 768 * 4, tokens = 16384, vocab = std::min<uint64_t>(50257, big * 4 / wrow);
         for (uint64_t i = 0; i < tokens; i++) idx[i] %= vocab;
@@ -380,6 +473,11 @@ int main(int argc, char **argv) {
         report("gather:wte:gpt2", "gather 16384 rows of GPT-2's wte (768 f32)", 1.0 * tokens * wrow + tokens * 8.0,
                1.0 * tokens * wrow,
                time_us([&] { VK(vram_k_gather_rows(b, a, vocab, d_idx, tokens, wrow, nullptr, g_stream)); }));
+        with_variants({{VRAM_K_VARIANT_GATHER, 1}}, [&] {
+            report(vkey("gather:wte:gpt2", "v1"), "gather 16384 rows of GPT-2's wte (768 f32)",
+                   1.0 * tokens * wrow + tokens * 8.0, 1.0 * tokens * wrow,
+                   time_us([&] { VK(vram_k_gather_rows(b, a, vocab, d_idx, tokens, wrow, nullptr, g_stream)); }));
+        });
         CU(cudaFree(d_idx));
     }
     if (g_json) printf("\n]\n");

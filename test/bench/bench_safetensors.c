@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "bench_gen.h"
 #include "models/model_read.h"
 
 #define RUNS 7
@@ -29,32 +30,14 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    static const char *const parts[10] = {
-        "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-        "self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",
-        "mlp.down_proj",    "input_layernorm",  "post_attention_layernorm",
-        "self_attn.rotary"};
     long tensors = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
     if (tensors <= 0 || tensors > 10000000) {
         fprintf(stderr, "usage: %s [tensors (1..10000000)]\n", argv[0]);
         return 2;
     }
-    size_t cap = (size_t)tensors * 128 + 64, n = 0;
-    char *json = malloc(cap);
-    if (json == NULL) return 3;
     uint64_t off = 0;
-    n += (size_t)snprintf(json + n, cap - n, "{\"__metadata__\":{\"format\":\"pt\"}");
-    for (long i = 0; i < tensors; i++) {
-        const uint64_t rows = 64 + (uint64_t)(i % 7) * 32, cols = 128, bytes = rows * cols * 2;
-        n += (size_t)snprintf(json + n, cap - n,
-                              ",\"model.layers.%ld.%s.weight\":{\"dtype\":\"F16\",\"shape\":[%llu,"
-                              "%llu],\"data_offsets\":[%llu,%llu]}",
-                              i / 10, parts[i % 10], (unsigned long long)rows,
-                              (unsigned long long)cols, (unsigned long long)off,
-                              (unsigned long long)(off + bytes));
-        off += bytes;
-    }
-    n += (size_t)snprintf(json + n, cap - n, "}");
+    size_t n = 0;
+    char *json = bench_header(0, tensors, &off, &n);
 
     double t[RUNS];
     vram_model m;

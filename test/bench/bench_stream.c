@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "util/text.h"
 #include "cuda/cuda_device.h"
 #include "device/host_device.h"
 #include "stream/stream.h"

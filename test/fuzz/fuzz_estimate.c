@@ -111,6 +111,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         m.stats.expert_params = fuzz_u64(&in, 6);
         m.stats.expert_bytes = fuzz_u64(&in, 6);
     }
+    /* transformers' ops (unknown bits: the arch is refused), which logits (3: out of range,
+       refused), micro-batches (read after the above, for the same reason) */
+    m.arch.ops = (uint32_t)fuzz_u64(&in, 1);
+    w.logits = (vram_logits)(fuzz_u64(&in, 1) % 4);
+    w.grad_accum = fuzz_u64(&in, 1);
+    /* recurrent mixers (state-space and hybrid models), and the flags above one byte */
+    m.arch.mixer_layers = fuzz_u64(&in, 1);
+    m.arch.mix_in = fuzz_u64(&in, 3);
+    m.arch.mix_out = fuzz_u64(&in, 3);
+    m.arch.mix_conv = fuzz_u64(&in, 3);
+    m.arch.mix_kernel = fuzz_u64(&in, 1);
+    m.arch.mix_matrix = fuzz_u64(&in, 4);
+    m.arch.mix_vectors = fuzz_u64(&in, 3);
+    m.arch.mix_state = fuzz_u64(&in, 4);
+    m.arch.flags |= (uint32_t)(fuzz_u64(&in, 1) & 0x7u) << 8;
 
     /* parameter count: exact, parts add up in 128 bits */
     if (vram_arch_params(&m.arch, &pc) == VRAM_OK) {
@@ -120,11 +135,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(pc.matrix_params <= pc.blocks && pc.outer_params <= pc.total);
         FUZZ_CHECK(pc.active <= pc.total && pc.expert_params <= pc.blocks);
         if (m.arch.experts == 0) FUZZ_CHECK(pc.active == pc.total && pc.expert_params == 0);
+        /* what it keeps while generating: keys and values in at most its blocks */
+        vram_cache_shape cs;
+        FUZZ_CHECK(vram_arch_cache(&m.arch, &cs) == VRAM_OK);
+        FUZZ_CHECK(cs.attn_blocks <= pc.block_count);
+        if (m.arch.mixer_layers == 0) FUZZ_CHECK(cs.state == 0);
     } else {
         /* a refused arch fails the check, or is a mixture of experts / latent attention
            whose blocks pass VRAM_ARCH_MAX_BLOCK_PARAMS (vram_arch_params' contract) */
         FUZZ_CHECK(vram_arch_check(&m.arch) == VRAM_E_INVALID || m.arch.experts != 0 ||
-                   m.arch.kv_lora_rank != 0);
+                   m.arch.kv_lora_rank != 0 || m.arch.mixer_layers != 0 ||
+                   (m.arch.flags & (VRAM_ARCH_NO_MLP | VRAM_ARCH_MIXER_ALSO)) != 0);
     }
 
     memset(&e, 0xa5, sizeof e);
@@ -135,6 +156,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (int i = 0; i < VRAM_TERM_COUNT; i++) {
             FUZZ_CHECK(e.term[i].low <= e.term[i].expected);
             FUZZ_CHECK(e.term[i].expected <= e.term[i].high);
+            FUZZ_CHECK(e.size[i].low <= e.size[i].expected);
+            FUZZ_CHECK(e.size[i].expected <= e.size[i].high);
             FUZZ_CHECK(strcmp(vram_cause_name(e.term[i].cause), "unknown") != 0);
             lo += e.term[i].low;
             ex += e.term[i].expected;

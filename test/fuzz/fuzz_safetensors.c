@@ -4,7 +4,8 @@
  *     the rest as the header JSON: real-shaped headers (GPT-2's) without their weights.
  * Seeds: corpus/safetensors/ (ok_* images, hdr_* headers, bad_* malformed), written by
  * test/fuzz/gen/gen_corpus.c. Invariants: model_invariants.h, plus the tensors' bytes
- * adding up to the data section exactly. */
+ * adding up to the data section exactly, and the streaming read agreeing with the cJSON tree
+ * read (vram__safetensors_parse_tree) on the status, the message and the statistics. */
 #include <string.h>
 
 #include "gen/model_invariants.h"
@@ -35,6 +36,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                     sizeof err);
         fuzz_check_answer(st, &m, err, "header");
         if (st == VRAM_OK) FUZZ_CHECK(m.stats.bytes == data_bytes);
+        /* the two reads agree */
+        vram__tensor_acc a, b;
+        char ea[512] = "", eb[512] = "";
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        vram_status sa = vram__safetensors_parse_into((const char *)data + 8, size - 8, data_bytes,
+                                                      "header", &a, NULL, ea, sizeof ea);
+        vram_status sb = vram__safetensors_parse_tree((const char *)data + 8, size - 8, data_bytes,
+                                                      "header", &b, NULL, eb, sizeof eb);
+        FUZZ_CHECK(sa == sb);
+        FUZZ_CHECK(strcmp(ea, eb) == 0);
+        if (sa == VRAM_OK) {
+            FUZZ_CHECK(memcmp(&a.stats, &b.stats, sizeof a.stats) == 0);
+            FUZZ_CHECK(a.blocks.count == b.blocks.count);
+        }
+        vram__set_free(&a.blocks);
+        vram__set_free(&b.blocks);
     }
     return 0;
 }

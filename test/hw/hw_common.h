@@ -48,6 +48,21 @@ static inline int vram_hw_device_available(void) {
         cr_assert_eq(vram_hw_st_, VRAM_OK, "%s: %s", #call, vram_status_name(vram_hw_st_));     \
     } while (0)
 
+#ifdef __cplusplus
+/* A device scalar holding v (the .cu tests), and a device scalar's value. */
+template <typename T> T *vram_hw_dev_scalar(T v) {
+    T *p = nullptr;
+    VRAM_HW_CUDA(cudaMalloc(&p, sizeof(T)));
+    VRAM_HW_CUDA(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
+    return p;
+}
+template <typename T> T vram_hw_read_scalar(const T *p) {
+    T v;
+    VRAM_HW_CUDA(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
+}
+#endif
+
 /* xorshift64*: a fixed stream, so a failure reproduces. */
 static inline uint64_t vram_hw_rng_next(uint64_t *x) {
     *x ^= *x >> 12;

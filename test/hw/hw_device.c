@@ -18,7 +18,7 @@
 #include <vramkit/device.h>
 
 #include "cuda/cuda_device.h"
-#include "doctor/probe.h"
+#include "probe/probe.h"
 #include "device/snapshot.h"
 
 #define MiB (1024ull * 1024ull)

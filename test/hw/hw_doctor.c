@@ -20,7 +20,7 @@
 
 #include "cuda/cuda_device.h"
 #include "doctor/doctor.h"
-#include "doctor/probe.h"
+#include "probe/probe.h"
 #include "device/snapshot.h"
 
 static char exe[PATH_MAX + 32];

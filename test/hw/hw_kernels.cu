@@ -75,19 +75,6 @@ struct guarded {
     }
 };
 
-// A device scalar (float or int), zeroed.
-template <typename T> T *dev_scalar(T v) {
-    T *p = nullptr;
-    VRAM_HW_CUDA(cudaMalloc(&p, sizeof(T)));
-    VRAM_HW_CUDA(cudaMemcpy(p, &v, sizeof v, cudaMemcpyHostToDevice));
-    return p;
-}
-template <typename T> T read_scalar(const T *p) {
-    T v;
-    VRAM_HW_CUDA(cudaMemcpy(&v, p, sizeof v, cudaMemcpyDeviceToHost));
-    return v;
-}
-
 int fclass(float f) { return isnan(f) ? 3 : isinf(f) ? (f > 0 ? 1 : 2) : 0; }
 bool same_bits(float a, float b) {
     if (isnan(a) && isnan(b)) return true;
@@ -156,7 +143,7 @@ Test(hw_kernels, unscale_one_tensor_every_size_dtype_and_alignment) {
                     buf.init(n * esize(dtype), (size_t)mis * esize(dtype));
                     buf.upload(host.data());
                     float inv = k < 3 ? invs[k] : 1.0f;
-                    float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
+                    float *d_inv = vram_hw_dev_scalar(inv), *d_found = vram_hw_dev_scalar(0.0f);
                     vram_k_tensor t = {buf.data(), n, dtype};
                     VRAM_HW_OK(vram_k_unscale(&t, 1, k < 3 ? d_inv : nullptr, d_found, nullptr));
                     VRAM_HW_CUDA(cudaDeviceSynchronize());
@@ -167,7 +154,7 @@ Test(hw_kernels, unscale_one_tensor_every_size_dtype_and_alignment) {
                     snprintf(what, sizeof what, "unscale n=%llu mis=%d inv#%d", (unsigned long long)n, mis, k);
                     expect_equal(back.data(), ref.data(), n, dtype, 0.0, what);
                     if (k == 3) cr_assert(memcmp(back.data(), host.data(), n * esize(dtype)) == 0, "%s: check only wrote", what);
-                    cr_assert_eq(read_scalar(d_found), ref_found, "%s: flag", what);
+                    cr_assert_eq(vram_hw_read_scalar(d_found), ref_found, "%s: flag", what);
                     VRAM_HW_CUDA(cudaFree(d_inv));
                     VRAM_HW_CUDA(cudaFree(d_found));
                     buf.release();
@@ -190,10 +177,10 @@ Test(hw_kernels, unscale_flags_one_bad_element_at_a_chunk_edge) {
             guarded buf;
             buf.init(host.size(), 0);
             buf.upload(host.data());
-            float *d_inv = dev_scalar(0.5f), *d_found = dev_scalar(0.0f);
+            float *d_inv = vram_hw_dev_scalar(0.5f), *d_found = vram_hw_dev_scalar(0.0f);
             vram_k_tensor t = {buf.data(), n, dtype};
             VRAM_HW_OK(vram_k_unscale(&t, 1, d_inv, d_found, nullptr));
-            cr_assert_eq(read_scalar(d_found), 1.0f, "%s: the flag missed the last element", dname(dtype));
+            cr_assert_eq(vram_hw_read_scalar(d_found), 1.0f, "%s: the flag missed the last element", dname(dtype));
             std::vector<unsigned char> back(host.size());
             buf.download(back.data(), "unscale edge");
             cr_assert_eq(vram_kref_load((vram_dtype)dtype, back.data(), 0), -1.5f);
@@ -240,7 +227,9 @@ struct tensor_list {
 
 } // namespace
 
-Test(hw_kernels, unscale_many_tensors_any_launch_split) {
+// A list of 300 tensors (more than a launch of the default metadata holds), mixed dtypes and
+// specials, unscaled under three launch splits: every tensor bit for bit the reference's.
+static void check_unscale_list(void) {
     rng g = {0xfeed};
     tensor_list L;
     L.make(g, 300, true, 10, 10); // 300 > VRAM_K_MAX_TENSORS_PER_LAUNCH
@@ -252,14 +241,14 @@ Test(hw_kernels, unscale_many_tensors_any_launch_split) {
         cr_assert_eq(vram_kref_unscale(ref[i].data(), L.t[i].count, (vram_dtype)L.t[i].dtype, inv, &ref_found), VRAM_OK);
     cr_assert_eq(ref_found, 1.0f, "the list holds specials");
     const unsigned limits[3][2] = {{0, 0}, {7, 3}, {1, 1}};
-    float *d_inv = dev_scalar(inv), *d_found = dev_scalar(0.0f);
+    float *d_inv = vram_hw_dev_scalar(inv), *d_found = vram_hw_dev_scalar(0.0f);
     for (auto &lim : limits) {
         VRAM_HW_OK(vram_k_set_launch_limits(lim[0], lim[1]));
         L.reset();
         VRAM_HW_CUDA(cudaMemset(d_found, 0, sizeof(float)));
         VRAM_HW_OK(vram_k_unscale(L.t.data(), L.t.size(), d_inv, d_found, nullptr));
         VRAM_HW_CUDA(cudaDeviceSynchronize());
-        cr_assert_eq(read_scalar(d_found), 1.0f);
+        cr_assert_eq(vram_hw_read_scalar(d_found), 1.0f);
         for (size_t i = 0; i < L.t.size(); i++) {
             std::vector<unsigned char> back(L.host[i].size());
             L.bufs[i].download(back.data(), "unscale list");
@@ -275,12 +264,14 @@ Test(hw_kernels, unscale_many_tensors_any_launch_split) {
     C.make(g2, 150, false, 4, 4);
     VRAM_HW_CUDA(cudaMemset(d_found, 0, sizeof(float)));
     VRAM_HW_OK(vram_k_unscale(C.t.data(), C.t.size(), d_inv, d_found, nullptr));
-    cr_assert_eq(read_scalar(d_found), 0.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_found), 0.0f);
     VRAM_HW_CUDA(cudaFree(d_inv));
     VRAM_HW_CUDA(cudaFree(d_found));
     L.release();
     C.release();
 }
+
+Test(hw_kernels, unscale_many_tensors_any_launch_split) { check_unscale_list(); }
 
 // ---- scale, norm, clipping --------------------------------------------------------------------
 
@@ -296,7 +287,7 @@ Test(hw_kernels, scale_by_device_factors) {
                 buf.init(n * esize(dtype), (n % 3) * esize(dtype));
                 buf.upload(host.data());
                 float a = mode == 3 ? 1.0f : inv, b = mode == 3 ? 1.0f : coef;
-                float *d_a = dev_scalar(a), *d_b = dev_scalar(b);
+                float *d_a = vram_hw_dev_scalar(a), *d_b = vram_hw_dev_scalar(b);
                 vram_k_tensor t = {buf.data(), n, dtype};
                 VRAM_HW_OK(vram_k_scale(&t, 1, mode == 2 ? nullptr : d_a, mode == 1 ? nullptr : d_b, nullptr));
                 cr_assert_eq(vram_kref_scale(ref.data(), n, (vram_dtype)dtype, mode == 2 ? 1.0f : a,
@@ -326,17 +317,19 @@ double ref_norm(const tensor_list &L, float inv) {
 
 } // namespace
 
-Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
+// The norm of a 260-tensor list against fp64, the same bits under four launch splits and twice
+// in a row; *bits gets the norm's bits without and with the unscale folded in.
+static void check_l2norm_list(uint32_t bits_out[2]) {
     rng g = {0x40a3};
     tensor_list L;
     L.make(g, 260, false, 6, 6);
     uint64_t ws = 0;
     VRAM_HW_OK(vram_k_norm_workspace(L.t.data(), L.t.size(), &ws));
-    float *partials = nullptr, *d_norm = dev_scalar(0.0f);
+    float *partials = nullptr, *d_norm = vram_hw_dev_scalar(0.0f);
     VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
     for (int folded = 0; folded < 2; folded++) {
         const float inv = folded ? 0x1p-7f : 1.0f;
-        float *d_inv = dev_scalar(inv);
+        float *d_inv = vram_hw_dev_scalar(inv);
         const double want = ref_norm(L, inv);
         const unsigned limits[4][2] = {{0, 0}, {110, 5}, {3, 1}, {1, 16384}};
         uint32_t first_bits = 0;
@@ -344,7 +337,7 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
             VRAM_HW_OK(vram_k_set_launch_limits(limits[k][0], limits[k][1]));
             VRAM_HW_CUDA(cudaMemset(partials, 0xff, ws * sizeof(float))); // garbage the kernel must overwrite
             VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
-            float got = read_scalar(d_norm);
+            float got = vram_hw_read_scalar(d_norm);
             double rel = fabs((double)got - want) / want;
             cr_assert(rel <= 1e-5, "norm %.9g, fp64 reference %.12g: relative error %g", (double)got, want, rel);
             if (k == 0) first_bits = vram_kref_f32_bits(got);
@@ -352,17 +345,21 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
         }
         // the same call again: bit for bit the same
         VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), folded ? d_inv : nullptr, partials, ws, d_norm, nullptr));
-        cr_assert_eq(vram_kref_f32_bits(read_scalar(d_norm)), first_bits);
+        cr_assert_eq(vram_kref_f32_bits(vram_hw_read_scalar(d_norm)), first_bits);
         cr_log_info("l2norm over %zu tensors (folded %d): %.9g vs fp64 %.12g", L.t.size(), folded,
                     (double)vram_kref_f32_from_bits(first_bits), want);
+        bits_out[folded] = first_bits;
         VRAM_HW_CUDA(cudaFree(d_inv));
     }
     VRAM_HW_OK(vram_k_set_launch_limits(0, 0));
-    // workspace too small: refused before anything runs
-    cr_assert_eq(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 1, d_norm, nullptr), VRAM_E_INVALID);
+    // workspace too small (one per chunk is the least; ws holds one more): refused before anything runs
+    cr_assert_eq(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 2, d_norm, nullptr), VRAM_E_INVALID);
+    // one per chunk, without the variant's counter: the same norm (the final kernel adds the partials)
+    VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws - 1, d_norm, nullptr));
+    cr_assert_eq(vram_kref_f32_bits(vram_hw_read_scalar(d_norm)), bits_out[0], "a workspace without the counter");
     // an empty list has norm 0
     VRAM_HW_OK(vram_k_l2norm(nullptr, 0, nullptr, partials, 1, d_norm, nullptr));
-    cr_assert_eq(read_scalar(d_norm), 0.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_norm), 0.0f);
     // inf and NaN elements give inf and NaN norms
     const float bad[2] = {INFINITY, NAN};
     size_t k = 0;
@@ -371,7 +368,7 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
         vram_kref_store((vram_dtype)L.t[k].dtype, L.host[k].data(), 0, b);
         L.reset();
         VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
-        float got = read_scalar(d_norm);
+        float got = vram_hw_read_scalar(d_norm);
         cr_assert(isnan(b) ? isnan(got) : isinf(got), "norm %a with %a in a tensor", (double)got, (double)b);
     }
     VRAM_HW_CUDA(cudaFree(partials));
@@ -379,17 +376,22 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
     L.release();
 }
 
+Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
+    uint32_t bits[2];
+    check_l2norm_list(bits);
+}
+
 // The norm depends on the values and the chunking only: the same values at every start
 // modulo 16 bytes give the same bits (the vectorised path for the aligned copy, element
 // loads for the others, in the same order).
-Test(hw_kernels, l2norm_does_not_depend_on_alignment) {
+static void check_l2norm_alignment(void) {
     rng g = {0xa119};
     const uint64_t sizes[] = {1, 7, 4099, 65536, 65537, 200003};
     for (int dtype : kDtypes) {
         for (uint64_t n : sizes) {
             std::vector<unsigned char> host = make_data(g, dtype, n, 10, 10, false);
-            const uint64_t ws = (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK;
-            float *partials = nullptr, *d_norm = dev_scalar(0.0f);
+            const uint64_t ws = (n + VRAM_K_CHUNK - 1) / VRAM_K_CHUNK + 1; // and the fold variant's counter
+            float *partials = nullptr, *d_norm = vram_hw_dev_scalar(0.0f);
             VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
             uint32_t bits[8];
             const int shifts = (int)(16 / esize(dtype));
@@ -399,7 +401,7 @@ Test(hw_kernels, l2norm_does_not_depend_on_alignment) {
                 buf.upload(host.data());
                 vram_k_tensor t = {buf.data(), n, dtype};
                 VRAM_HW_OK(vram_k_l2norm(&t, 1, nullptr, partials, ws, d_norm, nullptr));
-                bits[k] = vram_kref_f32_bits(read_scalar(d_norm));
+                bits[k] = vram_kref_f32_bits(vram_hw_read_scalar(d_norm));
                 cr_assert_eq(bits[k], bits[0], "%s n=%llu: norm %a at offset %d elements, %a aligned", dname(dtype),
                              (unsigned long long)n, (double)vram_kref_f32_from_bits(bits[k]), k,
                              (double)vram_kref_f32_from_bits(bits[0]));
@@ -411,10 +413,12 @@ Test(hw_kernels, l2norm_does_not_depend_on_alignment) {
     }
 }
 
+Test(hw_kernels, l2norm_does_not_depend_on_alignment) { check_l2norm_alignment(); }
+
 Test(hw_kernels, clip_coefficient_and_policies) {
     const float norms[] = {2.0f, 3.0f, 0.5f, 0.0f, 1.0f, 123456.78f, 1e-30f, INFINITY, NAN};
     const float maxes[] = {1.0f, 2.5f, 0.01f};
-    float *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
+    float *d_norm = vram_hw_dev_scalar(0.0f), *d_coef = vram_hw_dev_scalar(0.0f), *d_found = vram_hw_dev_scalar(0.0f);
     for (float m : maxes) {
         for (float nrm : norms) {
             for (int policy = 0; policy < 2; policy++) {
@@ -423,9 +427,9 @@ Test(hw_kernels, clip_coefficient_and_policies) {
                 VRAM_HW_OK(vram_k_clip_coef(d_norm, m, policy, d_coef, d_found, nullptr));
                 float want = 0.0f;
                 int nonfinite = vram_kref_clip_coef(nrm, m, &want);
-                cr_assert(same_bits(read_scalar(d_coef), want), "coef(%g, %g): gpu %a, reference %a", (double)nrm,
-                          (double)m, (double)read_scalar(d_coef), (double)want);
-                cr_assert_eq(read_scalar(d_found), nonfinite && policy == VRAM_K_NONFINITE_SKIP ? 1.0f : 0.0f);
+                cr_assert(same_bits(vram_hw_read_scalar(d_coef), want), "coef(%g, %g): gpu %a, reference %a", (double)nrm,
+                          (double)m, (double)vram_hw_read_scalar(d_coef), (double)want);
+                cr_assert_eq(vram_hw_read_scalar(d_found), nonfinite && policy == VRAM_K_NONFINITE_SKIP ? 1.0f : 0.0f);
             }
         }
     }
@@ -440,7 +444,9 @@ Test(hw_kernels, clip_coefficient_and_policies) {
     VRAM_HW_CUDA(cudaFree(d_found));
 }
 
-Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
+// clip_grad_norm_ over 120 tensors with the unscale folded in: norm, coefficient, every tensor
+// bit for bit, and a NaN gradient's skip.
+static void check_clip_grad_norm(void) {
     rng g = {0xc119};
     tensor_list L;
     L.make(g, 120, false, 3, 3);
@@ -449,17 +455,17 @@ Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
     float *partials = nullptr;
     VRAM_HW_CUDA(cudaMalloc(&partials, ws * sizeof(float)));
     const float inv = 0x1p-10f, max_norm = 1.0f;
-    float *d_inv = dev_scalar(inv), *d_norm = dev_scalar(0.0f), *d_coef = dev_scalar(0.0f), *d_found = dev_scalar(0.0f);
+    float *d_inv = vram_hw_dev_scalar(inv), *d_norm = vram_hw_dev_scalar(0.0f), *d_coef = vram_hw_dev_scalar(0.0f), *d_found = vram_hw_dev_scalar(0.0f);
     VRAM_HW_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
                                 d_coef, d_found, nullptr));
-    float norm = read_scalar(d_norm), coef = read_scalar(d_coef);
+    float norm = vram_hw_read_scalar(d_norm), coef = vram_hw_read_scalar(d_coef);
     const double want = ref_norm(L, inv);
     cr_assert(fabs((double)norm - want) / want <= 1e-5, "norm %g, reference %g", (double)norm, want);
     float want_coef = 0.0f;
     cr_assert_eq(vram_kref_clip_coef(norm, max_norm, &want_coef), 0);
     cr_assert(same_bits(coef, want_coef));
     cr_assert(coef < 1.0f, "the test data must need clipping (norm %g)", (double)norm);
-    cr_assert_eq(read_scalar(d_found), 0.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_found), 0.0f);
     // every tensor is (x * inv) * coef, bit for bit
     for (size_t i = 0; i < L.t.size(); i++) {
         std::vector<unsigned char> ref = L.host[i], back(L.host[i].size());
@@ -470,7 +476,7 @@ Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
     // and their norm is now at most max_norm
     VRAM_HW_OK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, d_norm, nullptr));
     // (1e-4: each element was rounded to its dtype after scaling, bf16 by up to 2^-9)
-    cr_assert(read_scalar(d_norm) <= max_norm * (1.0f + 1e-4f), "clipped norm %g", (double)read_scalar(d_norm));
+    cr_assert(vram_hw_read_scalar(d_norm) <= max_norm * (1.0f + 1e-4f), "clipped norm %g", (double)vram_hw_read_scalar(d_norm));
     // a NaN gradient: SKIP raises the flag and leaves the gradients unclipped (coef 1)
     size_t k = 0;
     while (L.t[k].count == 0) k++;
@@ -478,9 +484,9 @@ Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
     L.reset();
     VRAM_HW_OK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), d_inv, max_norm, VRAM_K_NONFINITE_SKIP, partials, ws, d_norm,
                                 d_coef, d_found, nullptr));
-    cr_assert(isnan(read_scalar(d_norm)));
-    cr_assert_eq(read_scalar(d_coef), 1.0f);
-    cr_assert_eq(read_scalar(d_found), 1.0f);
+    cr_assert(isnan(vram_hw_read_scalar(d_norm)));
+    cr_assert_eq(vram_hw_read_scalar(d_coef), 1.0f);
+    cr_assert_eq(vram_hw_read_scalar(d_found), 1.0f);
     VRAM_HW_CUDA(cudaFree(partials));
     VRAM_HW_CUDA(cudaFree(d_inv));
     VRAM_HW_CUDA(cudaFree(d_norm));
@@ -488,6 +494,8 @@ Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) {
     VRAM_HW_CUDA(cudaFree(d_found));
     L.release();
 }
+
+Test(hw_kernels, clip_grad_norm_unscales_and_clips_in_one_go) { check_clip_grad_norm(); }
 
 // ---- the scaler's update on the device -------------------------------------------------------
 
@@ -507,12 +515,12 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
             cfg.init_scale = 1024.0f;
             vram_scaler host;
             cr_assert_eq(vram_scaler_init(&host, &cfg), VRAM_OK);
-            vram_scaler *d_state = dev_scalar(host);
+            vram_scaler *d_state = vram_hw_dev_scalar(host);
             float *d_flags = nullptr;
             VRAM_HW_CUDA(cudaMalloc(&d_flags, 2 * sizeof(float)));
-            vram_k_step_info *d_info = dev_scalar(vram_k_step_info{});
+            vram_k_step_info *d_info = vram_hw_dev_scalar(vram_k_step_info{});
             VRAM_HW_OK(vram_k_scaler_publish(d_state, d_info, nullptr));
-            vram_k_step_info info = read_scalar(d_info);
+            vram_k_step_info info = vram_hw_read_scalar(d_info);
             cr_assert(info.scale == 1024.0f && same_bits(info.inv_scale, vram_scaler_inv_scale(&host)));
             for (int step = 0; step < 400; step++) {
                 const float choices[5] = {0.0f, 0.0f, 0.0f, 1.0f, NAN};
@@ -530,7 +538,7 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
                 refused += st == VRAM_E_MIN_SCALE;
                 const vram_scaler_result &r = rep.result;
                 const uint32_t mask = rep.skip_mask;
-                info = read_scalar(d_info);
+                info = vram_hw_read_scalar(d_info);
                 cr_assert_eq(info.status, (int32_t)st, "preset %d step %d", p, step);
                 cr_assert_eq(vram_kref_f32_bits(info.scale), vram_kref_f32_bits(vram_scaler_scale(&host)),
                              "preset %d step %d: scale %a vs host %a", p, step, (double)info.scale,
@@ -544,7 +552,7 @@ Test(hw_kernels, scaler_update_kernel_matches_the_host_state_machine) {
                 VRAM_HW_CUDA(cudaMemcpy(back, d_flags, sizeof back, cudaMemcpyDeviceToHost));
                 cr_assert(back[0] == 0.0f && (advance || back[1] == 0.0f), "flags are consumed");
             }
-            vram_scaler dev = read_scalar(d_state);
+            vram_scaler dev = vram_hw_read_scalar(d_state);
             cr_assert(memcmp(&dev, &host, sizeof dev) == 0, "preset %d: final state", p);
             if (p == VRAM_SCALER_PRESET_DEEPSPEED)
                 cr_assert(refused > 0, "preset %d: the sequence reached the error at the minimum", p);
@@ -585,7 +593,7 @@ Test(hw_kernels, int8_rows_bit_for_bit) {
                 s.init(rows * 4, (size_t)mis * 4);
                 y.init(n * esize(dtype), (size_t)mis * esize(dtype));
                 x.upload(host.data());
-                int *d_nf = dev_scalar(0);
+                int *d_nf = vram_hw_dev_scalar(0);
                 VRAM_HW_OK(vram_k_quant_int8_rows(x.data(), dtype, rows, cols, (int8_t *)q.data(), (float *)s.data(), d_nf, nullptr));
                 VRAM_HW_OK(vram_k_dequant_int8_rows((const int8_t *)q.data(), (const float *)s.data(), rows, cols, y.data(), dtype, nullptr));
                 std::vector<int8_t> gq(n + 1), rq(n + 1);
@@ -611,7 +619,7 @@ Test(hw_kernels, int8_rows_bit_for_bit) {
                 cr_assert(memcmp(gq.data(), rq.data(), n) == 0, "%s %llux%llu: codes differ", dname(dtype),
                           (unsigned long long)rows, (unsigned long long)cols);
                 expect_equal(gy.data(), ry.data(), n, dtype, 0.0, "dequantise");
-                cr_assert_eq(read_scalar(d_nf), nf, "non-finite flag");
+                cr_assert_eq(vram_hw_read_scalar(d_nf), nf, "non-finite flag");
                 VRAM_HW_CUDA(cudaFree(d_nf));
                 x.release();
                 q.release();
@@ -666,7 +674,7 @@ Test(hw_kernels, casts_every_pair_bit_for_bit) {
 
 // ---- gather ----------------------------------------------------------------------------------
 
-Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) {
+static void check_gather(void) {
     rng g = {0x6a7};
     const uint64_t row_bytes[] = {1, 3, 4, 16, 17, 100, 3072, 65537, 1u << 20};
     const uint64_t rows_list[] = {0, 1, 5, 1000};
@@ -691,14 +699,14 @@ Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) {
                 ix.upload(idx.data());
                 // what a bad row must keep: the destination's prior bytes (sentinels here)
                 memset(ref.data(), kSentinel, ref.size());
-                int *d_bad = dev_scalar(0);
+                int *d_bad = vram_hw_dev_scalar(0);
                 VRAM_HW_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, d_bad, nullptr));
                 int bad = 0;
                 cr_assert_eq(vram_kref_gather_rows(ref.data(), src.data(), src_rows, idx.data(), rows, rb, &bad), VRAM_OK);
                 d.download(got.data(), "gather");
                 cr_assert(memcmp(got.data(), ref.data(), rows * rb) == 0, "gather rb=%llu rows=%llu mis=%d",
                           (unsigned long long)rb, (unsigned long long)rows, mis);
-                cr_assert_eq(read_scalar(d_bad), bad);
+                cr_assert_eq(vram_hw_read_scalar(d_bad), bad);
                 // without a flag the bad rows are still skipped
                 if (rows >= 5) VRAM_HW_OK(vram_k_gather_rows(d.data(), s.data(), src_rows, (const uint64_t *)ix.data(), rows, rb, nullptr, nullptr));
                 VRAM_HW_CUDA(cudaDeviceSynchronize());
@@ -714,10 +722,200 @@ Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) {
     cr_assert_eq(vram_k_gather_rows(nullptr, nullptr, 1, nullptr, 0, 5, nullptr, nullptr), VRAM_OK);
 }
 
+Test(hw_kernels, gather_rows_any_size_alignment_and_bad_indices) { check_gather(); }
+
+// ---- variants (vram_k_set_variant) and the multi-tensor calls -----------------------------------
+
+// Sets variants for the rest of a test; every kind goes back to its default when it ends.
+struct variants_set {
+    variants_set(int list, int norm, int gather) {
+        VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_LIST, list));
+        VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_NORM, norm));
+        VRAM_HW_OK(vram_k_set_variant(VRAM_K_VARIANT_GATHER, gather));
+    }
+    ~variants_set() { // the defaults cannot be refused (checked in bad_arguments_enqueue_nothing)
+        vram_status st = vram_k_set_launch_limits(0, 0);
+        for (int k = 0; k < VRAM_K_VARIANT_KINDS; k++) st = vram_k_set_variant(k, 0);
+        (void)st;
+    }
+};
+
+// The list metadata (4 KiB, 32 KiB) and the norm's finish (final kernel, last block) in every
+// combination: the default's checks against the reference, and the norm's bits the default's.
+Test(hw_kernels, variants_list_and_norm_every_combination) {
+    uint32_t base[2] = {0, 0};
+    for (int list = 0; list < 2; list++)
+        for (int fold = 0; fold < 2; fold++) {
+            variants_set v(list, fold, 0);
+            cr_log_info("list variant %d, norm variant %d", list, fold);
+            check_unscale_list();
+            uint32_t bits[2];
+            check_l2norm_list(bits);
+            if (list == 0 && fold == 0) memcpy(base, bits, sizeof base);
+            cr_assert_eq(bits[0], base[0], "list %d, norm %d: the norm's bits differ from the default's", list, fold);
+            cr_assert_eq(bits[1], base[1], "list %d, norm %d: the unscaled norm's bits differ from the default's", list,
+                         fold);
+            check_clip_grad_norm();
+        }
+}
+
+// The last block's finish at every start modulo 16, small tensors (compute-sanitizer's
+// racecheck runs this one: the partials and the counter cross blocks).
+Test(hw_kernels, variants_norm_fold_alignment) {
+    variants_set v(1, 1, 0);
+    check_l2norm_alignment();
+}
+
+Test(hw_kernels, variants_gather_v1) {
+    variants_set v(0, 0, 1);
+    check_gather();
+}
+
+// vram_k_cast_many: every pair of types (equal ones are copies), sizes around the chunk, both
+// buffers aligned, both one element off, one off; each item bit for bit vram_kref_cast (any
+// NaN for any NaN; copies exact), sentinels intact; under both list variants and a launch
+// split that cuts items across launches.
+Test(hw_kernels, variants_cast_many_matches_the_reference) {
+    rng g = {0xca5e};
+    const uint64_t sizes[] = {0, 1, 5, 17, 65535, 65537, 131076, 200003};
+    const int layouts[3][2] = {{0, 0}, {1, 1}, {1, 0}};
+    struct item_bufs {
+        guarded src, dst;
+        std::vector<unsigned char> host;
+    };
+    std::vector<item_bufs> bufs;
+    std::vector<vram_k_cast_item> items;
+    for (int sd : kDtypes)
+        for (int dd : kDtypes)
+            for (uint64_t n : sizes)
+                for (const auto &lay : layouts) {
+                    item_bufs b;
+                    b.host.resize(n * esize(sd) + 1);
+                    for (auto &c : b.host) c = (unsigned char)g.next();
+                    b.src.init(n * esize(sd), (size_t)lay[0] * esize(sd));
+                    b.dst.init(n * esize(dd), (size_t)lay[1] * esize(dd));
+                    b.src.upload(b.host.data());
+                    items.push_back({b.src.data(), b.dst.data(), n, sd, dd});
+                    bufs.push_back(std::move(b));
+                }
+    const int rounds[3][3] = {{0, 0, 0}, {1, 0, 0}, {0, 5, 3}}; // list variant, max tensors, max chunks
+    for (const auto &r : rounds) {
+        variants_set v(r[0], 0, 0);
+        VRAM_HW_OK(vram_k_set_launch_limits((unsigned)r[1], (unsigned)r[2]));
+        for (auto &b : bufs) VRAM_HW_CUDA(cudaMemset(b.dst.data(), 0x5c, b.dst.bytes)); // stale bytes to overwrite
+        VRAM_HW_OK(vram_k_cast_many(items.data(), items.size(), nullptr));
+        VRAM_HW_CUDA(cudaDeviceSynchronize());
+        for (size_t i = 0; i < items.size(); i++) {
+            const vram_k_cast_item &it = items[i];
+            std::vector<unsigned char> got(it.count * esize(it.dst_dtype) + 1), ref(got.size());
+            bufs[i].dst.download(got.data(), "cast_many");
+            cr_assert_eq(vram_kref_cast(bufs[i].host.data(), (vram_dtype)it.src_dtype, ref.data(),
+                                        (vram_dtype)it.dst_dtype, it.count),
+                         VRAM_OK);
+            char what[96];
+            snprintf(what, sizeof what, "cast_many %s -> %s n=%llu item %zu (list %d, limits %d/%d)",
+                     dname(it.src_dtype), dname(it.dst_dtype), (unsigned long long)it.count, i, r[0], r[1], r[2]);
+            if (it.src_dtype == it.dst_dtype)
+                cr_assert(memcmp(got.data(), bufs[i].host.data(), it.count * esize(it.dst_dtype)) == 0, "%s: not a copy",
+                          what);
+            else
+                expect_equal(got.data(), ref.data(), it.count, it.dst_dtype, 0.0, what);
+        }
+    }
+    vram_k_cast_item bad = items[0];
+    bad.dst_dtype = VRAM_DTYPE_I8;
+    cr_assert_eq(vram_k_cast_many(&bad, 1, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_cast_many(nullptr, 2, nullptr), VRAM_E_INVALID);
+    VRAM_HW_OK(vram_k_cast_many(nullptr, 0, nullptr));
+    for (auto &b : bufs) {
+        b.src.release();
+        b.dst.release();
+    }
+}
+
+// vram_k_quant_int8_rows_many: the int8 test's shapes (every group size, the two-pass rows,
+// odd lengths, empty matrices), three dtypes, aligned and not, special rows, in one call;
+// each matrix's codes and scales bit for bit the reference's, the flag the reference's; under
+// both list variants and a split of 7 matrices a launch.
+Test(hw_kernels, variants_quant_many_matches_the_reference) {
+    rng g = {0x9a11};
+    const uint64_t shapes[][2] = {{1, 1},    {3, 5},     {2, 65535}, {1, 65537}, {1000, 768}, {33, 4096},
+                                  {5, 2049}, {64, 2048}, {7, 0},     {0, 9},     {257, 3},    {17, 1500},
+                                  {9, 3072}, {3, 8192},  {3, 8200},  {2, 16384}, {40, 100}};
+    struct item_bufs {
+        guarded x, q, s;
+        std::vector<unsigned char> host;
+    };
+    std::vector<item_bufs> bufs;
+    std::vector<vram_k_quant_item> items;
+    int want_nf = 0;
+    for (int dtype : kDtypes)
+        for (const auto &sh : shapes)
+            for (int mis = 0; mis < 2; mis++) {
+                const uint64_t rows = sh[0], cols = sh[1], n = rows * cols;
+                item_bufs b;
+                b.host = make_data(g, dtype, n, 20, 10, false);
+                if (rows > 4 && cols > 0) { // a zero row, a NaN row, an inf row, a tiny row
+                    for (uint64_t c = 0; c < cols; c++) vram_kref_store((vram_dtype)dtype, b.host.data(), c, 0.0f);
+                    vram_kref_store((vram_dtype)dtype, b.host.data(), cols + cols / 2, NAN);
+                    vram_kref_store((vram_dtype)dtype, b.host.data(), 2 * cols, -INFINITY);
+                    for (uint64_t c = 0; c < cols; c++)
+                        vram_kref_store((vram_dtype)dtype, b.host.data(), 3 * cols + c,
+                                        dtype == VRAM_DTYPE_F16 ? 0x1p-24f : 0x1p-125f);
+                }
+                b.x.init(n * esize(dtype), (size_t)mis * esize(dtype));
+                b.q.init(n, (size_t)mis);
+                b.s.init(rows * 4, (size_t)mis * 4);
+                b.x.upload(b.host.data());
+                items.push_back({b.x.data(), (int8_t *)b.q.data(), (float *)b.s.data(), rows, cols, dtype});
+                bufs.push_back(std::move(b));
+            }
+    const int rounds[3][2] = {{0, 0}, {1, 0}, {0, 7}}; // list variant, max tensors a launch
+    for (const auto &r : rounds) {
+        variants_set v(r[0], 0, 0);
+        VRAM_HW_OK(vram_k_set_launch_limits((unsigned)r[1], 0));
+        int *d_nf = vram_hw_dev_scalar(0);
+        VRAM_HW_OK(vram_k_quant_int8_rows_many(items.data(), items.size(), d_nf, nullptr));
+        VRAM_HW_CUDA(cudaDeviceSynchronize());
+        int nf = 0;
+        for (size_t i = 0; i < items.size(); i++) {
+            const vram_k_quant_item &it = items[i];
+            const uint64_t n = it.rows * it.cols;
+            std::vector<int8_t> gq(n + 1), rq(n + 1);
+            std::vector<float> gs(it.rows + 1), rs(it.rows + 1);
+            bufs[i].q.download(gq.data(), "quant_many codes");
+            bufs[i].s.download(gs.data(), "quant_many scales");
+            for (uint64_t row = 0; row < it.rows; row++) {
+                cr_assert_eq(vram_kref_quant_int8_row(bufs[i].host.data() + row * it.cols * esize(it.dtype), it.cols,
+                                                      (vram_dtype)it.dtype, rq.data() + row * it.cols, &rs[row], &nf),
+                             VRAM_OK);
+                cr_assert(same_bits(gs[row], rs[row]), "quant_many %s %llux%llu item %zu row %llu: scale %a vs %a (list %d)",
+                          dname(it.dtype), (unsigned long long)it.rows, (unsigned long long)it.cols, i,
+                          (unsigned long long)row, (double)gs[row], (double)rs[row], r[0]);
+            }
+            cr_assert(memcmp(gq.data(), rq.data(), n) == 0, "quant_many %s %llux%llu item %zu: codes differ (list %d)",
+                      dname(it.dtype), (unsigned long long)it.rows, (unsigned long long)it.cols, i, r[0]);
+        }
+        want_nf = nf;
+        cr_assert_eq(vram_hw_read_scalar(d_nf), want_nf, "the non-finite flag");
+        VRAM_HW_CUDA(cudaFree(d_nf));
+    }
+    cr_assert_eq(want_nf, 1, "the lists hold NaN rows");
+    vram_k_quant_item bad = items[0];
+    bad.dtype = VRAM_DTYPE_U8;
+    cr_assert_eq(vram_k_quant_int8_rows_many(&bad, 1, nullptr, nullptr), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_quant_int8_rows_many(nullptr, 1, nullptr, nullptr), VRAM_E_INVALID);
+    for (auto &b : bufs) {
+        b.x.release();
+        b.q.release();
+        b.s.release();
+    }
+}
+
 // ---- arguments ----------------------------------------------------------------------------------
 
 Test(hw_kernels, bad_arguments_enqueue_nothing) {
-    float *f = dev_scalar(0.0f);
+    float *f = vram_hw_dev_scalar(0.0f);
     vram_k_tensor bad_dtype = {f, 1, VRAM_DTYPE_I32};
     vram_k_tensor null_data = {nullptr, 4, VRAM_DTYPE_F32};
     vram_k_tensor misaligned = {(unsigned char *)f + 1, 1, VRAM_DTYPE_F16};
@@ -735,12 +933,15 @@ Test(hw_kernels, bad_arguments_enqueue_nothing) {
     cr_assert_eq(vram_k_quant_int8_rows(f, VRAM_DTYPE_F32, UINT64_MAX, 2, nullptr, nullptr, nullptr, nullptr),
                  VRAM_E_OVERFLOW);
     cr_assert_eq(vram_k_quant_int8_rows(f, VRAM_DTYPE_U8, 1, 1, nullptr, nullptr, nullptr, nullptr), VRAM_E_INVALID);
-    cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH + 1, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE + 1, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_KINDS, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_GATHER, vram_k_variants(VRAM_K_VARIANT_GATHER)), VRAM_E_RANGE);
+    for (int k = 0; k < VRAM_K_VARIANT_KINDS; k++) VRAM_HW_OK(vram_k_set_variant(k, 0));
     vram_k_error e;
     cr_assert_eq(vram_k_last_error(nullptr), VRAM_E_INVALID);
     VRAM_HW_OK(vram_k_last_error(&e));
     cr_assert_eq(e.cuda_error, 0, "a refused argument records no CUDA error");
-    cr_assert_eq(read_scalar(f), 0.0f, "nothing ran");
+    cr_assert_eq(vram_hw_read_scalar(f), 0.0f, "nothing ran");
     VRAM_HW_CUDA(cudaFree(f));
 }
 
@@ -749,7 +950,7 @@ Test(hw_kernels, bad_arguments_enqueue_nothing) {
 // cudaGetLastError after <<<>>> and return the stale error, after queueing the kernel: a
 // caller retrying an in-place unscale would apply it twice).
 Test(hw_kernels, a_stale_runtime_error_is_not_blamed_on_a_launch) {
-    float *buf = nullptr, *d_inv = dev_scalar(0.5f), *d_found = dev_scalar(0.0f);
+    float *buf = nullptr, *d_inv = vram_hw_dev_scalar(0.5f), *d_found = vram_hw_dev_scalar(0.0f);
     const float h[4] = {2.0f, 4.0f, 8.0f, 16.0f};
     VRAM_HW_CUDA(cudaMalloc(&buf, sizeof h));
     VRAM_HW_CUDA(cudaMemcpy(buf, h, sizeof h, cudaMemcpyHostToDevice));

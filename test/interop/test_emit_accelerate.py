@@ -26,7 +26,7 @@ try:
     from accelerate import dispatch_model, infer_auto_device_map, init_empty_weights
     from accelerate.utils import compute_module_sizes
 except ImportError as e:  # the opt-in venv is not there
-    print(f"skipped: {e} (README, 'Interop tests', says how to install them)")
+    print(f"skipped: {e} (docs/tests.md, Interop, says how to install them)")
     sys.exit(77)
 
 VK = sys.argv[1]

@@ -96,10 +96,11 @@ def run(*args):
 CASES = [  # (plan arguments, format, strategy or None)
     (["--model", "Llama-3-8B", "--assume-gpu", "24GiB,cc=8.9"], None),
     (["--model", "Llama-3-8B", "--assume-gpu", "12GiB,cc=7.5", "--assume-gpu", "4GiB"], "gpu_cpu"),
-    (["--model", "Llama-3-8B", "--assume-gpu", "12GiB", "--batch", "4"], "int8"),
+    (["--model", "Llama-3-8B", "--assume-gpu", "12GiB", "--batch", "4", "--flash-attention"],
+     "int8"),
     (["--model", "Llama-3-8B", "--assume-gpu", "12GiB"], "int4"),
     (["--model", "Mistral-Small-22B", "--assume-gpu", "24GiB,cc=8.9", "--assume-gpu",
-      "24GiB,used=4GiB,cc=8.9"], "multi_gpu"),
+      "24GiB,used=4GiB,cc=8.9", "--flash-attention"], "multi_gpu"),
     (["--model", "gpt2", "--assume-gpu", "8GiB,used=4.7GB"], None),
     (["--model", "gpt2"], "cpu"),
     (["--model", "Qwen3-30B-A3B", "--assume-gpu", "12GiB,cc=8.9"], "experts_cpu"),

@@ -1,5 +1,7 @@
-/* proof_estimate.c — Frama-C WP over model.h and estimate.h: the parameter counts and every
- * byte count of the estimate either are exact or report overflow (no silent wrap), no
- * out-of-bounds access in the tensor-name scanner or the term tables, in-range float->int
- * conversion, and the contracts (run by ctest -L proof). */
+/* proof_estimate.c — Frama-C WP over estimate.h's names, checks, the resolution of the
+ * workload's defaults, the driver of the counting steps and the recommendation: term and
+ * preset tables read in bounds, the refusal reasons, the recommendation loop keeping its
+ * chosen preset one that fits (a loop invariant), and vram_estimate_model returning
+ * VRAM_E_OVERFLOW, never a wrapped total (run by ctest -L proof). The counting steps are
+ * proof_estimate_steps.c's, model.h is proof_model.c's (README.md, "Splitting a proof"). */
 #include <vramkit/estimate.h>

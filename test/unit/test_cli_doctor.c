@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli_run.h"
+#include "cli/cli.h"
 #include "doctor/doctor.h"
 #include "json_check.h"
 #include "mock_device.h"
@@ -215,7 +216,7 @@ static int doctor(char **text, ...) {
     argv[argc] = NULL;
     FILE *f = tmpfile();
     cr_assert_not_null(f);
-    int rc = vram_doctor_cli(argc, argv, &cfg, f);
+    int rc = cli_doctor_with(argc, argv, &cfg, f);
     long n = ftell(f);
     rewind(f);
     *text = malloc((size_t)n + 1);

@@ -26,6 +26,14 @@ static cJSON *run_json(const char *const *args) {
     return doc;
 }
 
+/* The command succeeds and its output holds needle. */
+static void expect_output_has(const char *const *args, const char *needle) {
+    cli_result r = cli_run(args);
+    expect_clean_success(&r);
+    cr_expect(strstr(r.out, needle) != NULL, "%s", r.out);
+    cli_result_free(&r);
+}
+
 static const cJSON *term(const cJSON *doc, const char *name) {
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(doc, "terms")) {
@@ -208,12 +216,40 @@ ParameterizedTestParameters(cli_estimate, bad_input) {
         {{"estimate", "gpt2", "--assume-gpu", "8GiB,"}, "empty item"},
         {{"estimate", "gpt2", "--assume-gpu", "8GiB,used=1GiB,free=2GiB"}, "not both"},
         {{"estimate", "gpt2", "--assume-gpu", "0"}, "'0'"},
+        {{"estimate", "gpt2", "--logits", "some"}, "--logits: 'some' is not last or all"},
+        {{"estimate", "gpt2", "--logits"}, "--logits needs a value"},
     };
     return cr_make_param_array(bad_case, cases, sizeof cases / sizeof cases[0]);
 }
 
 ParameterizedTest(bad_case *c, cli_estimate, bad_input) {
     cli_expect_usage_error(c->args, 8, c->needle, "vramkit: estimate: ");
+}
+
+/* --logits: every position's logits of gpt2 at batch 2, sequence 1024 in f16 (2 x 1024 x
+   50257 x 2 bytes) are larger than the blocks' working set with fused attention, so they are
+   the peak, in the JSON
+   (workload.logits "all") and the text; the default is the last position (fp32 and f16
+   copies: 2 x 50257 x 6 bytes), and the help says so. */
+Test(cli_estimate, logits_last_or_all) {
+    const char *all[] = {"estimate", "gpt2", "--batch", "2", "--seq", "1024", "--format", "fp16",
+                         "--flash-attention", "--logits", "all", "--json", NULL};
+    cJSON *doc = run_json(all);
+    cr_expect_str_eq(jstr(jget(doc, "workload"), "logits"), "all");
+    cr_expect_eq(jnum(term(doc, "logits"), "bytes"), 2.0 * 1024 * 50257 * 2);
+    cJSON_Delete(doc);
+    const char *last[] = {"estimate", "gpt2", "--batch", "2", "--seq", "1024", "--format",
+                          "fp16", "--json", NULL};
+    doc = run_json(last);
+    cr_expect_str_eq(jstr(jget(doc, "workload"), "logits"), "last");
+    cr_expect_eq(jnum(term(doc, "logits"), "bytes"), 2.0 * 50257 * 6);
+    cJSON_Delete(doc);
+    const char *text[] = {"estimate", "gpt2", "--logits", "all", NULL};
+    expect_output_has(text, "logits of every position");
+    const char *help[] = {"estimate", "--help", NULL};
+    expect_output_has(help, "--logits last|all");
+    const char *plan_help[] = {"plan", "--help", NULL};
+    expect_output_has(plan_help, "--logits last|all");
 }
 
 /* A mixture of experts: total and active parameters, the experts and their bytes, in the
@@ -232,10 +268,7 @@ Test(cli_estimate, mixture_of_experts_total_and_active) {
     cr_expect(xb > 0 && xb < jnum(term(doc, "weights"), "bytes"));
     cJSON_Delete(doc);
     const char *text[] = {"estimate", "Qwen3-30B-A3B", "--assume-gpu", "24GiB,cc=8.9", NULL};
-    cli_result r = cli_run(text);
-    expect_clean_success(&r);
-    cr_expect(strstr(r.out, "active per token: 8 of 128 routed experts") != NULL, "%s", r.out);
-    cli_result_free(&r);
+    expect_output_has(text, "active per token: 8 of 128 routed experts");
     const char *dense[] = {"estimate", "gpt2", "--assume-gpu", "8GiB", "--json", NULL};
     doc = run_json(dense);
     cr_expect_null(cJSON_GetObjectItemCaseSensitive(jget(doc, "model"), "active_params"));

@@ -134,9 +134,10 @@ Test(cli_layout, estimate_json_with_a_given_layout) {
     cr_expect_gt(jnum(lterm(g, "activations"), "bytes"), 0);
     cr_expect_gt(jnum(lterm(g, "cuda_context"), "bytes"), 0);
     const cJSON *opt = jfind(jarr(doc, "terms"), "name", "optimizer_state");
-    /* a node's host: its 8 GPUs' sixteenths of the optimizer state */
-    cr_expect(jnum(lterm(h, "optimizer_state"), "bytes") >= jnum(opt, "bytes") / 2 &&
-              jnum(lterm(h, "optimizer_state"), "bytes") <= jnum(opt, "bytes") / 2 + 8);
+    /* a node's host: its 8 GPUs' sixteenths of the optimizer state (the state itself, the
+       term's low: its expected may hold the optimizer step's transient at the peak) */
+    cr_expect(jnum(lterm(h, "optimizer_state"), "bytes") >= jnum(opt, "low") / 2 &&
+              jnum(lterm(h, "optimizer_state"), "bytes") <= jnum(opt, "low") / 2 + 8);
     cr_expect_str_eq(jstr(lterm(h, "optimizer_state"), "layout_cause"), "host_buffers");
     cr_expect(cJSON_IsTrue(jget(l, "fits")));
     cJSON_Delete(doc);

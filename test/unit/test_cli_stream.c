@@ -82,7 +82,7 @@ Test(cli_stream, help_answers_the_questions) {
     cli_result r = cli_run(a);
     cr_assert_eq(r.exit_code, 0);
     const char *want[] = {"usage: vramkit stream FILE --dataset PATH", "--batch N", "default 128",
-                          "--epochs N", "--shuffle", "--seed S", "--drop-last", "--world W",
+                          "--epochs N", "--shuffle", "--seed S", "--drop-last", "--world auto|W",
                           "--rank R", "--device DEV", "--readers N", "--verify", "--json",
                           "exit codes: 0", "example:", "pread"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)

@@ -12,6 +12,30 @@
 
 #include "cli/cli.h"
 
+/* The option values (util/text.h's vram_opt_*) as a command reports them: the line on stderr
+ * and the exit code (cli_set). */
+#define CLI_OPT_NEGATIVE VRAM_OPT_NEGATIVE
+#define CLI_OPT_AT_LEAST VRAM_OPT_AT_LEAST
+#define CLI_OPT_BRIEF VRAM_OPT_BRIEF
+static int cli_opt_count(const char *cmd, const char *name, const char *text, uint64_t min,
+                         uint64_t max, unsigned flags, uint64_t *out) {
+    char err[512];
+    return cli_set(cmd, vram_opt_count(name, text, min, max, flags, out, err, sizeof err), err);
+}
+static int cli_opt_size(const char *cmd, const char *name, const char *text, int allow_zero,
+                        unsigned flags, uint64_t *out) {
+    char err[512];
+    return cli_set(cmd, vram_opt_size(name, text, allow_zero, flags, out, err, sizeof err), err);
+}
+static int cli_opt_fraction(const char *cmd, const char *name, const char *text, double *out) {
+    char err[512];
+    return cli_set(cmd, vram_opt_fraction(name, text, out, err, sizeof err), err);
+}
+static int cli_opt_percent(const char *cmd, const char *name, const char *text, double *out) {
+    char err[512];
+    return cli_set(cmd, vram_opt_percent(name, text, out, err, sizeof err), err);
+}
+
 typedef struct size_case {
     char text[32]; /* inline: Criterion copies params into its worker process */
     int ok;
@@ -348,43 +372,43 @@ Test(cli_util, format_size) {
     cr_assert_str_eq(vram_fmt_size(UINT64_MAX, buf, sizeof buf), "16.00 EiB");
 }
 
-static char *json_of(void (*build)(cli_json *)) {
+static char *json_of(void (*build)(vram_json *)) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     cr_assert_not_null(f);
-    cli_json j;
-    cli_json_init(&j, f);
+    vram_json j;
+    vram_json_init(&j, f);
     build(&j);
-    cli_json_finish(&j);
+    vram_json_finish(&j);
     fclose(f);
     return text;
 }
 
-static void build_doc(cli_json *j) {
-    cli_json_begin_object(j);
-    cli_json_key(j, "name");
-    cli_json_string(j, "a \"quoted\"\\ line\n\twith\x01 control");
-    cli_json_key(j, "n");
-    cli_json_u64(j, UINT64_MAX);
-    cli_json_key(j, "neg");
-    cli_json_i64(j, -5);
-    cli_json_key(j, "x");
-    cli_json_double(j, 0.5);
-    cli_json_key(j, "inf");
-    cli_json_double(j, 1.0 / 0.0);
-    cli_json_key(j, "list");
-    cli_json_begin_array(j);
-    cli_json_bool(j, 1);
-    cli_json_bool(j, 0);
-    cli_json_null(j);
-    cli_json_begin_array(j);
-    cli_json_end_array(j);
-    cli_json_begin_object(j);
-    cli_json_end_object(j);
-    cli_json_string(j, NULL);
-    cli_json_end_array(j);
-    cli_json_end_object(j);
+static void build_doc(vram_json *j) {
+    vram_json_begin_object(j);
+    vram_json_key(j, "name");
+    vram_json_string(j, "a \"quoted\"\\ line\n\twith\x01 control");
+    vram_json_key(j, "n");
+    vram_json_u64(j, UINT64_MAX);
+    vram_json_key(j, "neg");
+    vram_json_i64(j, -5);
+    vram_json_key(j, "x");
+    vram_json_double(j, 0.5);
+    vram_json_key(j, "inf");
+    vram_json_double(j, 1.0 / 0.0);
+    vram_json_key(j, "list");
+    vram_json_begin_array(j);
+    vram_json_bool(j, 1);
+    vram_json_bool(j, 0);
+    vram_json_null(j);
+    vram_json_begin_array(j);
+    vram_json_end_array(j);
+    vram_json_begin_object(j);
+    vram_json_end_object(j);
+    vram_json_string(j, NULL);
+    vram_json_end_array(j);
+    vram_json_end_object(j);
 }
 
 Test(cli_util, json_writer_output) {

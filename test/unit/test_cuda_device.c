@@ -13,7 +13,7 @@
 #include <vramkit/device.h>
 
 #include "cuda/cuda_device.h"
-#include "isolate/forkguard.h"
+#include "cuda/forkguard.h"
 #include "device/snapshot.h"
 
 #ifdef VRAMKIT_HAVE_CUDA

@@ -61,19 +61,24 @@ Test(estimate, tiny_model_inference_term_by_term) {
     cr_expect_eq(e.compute, VRAM_DTYPE_F32);
     cr_expect_eq(e.batch, 1);
     cr_expect_eq(e.seq, 4);
+    cr_expect_eq(e.logits, VRAM_LOGITS_LAST, "a decoder generates: the last position");
     /* weights: 1760 x 4; no tensor list, so high allows the tested 0.5% */
     cr_expect_eq(T(e, WEIGHTS).expected, 7040);
     cr_expect_eq(T(e, WEIGHTS).high, 7040 + 35);
     cr_expect_eq(T(e, WEIGHTS).cause, VRAM_CAUSE_ARCH_ONLY);
     /* KV: 2 (k, v) x width 8 x 4 tokens x 4 bytes per block, 2 blocks */
     cr_expect_eq(T(e, KV_CACHE).expected, 512);
-    /* working set: 4 bytes x (in + out 2 x 32 + max(scores 2x4x4, MLP 4x32)) = 768;
-       high adds an fp32 copy of the scores, 4 x 32 */
-    cr_expect_eq(T(e, ACTIVATIONS).expected, 768);
-    cr_expect_eq(T(e, ACTIVATIONS).high, 768 + 128);
-    /* logits: last position, fp32, 10; high: every position in f32, 4 x 10 x 4 */
-    cr_expect_eq(T(e, LOGITS).expected, 40);
-    cr_expect_eq(T(e, LOGITS).high, 160);
+    /* working set, elements: 4 hidden states (4 x 4 tokens x 8 = 128) and the larger of the
+       plain MLP's 2 x 4 x 32 = 256 and attention's 3 x (8 + 8) x 4 = 192 plus its unfused
+       scores, 4 + 2c = 12 bytes a score = 3 elements of 4 bytes, 3 x (2 heads x 4 x 4) = 96:
+       288. (128 + 288) x 4 bytes = 1664; low: 2 hidden states fewer (256 bytes) and an
+       eighth less (208); high: an eighth more */
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 1664);
+    cr_expect_eq(T(e, ACTIVATIONS).low, 1664 - 256 - 208);
+    cr_expect_eq(T(e, ACTIVATIONS).high, 1664 + 208);
+    /* logits: the last position, in the compute format and its fp32 copy: 10 x (4 + 4) */
+    cr_expect_eq(T(e, LOGITS).expected, 80);
+    cr_expect_eq(T(e, LOGITS).high, 80);
     cr_expect_eq(T(e, GRADIENTS).expected, 0);
     cr_expect_eq(T(e, OPTIMIZER).expected, 0);
     cr_expect_eq(T(e, MASTER).expected, 0);
@@ -81,20 +86,105 @@ Test(estimate, tiny_model_inference_term_by_term) {
     cr_expect_eq(T(e, CUDA_CONTEXT).expected, 430 * MIB);
     cr_expect_eq(T(e, CUDA_CONTEXT).high, 670 * MIB);
     cr_expect_eq(T(e, WORKSPACE).expected, 32 * MIB);
-    /* allocator: 20 MiB segment + 512 B x (12 + 2 matrices + 4 x 2 blocks + 4) tensors */
-    cr_expect_eq(T(e, ALLOCATOR).expected, 20 * MIB + 26 * 512);
-    /* high: 14 matrices rounded to 2 MiB and the largest transient: the fp32 copy of the
-       scores (128) beats the all-position logits beyond the last position's (160 - 40) */
-    cr_expect_eq(T(e, ALLOCATOR).high, 20 * MIB + 26 * 512 + 14 * 2 * MIB + 128);
+    /* allocator: 20 MiB segment + 512 B x (12 + 2 matrices + 4 x 2 blocks + 4) tensors + a
+       sixteenth of what moves (activations, logits, KV: 1664 + 80 + 512 = 2256 -> 141) */
+    cr_expect_eq(T(e, ALLOCATOR).expected, 20 * MIB + 26 * 512 + 141);
+    /* high: 14 matrices rounded to 2 MiB and the largest transient, the activations'
+       eighth (208) */
+    cr_expect_eq(T(e, ALLOCATOR).high, 20 * MIB + 26 * 512 + 141 + 14 * 2 * MIB + 208);
     /* a block adds its weights' share and its KV: 800/1760 of 7040 + 256 */
     cr_expect_eq(e.blocks, 2);
     cr_expect_eq(e.block_bytes, 3200 + 256);
     cr_expect_eq(e.base_bytes, e.expected - 2 * e.block_bytes);
+    /* every position's logits (--logits all): 4 x 10 in f32, 160, after the blocks; the
+       blocks' working set (1664) is larger, so it is the peak and the logits are in the
+       high only */
+    w.logits = VRAM_LOGITS_ALL;
+    e = est(&m, w);
+    check_ranges(&e);
+    cr_expect_eq(e.logits, VRAM_LOGITS_ALL);
+    cr_expect_eq(T(e, LOGITS).expected, 0);
+    cr_expect_eq(T(e, LOGITS).high, 160);
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 1664);
 }
 
-Test(estimate, training_activations_follow_korthikanti) {
-    /* s*b*h*(34 + 5*a*s/h) bytes per block with 16-bit activations, i = 4h, standard
-       attention: 4*1*8*(34 + 5*2*4/8) = 32 * 39 = 1248 */
+Test(estimate, logits_of_every_position_are_the_peak_when_larger) {
+    /* a vocabulary of 10000: 4 x 10000 x 4 bytes = 160000 of logits beside the final hidden
+       states (4 x 8 x 4 = 128) outweigh the blocks' working set (1664): the peak is theirs */
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    m.arch.vocab = 10000;
+    vram_workload w = {0};
+    w.seq = 4;
+    w.logits = VRAM_LOGITS_ALL;
+    vram_estimate e = est(&m, w);
+    check_ranges(&e);
+    cr_expect_eq(T(e, LOGITS).expected, 160000);
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 128);
+    cr_expect_eq(T(e, LOGITS).cause, VRAM_CAUSE_LOGITS);
+    /* the default for an encoder with a head is every position */
+    m.arch.family = VRAM_FAMILY_ENCODER;
+    w.logits = VRAM_LOGITS_DEFAULT;
+    e = est(&m, w);
+    cr_expect_eq(e.logits, VRAM_LOGITS_ALL);
+    cr_expect_eq(T(e, LOGITS).expected, 160000);
+    /* and none without a head */
+    m.arch.flags |= VRAM_ARCH_NO_HEAD;
+    e = est(&m, w);
+    cr_expect_eq(e.logits, VRAM_LOGITS_DEFAULT);
+    cr_expect_eq(T(e, LOGITS).high, 0);
+}
+
+/* The tiny model trained in f16 (c = 2) at batch 4, sequence 32: sb = 128 tokens, sbh =
+   1024, sbi = 4096, sb x (q + kv) = 2048, scores a x s x sb = 8192. One block keeps, by hand:
+     two LayerNorms 2 x 2c x sbh = 8192; q, k, v and the output 2c x 2048 = 8192; the plain
+     MLP 2c x sbi = 16384 (32768 so far); expected adds dropout masks 2 x sbh = 2048;
+     unfused scores: low (4 + c) x 8192 = 49152 (fp32 softmax, probabilities), expected
+     with attention dropout (1 + c more) 9 x 8192 = 73728.
+   low 32768 + 49152 = 81920, expected 32768 + 2048 + 73728 = 108544 per block. */
+static vram_workload tiny_train(void) {
+    vram_workload w = {0};
+    w.mode = VRAM_MODE_TRAIN;
+    w.seq = 32;
+    w.batch = 4;
+    w.format = VRAM_DTYPE_F16;
+    return w;
+}
+
+Test(estimate, training_activations_as_transformers_keeps_them) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_estimate e = est(&m, tiny_train());
+    check_ranges(&e);
+    cr_expect_eq(e.compute, VRAM_DTYPE_F16);
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 2 * 108544);
+    cr_expect_eq(T(e, ACTIVATIONS).low, 2 * 81920);
+    cr_expect_eq(T(e, ACTIVATIONS).high, 2 * 108544 + 2 * 108544 / 8);
+    /* mixed precision with AdamW: 2 + (2) + 4 + 8 bytes per parameter */
+    cr_expect_eq(T(e, WEIGHTS).expected, 2 * 1760);
+    cr_expect_eq(T(e, MASTER).expected, 4 * 1760);
+    cr_expect_eq(e.trainable, 1760);
+    /* the loss in fp32: 4 x 32 x 10 = 1280 logits at 12 bytes (low), the f16 logits held
+       by the output (expected, 14), a capped copy (high, 16) */
+    cr_expect_eq(T(e, LOGITS).low, 12 * 1280);
+    cr_expect_eq(T(e, LOGITS).expected, 14 * 1280);
+    cr_expect_eq(T(e, LOGITS).high, 16 * 1280);
+    cr_expect_eq(T(e, KV_CACHE).expected, 0);
+    /* the peak is the start of backward (217088 + 17920 above the step's 3520 + 2560 and
+       the end of backward's 3520 + 1.5 x 108544): no gradient exists yet (high: all) */
+    cr_expect_eq(T(e, GRADIENTS).expected, 0);
+    cr_expect_eq(T(e, GRADIENTS).high, 2 * 1760);
+    cr_expect_eq(T(e, GRADIENTS).cause, VRAM_CAUSE_PEAK);
+    /* the step's transient: the largest tensor (an MLP matrix, 256) at 12 - c bytes, in the
+       optimizer state's high */
+    cr_expect_eq(T(e, OPTIMIZER).expected, 8 * 1760);
+    cr_expect_eq(T(e, OPTIMIZER).high, 8 * 1760 + 10 * 256);
+    cr_expect_eq(T(e, OPTIMIZER).cause, VRAM_CAUSE_STEP);
+    cr_expect_eq(e.logits, VRAM_LOGITS_ALL);
+}
+
+Test(estimate, small_training_peaks_at_the_optimizer_step) {
+    /* sequence 4, batch 1: activations 2 x (per block, by the rules above with sb = 4:
+       norms 256, qkvo 256, MLP 512, masks 64, scores 9 x 32) = 2752 and logits 14 x 40 =
+       560 are below the step: every gradient (3520) and the step's transient (10 x 256) */
     vram_model m = tiny(VRAM_DTYPE_F32);
     vram_workload w = {0};
     w.mode = VRAM_MODE_TRAIN;
@@ -102,47 +192,74 @@ Test(estimate, training_activations_follow_korthikanti) {
     w.format = VRAM_DTYPE_F16;
     vram_estimate e = est(&m, w);
     check_ranges(&e);
-    cr_expect_eq(e.compute, VRAM_DTYPE_F16);
-    cr_expect_eq(T(e, ACTIVATIONS).expected, 2 * 1248);
-    /* mixed precision with AdamW: 2 + 2 + 4 + 8 bytes per parameter */
-    cr_expect_eq(T(e, WEIGHTS).expected, 2 * 1760);
-    cr_expect_eq(T(e, GRADIENTS).expected, 2 * 1760);
-    cr_expect_eq(T(e, MASTER).expected, 4 * 1760);
-    cr_expect_eq(T(e, OPTIMIZER).expected, 8 * 1760);
-    cr_expect_eq(e.trainable, 1760);
-    /* logits: 4 x 10 in f16 plus the fp32 upcast; high adds the fp32 gradient */
-    cr_expect_eq(T(e, LOGITS).low, 80);
-    cr_expect_eq(T(e, LOGITS).expected, 240);
-    cr_expect_eq(T(e, LOGITS).high, 400);
-    cr_expect_eq(T(e, KV_CACHE).expected, 0);
-    /* low: no dropout masks or dropout outputs: attention 5*2*32 + 2*32 (softmax output),
-       MLP 2*32 + 4*128, norms 4*32: 384 + 576 + 128 = 1088 */
-    cr_expect_eq(T(e, ACTIVATIONS).low, 2 * 1088);
-    /* high: an fp32 copy of one block's scores, 4 x 2 x 1 x 4 x 4 */
-    cr_expect_eq(T(e, ACTIVATIONS).high, 2 * 1248 + 128);
+    cr_expect_eq(T(e, GRADIENTS).expected, 3520);
+    cr_expect_eq(T(e, OPTIMIZER).expected, 8 * 1760 + 2560);
+    cr_expect_eq(T(e, OPTIMIZER).low, 8 * 1760);
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 0);
+    cr_expect_eq(T(e, ACTIVATIONS).high, 2752 + 2752 / 8);
+    cr_expect_eq(T(e, LOGITS).expected, 0);
+    cr_expect_eq(T(e, LOGITS).high, 640);
 }
 
 Test(estimate, checkpointing_and_flash_attention) {
     vram_model m = tiny(VRAM_DTYPE_F32);
-    vram_workload w = {0};
-    w.mode = VRAM_MODE_TRAIN;
-    w.seq = 4;
-    w.format = VRAM_DTYPE_F16;
+    vram_workload w = tiny_train();
     w.checkpointing = 1;
     vram_estimate e = est(&m, w);
-    /* each block keeps its 16-bit input (2 x 32), one block's full set is recomputed */
-    cr_expect_eq(T(e, ACTIVATIONS).expected, 2 * 2 * 32 + 1248);
+    check_ranges(&e);
+    /* each block keeps its f16 input (2 x 4 x 32 x 8 x 2 = 4096 for both), one block's full
+       set is recomputed: 4096 + 108544 + 17920 of logits = 130560 at the start of backward;
+       at its end every gradient (3520) and the last block's set with its gradients (1.5 x
+       108544 = 162816) are more: the peak is there, without logits */
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 162816);
+    cr_expect_eq(T(e, ACTIVATIONS).low, 108544);
+    cr_expect_eq(T(e, GRADIENTS).expected, 3520);
+    cr_expect_eq(T(e, LOGITS).expected, 0);
     w.checkpointing = 0;
     w.flash_attention = 1;
     e = est(&m, w);
-    /* no 5as^2b term; an fp32 log-sum-exp per head and token instead (4 x 2 x 4) */
-    cr_expect_eq(T(e, ACTIVATIONS).expected, 2 * (32 * 34 + 32));
-    cr_expect_eq(T(e, ACTIVATIONS).high, T(e, ACTIVATIONS).expected, "no score copy with flash");
-    /* gradient accumulation changes no memory */
+    check_ranges(&e);
+    /* no scores; an fp32 log-sum-exp per head and token instead (4 x 2 x 128 = 1024):
+       expected 32768 + 2048 + 1024, low 32768 + 1024, per block */
+    cr_expect_eq(T(e, ACTIVATIONS).expected, 2 * 35840);
+    cr_expect_eq(T(e, ACTIVATIONS).low, 2 * 33792);
+    /* gradient accumulation keeps the gradients through backward */
     vram_estimate e1 = e;
     w.grad_accum = 16;
     e = est(&m, w);
-    cr_expect_eq(e.expected, e1.expected);
+    check_ranges(&e);
+    cr_expect_eq(T(e, GRADIENTS).expected, 3520);
+    cr_expect_eq(e.expected - T(e, ALLOCATOR).expected,
+                 e1.expected - T(e1, ALLOCATOR).expected + 3520);
+}
+
+Test(estimate, transformers_ops_change_the_kept_tensors) {
+    vram_model m = tiny(VRAM_DTYPE_F32);
+    vram_workload w = tiny_train();
+    w.flash_attention = 1;
+    uint64_t base = T(est(&m, w), ACTIVATIONS).expected; /* 2 x 35840 */
+    /* RMSNorm keeps an fp32 copy: (4 + 2c) instead of 2c per norm, + 4 x sbh x 2 norms */
+    m.arch.norm = VRAM_NORM_RMS;
+    cr_expect_eq(T(est(&m, w), ACTIVATIONS).expected, base + 2 * (2 * 4 * 1024));
+    /* q and k normalised per head: (4 + c) x sb x (q + kv) = 6 x 2048 more per block */
+    m.arch.ops = VRAM_OPS_QK_NORM;
+    cr_expect_eq(T(est(&m, w), ACTIVATIONS).expected,
+                 base + 2 * (2 * 4 * 1024) + 2 * 6 * 2048);
+    /* GPT-2's gelu_new: 3c x sbi more per block */
+    m.arch.norm = VRAM_NORM_LAYER;
+    m.arch.ops = VRAM_OPS_GELU_OPS;
+    cr_expect_eq(T(est(&m, w), ACTIVATIONS).expected, base + 2 * 6 * 4096);
+    /* fused q, k, v: c x sb x (q + kv) more per block */
+    m.arch.ops = VRAM_OPS_FUSED_PROJ;
+    cr_expect_eq(T(est(&m, w), ACTIVATIONS).expected, base + 2 * 2 * 2048);
+    /* soft-capping runs attention unfused, whatever --flash-attention says: the scores
+       with the capped copy, (4 + 2c) low, (4 + 2c + 1 + c) expected per score */
+    m.arch.ops = VRAM_OPS_SOFTCAP;
+    cr_expect_eq(T(est(&m, w), ACTIVATIONS).expected, 2 * (34816 + 11 * 8192));
+    /* an op outside the list is refused with the arch */
+    m.arch.ops = 0x100;
+    vram_estimate e;
+    cr_expect_eq(vram_estimate_model(&m, &w, &e), VRAM_E_INVALID);
 }
 
 Test(estimate, optimizers) {
@@ -176,7 +293,11 @@ Test(estimate, lora_on_int4_counts_adapters_by_hand) {
     check_ranges(&e);
     /* q and v adapted: rank x (8 + 8) each, per block, 2 blocks */
     cr_expect_eq(e.trainable, 128);
-    cr_expect_eq(T(e, GRADIENTS).expected, 4 * 128);
+    /* fp32 adapter gradients: not yet alive at the start of backward, which is the peak
+       (the activations and logits outweigh the step); high: all of them */
+    cr_expect_eq(T(e, GRADIENTS).expected, 0);
+    cr_expect_eq(T(e, GRADIENTS).high, 4 * 128);
+    cr_expect_eq(e.size[VRAM_TERM_GRADIENTS].expected, 4 * 128);
     cr_expect_eq(T(e, OPTIMIZER).expected, 8 * 128);
     cr_expect_eq(T(e, MASTER).expected, 0);
     /* weights: nf4 of the 1536 block-matrix elements (768 + 24 absmax x 4 = 864), nf4 of
@@ -288,24 +409,24 @@ Test(estimate, bad_workloads_are_rejected) {
 
 Test(estimate, training_split_puts_each_blocks_activations_on_its_block) {
     vram_model m = tiny(VRAM_DTYPE_F32);
-    vram_workload w = {0};
-    w.mode = VRAM_MODE_TRAIN;
-    w.seq = 4;
-    w.format = VRAM_DTYPE_F16;
+    vram_workload w = tiny_train();
     vram_estimate e = est(&m, w);
-    /* without checkpointing a block keeps its full set, 1248 (Korthikanti, above) */
+    /* at the start of backward (no gradient yet) a block holds its weights' share (800 of
+       1760 parameters: 1600 bytes), its master and optimizer state (800 x 12 = 9600) and
+       its full set of activations (108544, above) */
     cr_expect_eq(e.blocks, 2);
-    cr_expect_eq(e.block_bytes, 1600 + 11200 + 1248);
-    /* the rest: embedding and head weights (160 x 2), their state (160 x 14), the logits
-       (240) and the fixed costs; no activation stays there */
-    cr_expect_eq(e.base_bytes, 320 + 2240 + 240 + TINY_FIXED);
+    cr_expect_eq(e.block_bytes, 1600 + 9600 + 108544);
+    /* the rest: embedding and head weights (160 x 2), their state (160 x 12), the logits
+       (17920) and the fixed costs, the allocator's sixteenth of what moves ((217088 +
+       17920) / 16 = 14688) among them */
+    cr_expect_eq(e.base_bytes, 320 + 1920 + 17920 + TINY_FIXED + 14688);
     cr_expect_eq(e.base_bytes + 2 * e.block_bytes, e.expected);
-    /* with checkpointing a block keeps its 16-bit input, 2 x 32; the one block being
-       recomputed (1248) is not per block and stays with the base */
+    /* with checkpointing the peak is the end of backward: every gradient is alive (the
+       state's share 800 x 14 = 11200) and a block keeps its input (4096 / 2); the block
+       being recomputed is not per block and stays with the base */
     w.checkpointing = 1;
     e = est(&m, w);
-    cr_expect_eq(e.block_bytes, 1600 + 11200 + 64);
-    cr_expect_eq(e.base_bytes, 320 + 2240 + 1248 + 240 + TINY_FIXED);
+    cr_expect_eq(e.block_bytes, 1600 + 11200 + 2048);
     cr_expect_eq(e.base_bytes + 2 * e.block_bytes, e.expected);
 }
 

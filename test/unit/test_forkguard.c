@@ -1,4 +1,4 @@
-/* test_forkguard.c — the fork guard (driver/isolate/forkguard.h) over the mocked device: after a
+/* test_forkguard.c — the fork guard (driver/cuda/forkguard.h) over the mocked device: after a
  * (mocked) CUDA initialisation, a forked child gets VRAM_E_FORKED from every slot of the
  * guarded table without the inner table being called, and reports back through its exit
  * code; without an initialisation, or in the parent, every call goes through. Each
@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "isolate/forkguard.h"
+#include "cuda/forkguard.h"
 #include "mock_device.h"
 
 /* Calls every slot of the table. Returns 0 when each returned `want` (for the slots that

@@ -52,3 +52,88 @@ Test(kernels_nogpu, a_failed_launch_is_classified_recorded_and_enqueued_nothing)
     cr_assert_eq(e.enqueued, 0u);
     cr_assert_str_eq(e.call, "launch vram__k_cast_kernel");
 }
+
+/* The variant switches and the multi-tensor calls' argument checks need no GPU: refused before any
+ * CUDA call, nothing recorded; a launch that fails names the multi-tensor kernel. */
+Test(kernels_nogpu, variants_are_switched_and_range_checked) {
+    cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_GATHER), 2);
+    cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_LIST), 2);
+    cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_NORM), 2);
+    cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_KINDS), 0);
+    cr_assert_eq(vram_k_variants(-1), 0);
+    cr_assert_eq(vram_k_set_variant(-1, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_KINDS, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_NORM, 2), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_NORM, -1), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_NORM, 1), VRAM_OK);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_NORM, 0), VRAM_OK);
+    cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE + 1, 0), VRAM_E_RANGE);
+    cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE, 0), VRAM_OK);
+    cr_assert_eq(vram_k_set_launch_limits(0, 0), VRAM_OK);
+}
+
+Test(kernels_nogpu, norm_workspace_is_a_float_a_chunk_and_the_counter) {
+    float host[4];
+    vram_k_tensor t[2] = {{host, VRAM_K_CHUNK + 1, VRAM_DTYPE_F32}, {NULL, 0, VRAM_DTYPE_F16}};
+    uint64_t ws = 0;
+    cr_assert_eq(vram_k_norm_workspace(t, 2, &ws), VRAM_OK);
+    cr_assert_eq(ws, 3u, "two chunks and the counter");
+    cr_assert_eq(vram_k_norm_workspace(NULL, 0, &ws), VRAM_OK);
+    cr_assert_eq(ws, 1u, "an empty list: the counter's float (and the final kernel's least)");
+}
+
+Test(kernels_nogpu, many_calls_refuse_bad_items_and_record_nothing) {
+    float host[16] = {0};
+    vram_k_error e;
+    const vram_k_cast_item good = {host, host + 8, 4, VRAM_DTYPE_F32, VRAM_DTYPE_F16};
+    vram_k_cast_item c[2] = {good, good};
+    c[1].dst_dtype = VRAM_DTYPE_I8;
+    cr_assert_eq(vram_k_cast_many(c, 2, NULL), VRAM_E_INVALID, "a bad second item refuses the whole call");
+    c[1] = good;
+    c[1].src = NULL;
+    cr_assert_eq(vram_k_cast_many(c, 2, NULL), VRAM_E_INVALID, "NULL with elements");
+    c[1] = good;
+    c[1].dst = (unsigned char *)host + 1;
+    cr_assert_eq(vram_k_cast_many(c, 2, NULL), VRAM_E_INVALID, "a misaligned fp16 buffer");
+    c[1] = good;
+    c[1].count = UINT64_MAX / 2;
+    cr_assert_eq(vram_k_cast_many(c, 2, NULL), VRAM_E_OVERFLOW);
+    cr_assert_eq(vram_k_cast_many(NULL, 1, NULL), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_cast_many(NULL, 0, NULL), VRAM_OK, "an empty list does nothing");
+    const vram_k_quant_item qgood = {host, (int8_t *)(host + 8), host + 12, 2, 2, VRAM_DTYPE_F32};
+    vram_k_quant_item q[2] = {qgood, qgood};
+    q[1].dtype = VRAM_DTYPE_U8;
+    cr_assert_eq(vram_k_quant_int8_rows_many(q, 2, NULL, NULL), VRAM_E_INVALID);
+    q[1] = qgood;
+    q[1].scales = NULL;
+    cr_assert_eq(vram_k_quant_int8_rows_many(q, 2, NULL, NULL), VRAM_E_INVALID);
+    q[1] = qgood;
+    q[1].rows = UINT64_MAX;
+    cr_assert_eq(vram_k_quant_int8_rows_many(q, 2, NULL, NULL), VRAM_E_OVERFLOW);
+    q[1] = qgood;
+    q[1].rows = 1ull << 32;
+    q[1].cols = 1;
+    cr_assert_eq(vram_k_quant_int8_rows_many(q, 2, NULL, NULL), VRAM_E_OVERFLOW, "2^32 rows");
+    cr_assert_eq(vram_k_quant_int8_rows_many(NULL, 2, NULL, NULL), VRAM_E_INVALID);
+    cr_assert_eq(vram_k_last_error(&e), VRAM_OK);
+    cr_assert_eq(e.cuda_error, 0, "no CUDA call was made, none failed");
+}
+
+Test(kernels_nogpu, a_failed_many_launch_is_recorded_by_name) {
+    float host[16] = {1, 2, 3, 4};
+    vram_k_error e;
+    const vram_k_cast_item c = {host, host + 8, 4, VRAM_DTYPE_F32, VRAM_DTYPE_F16};
+    vram_status st = vram_k_cast_many(&c, 1, NULL);
+    cr_assert_neq(st, VRAM_OK);
+    cr_assert_eq(vram_k_last_error(&e), VRAM_OK);
+    cr_assert_eq(e.status, st);
+    cr_assert_str_eq(e.call, "launch vram__k_cast_many_kernel");
+    cr_assert_eq(e.enqueued, 0u);
+    const vram_k_quant_item q = {host, (int8_t *)(host + 8), host + 12, 2, 2, VRAM_DTYPE_F32};
+    st = vram_k_quant_int8_rows_many(&q, 1, NULL, NULL);
+    cr_assert_neq(st, VRAM_OK);
+    cr_assert_eq(vram_k_last_error(&e), VRAM_OK);
+    cr_assert_str_eq(e.call, "launch vram__k_quant_many_kernel");
+    cr_assert_eq(e.enqueued, 0u);
+    cr_assert_eq(host[0], 1.0f, "nothing ran");
+}

@@ -248,7 +248,8 @@ Test(model, the_largest_allowed_model_does_not_overflow) {
     a.vocab = a.positions = a.type_vocab = VRAM_ARCH_MAX_VOCAB;
     a.extra_params = VRAM_ARCH_MAX_EXTRA;
     a.mlp = VRAM_MLP_GATED;
-    a.flags = VRAM_ARCH_FLAGS_ALL & ~(VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD);
+    a.flags = VRAM_ARCH_FLAGS_ALL &
+              ~(VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD | VRAM_ARCH_NO_MLP | VRAM_ARCH_MIXER_ALSO);
     cr_assert_eq(vram_arch_params(&a, &c), VRAM_OK);
     /* the parts add up exactly (no wrap anywhere) */
     cr_expect_eq(c.total, c.embedding + c.blocks + c.final_norms + c.head + c.extra);

@@ -445,10 +445,10 @@ Test(config, notes_for_what_is_not_modelled) {
     cr_assert_eq(m.arch.family, VRAM_FAMILY_ENCODER_DECODER);
     cr_assert_eq(m.arch.decoder_intermediate, 4096, "decoder_ffn_dim: M2M100's default");
     cr_assert_not_null(strstr(err, "no model_type; read as an M2M100-like"), "%s", err);
-    m = parse_ok("{\"model_type\":\"mamba\",\"hidden_size\":768,\"num_hidden_layers\":12}", err,
+    m = parse_ok("{\"model_type\":\"rwkv\",\"hidden_size\":768,\"num_hidden_layers\":12}", err,
                  sizeof err);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
-    cr_assert_not_null(strstr(err, "'mamba' is not in vramkit's table and its keys match no known"),
+    cr_assert_not_null(strstr(err, "'rwkv' is not in vramkit's table and its keys match no known"),
                        "%s", err);
 }
 

@@ -1056,3 +1056,175 @@ Test(gguf, qwen2moe_bad_shared_width) {
     cr_assert_not_null(strstr(err, "qwen2moe.expert_shared_feed_forward_length"), "%s", err);
     cr_assert_null(strchr(err, '\n'));
 }
+
+/* ---- the architecture table's rows, in GGUF form ---------------------------------------- */
+
+/* A GGUF of `layers` blocks of the Llama pattern under general.architecture `arch`, with the
+ * tensor names llama.cpp's converters write (convert_hf_to_gguf.py; src/llama-arch.cpp's
+ * names): per block attn_norm, attn_q/k/v/output, ffn_norm, ffn_gate/up/down; `more` adds
+ * each block's extra tensors by name suffix and element count (q/k norms, post-norms) and
+ * `outer` the ones outside the blocks (rope factors). */
+typedef struct gg_extra {
+    const char *name;
+    uint64_t n;
+} gg_extra;
+
+static void dense_gguf(const char *arch, uint64_t layers, const gg_extra *more, size_t nmore,
+                       const gg_extra *outer, size_t nouter, vram_model *m) {
+    fx_gguf g = {0};
+    fx_list l = {0};
+    char n[160], k[96];
+    const uint64_t h = 256, heads = 4, kv = 2, hd = 64, ff = 512, vocab = 1000;
+#define AK(s) (snprintf(k, sizeof k, "%s.%s", arch, s), k)
+    fx_gguf_str(&g, "general.architecture", arch);
+    fx_gguf_u32(&g, AK("block_count"), (uint32_t)layers);
+    fx_gguf_u32(&g, AK("context_length"), 4096);
+    fx_gguf_u32(&g, AK("embedding_length"), (uint32_t)h);
+    fx_gguf_u32(&g, AK("feed_forward_length"), (uint32_t)ff);
+    fx_gguf_u32(&g, AK("attention.head_count"), (uint32_t)heads);
+    fx_gguf_u32(&g, AK("attention.head_count_kv"), (uint32_t)kv);
+#undef AK
+    l.ggml = 0;
+    FX_2(&l, "token_embd.weight", vocab, h);
+    for (size_t j = 0; j < nouter; j++)
+        FX_1(&l, outer[j].name, outer[j].n);
+    for (uint64_t i = 0; i < layers; i++) {
+#define BN(s) (snprintf(n, sizeof n, "blk.%llu.%s", (unsigned long long)i, s), n)
+        FX_1(&l, BN("attn_norm.weight"), h);
+        FX_1(&l, BN("ffn_norm.weight"), h);
+        FX_2(&l, BN("attn_q.weight"), heads * hd, h);
+        FX_2(&l, BN("attn_k.weight"), kv * hd, h);
+        FX_2(&l, BN("attn_v.weight"), kv * hd, h);
+        FX_2(&l, BN("attn_output.weight"), h, heads * hd);
+        FX_2(&l, BN("ffn_gate.weight"), ff, h);
+        FX_2(&l, BN("ffn_up.weight"), ff, h);
+        FX_2(&l, BN("ffn_down.weight"), h, ff);
+        for (size_t j = 0; j < nmore; j++)
+            FX_1(&l, BN(more[j].name), more[j].n);
+#undef BN
+    }
+    FX_1(&l, "output_norm.weight", h);
+    FX_2(&l, "output.weight", vocab, h);
+    char err[512];
+    cr_assert_eq(parse_built(&g, &l, m, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_eq(err[0], '\0', "%s: no note: %s", arch, err);
+}
+
+Test(gguf, norms_and_rope_factors_count_as_the_file_holds_them) {
+    /* q/k norms over head_dim (qwen3, qwen3moe's dense form here: the row's norms, whatever
+       the MLP), over q and kv widths (olmo2), Gemma 3's two post-norms with its q/k norms,
+       phi3's long and short rope factors (head_dim / 2 each), Llama 3.1's rope_freqs */
+    static const gg_extra qk[] = {{"attn_q_norm.weight", 64}, {"attn_k_norm.weight", 64}};
+    static const gg_extra full[] = {{"attn_q_norm.weight", 256}, {"attn_k_norm.weight", 128}};
+    static const gg_extra g3[] = {{"attn_q_norm.weight", 64},
+                                  {"attn_k_norm.weight", 64},
+                                  {"post_attention_norm.weight", 256},
+                                  {"post_ffw_norm.weight", 256}};
+    static const gg_extra rope[] = {{"rope_factors_long.weight", 32},
+                                    {"rope_factors_short.weight", 32}};
+    static const gg_extra freqs[] = {{"rope_freqs.weight", 32}};
+    static const struct {
+        const char *arch;
+        const gg_extra *more, *outer;
+        size_t nmore, nouter;
+    } cases[] = {{"qwen3", qk, NULL, 2, 0},    {"qwen3moe", qk, NULL, 2, 0},
+                 {"olmo2", full, NULL, 2, 0},  {"gemma3", g3, NULL, 4, 0},
+                 {"phi3", NULL, rope, 0, 2},   {"llama", NULL, freqs, 0, 1},
+                 {"gemma2", g3 + 2, NULL, 2, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vram_model m;
+        dense_gguf(cases[i].arch, 3, cases[i].more, cases[i].nmore, cases[i].outer,
+                   cases[i].nouter, &m);
+        vram_param_count pc = arch_count(&m);
+        cr_expect_eq(pc.total, m.stats.params, "%s: arch %llu, tensors %llu", cases[i].arch,
+                     (unsigned long long)pc.total, (unsigned long long)m.stats.params);
+    }
+}
+
+/* Llama 4 Maverick cut to its first two blocks (block 0 dense, block 1 routed: its
+ * interleave_moe_layer_step 2) with the names and shapes llama.cpp's Llama4Model converter
+ * writes: feed_forward_length the dense blocks' intermediate_size_mlp (16384),
+ * expert_feed_forward_length the experts' (8192), gate_up_proj split into ffn_gate_exps and
+ * ffn_up_exps, the router ffn_gate_inp, the shared expert ffn_{gate,up,down}_shexp, and the
+ * llama3-style rope_freqs. */
+static void llama4_gguf(vram_model *m, char *err, size_t cap) {
+    fx_gguf g = {0};
+    fx_list l = {0};
+    char n[160];
+    const uint64_t h = 5120, q = 40 * 128, kv = 8 * 128, dense = 16384, xf = 8192, e = 128;
+    const uint64_t vocab = 202048;
+    fx_gguf_str(&g, "general.architecture", "llama4");
+    fx_gguf_u32(&g, "llama4.block_count", 2);
+    fx_gguf_u32(&g, "llama4.context_length", 1048576);
+    fx_gguf_u32(&g, "llama4.embedding_length", (uint32_t)h);
+    fx_gguf_u32(&g, "llama4.feed_forward_length", (uint32_t)dense);
+    fx_gguf_u32(&g, "llama4.expert_feed_forward_length", (uint32_t)xf);
+    fx_gguf_u32(&g, "llama4.interleave_moe_layer_step", 2);
+    fx_gguf_u32(&g, "llama4.attention.head_count", 40);
+    fx_gguf_u32(&g, "llama4.attention.head_count_kv", 8);
+    fx_gguf_u32(&g, "llama4.attention.key_length", 128);
+    fx_gguf_u32(&g, "llama4.expert_count", (uint32_t)e);
+    fx_gguf_u32(&g, "llama4.expert_used_count", 1);
+    l.ggml = 1;
+    FX_2(&l, "token_embd.weight", vocab, h);
+    l.ggml = 0;
+    FX_1(&l, "rope_freqs.weight", 64);
+    for (uint64_t i = 0; i < 2; i++) {
+#define LN(s) (snprintf(n, sizeof n, "blk.%llu.%s", (unsigned long long)i, s), n)
+        l.ggml = 0;
+        FX_1(&l, LN("attn_norm.weight"), h);
+        FX_1(&l, LN("ffn_norm.weight"), h);
+        l.ggml = 1;
+        FX_2(&l, LN("attn_q.weight"), q, h);
+        FX_2(&l, LN("attn_k.weight"), kv, h);
+        FX_2(&l, LN("attn_v.weight"), kv, h);
+        FX_2(&l, LN("attn_output.weight"), h, q);
+        if (i == 0) {
+            FX_2(&l, LN("ffn_gate.weight"), dense, h);
+            FX_2(&l, LN("ffn_up.weight"), dense, h);
+            FX_2(&l, LN("ffn_down.weight"), h, dense);
+        } else {
+            FX_2(&l, LN("ffn_gate_inp.weight"), e, h);
+            fx_add(&l, LN("ffn_gate_exps.weight"), 3, e, xf, h, 0);
+            fx_add(&l, LN("ffn_up_exps.weight"), 3, e, xf, h, 0);
+            fx_add(&l, LN("ffn_down_exps.weight"), 3, e, h, xf, 0);
+            FX_2(&l, LN("ffn_gate_shexp.weight"), xf, h);
+            FX_2(&l, LN("ffn_up_shexp.weight"), xf, h);
+            FX_2(&l, LN("ffn_down_shexp.weight"), h, xf);
+        }
+#undef LN
+    }
+    l.ggml = 0;
+    FX_1(&l, "output_norm.weight", h);
+    l.ggml = 1;
+    FX_2(&l, "output.weight", vocab, h);
+    cr_assert_eq(parse_built(&g, &l, m, err, cap), VRAM_OK, "%s", err);
+}
+
+Test(gguf, llama4_maverick_two_blocks) {
+    /* by hand: attention 2 x 5120 x 5120 + 2 x 1024 x 5120 and two norms each block; block 0
+       a dense MLP of 3 x 16384 x 5120; block 1 a router 128 x 5120, 128 experts of
+       3 x 8192 x 5120 and the shared one of 3 x 8192 x 5120; outside: embeddings and head
+       202048 x 5120 each, the final norm and 64 rope frequencies */
+    const uint64_t h = 5120, attn = 2 * h * h + 2 * 1024 * h + 2 * h;
+    const uint64_t b0 = attn + 3 * 16384 * h, xp = 128ull * 3 * 8192 * h;
+    const uint64_t b1 = attn + 128 * h + xp + 3 * 8192 * h;
+    const uint64_t outer = 2ull * 202048 * h + h + 64;
+    vram_model m;
+    char err[512];
+    llama4_gguf(&m, err, sizeof err);
+    cr_assert_eq(err[0], '\0', "no note: %s", err);
+    const vram_arch *a = &m.arch;
+    cr_assert_eq(a->experts, 128);
+    cr_assert_eq(a->experts_per_token, 1);
+    cr_assert_eq(a->dense_layers, 1, "the block without a router");
+    cr_assert_eq(a->intermediate, 16384);
+    cr_assert_eq(a->expert_intermediate, 8192);
+    cr_assert_eq(a->shared_intermediate, 8192, "one shared expert of the routed width");
+    cr_assert_eq(m.stats.params, b0 + b1 + outer);
+    vram_param_count pc = arch_count(&m);
+    cr_assert_eq(pc.total, m.stats.params, "arch %llu, tensors %llu", (unsigned long long)pc.total,
+                 (unsigned long long)m.stats.params);
+    cr_assert_eq(pc.expert_params, m.stats.expert_params);
+    cr_assert_eq(pc.active, pc.total - 127ull * 3 * 8192 * h, "1 of 128 experts");
+}

@@ -4,6 +4,8 @@
  * message (the file, the tensor, the defect). */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,4 +511,108 @@ Test(safetensors, index_shard_errors_name_the_shard) {
     expect_err(read_index(err, sizeof err), VRAM_E_UNHANDLED, err,
                "s1.safetensors: ", "dtype 'F12'", NULL);
     fx_free(&f);
+}
+
+/* ---- the streaming read and the tree read agree ----------------------------------------- */
+
+/* Both reads of one header: the same status, message and statistics. */
+static void both_reads(const char *json, uint64_t data_bytes) {
+    vram__tensor_acc a, b;
+    char ea[512] = "", eb[512] = "";
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    vram_status sa = vram__safetensors_parse_into(json, strlen(json), data_bytes, "h", &a, NULL,
+                                                  ea, sizeof ea);
+    vram_status sb = vram__safetensors_parse_tree(json, strlen(json), data_bytes, "h", &b, NULL,
+                                                  eb, sizeof eb);
+    cr_expect_eq(sa, sb, "%s: %d vs %d (%s | %s)", json, sa, sb, ea, eb);
+    cr_expect_str_eq(ea, eb, "%s", json);
+    if (sa == VRAM_OK && sb == VRAM_OK) {
+        cr_expect_eq(memcmp(&a.stats, &b.stats, sizeof a.stats), 0, "%s", json);
+        cr_expect_eq(a.blocks.count, b.blocks.count, "%s", json);
+    }
+    vram__set_free(&a.blocks);
+    vram__set_free(&b.blocks);
+}
+
+Test(safetensors, streaming_and_tree_reads_agree) {
+    static const struct {
+        const char *json;
+        uint64_t data;
+    } cases[] = {
+        /* the common form (the streaming read decides) */
+        {"{\"__metadata__\":{\"format\":\"pt\"},\"model.layers.0.w.weight\":{\"dtype\":\"F16\","
+         "\"shape\":[2,3],\"data_offsets\":[0,12]},\"model.layers.1.w.weight\":{\"dtype\":"
+         "\"BF16\",\"shape\":[3],\"data_offsets\":[12,18]}}",
+         18},
+        {"{}", 0},
+        {" { \"a\" : { \"shape\" : [ ] , \"dtype\" : \"F32\" , \"data_offsets\" : [ 0 , 4 ] } } ",
+         4},
+        /* MXFP4 as transformers stores it, a fused experts' tensor */
+        {"{\"model.layers.0.mlp.experts.gate_up_proj_blocks\":{\"dtype\":\"U8\",\"shape\":[2,4,1,"
+         "16],\"data_offsets\":[0,128]},\"model.layers.0.mlp.experts.gate_up_proj_scales\":{"
+         "\"dtype\":\"U8\",\"shape\":[2,4,1],\"data_offsets\":[128,136]}}",
+         136},
+        /* outside the form: left to the tree read, which decides */
+        {"{\"a\\u0062\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.0],\"data_offsets\":[0,4]}}", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4],\"x\":1}}", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4},
+        {"{\"__metadata__\":{\"d\":\"caf\xc3\xa9\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
+         "\"data_offsets\":[0,4]}}",
+         4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[9007199254740993],\"data_offsets\":[0,4]}}", 4},
+        /* defects: the same message */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"a\":{\"dtype\":\"F32\","
+         "\"shape\":[1],\"data_offsets\":[4,8]}}",
+         8},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 8},
+        {"{\"a\":{\"dtype\":\"X9\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} x", 4},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}", 4},
+        {"{\"layers.1234567890123456789.w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":"
+         "[0,4]}}",
+         4},
+        {"{\"a\x01\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4},
+        {"{\"a\x7f\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4},
+        {"{\"a\xff\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        both_reads(cases[i].json, cases[i].data);
+    /* and every seed of the fuzz corpus: hdr_* (8 bytes of data size, then the header), the
+       others whole files (8 bytes of header length, the header, the data) */
+    DIR *d = opendir(VRAMKIT_SOURCE_DIR "/test/fuzz/corpus/safetensors");
+    struct dirent *e;
+    int seeds = 0;
+    cr_assert_not_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char p[512];
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, VRAMKIT_SOURCE_DIR "/test/fuzz/corpus/safetensors/%s", e->d_name);
+        FILE *f = fopen(p, "rb");
+        cr_assert_not_null(f);
+        static char buf[1 << 20];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        if (n < 8) continue;
+        buf[n] = '\0';
+        uint64_t first = 0, data, hlen = n - 8;
+        for (int k = 7; k >= 0; k--)
+            first = first << 8 | (unsigned char)buf[k];
+        if (strncmp(e->d_name, "hdr_", 4) == 0) {
+            data = first;
+        } else {
+            if (first > n - 8) continue; /* a header past the end: no header to read */
+            hlen = first;
+            data = n - 8 - first;
+            buf[8 + hlen] = '\0';
+        }
+        if (strlen(buf + 8) != hlen) continue; /* a NUL inside: not a C string */
+        both_reads(buf + 8, data);
+        seeds++;
+    }
+    closedir(d);
+    cr_assert_gt(seeds, 0);
 }

@@ -220,7 +220,7 @@ Test(shapes, parallel_block_has_one_norm) {
     cr_assert_eq(two.decoder_block - one.decoder_block, 2 * 64, "one LayerNorm (2 x 64) less");
     cr_assert_eq(two.total - one.total, 3 * 2 * 64);
     cr_assert_eq(one.matrix_params, two.matrix_params, "the matrices are the same");
-    a.flags = 0x100u;
+    a.flags = VRAM_ARCH_FLAGS_ALL + 1u;
     cr_assert_eq(vram_arch_check(&a), VRAM_E_INVALID, "an unknown flag");
     a.flags = VRAM_ARCH_FINAL_NORM;
     a.source_context = VRAM_ARCH_MAX_VOCAB + 1u;
@@ -599,17 +599,48 @@ Test(shapes, vision_config_errors_name_the_nested_config) {
     /* a VLM whose language model vramkit does not know: unknown, said so */
     vram_model m;
     char err[512];
-    const char *j = "{\"model_type\":\"llava\",\"text_config\":{\"model_type\":\"mamba\"}}";
+    const char *j = "{\"model_type\":\"llava\",\"text_config\":{\"model_type\":\"rwkv\"}}";
     cr_assert_eq(vram_config_parse(j, strlen(j), "m/config.json", &m, err, sizeof err), VRAM_OK);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
     cr_assert_not_null(strstr(err, "its text_config is not a decoder vramkit models"), "%s", err);
-    j = "{\"model_type\":\"llava\",\"vision_config\":{\"model_type\":\"pixtral\"}}";
+    j = "{\"model_type\":\"llava\",\"vision_config\":{\"model_type\":\"idefics3_vision\"}}";
     cr_assert_eq(vram_config_parse(j, strlen(j), "m/config.json", &m, err, sizeof err), VRAM_OK);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
-    cr_assert_not_null(strstr(err, "vision_config model_type 'pixtral' is not a vision tower"),
-                       "%s", err);
+    cr_assert_not_null(
+        strstr(err, "vision_config model_type 'idefics3_vision' is not a vision tower"), "%s",
+        err);
     /* LlavaConfig() alone: its own CLIP-L/336 tower and a Llama-2-7B language model */
     j = "{\"model_type\":\"llava\"}";
     cr_assert_eq(vram_config_parse(j, strlen(j), "m/config.json", &m, err, sizeof err), VRAM_OK);
     cr_assert_eq(m.image_tokens, 576);
+}
+
+/* The operations that change what transformers keeps (vram_arch.ops), as the config reader
+   sets them: q/k norms (qwen3, olmoe), GPT-2's gelu_new (its default, and named), Gemma 2's
+   soft-capping (its default; null: none), Phi-3's fused projections; none for a plain
+   Llama. */
+Test(shapes, transformers_ops_from_the_config) {
+    static const struct {
+        const char *json;
+        uint32_t ops;
+    } cases[] = {
+        {"{\"model_type\":\"qwen3\"}", VRAM_OPS_QK_NORM},
+        {"{\"model_type\":\"olmoe\"}", VRAM_OPS_QK_NORM},
+        {"{\"model_type\":\"gpt2\"}", VRAM_OPS_GELU_OPS},
+        {"{\"model_type\":\"gpt2\",\"activation_function\":\"gelu_new\"}", VRAM_OPS_GELU_OPS},
+        {"{\"model_type\":\"gpt2\",\"activation_function\":\"gelu\"}", 0},
+        {"{\"model_type\":\"gemma2\",\"attn_logit_softcapping\":50.0}", VRAM_OPS_SOFTCAP},
+        {"{\"model_type\":\"gemma2\"}", VRAM_OPS_SOFTCAP}, /* Gemma2Config's defaults */
+        {"{\"model_type\":\"gemma2\",\"attn_logit_softcapping\":null,"
+         "\"final_logit_softcapping\":null}",
+         0},
+        {"{\"model_type\":\"phi3\"}", VRAM_OPS_FUSED_PROJ},
+        {"{\"model_type\":\"llama\"}", 0},
+    };
+    char err[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vram_model m = parse(cases[i].json, err, sizeof err);
+        cr_expect_eq(m.arch.ops, cases[i].ops, "%s: ops %#x", cases[i].json, m.arch.ops);
+        cr_expect_eq(vram_arch_check(&m.arch), VRAM_OK, "%s", cases[i].json);
+    }
 }

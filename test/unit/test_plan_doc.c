@@ -22,11 +22,11 @@ static vram_plan *new_plan(void) {
 }
 
 static void gpu(vram_plan *p, uint64_t total, uint64_t free_bytes, int cc_major) {
-    p->gpus[p->ngpu].total = total;
-    p->gpus[p->ngpu].free = free_bytes;
-    p->gpus[p->ngpu].cc_major = cc_major;
-    p->ngpu++;
-    p->gpus_given = 1;
+    p->mach.gpus[p->mach.ngpu].total = total;
+    p->mach.gpus[p->mach.ngpu].free = free_bytes;
+    p->mach.gpus[p->mach.ngpu].cc_major = cc_major;
+    p->mach.ngpu++;
+    p->mach.gpus_given = 1;
 }
 
 static void make(vram_plan *p) {
@@ -60,10 +60,10 @@ Test(plan_doc, a_model_plan_reads_back_as_the_same_plan) {
     cr_assert_eq(vram_plan_set_model(p, "Llama-3-8B", err, sizeof err), VRAM_OK);
     gpu(p, 24 * GIB, 20 * GIB, 8);
     gpu(p, 12 * GIB, 12 * GIB, 8);
-    p->host = 64 * GIB;
-    p->host_given = 1;
-    p->margin = 0; /* "none": the core's one byte */
-    p->margin_given = 1;
+    p->mach.host = 64 * GIB;
+    p->mach.host_given = 1;
+    p->mach.margin = 0; /* "none": the core's one byte */
+    p->mach.margin_given = 1;
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_MODE, "train", err, sizeof err), VRAM_OK);
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_FORMAT, "int4", err, sizeof err), VRAM_OK);
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_LORA_RANK, "16", err, sizeof err), VRAM_OK);
@@ -71,6 +71,7 @@ Test(plan_doc, a_model_plan_reads_back_as_the_same_plan) {
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_BATCH, "3", err, sizeof err), VRAM_OK);
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_CHECKPOINTING, NULL, err, sizeof err), VRAM_OK);
     cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_OPTIMIZER, "adam8bit", err, sizeof err), VRAM_OK);
+    cr_assert_eq(vram_wl_apply(&p->w, VRAM_WL_LOGITS, "all", err, sizeof err), VRAM_OK);
     make(p);
     char *path = save(p);
 
@@ -79,11 +80,11 @@ Test(plan_doc, a_model_plan_reads_back_as_the_same_plan) {
     cr_expect(q->saved.present);
     cr_expect_str_eq(q->comps[0].model_arg, "Llama-3-8B");
     cr_expect_eq(memcmp(&q->w, &p->w, sizeof q->w), 0, "the workload reads back field for field");
-    cr_expect_eq(q->ngpu, 2);
-    cr_expect_eq(memcmp(q->gpus, p->gpus, 2 * sizeof q->gpus[0]), 0);
-    cr_expect_eq(q->host, 64 * GIB);
+    cr_expect_eq(q->mach.ngpu, 2);
+    cr_expect_eq(memcmp(q->mach.gpus, p->mach.gpus, 2 * sizeof q->mach.gpus[0]), 0);
+    cr_expect_eq(q->mach.host, 64 * GIB);
     make(q);
-    cr_expect_eq(q->dev.margin, p->dev.margin, "no margin stays no margin");
+    cr_expect_eq(q->mach.dev.margin, p->mach.dev.margin, "no margin stays no margin");
     cr_expect_eq(q->chain.chosen, p->chain.chosen);
     for (int i = 0; i < p->chain.count; i++) {
         cr_expect_str_eq(q->chain.cand[i].name, p->chain.cand[i].name);
@@ -124,8 +125,8 @@ Test(plan_doc, a_service_reads_back_and_says_what_moved) {
                  VRAM_OK);
     cr_assert_eq(vram_plan_add_component(p, "gen=gpt2@cuda:0", err, sizeof err), VRAM_OK);
     gpu(p, 8 * GIB, 8 * GIB, 8);
-    p->host = 16 * GIB;
-    p->host_given = 1;
+    p->mach.host = 16 * GIB;
+    p->mach.host_given = 1;
     make(p);
     cr_assert(p->sum.all_fit);
     char *path = save(p);
@@ -134,7 +135,7 @@ Test(plan_doc, a_service_reads_back_and_says_what_moved) {
        fits where it was set */
     gpu(q, 8 * GIB, GIB / 2, 8);
     load(path, q);
-    cr_expect_eq(q->ngpu, 1, "--assume-gpu replaces the saved machine");
+    cr_expect_eq(q->mach.ngpu, 1, "--assume-gpu replaces the saved machine");
     cr_expect_eq(q->ncomp, 3);
     cr_expect_str_eq(q->comps[1].setting_text, "cpu");
     cr_expect_eq(q->saved.placed, 3);
@@ -238,6 +239,8 @@ Test(plan_doc, workload_values_and_their_errors) {
         {VRAM_WL_LORA_TARGETS, "q,,v", "--lora-targets: 'q,,v' has an empty item"},
         {VRAM_WL_LORA_TARGETS, "q,x", "--lora-targets: 'x' is not one of q, k, v, o, mlp, all"},
         {VRAM_WL_LORA_TARGETS, "", "--lora-targets: '' is not a list of q,k,v,o,mlp"},
+        {VRAM_WL_LOGITS, "first", "--logits: 'first' is not last or all"},
+        {VRAM_WL_LOGITS, "", "--logits: '' is not last or all"},
         {(vram_wl_option)5, "x", "internal: unknown workload option 5"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -253,6 +256,11 @@ Test(plan_doc, workload_values_and_their_errors) {
     cr_expect_eq(w.mode, VRAM_MODE_TRAIN);
     cr_expect_eq(vram_wl_apply(&w, VRAM_WL_LORA_TARGETS, "all", err, sizeof err), VRAM_OK);
     cr_expect_eq(w.lora_targets, VRAM_LORA_ALL);
+    cr_expect_eq(vram_wl_apply(&w, VRAM_WL_LOGITS, "all", err, sizeof err), VRAM_OK);
+    cr_expect_eq(w.logits, VRAM_LOGITS_ALL);
+    cr_expect_eq(vram_wl_apply(&w, VRAM_WL_LOGITS, "last", err, sizeof err), VRAM_OK);
+    cr_expect_eq(w.logits, VRAM_LOGITS_LAST);
+    cr_expect_str_eq(vram_wl_option_name(VRAM_WL_LOGITS), "logits");
     vram_dtype t;
     cr_expect_eq(vram_wl_format("HALF", &t), VRAM_OK);
     cr_expect_eq(t, VRAM_DTYPE_F16);
@@ -325,8 +333,8 @@ Test(plan_doc, gpu_use_adds_up_and_older_plans_without_it_load) {
     gpu(p, 8 * GIB, 6 * GIB, 8);
     gpu(p, 4 * GIB, 4 * GIB, 8);
     gpu(p, 4 * GIB, 4 * GIB, 8); /* left empty */
-    p->host = 16 * GIB;
-    p->host_given = 1;
+    p->mach.host = 16 * GIB;
+    p->mach.host_given = 1;
     make(p);
     vram_plan_gpu_use u;
     int in_use = 0;

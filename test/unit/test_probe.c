@@ -1,4 +1,4 @@
-/* test_probe.c — capability probes (driver/doctor/probe.h) where no GPU is needed: names, argument
+/* test_probe.c — capability probes (driver/probe/probe.h) where no GPU is needed: names, argument
  * checks, the hidden `vramkit __probe` command (hidden from --help, bad usage, the result
  * line it prints), the parent's reading of that line, and every way a child can end badly
  * (crash, hang, silence, garbage: the VRAMKIT_PROBE_TEST hook) turning into a failed probe
@@ -15,7 +15,7 @@
 #include "cli_run.h"
 #include "cuda/cuda_device.h"
 #include "isolate/isolate.h"
-#include "doctor/probe.h"
+#include "probe/probe.h"
 
 #ifdef VRAMKIT_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -237,8 +237,13 @@ Test(swa, batch_and_other_models) {
     vram_estimate f;
     cr_assert_eq(vram_estimate_model(&full, &w, &f), VRAM_OK);
     cr_assert_eq(f.term[VRAM_TERM_KV_CACHE].expected, 4ull * 402653184);
-    cr_assert_eq(f.expected - e.expected, 4ull * (402653184 - 204472320));
-    cr_assert_eq(f.high, e.high);
+    /* (the allocator's margin grows with what moves, the cache among it: apart) */
+    cr_assert_eq((f.expected - f.term[VRAM_TERM_ALLOCATOR].expected) -
+                     (e.expected - e.term[VRAM_TERM_ALLOCATOR].expected),
+                 4ull * (402653184 - 204472320));
+    cr_assert(f.term[VRAM_TERM_ALLOCATOR].expected > e.term[VRAM_TERM_ALLOCATOR].expected);
+    cr_assert_eq(f.high - f.term[VRAM_TERM_ALLOCATOR].high,
+                 e.high - e.term[VRAM_TERM_ALLOCATOR].high);
     /* training keeps no KV cache, window or not */
     w.mode = VRAM_MODE_TRAIN;
     cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);

@@ -402,6 +402,43 @@ static void gen_config(void) {
     cfg("bad_layer_types", "{\"model_type\":\"gpt_oss\",\"num_hidden_layers\":2,"
                            "\"layer_types\":[\"sliding_attention\",\"chunked_attention\"]}");
     cfg("bad_sliding_window", "{\"model_type\":\"gemma2\",\"sliding_window\":-4096}");
+    /* the architecture table's rows of 2025-2026 (issue 28), cut small: state-space models
+       and hybrids, MoE layouts, nested multimodal configs, and their bad values */
+    cfg("ok_mamba2", "{\"model_type\":\"mamba2\",\"hidden_size\":256,\"num_hidden_layers\":4,"
+                     "\"num_heads\":8,\"head_dim\":64,\"n_groups\":2,\"state_size\":16,"
+                     "\"vocab_size\":1000}");
+    cfg("ok_jamba", "{\"model_type\":\"jamba\",\"hidden_size\":256,\"intermediate_size\":512,"
+                    "\"num_hidden_layers\":8,\"num_attention_heads\":4,\"num_key_value_heads\":2,"
+                    "\"num_experts\":4,\"num_experts_per_tok\":2,\"vocab_size\":1000}");
+    cfg("ok_granite_4_h", "{\"model_type\":\"granitemoehybrid\",\"hidden_size\":256,"
+                          "\"num_hidden_layers\":3,\"num_attention_heads\":4,"
+                          "\"layer_types\":[\"mamba\",\"attention\",\"mamba\"],"
+                          "\"mamba_n_heads\":8,\"mamba_d_state\":16,\"num_local_experts\":0,"
+                          "\"vocab_size\":1000}");
+    cfg("ok_lfm2", "{\"model_type\":\"lfm2\",\"hidden_size\":256,\"intermediate_size\":768,"
+                   "\"num_hidden_layers\":3,\"num_attention_heads\":4,\"num_key_value_heads\":2,"
+                   "\"layer_types\":[\"conv\",\"full_attention\",\"conv\"],\"vocab_size\":1000}");
+    cfg("ok_qwen3_next", "{\"model_type\":\"qwen3_next\",\"hidden_size\":256,"
+                         "\"num_hidden_layers\":4,\"num_attention_heads\":4,\"head_dim\":64,"
+                         "\"num_experts\":8,\"num_experts_per_tok\":2,\"vocab_size\":1000}");
+    cfg("ok_llama4", "{\"model_type\":\"llama4\",\"text_config\":{\"model_type\":"
+                     "\"llama4_text\",\"hidden_size\":256,\"num_hidden_layers\":4,"
+                     "\"num_attention_heads\":4,\"num_key_value_heads\":2,\"head_dim\":64,"
+                     "\"interleave_moe_layer_step\":2,\"num_local_experts\":4,"
+                     "\"vocab_size\":1000},\"vision_config\":{\"hidden_size\":64,"
+                     "\"num_hidden_layers\":2,\"num_attention_heads\":4}}");
+    cfg("ok_gemma3_4b", "{\"model_type\":\"gemma3\",\"text_config\":{\"hidden_size\":2560,"
+                        "\"intermediate_size\":10240,\"model_type\":\"gemma3_text\","
+                        "\"num_hidden_layers\":34,\"sliding_window\":1024},\"vision_config\":"
+                        "{\"hidden_size\":1152,\"image_size\":896,\"intermediate_size\":4304,"
+                        "\"model_type\":\"siglip_vision_model\",\"num_attention_heads\":16,"
+                        "\"num_hidden_layers\":27,\"patch_size\":14,\"vision_use_head\":false}}");
+    cfg("ok_modernbert", "{\"model_type\":\"modernbert\",\"architectures\":"
+                         "[\"ModernBertForMaskedLM\"]}");
+    cfg("bad_layer_types_mixer", "{\"model_type\":\"lfm2\",\"num_hidden_layers\":2,"
+                                 "\"layer_types\":[\"conv\",\"rwkv\"]}");
+    cfg("bad_moe_end_index", "{\"model_type\":\"ernie4_5_moe\",\"moe_layer_end_index\":-2}");
+    cfg("bad_mamba_rank", "{\"model_type\":\"mamba\",\"time_step_rank\":\"big\"}");
 }
 
 /* ---- corrupted copies (issue 16 §5) -------------------------------------------------------- */

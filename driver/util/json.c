@@ -1,0 +1,134 @@
+/* driver/util/json.c — see json.h. */
+#include "json.h"
+
+#include <math.h>
+#include <string.h>
+
+void vram_json_init(vram_json *j, FILE *out) {
+    memset(j, 0, sizeof *j);
+    j->out = out;
+}
+
+/* Before any value: a comma when it is not the first in its container (keys handle their
+ * own comma, so a value right after a key gets none). */
+static void pre_value(vram_json *j) {
+    if (j->after_key) {
+        j->after_key = 0;
+        return;
+    }
+    if (j->depth > 0 && j->depth < VRAM_JSON_MAX_DEPTH) {
+        if (j->need_comma[j->depth]) fputc(',', j->out);
+        j->need_comma[j->depth] = 1;
+    }
+}
+
+static void open_container(vram_json *j, char c) {
+    pre_value(j);
+    fputc(c, j->out);
+    j->depth++;
+    if (j->depth < VRAM_JSON_MAX_DEPTH) j->need_comma[j->depth] = 0;
+}
+
+static void close_container(vram_json *j, char c) {
+    fputc(c, j->out);
+    if (j->depth > 0) j->depth--;
+}
+
+void vram_json_begin_object(vram_json *j) { open_container(j, '{'); }
+void vram_json_end_object(vram_json *j) { close_container(j, '}'); }
+void vram_json_begin_array(vram_json *j) { open_container(j, '['); }
+void vram_json_end_array(vram_json *j) { close_container(j, ']'); }
+
+static void raw_string(FILE *out, const char *s) {
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\b': fputs("\\b", out); break;
+        case '\f': fputs("\\f", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*p < 0x20)
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+void vram_json_key(vram_json *j, const char *key) {
+    pre_value(j);
+    raw_string(j->out, key);
+    fputc(':', j->out);
+    j->after_key = 1;
+}
+
+void vram_json_string(vram_json *j, const char *s) {
+    pre_value(j);
+    if (s == NULL)
+        fputs("null", j->out);
+    else
+        raw_string(j->out, s);
+}
+
+void vram_json_u64(vram_json *j, uint64_t v) {
+    pre_value(j);
+    fprintf(j->out, "%llu", (unsigned long long)v);
+}
+
+void vram_json_i64(vram_json *j, int64_t v) {
+    pre_value(j);
+    fprintf(j->out, "%lld", (long long)v);
+}
+
+void vram_json_double(vram_json *j, double v) {
+    pre_value(j);
+    if (isfinite(v))
+        fprintf(j->out, "%.17g", v);
+    else
+        fputs("null", j->out);
+}
+
+void vram_json_bool(vram_json *j, int v) {
+    pre_value(j);
+    fputs(v ? "true" : "false", j->out);
+}
+
+void vram_json_null(vram_json *j) {
+    pre_value(j);
+    fputs("null", j->out);
+}
+
+void vram_json_finish(vram_json *j) {
+    fputc('\n', j->out);
+    fflush(j->out);
+}
+
+void vram_json_key_u64(vram_json *j, const char *key, uint64_t v) {
+    vram_json_key(j, key);
+    vram_json_u64(j, v);
+}
+
+void vram_json_key_i64(vram_json *j, const char *key, int64_t v) {
+    vram_json_key(j, key);
+    vram_json_i64(j, v);
+}
+
+void vram_json_key_string(vram_json *j, const char *key, const char *s) {
+    vram_json_key(j, key);
+    vram_json_string(j, s);
+}
+
+void vram_json_key_bool(vram_json *j, const char *key, int v) {
+    vram_json_key(j, key);
+    vram_json_bool(j, v);
+}
+
+void vram_json_key_double(vram_json *j, const char *key, double v) {
+    vram_json_key(j, key);
+    vram_json_double(j, v);
+}

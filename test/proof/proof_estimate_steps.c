@@ -1,0 +1,5 @@
+/* proof_estimate_steps.c — Frama-C WP over estimate.h's counting steps: every byte count of
+ * the estimate goes through the saturating multiply/add that flags overflow (never a wrapped
+ * total), in-range float->int conversion in vram__muldiv, terms with low <= expected <= high
+ * (run by ctest -L proof). One of the three parts that were proof_estimate (README.md). */
+#include <vramkit/estimate.h>
