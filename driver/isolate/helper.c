@@ -18,6 +18,7 @@
 
 #include <vramkit/attempt.h>
 
+#include "isolate.h"
 #include "util/text.h"
 
 extern char **environ;
@@ -105,19 +106,8 @@ vram_status vram_helper_start(const char *exe, const char *command, int extra_fd
     if (rc != 0) goto fail;
     if ((rc = posix_spawnattr_init(&attr)) != 0) goto fail;
     have_attr = 1;
-    {
-        /* its own process group (a terminal's Ctrl-C is the caller's to handle, not the
-         * helper's); nothing blocked; every signal at its default action */
-        sigset_t none, all;
-        sigemptyset(&none);
-        sigfillset(&all);
-        sigdelset(&all, SIGKILL);
-        sigdelset(&all, SIGSTOP);
-        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        if (rc == 0) rc = posix_spawnattr_setpgroup(&attr, 0);
-        if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &none);
-        if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &all);
-    }
+    /* its own process group: a terminal's Ctrl-C is the caller's to handle, not the helper's */
+    rc = vram__isolate_spawnattr(&attr);
     if (rc != 0) goto fail;
     {
         const char *argv[] = {exe, command, NULL};

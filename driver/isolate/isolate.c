@@ -329,6 +329,21 @@ static int ring_take(iso_ring *r, vram_isolate_stream *s) {
 
 /* ---- spawning ------------------------------------------------------------------------------ */
 
+int vram__isolate_spawnattr(posix_spawnattr_t *attr) {
+    /* own process group; no blocked signals; every signal at its default action, since an
+     * ignored SIGPIPE or SIGTERM here would otherwise be inherited */
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    int rc = posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0) rc = posix_spawnattr_setpgroup(attr, 0);
+    if (rc == 0) rc = posix_spawnattr_setsigmask(attr, &none);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(attr, &all);
+    return rc;
+}
+
 /* Length of the NAME in "NAME=VALUE", or 0 when the entry has no '=' or an empty name. */
 static size_t env_name_len(const char *e) {
     const char *eq = strchr(e, '=');
@@ -561,20 +576,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
         goto done;
     }
     have_attr = 1;
-    {
-        /* own process group; no blocked signals; every signal at its default action, since
-         * an ignored SIGPIPE or SIGTERM here would otherwise be inherited */
-        sigset_t none, all;
-        sigemptyset(&none);
-        sigfillset(&all);
-        sigdelset(&all, SIGKILL);
-        sigdelset(&all, SIGSTOP);
-        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                 POSIX_SPAWN_SETSIGDEF);
-        if (rc == 0) rc = posix_spawnattr_setpgroup(&attr, 0);
-        if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &none);
-        if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &all);
-    }
+    rc = vram__isolate_spawnattr(&attr);
     if (rc != 0) {
         not_started(res, prog, "spawn set-up", rc);
         goto done;

@@ -7,6 +7,7 @@
 #define VRAMKIT_ISOLATE_H
 
 #include <signal.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -154,5 +155,9 @@ void vram_isolate_scanner_feed(vram_isolate_scanner *s, const char *data, size_t
 /* The end of the stream: a last line without a newline counts. */
 void vram_isolate_scanner_finish(vram_isolate_scanner *s);
 void vram_isolate_scanner_free(vram_isolate_scanner *s);
+
+/* Private (isolate.c, helper.c): sets attr (initialised) for a child of ours: its own process
+ * group, no signal blocked, every signal at its default action. 0 or posix_spawn's error. */
+int vram__isolate_spawnattr(posix_spawnattr_t *attr);
 
 #endif /* VRAMKIT_ISOLATE_H */

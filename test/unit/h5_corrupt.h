@@ -11,15 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline uint64_t h5k_le(const uint8_t *p, unsigned n) {
-    uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++) v |= (uint64_t)p[i] << (8u * i);
-    return v;
-}
-
-static inline void h5k_put(uint8_t *p, unsigned n, uint64_t v) {
-    for (unsigned i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8u * i));
-}
+#include "../fuzz/h5/h5_mutate.h" /* h5m_le, h5m_put_le */
 
 typedef struct h5k_file {
     uint8_t *b;
@@ -58,9 +50,9 @@ static inline uint64_t h5k_message(const char *path, const h5k_file *f, const ch
     herr_t rc = H5Oget_info_by_name2(h, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT);
     H5Fclose(h);
     if (rc < 0 || oi.addr + 16 > f->n || f->b[oi.addr] != 1) return 0;
-    uint64_t end = oi.addr + 16 + h5k_le(f->b + oi.addr + 8, 4), p = oi.addr + 16;
+    uint64_t end = oi.addr + 16 + h5m_le(f->b + oi.addr + 8, 4), p = oi.addr + 16;
     while (p + 8 <= end && end <= f->n) {
-        unsigned t = (unsigned)h5k_le(f->b + p, 2), size = (unsigned)h5k_le(f->b + p + 2, 2);
+        unsigned t = (unsigned)h5m_le(f->b + p, 2), size = (unsigned)h5m_le(f->b + p + 2, 2);
         if (t == type) return p + 8;
         p += 8u + size;
     }
@@ -76,7 +68,7 @@ static inline int h5k_set_type_size(const char *path, const char *name, uint32_t
         free(f.b);
         return -1;
     }
-    h5k_put(f.b + m + 4, 4, value); /* class and version, 3 bytes of bit fields, then the size */
+    h5m_put_le(f.b + m + 4, 4, value); /* class and version, 3 bytes of bit fields, then the size */
     return h5k_save(path, &f);
 }
 
@@ -97,7 +89,7 @@ static inline uint64_t h5k_first_leaf(const char *path, const h5k_file *f, const
     uint64_t key = 8u + 8u * (uint64_t)(rank + 1);
     for (size_t p = 0; p + 24 + key + 8 <= f->n; p++) /* "TREE", type 1 (chunks), level 0 */
         if (memcmp(f->b + p, "TREE", 4) == 0 && f->b[p + 4] == 1 && f->b[p + 5] == 0 &&
-            h5k_le(f->b + p + 24 + key, 8) == (uint64_t)first)
+            h5m_le(f->b + p + 24 + key, 8) == (uint64_t)first)
             return p;
     return 0;
 }
@@ -110,11 +102,11 @@ static inline int h5k_set_key_tail(const char *path, const char *name, int rank,
     h5k_file f;
     if (h5k_load(path, &f) != 0) return -1;
     uint64_t leaf = h5k_first_leaf(path, &f, name, rank), key = 8u + 8u * (uint64_t)(rank + 1);
-    if (leaf == 0 || k >= h5k_le(f.b + leaf + 6, 2)) {
+    if (leaf == 0 || k >= h5m_le(f.b + leaf + 6, 2)) {
         free(f.b);
         return -1;
     }
-    h5k_put(f.b + leaf + 24 + k * (key + 8u) + key - 8u, 8, value);
+    h5m_put_le(f.b + leaf + 24 + k * (key + 8u) + key - 8u, 8, value);
     return h5k_save(path, &f);
 }
 
@@ -125,7 +117,7 @@ static inline int h5k_swap_entries(const char *path, const char *name, int rank,
     h5k_file f;
     if (h5k_load(path, &f) != 0) return -1;
     uint64_t leaf = h5k_first_leaf(path, &f, name, rank), key = 8u + 8u * (uint64_t)(rank + 1), e = key + 8u;
-    if (leaf == 0 || i >= h5k_le(f.b + leaf + 6, 2) || j >= h5k_le(f.b + leaf + 6, 2)) {
+    if (leaf == 0 || i >= h5m_le(f.b + leaf + 6, 2) || j >= h5m_le(f.b + leaf + 6, 2)) {
         free(f.b);
         return -1;
     }
@@ -147,12 +139,12 @@ static inline int h5k_btree_self_loop(const char *path, const char *name, int ra
         free(f.b);
         return -1;
     }
-    uint64_t root = h5k_le(f.b + m + 3, 8), key = 8u + 8u * (uint64_t)(rank + 1);
+    uint64_t root = h5m_le(f.b + m + 3, 8), key = 8u + 8u * (uint64_t)(rank + 1);
     if (root + 24 + key + 8 > f.n || memcmp(f.b + root, "TREE", 4) != 0 || f.b[root + 5] == 0) {
         free(f.b);
         return -1;
     }
-    h5k_put(f.b + root + 24 + key, 8, root);
+    h5m_put_le(f.b + root + 24 + key, 8, root);
     return h5k_save(path, &f);
 }
 

@@ -54,29 +54,49 @@ static inline hid_t h5b_fapl(int latest) {
     return fapl;
 }
 
-/* Writes rank-2 float32 x (n x w) and int64 y (n) with the given creation lists. */
+/* Dataset `name` of ftype over space with dcpl, data written from mtype (none when NULL).
+ * 0 or -1. */
+static inline int h5b_dataset(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hid_t space, hid_t dcpl,
+                              const void *data) {
+    hid_t d = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    int rc = d >= 0 && (data == NULL || H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0) ? 0 : -1;
+    if (d >= 0) H5Dclose(d);
+    return rc;
+}
+
+/* Writes rank-2 float32 x (n x w) and int64 y (n) with the given creation lists, and closes
+ * them (H5P_DEFAULT stays). */
 static inline int h5b_xy(hid_t f, uint64_t n, unsigned w, hid_t xdcpl, hid_t ydcpl, const hsize_t *xmax,
                          const hsize_t *ymax, hid_t xtype) {
     hsize_t xd[2] = {n, w}, yd[1] = {n};
     hid_t xs = H5Screate_simple(2, xd, xmax), ys = H5Screate_simple(1, yd, ymax);
-    hid_t x = H5Dcreate2(f, "x", xtype, xs, H5P_DEFAULT, xdcpl, H5P_DEFAULT);
-    hid_t y = H5Dcreate2(f, "y", H5T_STD_I64LE, ys, H5P_DEFAULT, ydcpl, H5P_DEFAULT);
     float *xv = (float *)malloc((size_t)(n * w) * sizeof(float));
     int64_t *yv = (int64_t *)malloc((size_t)n * sizeof(int64_t));
     int rc = -1;
-    if (x >= 0 && y >= 0 && xv && yv) {
+    if (xv && yv) {
         h5b_floats(xv, (size_t)(n * w), 1);
         for (uint64_t i = 0; i < n; i++) yv[i] = (int64_t)(i * 1000003u) - 7;
-        if (H5Dwrite(x, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, xv) >= 0 &&
-            H5Dwrite(y, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, yv) >= 0)
-            rc = 0;
+        rc = h5b_dataset(f, "x", xtype, H5T_NATIVE_FLOAT, xs, xdcpl, xv) |
+             h5b_dataset(f, "y", H5T_STD_I64LE, H5T_NATIVE_INT64, ys, ydcpl, yv);
     }
     free(xv);
     free(yv);
-    if (x >= 0) H5Dclose(x);
-    if (y >= 0) H5Dclose(y);
     H5Sclose(xs);
     H5Sclose(ys);
+    if (xdcpl != H5P_DEFAULT) H5Pclose(xdcpl);
+    if (ydcpl != H5P_DEFAULT) H5Pclose(ydcpl);
+    return rc;
+}
+
+/* int64 y (n) beside an x written otherwise. */
+static inline int h5b_y(hid_t f, uint64_t n) {
+    hsize_t yd[1] = {n};
+    int64_t *y = (int64_t *)malloc((size_t)n * sizeof(int64_t));
+    hid_t ys = H5Screate_simple(1, yd, NULL);
+    for (uint64_t i = 0; y && i < n; i++) y[i] = (int64_t)(i * i) - 5;
+    int rc = y ? h5b_dataset(f, "y", H5T_STD_I64LE, H5T_NATIVE_INT64, ys, H5P_DEFAULT, y) : -1;
+    H5Sclose(ys);
+    free(y);
     return rc;
 }
 
@@ -125,23 +145,21 @@ static inline void h5b_locate(hid_t f, const char *name, h5b_info *info) {
 
 /* ---- the bases ---------------------------------------------------------------------------- */
 
-typedef int (*h5b_writer)(hid_t f, const char *dir);
+typedef int (*h5b_writer)(hid_t f, int variant);
 
-static int h5b_w_contig(hid_t f, const char *dir) {
-    (void)dir;
+static int h5b_w_contig(hid_t f, int variant) {
+    (void)variant;
     return h5b_xy(f, 100, 6, H5P_DEFAULT, H5P_DEFAULT, NULL, NULL, H5T_IEEE_F32LE);
 }
 
-static int h5b_w_chunked(hid_t f, const char *dir) { /* 150 chunks: a two-level v1 B-tree */
+static int h5b_w_chunked(hid_t f, int variant) { /* 150 chunks: a two-level v1 B-tree */
     hsize_t cx[2] = {4, 6}, cy[1] = {16};
-    hid_t a = h5b_chunked(2, cx), b = h5b_chunked(1, cy);
-    (void)dir;
-    int rc = h5b_xy(f, 600, 6, a, b, NULL, NULL, H5T_IEEE_F32LE);
-    H5Pclose(a);
-    H5Pclose(b);
-    return rc;
+    (void)variant;
+    return h5b_xy(f, 600, 6, h5b_chunked(2, cx), h5b_chunked(1, cy), NULL, NULL, H5T_IEEE_F32LE);
 }
 
+/* The chunk indexes of the newer format: 0 a fixed array, 1 an extensible array, 2 a v2
+ * B-tree, 3 a single chunk, 4 the implicit index. */
 static int h5b_w_latest_index(hid_t f, int which) {
     hsize_t cx[2] = {8, 6}, cy[1] = {32}, unl2[2] = {H5S_UNLIMITED, 6}, unlb[2] = {H5S_UNLIMITED, H5S_UNLIMITED},
             unl1[1] = {H5S_UNLIMITED};
@@ -158,17 +176,10 @@ static int h5b_w_latest_index(hid_t f, int which) {
         H5Pset_alloc_time(a, H5D_ALLOC_TIME_EARLY);
         H5Pset_alloc_time(b, H5D_ALLOC_TIME_EARLY);
     }
-    int rc = h5b_xy(f, 200, 6, a, b, xm, ym, H5T_IEEE_F32LE);
-    H5Pclose(a);
-    H5Pclose(b);
-    return rc;
+    return h5b_xy(f, 200, 6, a, b, xm, ym, H5T_IEEE_F32LE);
 }
-static int h5b_w_fixed(hid_t f, const char *d) { (void)d; return h5b_w_latest_index(f, 0); }
-static int h5b_w_earray(hid_t f, const char *d) { (void)d; return h5b_w_latest_index(f, 1); }
-static int h5b_w_btree2(hid_t f, const char *d) { (void)d; return h5b_w_latest_index(f, 2); }
-static int h5b_w_single(hid_t f, const char *d) { (void)d; return h5b_w_latest_index(f, 3); }
-static int h5b_w_implicit(hid_t f, const char *d) { (void)d; return h5b_w_latest_index(f, 4); }
 
+/* 0 shuffle + deflate, 1 fletcher32, 2 n-bit and scale-offset. */
 static int h5b_w_filters(hid_t f, int which) {
     hsize_t cx[2] = {16, 6}, cy[1] = {32};
     hid_t a = h5b_chunked(2, cx), b = h5b_chunked(1, cy);
@@ -183,22 +194,16 @@ static int h5b_w_filters(hid_t f, int which) {
         H5Pset_scaleoffset(b, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT);
         H5Pset_nbit(a);
     }
-    int rc = h5b_xy(f, 300, 6, a, b, NULL, NULL, H5T_IEEE_F32LE);
-    H5Pclose(a);
-    H5Pclose(b);
-    return rc;
+    return h5b_xy(f, 300, 6, a, b, NULL, NULL, H5T_IEEE_F32LE);
 }
-static int h5b_w_deflate(hid_t f, const char *d) { (void)d; return h5b_w_filters(f, 0); }
-static int h5b_w_fletcher(hid_t f, const char *d) { (void)d; return h5b_w_filters(f, 1); }
-static int h5b_w_scaleoffset(hid_t f, const char *d) { (void)d; return h5b_w_filters(f, 2); }
 
-static int h5b_w_types(hid_t f, const char *dir) { /* x: compound; y: big-endian double */
+static int h5b_w_types(hid_t f, int variant) { /* x: compound; y: big-endian double */
     typedef struct { int32_t a; double b; char s[5]; } rec;
     enum { N = 120 };
     rec v[N];
     double y[N];
     hsize_t d[1] = {N};
-    (void)dir;
+    (void)variant;
     memset(v, 0, sizeof v);
     for (int i = 0; i < N; i++) {
         v[i].a = i * 3;
@@ -213,38 +218,27 @@ static int h5b_w_types(hid_t f, const char *dir) { /* x: compound; y: big-endian
     H5Tinsert(ct, "b", HOFFSET(rec, b), H5T_NATIVE_DOUBLE);
     H5Tinsert(ct, "s", HOFFSET(rec, s), st);
     hid_t sp = H5Screate_simple(1, d, NULL);
-    hid_t x = H5Dcreate2(f, "x", ct, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    hid_t yy = H5Dcreate2(f, "y", H5T_IEEE_F64BE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = x >= 0 && yy >= 0 && H5Dwrite(x, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0 &&
-                     H5Dwrite(yy, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, y) >= 0
-                 ? 0 : -1;
-    H5Dclose(x);
-    H5Dclose(yy);
+    int rc = h5b_dataset(f, "x", ct, ct, sp, H5P_DEFAULT, v) | h5b_dataset(f, "y", H5T_IEEE_F64BE, H5T_NATIVE_DOUBLE, sp,
+                                                                         H5P_DEFAULT, y);
     H5Sclose(sp);
     H5Tclose(ct);
     H5Tclose(st);
     return rc;
 }
 
-static int h5b_w_types2(hid_t f, const char *dir) { /* x: array of 3 uint16 (chunked); y: opaque 6 */
+static int h5b_w_types2(hid_t f, int variant) { /* x: array of 3 uint16 (chunked); y: opaque 6 */
     enum { N = 90 };
     uint16_t v[N][3];
     uint8_t o[N][6];
     hsize_t d[1] = {N}, ad[1] = {3}, cd[1] = {10};
-    (void)dir;
+    (void)variant;
     h5b_fill(v, sizeof v, 3);
     h5b_fill(o, sizeof o, 4);
     hid_t at = H5Tarray_create2(H5T_STD_U16LE, 1, ad);
     hid_t ot = H5Tcreate(H5T_OPAQUE, 6);
     H5Tset_tag(ot, "six bytes");
     hid_t sp = H5Screate_simple(1, d, NULL), dcpl = h5b_chunked(1, cd);
-    hid_t x = H5Dcreate2(f, "x", at, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    hid_t y = H5Dcreate2(f, "y", ot, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = x >= 0 && y >= 0 && H5Dwrite(x, at, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0 &&
-                     H5Dwrite(y, ot, H5S_ALL, H5S_ALL, H5P_DEFAULT, o) >= 0
-                 ? 0 : -1;
-    H5Dclose(x);
-    H5Dclose(y);
+    int rc = h5b_dataset(f, "x", at, at, sp, dcpl, v) | h5b_dataset(f, "y", ot, ot, sp, H5P_DEFAULT, o);
     H5Pclose(dcpl);
     H5Sclose(sp);
     H5Tclose(at);
@@ -252,28 +246,21 @@ static int h5b_w_types2(hid_t f, const char *dir) { /* x: array of 3 uint16 (chu
     return rc;
 }
 
-static int h5b_w_compact(hid_t f, const char *dir) {
+static int h5b_w_compact(hid_t f, int variant) {
     hid_t a = H5Pcreate(H5P_DATASET_CREATE), b = H5Pcreate(H5P_DATASET_CREATE);
-    (void)dir;
+    (void)variant;
     H5Pset_layout(a, H5D_COMPACT);
     H5Pset_layout(b, H5D_COMPACT);
-    int rc = h5b_xy(f, 40, 6, a, b, NULL, NULL, H5T_IEEE_F32LE);
-    H5Pclose(a);
-    H5Pclose(b);
-    return rc;
+    return h5b_xy(f, 40, 6, a, b, NULL, NULL, H5T_IEEE_F32LE);
 }
 
-static int h5b_w_huge(hid_t f, const char *dir) { /* 2^40 samples, never written */
+static int h5b_w_huge(hid_t f, int variant) { /* 2^40 samples, never written */
     hsize_t dx[2] = {UINT64_C(1) << 40, 4}, mx[2] = {H5S_UNLIMITED, 4}, cx[2] = {1024, 4};
     hsize_t dy[1] = {UINT64_C(1) << 40}, my[1] = {H5S_UNLIMITED}, cy[1] = {4096};
-    (void)dir;
+    (void)variant;
     hid_t a = h5b_chunked(2, cx), b = h5b_chunked(1, cy);
     hid_t sx = H5Screate_simple(2, dx, mx), sy = H5Screate_simple(1, dy, my);
-    hid_t x = H5Dcreate2(f, "x", H5T_IEEE_F32LE, sx, H5P_DEFAULT, a, H5P_DEFAULT);
-    hid_t y = H5Dcreate2(f, "y", H5T_STD_I32LE, sy, H5P_DEFAULT, b, H5P_DEFAULT);
-    int rc = x >= 0 && y >= 0 ? 0 : -1;
-    H5Dclose(x);
-    H5Dclose(y);
+    int rc = h5b_dataset(f, "x", H5T_IEEE_F32LE, -1, sx, a, NULL) | h5b_dataset(f, "y", H5T_STD_I32LE, -1, sy, b, NULL);
     H5Sclose(sx);
     H5Sclose(sy);
     H5Pclose(a);
@@ -281,10 +268,10 @@ static int h5b_w_huge(hid_t f, const char *dir) { /* 2^40 samples, never written
     return rc;
 }
 
-static int h5b_w_partial(hid_t f, const char *dir) { /* chunked, a fill value, half written */
+static int h5b_w_partial(hid_t f, int variant) { /* chunked, a fill value, half written */
     hsize_t d[2] = {200, 6}, cd[2] = {25, 6}, start[2] = {0, 0}, cnt[2] = {100, 6};
     float fill = 9.5f, v[100 * 6];
-    (void)dir;
+    (void)variant;
     hid_t dcpl = h5b_chunked(2, cd);
     H5Pset_fill_value(dcpl, H5T_NATIVE_FLOAT, &fill);
     hid_t sp = H5Screate_simple(2, d, NULL), ms = H5Screate_simple(2, cnt, NULL);
@@ -296,19 +283,11 @@ static int h5b_w_partial(hid_t f, const char *dir) { /* chunked, a fill value, h
     H5Sclose(ms);
     H5Sclose(sp);
     H5Pclose(dcpl);
-    hsize_t yd[1] = {200};
-    int64_t y[200];
-    for (int i = 0; i < 200; i++) y[i] = i;
-    hid_t ys = H5Screate_simple(1, yd, NULL);
-    hid_t yy = H5Dcreate2(f, "y", H5T_STD_I64LE, ys, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (yy < 0 || H5Dwrite(yy, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, y) < 0) rc = -1;
-    H5Dclose(yy);
-    H5Sclose(ys);
-    return rc;
+    return rc | h5b_y(f, 200);
 }
 
-static int h5b_w_links(hid_t f, const char *dir) { /* x: a soft link into a group; y external */
-    (void)dir;
+static int h5b_w_links(hid_t f, int variant) { /* x: a soft link into a group; y external */
+    (void)variant;
     hid_t g = H5Gcreate2(f, "g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int rc = h5b_xy(g, 80, 6, H5P_DEFAULT, H5P_DEFAULT, NULL, NULL, H5T_IEEE_F32LE);
     H5Gclose(g);
@@ -318,59 +297,40 @@ static int h5b_w_links(hid_t f, const char *dir) { /* x: a soft link into a grou
     return rc;
 }
 
-static int h5b_w_external(hid_t f, const char *dir) { /* x's raw data in a side file */
-    hsize_t d[2] = {64, 6}, yd[1] = {64};
+static int h5b_w_external(hid_t f, int variant) { /* x's raw data in a side file */
+    hsize_t d[2] = {64, 6};
     float v[64 * 6];
-    int64_t y[64];
-    (void)dir;
+    (void)variant;
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_external(dcpl, H5B_EXT_RAW, 0, sizeof v);
-    hid_t sp = H5Screate_simple(2, d, NULL), ys = H5Screate_simple(1, yd, NULL);
-    hid_t x = H5Dcreate2(f, "x", H5T_IEEE_F32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    hid_t yy = H5Dcreate2(f, "y", H5T_STD_I64LE, ys, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t sp = H5Screate_simple(2, d, NULL);
     h5b_floats(v, 64 * 6, 7);
-    for (int i = 0; i < 64; i++) y[i] = -i;
-    int rc = x >= 0 && yy >= 0 && H5Dwrite(x, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0 &&
-                     H5Dwrite(yy, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, y) >= 0
-                 ? 0 : -1;
-    H5Dclose(x);
-    H5Dclose(yy);
+    int rc = h5b_dataset(f, "x", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, sp, dcpl, v) | h5b_y(f, 64);
     H5Sclose(sp);
-    H5Sclose(ys);
     H5Pclose(dcpl);
     return rc;
 }
 
-static int h5b_w_virtual(hid_t f, const char *dir) { /* x: a virtual dataset over a side file */
+static int h5b_w_virtual(hid_t f, int variant) { /* x: a virtual dataset over a side file */
     hsize_t d[2] = {50, 6};
-    (void)dir;
+    (void)variant;
     hid_t vsp = H5Screate_simple(2, d, NULL), ssp = H5Screate_simple(2, d, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_virtual(dcpl, vsp, H5B_VDS_SOURCE, "/x", ssp);
-    hid_t x = H5Dcreate2(f, "x", H5T_IEEE_F32LE, vsp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    int rc = x >= 0 ? 0 : -1;
-    H5Dclose(x);
+    int rc = h5b_dataset(f, "x", H5T_IEEE_F32LE, -1, vsp, dcpl, NULL) | h5b_y(f, 50);
     H5Pclose(dcpl);
     H5Sclose(vsp);
     H5Sclose(ssp);
-    hsize_t yd[1] = {50};
-    int64_t y[50];
-    for (int i = 0; i < 50; i++) y[i] = i * i;
-    hid_t ys = H5Screate_simple(1, yd, NULL);
-    hid_t yy = H5Dcreate2(f, "y", H5T_STD_I64LE, ys, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (yy < 0 || H5Dwrite(yy, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, y) < 0) rc = -1;
-    H5Dclose(yy);
-    H5Sclose(ys);
     return rc;
 }
 
-static int h5b_w_dense(hid_t f, const char *dir) { /* many attributes and links: heaps, v2 B-trees */
+static int h5b_w_dense(hid_t f, int variant) { /* many attributes and links: heaps, v2 B-trees */
     hsize_t cx[2] = {10, 6}, cy[1] = {20};
     hid_t a = h5b_chunked(2, cx), b = h5b_chunked(1, cy);
-    (void)dir;
+    (void)variant;
     hid_t g = H5Gcreate2(f, "deep", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     hid_t g2 = H5Gcreate2(g, "er", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = h5b_xy(g2, 100, 6, a, b, NULL, NULL, H5T_IEEE_F32LE);
+    int rc = h5b_xy(g2, 100, 6, a, b, NULL, NULL, H5T_IEEE_F32LE); /* closes a and b */
     hid_t x = H5Dopen2(g2, "x", H5P_DEFAULT);
     hid_t as = H5Screate(H5S_SCALAR);
     for (int i = 0; i < 30 && x >= 0; i++) {
@@ -392,41 +352,40 @@ static int h5b_w_dense(hid_t f, const char *dir) { /* many attributes and links:
     if (x >= 0) H5Dclose(x);
     H5Gclose(g2);
     H5Gclose(g);
-    H5Pclose(a);
-    H5Pclose(b);
     return rc;
 }
 
 typedef struct h5b_base {
     const char *name;
     h5b_writer write;
+    int variant;        /* the writer's */
     int latest;         /* the newest file format (checksummed structures) */
     uint64_t userblock; /* 0 or the user block's size */
     const char *x, *y;
 } h5b_base;
 
 static const h5b_base h5b_bases[] = {
-    {"contig", h5b_w_contig, 0, 0, "/x", "/y"},
-    {"chunked", h5b_w_chunked, 0, 0, "/x", "/y"},
-    {"chunked_latest", h5b_w_chunked, 1, 0, "/x", "/y"},
-    {"fixed_array", h5b_w_fixed, 1, 0, "/x", "/y"},
-    {"ext_array", h5b_w_earray, 1, 0, "/x", "/y"},
-    {"btree2", h5b_w_btree2, 1, 0, "/x", "/y"},
-    {"single_chunk", h5b_w_single, 1, 0, "/x", "/y"},
-    {"implicit", h5b_w_implicit, 1, 0, "/x", "/y"},
-    {"deflate", h5b_w_deflate, 0, 0, "/x", "/y"},
-    {"fletcher32", h5b_w_fletcher, 0, 0, "/x", "/y"},
-    {"scaleoffset", h5b_w_scaleoffset, 0, 0, "/x", "/y"},
-    {"types", h5b_w_types, 0, 0, "/x", "/y"},
-    {"types2", h5b_w_types2, 1, 0, "/x", "/y"},
-    {"compact", h5b_w_compact, 0, 0, "/x", "/y"},
-    {"userblock", h5b_w_chunked, 0, 1024, "/x", "/y"},
-    {"huge", h5b_w_huge, 0, 0, "/x", "/y"},
-    {"partial", h5b_w_partial, 0, 0, "/x", "/y"},
-    {"links", h5b_w_links, 0, 0, "/x", "/y"},
-    {"external", h5b_w_external, 0, 0, "/x", "/y"},
-    {"virtual", h5b_w_virtual, 1, 0, "/x", "/y"},
-    {"dense", h5b_w_dense, 1, 0, "/deep/er/x", "/deep/er/y"},
+    {"contig", h5b_w_contig, 0, 0, 0, "/x", "/y"},
+    {"chunked", h5b_w_chunked, 0, 0, 0, "/x", "/y"},
+    {"chunked_latest", h5b_w_chunked, 0, 1, 0, "/x", "/y"},
+    {"fixed_array", h5b_w_latest_index, 0, 1, 0, "/x", "/y"},
+    {"ext_array", h5b_w_latest_index, 1, 1, 0, "/x", "/y"},
+    {"btree2", h5b_w_latest_index, 2, 1, 0, "/x", "/y"},
+    {"single_chunk", h5b_w_latest_index, 3, 1, 0, "/x", "/y"},
+    {"implicit", h5b_w_latest_index, 4, 1, 0, "/x", "/y"},
+    {"deflate", h5b_w_filters, 0, 0, 0, "/x", "/y"},
+    {"fletcher32", h5b_w_filters, 1, 0, 0, "/x", "/y"},
+    {"scaleoffset", h5b_w_filters, 2, 0, 0, "/x", "/y"},
+    {"types", h5b_w_types, 0, 0, 0, "/x", "/y"},
+    {"types2", h5b_w_types2, 0, 1, 0, "/x", "/y"},
+    {"compact", h5b_w_compact, 0, 0, 0, "/x", "/y"},
+    {"userblock", h5b_w_chunked, 0, 0, 1024, "/x", "/y"},
+    {"huge", h5b_w_huge, 0, 0, 0, "/x", "/y"},
+    {"partial", h5b_w_partial, 0, 0, 0, "/x", "/y"},
+    {"links", h5b_w_links, 0, 0, 0, "/x", "/y"},
+    {"external", h5b_w_external, 0, 0, 0, "/x", "/y"},
+    {"virtual", h5b_w_virtual, 0, 1, 0, "/x", "/y"},
+    {"dense", h5b_w_dense, 0, 1, 0, "/deep/er/x", "/deep/er/y"},
 };
 #define H5B_COUNT (sizeof h5b_bases / sizeof h5b_bases[0])
 
@@ -468,7 +427,7 @@ static inline int h5b_write(const char *dir, const h5b_base *b, h5b_info *info, 
     H5Pclose(fcpl);
     H5Pclose(fapl);
     if (f < 0) return -1;
-    int rc = b->write(f, dir);
+    int rc = b->write(f, b->variant);
     H5Fclose(f);
     if (rc != 0) return -1;
     f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
