@@ -131,6 +131,35 @@ static const char *type_problem(hid_t t) {
     }
 }
 
+/* Why a number type can only come from a corrupt file, or NULL: no integer or float that any
+ * program writes is wider than 16 bytes or has bits past its size (HDF5 2.0 refuses these as
+ * "unusually large # of unused bits"; 1.10 converts garbage that differs from run to run). */
+static const char *type_corrupt(hid_t t) {
+    H5T_class_t c = H5Tget_class(t);
+    if (c == H5T_ARRAY || c == H5T_ENUM) {
+        hid_t super = H5Tget_super(t);
+        const char *p = super >= 0 ? type_corrupt(super) : "an unreadable base type";
+        if (super >= 0) H5Tclose(super);
+        return p;
+    }
+    if (c == H5T_COMPOUND) {
+        int n = H5Tget_nmembers(t);
+        for (int i = 0; i < n; i++) {
+            hid_t m = H5Tget_member_type(t, (unsigned)i);
+            const char *p = m >= 0 ? type_corrupt(m) : "an unreadable compound member";
+            if (m >= 0) H5Tclose(m);
+            if (p != NULL) return p;
+        }
+        return NULL;
+    }
+    if (c != H5T_INTEGER && c != H5T_FLOAT && c != H5T_BITFIELD) return NULL;
+    size_t size = H5Tget_size(t), prec = H5Tget_precision(t);
+    int off = H5Tget_offset(t);
+    if (size == 0 || size > 16) return "a number wider than 16 bytes";
+    if (prec == 0 || off < 0 || prec + (size_t)off > size * 8u) return "a number whose bits lie past its size";
+    return NULL;
+}
+
 static void type_name(hid_t t, char *out, size_t cap) {
     size_t size = H5Tget_size(t);
     H5T_class_t c = H5Tget_class(t);
@@ -575,6 +604,17 @@ static vram_status choose_path(child *c, uint32_t d, hid_t dcpl, hid_t ftype, in
     case H5D_VIRTUAL: snprintf(ds->layout, sizeof ds->layout, "virtual"); break;
     default: snprintf(ds->layout, sizeof ds->layout, "unknown"); break;
     }
+    if (layout == H5D_COMPACT) { /* HDF5 1.10 reads the data buffer for as long as the shape says */
+        uint64_t need = H5Tget_size(ftype), have = (uint64_t)H5Dget_storage_size(c->dset[d]);
+        for (int i = 0; i < ds->rank; i++)
+            if (vram__mul_u64(need, ds->dims[i], &need) != VRAM_OK) need = UINT64_MAX;
+        if (have != need) {
+            vram_msgf(err, ERR_CAP, "%s: '%s': its compact data holds %llu bytes where its shape and type need "
+                      "%llu (the file is corrupt)", c->path, ds->name, (unsigned long long)have,
+                      (unsigned long long)need);
+            return VRAM_E_FORMAT;
+        }
+    }
     if (other_file) {
         use_hdf5(ds, "it lives in another file (an external link)");
         return VRAM_OK;
@@ -664,6 +704,12 @@ static vram_status open_dataset(child *c, uint32_t d, const char *name, unsigned
         vram_msgf(err, ERR_CAP, "%s: '%s' holds %s (type %s): only fixed-size samples can be moved as bytes",
                   c->path, name, problem, ds->type);
         st = VRAM_E_UNHANDLED;
+        goto out;
+    }
+    if ((problem = type_corrupt(ftype)) != NULL) {
+        vram_msgf(err, ERR_CAP, "%s: '%s' has a type of %s (type %s): the file is corrupt", c->path, name,
+                  problem, ds->type);
+        st = VRAM_E_FORMAT;
         goto out;
     }
     if (ds->dims[0] == 0) {
