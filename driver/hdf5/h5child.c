@@ -615,6 +615,27 @@ static vram_status choose_path(child *c, uint32_t d, hid_t dcpl, hid_t ftype, in
             return VRAM_E_FORMAT;
         }
     }
+    if (layout == H5D_CHUNKED && nf == 0 && !other_file) {
+        /* unfiltered chunks are stored whole: a first chunk of another size means a type or
+         * layout that does not match the data (HDF5 1.10 reads past the chunk; 2.0 refuses) */
+        hsize_t cd[VRAM_H5_MAX_RANK], off[VRAM_H5_MAX_RANK], listed = 0, size = 0;
+        haddr_t addr = HADDR_UNDEF;
+        unsigned mask = 0;
+        uint64_t need = H5Tget_size(ftype);
+        hid_t space = H5Dget_space(c->dset[d]);
+        int got = H5Pget_chunk(dcpl, ds->rank, cd) == ds->rank && space >= 0 &&
+                  H5Dget_num_chunks(c->dset[d], space, &listed) >= 0 && listed > 0 &&
+                  H5Dget_chunk_info(c->dset[d], space, 0, off, &mask, &addr, &size) >= 0;
+        if (space >= 0) H5Sclose(space);
+        for (int i = 0; got && i < ds->rank; i++)
+            if (vram__mul_u64(need, (uint64_t)cd[i], &need) != VRAM_OK) need = UINT64_MAX;
+        if (got && (uint64_t)size != need) {
+            vram_msgf(err, ERR_CAP, "%s: '%s': its first chunk holds %llu bytes where its chunk shape and type "
+                      "need %llu (the file is corrupt)", c->path, ds->name, (unsigned long long)size,
+                      (unsigned long long)need);
+            return VRAM_E_FORMAT;
+        }
+    }
     if (other_file) {
         use_hdf5(ds, "it lives in another file (an external link)");
         return VRAM_OK;
@@ -697,8 +718,17 @@ static vram_status open_dataset(child *c, uint32_t d, const char *name, unsigned
         st = VRAM_E_FORMAT;
         goto out;
     }
-    H5Sget_simple_extent_dims(space, dims, NULL);
-    for (int i = 0; i < ds->rank; i++) ds->dims[i] = (uint64_t)dims[i];
+    hsize_t maxdims[VRAM_H5_MAX_RANK];
+    H5Sget_simple_extent_dims(space, dims, maxdims);
+    for (int i = 0; i < ds->rank; i++) {
+        ds->dims[i] = (uint64_t)dims[i];
+        if (maxdims[i] != H5S_UNLIMITED && dims[i] > maxdims[i]) { /* HDF5 2.0 refuses these */
+            vram_msgf(err, ERR_CAP, "%s: '%s': dimension %d is %llu, more than its maximum %llu (the file is "
+                      "corrupt)", c->path, name, i, (unsigned long long)dims[i], (unsigned long long)maxdims[i]);
+            st = VRAM_E_FORMAT;
+            goto out;
+        }
+    }
     type_name(ftype, ds->type, sizeof ds->type);
     if ((problem = type_problem(ftype)) != NULL) {
         vram_msgf(err, ERR_CAP, "%s: '%s' holds %s (type %s): only fixed-size samples can be moved as bytes",
