@@ -57,10 +57,10 @@ static const vram__arch_row rows[] = {
      .inter = 8192, .vocab = 32064, .max_pos = 4096,
      .ops = VRAM_OPS_FUSED_PROJ,
      .gguf_kind = VRAM__GGUF_ROPE_FACTORS}, /* Phi3Config: qkv_proj; gate_up_proj = gate + up */
-    {.type = "apertus", ROW(PLAIN, RMS, FIN), .layers = 32,
+    {.type = "apertus", .gguf = "apertus", ROW(PLAIN, RMS, FIN), .layers = 32,
      .hidden = 4096, .heads = 32, .inter = 14336, .vocab = 131072, .max_pos = 65536,
      .has = VRAM__HAS_QK_NORM | VRAM__HAS_XIELU}, /* ApertusConfig: xIELU up/down MLP */
-    {.type = "cohere2", ROW(GATED, RMS, FIN | VRAM_ARCH_PARALLEL),
+    {.type = "cohere2", .gguf = "cohere2", ROW(GATED, RMS, FIN | VRAM_ARCH_PARALLEL),
      .layers = 40, .hidden = 8192, .heads = 64, .inter = 22528, .vocab = 256000, .max_pos = 8192,
      .tie = 1, .swa = VRAM__SWA_PATTERN, .window = 4096,
      .every = 4}, /* Cohere2Config: one LayerNorm (weight only) feeds attention and MLP */
@@ -99,23 +99,23 @@ static const vram__arch_row rows[] = {
      .experts = 60, .topk = 4, .xinter_key = "moe_intermediate_size", .xinter = 1408,
      .shared = VRAM__SHARED_KEY, .shared_key = "shared_expert_intermediate_size",
      .shared_def = 5632, .gguf_kind = VRAM__GGUF_SHEXP}, /* Qwen2MoeConfig (qkv_bias) */
-    {.type = "olmoe", LLAMA_LIKE, .layers = 16, .hidden = 2048, .heads = 16,
+    {.type = "olmoe", .gguf = "olmoe", LLAMA_LIKE, .layers = 16, .hidden = 2048, .heads = 16,
      .inter = 2048, .vocab = 50304, .max_pos = 4096, .has = VRAM__HAS_QK_NORM_FULL,
      .moe = VRAM__MOE_ALL, .experts_key = "num_experts", .experts = 64, .topk = 8}, /* Olmoe */
-    {.type = "phimoe", ROW(GATED, LN, FIN), .layers = 32, .hidden = 4096,
+    {.type = "phimoe", .gguf = "phimoe", ROW(GATED, LN, FIN), .layers = 32, .hidden = 4096,
      .heads = 32, .kv = 8, .inter = 6400, .vocab = 32064, .max_pos = 131072,
      .has = VRAM__HAS_HEAD_BIAS, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
      .experts = 16, .topk = 2}, /* PhimoeConfig: LayerNorms with biases, lm_head_bias */
-    {.type = "granitemoe", LLAMA_LIKE, .layers = 32, .hidden = 4096,
+    {.type = "granitemoe", .gguf = "granitemoe", LLAMA_LIKE, .layers = 32, .hidden = 4096,
      .heads = 32, .inter = 11008, .vocab = 32000, .max_pos = 2048, .moe = VRAM__MOE_ALL,
      .experts_key = "num_local_experts", .experts = 8, .topk = 2}, /* GraniteMoeConfig */
-    {.type = "glm4_moe", LLAMA_LIKE, .layers = 46, .hidden = 4096,
+    {.type = "glm4_moe", .gguf = "glm4moe", LLAMA_LIKE, .layers = 46, .hidden = 4096,
      .heads = 96, .kv = 8, .inter = 10944, .vocab = 151552, .max_pos = 131072,
      .has = VRAM__HAS_QK_NORM_KEY | VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_FIRST_DENSE,
      .experts_key = "n_routed_experts", .experts = 128, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 1408, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1}, /* Glm4MoeConfig */
-    {.type = "ernie4_5_moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
+    {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,
      .experts_key = "moe_num_experts", .experts = 64, .topk = 6, .topk_key = "moe_k",
@@ -129,7 +129,7 @@ static const vram__arch_row rows[] = {
      .gguf_kind = VRAM__GGUF_SHEXP}, /* Llama4TextConfig: dense blocks of
                                         intermediate_size_mlp, experts and the shared one of
                                         intermediate_size */
-    {.type = "qwen3_next", LLAMA_LIKE, .layers = 48, .hidden = 2048,
+    {.type = "qwen3_next", .gguf = "qwen3next", LLAMA_LIKE, .layers = 48, .hidden = 2048,
      .heads = 16, .kv = 2, .head_dim = 256, .inter = 5632, .vocab = 151936, .max_pos = 32768,
      .has = VRAM__HAS_QK_NORM | VRAM__HAS_GATED_Q | VRAM__HAS_SHARED_GATE,
      .moe = VRAM__MOE_SPARSE_STEP, .experts_key = "num_experts", .experts = 512, .topk = 10,
@@ -137,28 +137,28 @@ static const vram__arch_row rows[] = {
      .shared_key = "shared_expert_intermediate_size", .shared_def = 512,
      .mix = VRAM__MIX_DELTA}, /* Qwen3NextConfig */
     /* ---- state-space models and hybrids ---- */
-    {.type = "mamba", ROW(GATED, RMS, FIN | VRAM_ARCH_NO_MLP),
+    {.type = "mamba", .gguf = "mamba", ROW(GATED, RMS, FIN | VRAM_ARCH_NO_MLP),
      .layers = 32, .hidden = 768, .vocab = 50280, .tie = 1,
      .mix = VRAM__MIX_MAMBA}, /* MambaConfig */
     {.type = "falcon_mamba", ROW(GATED, RMS, FIN | VRAM_ARCH_NO_MLP),
      .layers = 32, .hidden = 768, .vocab = 50280, .tie = 1,
      .mix = VRAM__MIX_MAMBA}, /* FalconMambaConfig: its dt/B/C norms have no weights */
-    {.type = "mamba2", ROW(GATED, RMS, FIN | VRAM_ARCH_NO_MLP),
+    {.type = "mamba2", .gguf = "mamba2", ROW(GATED, RMS, FIN | VRAM_ARCH_NO_MLP),
      .layers = 64, .hidden = 4096, .vocab = 32768, .mix = VRAM__MIX_MAMBA2}, /* Mamba2Config */
-    {.type = "jamba", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32,
+    {.type = "jamba", .gguf = "jamba", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32,
      .kv = 8, .inter = 14336, .vocab = 65536, .max_pos = 262144, .moe = VRAM__MOE_PERIOD,
      .experts_key = "num_experts", .experts = 16, .topk = 2,
      .mix = VRAM__MIX_JAMBA}, /* JambaConfig */
-    {.type = "granitemoehybrid", LLAMA_LIKE, .layers = 32,
+    {.type = "granitemoehybrid", .gguf = "granitehybrid", LLAMA_LIKE, .layers = 32,
      .hidden = 4096, .heads = 32, .inter = 11008, .vocab = 32000, .max_pos = 2048,
      .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts", .experts = 8, .topk = 2,
      .shared = VRAM__SHARED_KEY, .shared_key = "shared_intermediate_size", .shared_def = 1024,
      .mix = VRAM__MIX_GRANITE}, /* GraniteMoeHybridConfig: every block's shared_mlp is the
                                    shared expert (the dense MLP without experts) */
-    {.type = "falcon_h1", ROW(GATED, RMS, FIN | VRAM_ARCH_MIXER_ALSO),
+    {.type = "falcon_h1", .gguf = "falcon-h1", ROW(GATED, RMS, FIN | VRAM_ARCH_MIXER_ALSO),
      .layers = 32, .hidden = 4096, .heads = 32, .kv = 8, .inter = 14336, .vocab = 128000,
      .max_pos = 8192, .mix = VRAM__MIX_FALCON_H1}, /* FalconH1Config */
-    {.type = "lfm2", LLAMA_LIKE, .layers = 32, .hidden = 2560, .heads = 32,
+    {.type = "lfm2", .gguf = "lfm2", LLAMA_LIKE, .layers = 32, .hidden = 2560, .heads = 32,
      .kv = 8, .inter = 12288, .vocab = 65536, .max_pos = 128000, .tie = 1,
      .has = VRAM__HAS_QK_NORM, .mix = VRAM__MIX_CONV}, /* Lfm2Config */
     /* ---- other decoders (their own readers in model_config.c) ---- */
@@ -216,6 +216,8 @@ static const vram__arch_row rows[] = {
      .flags = FIN},
     {.gguf = "starcoder2", .read = VRAM__READ_GGUF_ONLY, .family = DEC, .mlp = PLAIN, .norm = LN,
      .flags = FIN},
+    {.gguf = "ernie4_5", .read = VRAM__READ_GGUF_ONLY, .family = DEC, .mlp = GATED, .norm = RMS,
+     .flags = FIN}, /* ERNIE-4.5 dense (0.3B): the Llama pattern */
     {.gguf = "nomic-bert", .read = VRAM__READ_GGUF_ONLY, .family = ENC, .mlp = GATED, .norm = LN,
      .flags = VRAM_ARCH_EMB_NORM | VRAM_ARCH_NO_HEAD},
 };

@@ -73,8 +73,9 @@
  *
  * Mixtures of experts: the table's rows say which key counts the experts, the top-k, the
  * routed and shared widths and which blocks route (model_arch.h vram__moe); a top-k above the
- * expert count is an error; DeepSeek's moe_layer_freq other than 1 is not modelled (family
- * NONE with a note). gpt_oss's routed experts are MXFP4 when quantization_config.quant_method
+ * expert count is an error; DeepSeek's moe_layer_freq routes block i from
+ * first_k_dense_replace on when i % moe_layer_freq == 0 (its own code's rule; a note when it
+ * is not 1, since transformers' classes ignore it). gpt_oss's routed experts are MXFP4 when quantization_config.quant_method
  * is "mxfp4" (expert_format). Other mixture-of-experts types (dbrx, nllb-moe,
  * switch_transformers), and any config of a type without experts in its row with an expert
  * count key (num_local_experts, num_experts, n_routed_experts, moe_num_experts) above 1, are
@@ -381,15 +382,6 @@ static vram_status cfg_rank(const cfg *c, const char *key, uint64_t def, uint64_
     return cfg_num(c, key, def, 1, VRAM_LIMIT_HIDDEN, out);
 }
 
-/* A layout of MoE and dense layers that the arch cannot describe: family NONE, a note. */
-static vram_status moe_layout_note(const cfg *c, vram_arch *a, const char *what, char *note,
-                                   size_t notecap) {
-    memset(a, 0, sizeof *a);
-    snprintf(note, notecap, "%s: %s: this layout of expert and dense layers is not modelled; "
-             "architecture left unknown", c->label, what);
-    return VRAM_OK;
-}
-
 /* gpt-oss's quantization_config.quant_method "mxfp4": its routed experts are MXFP4. */
 static int cfg_mxfp4(const cfg *c) {
     const cJSON *q = cfg_get(c, "quantization_config");
@@ -419,16 +411,16 @@ static vram_status cfg_mla(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     return VRAM_OK;
 }
 
-/* How many blocks route to experts, by the row's rule (model_arch.h vram__moe); *note set
- * (and 0 returned through *modelled) for DeepSeek's moe_layer_freq other than 1. */
+/* How many blocks route to experts, by the row's rule (model_arch.h vram__moe); *freq:
+ * DeepSeek's moe_layer_freq (1 for the other rules). */
 static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const vram_arch *a,
-                                  uint64_t *moe_n, int *modelled) {
+                                  uint64_t *moe_n, uint64_t *freq) {
     const uint64_t L = a->layers;
-    uint64_t k = 0, step = 1, off = 0, listed = 0, freq = 1;
+    uint64_t k = 0, step = 1, off = 0, listed = 0;
     int64_t start = 0, end = -1;
     int present = 0;
     vram_status st = VRAM_OK;
-    *modelled = 1;
+    *freq = 1;
     *moe_n = L;
     switch (r->moe) {
     case VRAM__MOE_FIRST_DENSE:
@@ -438,9 +430,12 @@ static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const v
             return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                               "first_k_dense_replace %llu is more than num_hidden_layers %llu",
                               (unsigned long long)k, (unsigned long long)L);
-        if (r->mla && (st = cfg_num(c, "moe_layer_freq", 1, 1, VRAM_LIMIT_LAYERS, &freq))) return st;
-        if (freq != 1) *modelled = 0;
-        *moe_n = L - k;
+        /* DeepSeek's own modelling code (and vLLM's, SGLang's): block i routes when
+           i >= first_k_dense_replace and i % moe_layer_freq == 0 */
+        if (r->mla && (st = cfg_num(c, "moe_layer_freq", 1, 1, VRAM_LIMIT_LAYERS, freq))) return st;
+        *moe_n = 0;
+        for (uint64_t i = k; i < L; i++)
+            *moe_n += i % *freq == 0;
         return VRAM_OK;
     case VRAM__MOE_SPARSE_STEP: {
         unsigned char *dense = calloc(L, 1);
@@ -496,8 +491,7 @@ static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const v
 static vram_status cfg_experts(const cfg *c, const vram__arch_row *r, vram_arch *a, char *note,
                                size_t notecap, int *unknown) {
     vram_status st;
-    uint64_t topk, shared = 0, moe_n = 0;
-    int modelled = 1;
+    uint64_t topk, shared = 0, moe_n = 0, freq = 1;
     const uint64_t min_experts = r->mix == VRAM__MIX_GRANITE ? 0 : 1;
     *unknown = 0;
     if ((st = cfg_num(c, r->experts_key, r->experts, min_experts, VRAM_ARCH_MAX_EXPERTS,
@@ -542,12 +536,16 @@ static vram_status cfg_experts(const cfg *c, const vram__arch_row *r, vram_arch 
     case VRAM__SHARED_ONE: a->shared_intermediate = xw; break;
     default: break;
     }
-    if ((st = cfg_moe_blocks(c, r, a, &moe_n, &modelled)) != VRAM_OK) return st;
-    if (!modelled) {
-        *unknown = 1;
-        return moe_layout_note(c, a, "moe_layer_freq is not 1", note, notecap);
-    }
+    if ((st = cfg_moe_blocks(c, r, a, &moe_n, &freq)) != VRAM_OK) return st;
     a->dense_layers = a->layers - moe_n;
+    if (freq != 1)
+        snprintf(note, notecap,
+                 "%s: moe_layer_freq %llu: experts in %llu of the %llu blocks (those from "
+                 "first_k_dense_replace on whose index is a multiple of it), as DeepSeek's own "
+                 "modelling code and vLLM build it; transformers' DeepseekV2/V3 classes ignore "
+                 "the key and put experts in every block from first_k_dense_replace on",
+                 c->label, (unsigned long long)freq, (unsigned long long)moe_n,
+                 (unsigned long long)a->layers);
     return VRAM_OK;
 }
 

@@ -167,8 +167,12 @@ static vram_status gg_string_len(gg *g, const char *key, uint64_t *n) {
 }
 
 /* An array value (after its key and type): skipped, its element count returned. Arrays of
- * arrays are allowed one level down (depth 2), no deeper. */
-static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_out) {
+ * arrays are allowed one level down (depth 2), no deeper. With sum (non-NULL) an array of
+ * integers is read, not skipped: its largest element in sum[0] and how many are not 0 in
+ * sum[1] (llama.cpp's per-block head_count_kv, 0 in the blocks without attention); a negative
+ * element is an error. */
+static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_out,
+                            uint64_t *sum) {
     char q[VRAM__QUOTE_CAP];
     uint32_t et;
     uint64_t count;
@@ -204,7 +208,25 @@ static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_o
     if (et == GG_ARRAY) {
         for (uint64_t i = 0; i < count; i++) {
             uint64_t inner;
-            if ((st = gg_array(g, key, depth + 1, &inner)) != VRAM_OK) return st;
+            if ((st = gg_array(g, key, depth + 1, &inner, NULL)) != VRAM_OK) return st;
+        }
+        return VRAM_OK;
+    }
+    if (sum != NULL && et != GG_F32 && et != GG_F64 && et != GG_BOOL) {
+        const int sgn = et == GG_I8 || et == GG_I16 || et == GG_I32 || et == GG_I64;
+        sum[0] = sum[1] = 0;
+        for (uint64_t i = 0; i < count; i++) {
+            unsigned char b[8];
+            uint64_t v = 0;
+            if ((st = gg_read(g, b, (size_t)least, "array elements")) != VRAM_OK) return st;
+            for (size_t j = (size_t)least; j-- > 0;)
+                v = v << 8 | b[j];
+            if (sgn && (b[least - 1] & 0x80u) != 0)
+                return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                                  "metadata %s: element %llu is negative",
+                                  vram__quote(key, strlen(key), q), (unsigned long long)i);
+            if (v > sum[0]) sum[0] = v;
+            sum[1] += v != 0;
         }
         return VRAM_OK;
     }
@@ -226,13 +248,13 @@ static vram_status gg_array(gg *g, const char *key, int depth, uint64_t *count_o
 /* The architectures llama.cpp gives sliding-window blocks, and its pattern (its hparams'
  * set_swa_pattern(n): block il slides unless il % n == n - 1, so all but each n-th), with
  * the window from <arch>.attention.sliding_window (absent: none). llama.cpp hard-codes
- * the pattern for these three and reads no pattern key for them; other architectures
+ * the pattern for these four and reads no pattern key for them; other architectures
  * (mistral and qwen2 among them) it runs without a window, so vramkit reads none. */
 static const struct {
     const char *name;
     uint64_t every, min; /* min: the least window (gemma3: 0 allowed, llama.cpp runs it
                             without a window then) */
-} gg_swa[] = {{"gemma2", 2, 1}, {"gemma3", 6, 0}, {"gpt-oss", 2, 1}};
+} gg_swa[] = {{"gemma2", 2, 1}, {"gemma3", 6, 0}, {"gpt-oss", 2, 1}, {"cohere2", 4, 1}};
 
 /* What the tensor names tell about the architecture. */
 typedef struct gg_seen {
@@ -247,6 +269,12 @@ typedef struct gg_seen {
     uint64_t rope_factors; /* elements of rope_factors_long/short.weight (phi3), rope_freqs */
     uint64_t routers;      /* blocks with a router (blk.N.ffn_gate_inp.weight): the MoE blocks */
     int shexp;             /* a shared expert's matrices (ffn_*_shexp.weight) */
+    uint64_t head_bias;    /* elements of output.bias (Phi-3.5-MoE's lm_head bias) */
+    uint64_t nextn;        /* elements of the multi-token-prediction tensors (blk.N.nextn.*:
+                              GLM-4.5's eh_proj and norms beside its last block) */
+    int q_norm;            /* attn_q_norm.weight (GLM-4.5's use_qk_norm) */
+    /* the recurrent mixer's optional parts (ssm_*, shortconv.*) */
+    int ssm_in_bias, ssm_out_bias, ssm_conv_bias, ssm_norm, ssm_dt_norm, shortconv_bias;
 } gg_seen;
 
 static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const uint64_t *rdims,
@@ -263,7 +291,16 @@ static void gg_note_tensor(gg_seen *seen, const char *name, size_t len, const ui
          strcmp(name, "rope_freqs.weight") == 0) &&
         seen->rope_factors <= UINT64_MAX - numel)
         seen->rope_factors += numel;
+    if (strcmp(name, "output.bias") == 0) seen->head_bias = numel;
     if (strncmp(name, "blk.", 4) != 0) return;
+    if (strstr(name, ".nextn.") != NULL && seen->nextn <= UINT64_MAX - numel) seen->nextn += numel;
+    if (vram__ends_with(name, len, ".attn_q_norm.weight")) seen->q_norm = 1;
+    if (vram__ends_with(name, len, ".ssm_in.bias")) seen->ssm_in_bias = 1;
+    if (vram__ends_with(name, len, ".ssm_out.bias")) seen->ssm_out_bias = 1;
+    if (vram__ends_with(name, len, ".ssm_conv1d.bias")) seen->ssm_conv_bias = 1;
+    if (vram__ends_with(name, len, ".ssm_norm.weight")) seen->ssm_norm = 1;
+    if (vram__ends_with(name, len, ".ssm_dt_norm.weight")) seen->ssm_dt_norm = 1;
+    if (vram__ends_with(name, len, ".shortconv.conv.bias")) seen->shortconv_bias = 1;
     if (vram__ends_with(name, len, ".ffn_gate_inp.weight")) seen->routers++;
     if (vram__ends_with(name, len, ".ffn_up_shexp.weight")) seen->shexp = 1;
     if (vram__ends_with(name, len, ".attn_q.bias") || vram__ends_with(name, len, ".attn_k.bias") ||
@@ -382,6 +419,11 @@ static vram_status gg_arch_mla(gg *g, const vram__set *keys, const char *arch, c
         a->dense_layers = lead;
         a->shared_intermediate = shared * xw;
     }
+    /* routers in fewer blocks than those from the leading dense ones on: a DeepSeek with
+       moe_layer_freq other than 1 (experts only where the block's index is a multiple of
+       it), counted as the file holds it; llama.cpp has no key for it */
+    const int freq = a->experts != 0 && seen->routers != 0 && seen->routers < a->layers - lead;
+    if (freq) a->dense_layers = a->layers - seen->routers;
     /* DeepSeek-V3's routing bias (e_score_correction_bias): a buffer in transformers, a
        tensor in the GGUF, counted so that the count is the file's */
     a->extra_params = seen->probs_b <= VRAM_ARCH_MAX_EXTRA ? seen->probs_b : 0;
@@ -394,6 +436,126 @@ static vram_status gg_arch_mla(gg *g, const vram__set *keys, const char *arch, c
                  "vLLM, SGLang and llama.cpp keep for newer conversions",
                  g->label, arch, (unsigned long long)a->heads, (unsigned long long)hd,
                  (unsigned long long)(vd != 0 ? vd : hd - rope), (unsigned long long)(kvr + rope));
+    if (freq) {
+        size_t n = strlen(note);
+        snprintf(note + n, notecap - n,
+                 "%s%s: experts (ffn_gate_inp) in %llu of the %llu blocks after the %llu leading "
+                 "dense ones (a DeepSeek moe_layer_freq other than 1), counted as the file holds "
+                 "them; llama.cpp expects experts in each of those blocks",
+                 n != 0 ? "; " : "", g->label, (unsigned long long)seen->routers,
+                 (unsigned long long)(a->layers - lead), (unsigned long long)lead);
+    }
+    return VRAM_OK;
+}
+
+/* The recurrent mixer of a row (model_arch.h vram__mix) from <arch>.ssm.* (and LFM2's
+ * shortconv.l_cache), as llama.cpp's converters write them; its optional parts (biases, the
+ * gated norm, Jamba's dt/B/C norms) from the tensor names. The same layouts as the config
+ * reader (model_config.c cfg_mixer):
+ *   mamba, jamba (Mamba-1): e = ssm.inner_size, N = ssm.state_size, R = ssm.time_step_rank,
+ *     ssm_in hidden -> 2e, ssm_conv1d e x conv_kernel, ssm_x e -> R + 2N, ssm_dt R -> e,
+ *     ssm_a e x N, ssm_d e; state e x N.
+ *   mamba2, granitehybrid, falcon-h1 (Mamba-2): H = ssm.time_step_rank heads,
+ *     G = ssm.group_count, conv channels e + 2 G N; ssm_in hidden -> e + (e + 2 G N) + H;
+ *     ssm_dt (bias), ssm_a, ssm_d of H; ssm_norm e; state e x N.
+ *   lfm2: shortconv.in_proj hidden -> 3 hidden, a conv of hidden channels and
+ *     shortconv.l_cache taps, out_proj hidden -> hidden.
+ *   qwen3next (gated delta rule): Hk = ssm.group_count key heads of dk = ssm.state_size,
+ *     Hv = ssm.time_step_rank value heads of dv = ssm.inner_size / Hv; in_proj (ssm_in, or
+ *     attn_qkv and attn_gate) and ssm_ba hidden -> 2 Hk dk + 2 Hv dv + 2 Hv; state Hv dk dv.
+ * Which blocks mix: every block (mamba, mamba2; falcon-h1 beside attention), those whose
+ * per-block head_count_kv is 0 (jamba, granitehybrid, lfm2: attn blocks have attention), all
+ * but each full_attention_interval-th (qwen3next). *missing names a key the file lacks. */
+static vram_status gg_arch_mixer(gg *g, const vram__set *keys, const char *arch,
+                                 const vram__arch_row *r, const gg_seen *seen, uint64_t attn,
+                                 vram_arch *a, const char **missing) {
+    const uint64_t h = a->hidden, L = a->layers;
+    uint64_t k = 0, e = 0, n = 0, rank = 0, groups = 0, every = 0;
+    vram_status st;
+    *missing = NULL;
+    if (r->mix == VRAM__MIX_CONV) {
+        if ((st = gg_arch_num(g, keys, arch, "shortconv.l_cache", VRAM_ARCH_MAX_KERNEL, &k)))
+            return st;
+        if (k == 0) {
+            *missing = "shortconv.l_cache";
+            return VRAM_OK;
+        }
+        a->mix_in = 3 * h;
+        a->mix_out = a->mix_conv = h;
+        a->mix_kernel = k;
+        a->mix_vectors = seen->shortconv_bias ? 5 * h : 0u;
+        a->mixer_layers = L - attn;
+        return VRAM_OK;
+    }
+    const int m1 = r->mix == VRAM__MIX_MAMBA || r->mix == VRAM__MIX_JAMBA;
+    if ((st = gg_arch_num(g, keys, arch, "ssm.conv_kernel", VRAM_ARCH_MAX_KERNEL, &k)) ||
+        (st = gg_arch_num(g, keys, arch, "ssm.inner_size", VRAM_LIMIT_HIDDEN, &e)) ||
+        (st = gg_arch_num(g, keys, arch, "ssm.state_size", VRAM_LIMIT_HIDDEN, &n)) ||
+        (st = gg_arch_num(g, keys, arch, "ssm.time_step_rank",
+                          m1 ? VRAM_LIMIT_HIDDEN : VRAM_LIMIT_HEADS, &rank)) ||
+        (!m1 && (st = gg_arch_num(g, keys, arch, "ssm.group_count", VRAM_LIMIT_HEADS, &groups))) ||
+        (r->mix == VRAM__MIX_DELTA &&
+         (st = gg_arch_num(g, keys, arch, "full_attention_interval", VRAM_LIMIT_LAYERS, &every))))
+        return st;
+    *missing = k == 0              ? "ssm.conv_kernel"
+               : e == 0            ? "ssm.inner_size"
+               : n == 0            ? "ssm.state_size"
+               : rank == 0         ? "ssm.time_step_rank"
+               : !m1 && groups == 0 ? "ssm.group_count"
+               : r->mix == VRAM__MIX_DELTA && every == 0 ? "full_attention_interval"
+                                   : NULL;
+    if (*missing != NULL) return VRAM_OK;
+    if (!m1 && e % rank != 0)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata: %s.ssm.inner_size %llu is not a multiple of "
+                          "%s.ssm.time_step_rank %llu (the heads)",
+                          arch, (unsigned long long)e, arch, (unsigned long long)rank);
+    if (groups * n > VRAM_LIMIT_HIDDEN)
+        return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                          "metadata: %s.ssm.group_count %llu x ssm.state_size %llu is over the "
+                          "width limit of %llu",
+                          arch, (unsigned long long)groups, (unsigned long long)n,
+                          (unsigned long long)VRAM_LIMIT_HIDDEN);
+    a->mix_kernel = k;
+    switch (r->mix) {
+    case VRAM__MIX_MAMBA:
+    case VRAM__MIX_JAMBA:
+        a->mix_in = 2 * e;
+        a->mix_out = a->mix_conv = e;
+        a->mix_matrix = e * (rank + 2 * n) + rank * e;
+        a->mix_vectors = (seen->ssm_in_bias ? 2 * e : 0u) + (seen->ssm_out_bias ? h : 0u) +
+                         (seen->ssm_conv_bias ? e : 0u) + e + e * n + e +
+                         (seen->ssm_dt_norm ? rank + 2 * n : 0u);
+        a->mix_state = e * n;
+        break;
+    case VRAM__MIX_DELTA: {
+        const uint64_t kh = groups, dk = n, vh = rank, dv = e / rank;
+        a->mix_in = 2 * kh * dk + 2 * vh * dv + 2 * vh;
+        a->mix_out = vh * dv;
+        a->mix_conv = 2 * kh * dk + vh * dv;
+        a->mix_vectors = 2 * vh + dv;
+        a->mix_state = vh * dk * dv;
+        a->mixer_layers = L - L / every;
+        return VRAM_OK;
+    }
+    default: { /* Mamba-2 */
+        const uint64_t x = e + 2 * groups * n;
+        a->mix_in = e + x + rank;
+        a->mix_out = e;
+        a->mix_conv = x;
+        a->mix_vectors = 3 * rank + (seen->ssm_norm ? e : 0u) +
+                         (seen->ssm_in_bias ? a->mix_in : 0u) + (seen->ssm_out_bias ? h : 0u) +
+                         (seen->ssm_conv_bias ? x : 0u);
+        a->mix_state = e * n;
+        break;
+    }
+    }
+    if (r->mix == VRAM__MIX_MAMBA || r->mix == VRAM__MIX_MAMBA2) {
+        a->intermediate = e; /* no MLP: the mixer's inner width for the activations */
+        a->mixer_layers = L;
+    } else {
+        a->mixer_layers = r->mix == VRAM__MIX_FALCON_H1 ? L : L - attn;
+    }
     return VRAM_OK;
 }
 
@@ -414,13 +576,17 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
         return VRAM_OK;
     }
     uint64_t experts = 0, used = 0, xffn = 0, tokens = 0;
+    /* a state-space model has no attention and no MLP: head_count and feed_forward_length
+       are 0 there (the mixer's widths come from ssm.*) */
+    const int ssm = row->mix == VRAM__MIX_MAMBA || row->mix == VRAM__MIX_MAMBA2;
     const vram__set_entry *te = vram__set_get(keys, "tokenizer.ggml.tokens", 21, 0);
     if (te != NULL && te->aux == GG_VAL_ARRAY) tokens = te->value;
     if ((st = gg_arch_num(g, keys, arch, "block_count", VRAM_LIMIT_LAYERS, &a->layers)) ||
         (st = gg_arch_num(g, keys, arch, "embedding_length", VRAM_LIMIT_HIDDEN, &a->hidden)) ||
-        (st = gg_arch_num(g, keys, arch, "feed_forward_length", VRAM_LIMIT_INTERMEDIATE,
-                          &a->intermediate)) ||
-        (st = gg_arch_num(g, keys, arch, "attention.head_count", VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = gg_arch_num_min(g, keys, arch, "feed_forward_length", !ssm,
+                              VRAM_LIMIT_INTERMEDIATE, &a->intermediate)) ||
+        (st = gg_arch_num_min(g, keys, arch, "attention.head_count", !ssm, VRAM_LIMIT_HEADS,
+                              &a->heads)) ||
         (st = gg_arch_num(g, keys, arch, "attention.head_count_kv", VRAM_LIMIT_HEADS,
                           &a->kv_heads)) ||
         (st =
@@ -432,6 +598,30 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
                           &xffn)))
         return st;
     a->vocab = seen->token_embd ? seen->vocab_rows : tokens;
+    if (ssm) {
+        a->heads = a->kv_heads = 1;
+        a->intermediate = 1; /* the mixer's width below */
+    }
+    /* llama.cpp's per-block head_count_kv (jamba, granitehybrid, lfm2): its largest, and
+       the blocks with attention (those where it is not 0) */
+    uint64_t attn = a->layers;
+    const vram__set_entry *kva = NULL;
+    {
+        char key[512];
+        int n = snprintf(key, sizeof key, "%s.attention.head_count_kv", arch);
+        if (n > 0 && (size_t)n < sizeof key) kva = vram__set_get(keys, key, (size_t)n, 1);
+    }
+    if (kva != NULL && !ssm) {
+        if (kva->value > VRAM_LIMIT_HEADS || kva->aux > a->layers)
+            return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                              "metadata: %s.attention.head_count_kv has %llu heads in %llu "
+                              "blocks, not at most %llu in at most %s.block_count %llu",
+                              arch, (unsigned long long)kva->value, (unsigned long long)kva->aux,
+                              (unsigned long long)VRAM_LIMIT_HEADS, arch,
+                              (unsigned long long)a->layers);
+        a->kv_heads = kva->value;
+        attn = kva->aux;
+    }
     const char *missing = a->layers == 0         ? "block_count"
                           : a->hidden == 0       ? "embedding_length"
                           : a->heads == 0        ? "attention.head_count"
@@ -462,6 +652,17 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
                      g->label, (unsigned long long)a->vocab);
         memset(a, 0, sizeof *a);
         return VRAM_OK;
+    }
+    if (row->mix != VRAM__MIX_NONE) {
+        if ((st = gg_arch_mixer(g, keys, arch, row, seen, attn, a, &missing)) != VRAM_OK)
+            return st;
+        if (missing != NULL) {
+            snprintf(note, notecap,
+                     "%s: metadata has no %s.%s (its recurrent mixer); architecture left unknown",
+                     g->label, arch, missing);
+            memset(a, 0, sizeof *a);
+            return VRAM_OK;
+        }
     }
     if (a->heads != 0 && a->kv_heads != 0 && a->heads % a->kv_heads != 0)
         return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
@@ -497,11 +698,15 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
         }
     }
     {
-        /* q/k norms and post-norms, as the row says (llama.cpp keeps them: attn_q_norm,
-           attn_k_norm, post_attention_norm, post_ffw_norm) */
+        /* q/k norms (GLM-4.5's when the file has them), post-norms and Qwen3-Next's gated q,
+           as the row says (llama.cpp keeps them: attn_q_norm, attn_k_norm,
+           post_attention_norm, post_ffw_norm, attn_q of twice the heads); the rest of the
+           row's extra parameters the converter either moves into metadata (Apertus's xIELU
+           scalars) or writes as tensors counted below as the file holds them */
         vram__arch_row norms = *row;
-        norms.has &= VRAM__HAS_QK_NORM | VRAM__HAS_QK_NORM_FULL | VRAM__HAS_POST_NORMS;
-        a->extra_params = vram__arch_extra(&norms, a, 0, 0);
+        norms.has &= VRAM__HAS_QK_NORM | VRAM__HAS_QK_NORM_FULL | VRAM__HAS_POST_NORMS |
+                     VRAM__HAS_GATED_Q | VRAM__HAS_QK_NORM_KEY;
+        a->extra_params = vram__arch_extra(&norms, a, 0, seen->q_norm);
     }
     if (row->gguf_kind == VRAM__GGUF_MLA)
         return gg_arch_mla(g, keys, arch, seen, xffn, a, note, notecap);
@@ -514,23 +719,36 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
                           "rope_factors_long/short and rope_freqs hold %llu parameters, over 10^12",
                           (unsigned long long)seen->rope_factors);
     a->extra_params += seen->rope_factors;
-    if (row->gguf_kind == VRAM__GGUF_SHEXP) {
-        /* Qwen2-MoE (llama.cpp's Qwen2MoeModel): the shared expert's width in
-           expert_shared_feed_forward_length (ffn_{gate,up,down}_shexp), its sigmoid gate
-           ffn_gate_inp_shexp (hidden -> 1) counted as the file holds it */
+    if (a->experts != 0 && seen->shexp) {
+        /* the shared experts (ffn_{gate,up,down}_shexp): their width in
+           expert_shared_feed_forward_length (Qwen2-MoE, Qwen3-Next, Granite-4.0-H, ERNIE-4.5),
+           else expert_shared_count experts of the routed width (GLM-4.5), else one (Llama 4) */
+        uint64_t count = 0;
+        const uint64_t xw = a->expert_intermediate != 0 ? a->expert_intermediate : a->intermediate;
         if ((st = gg_arch_num_min(g, keys, arch, "expert_shared_feed_forward_length", 0,
-                                  VRAM_LIMIT_INTERMEDIATE, &a->shared_intermediate)) != VRAM_OK)
+                                  VRAM_LIMIT_INTERMEDIATE, &a->shared_intermediate)) ||
+            (st = gg_arch_num_min(g, keys, arch, "expert_shared_count", 0, VRAM_ARCH_MAX_EXPERTS,
+                                  &count)))
             return st;
-        /* Llama 4: one shared expert of the routed width (no key of its own) */
-        if (a->shared_intermediate == 0 && seen->shexp && a->experts != 0)
-            a->shared_intermediate = a->expert_intermediate != 0 ? a->expert_intermediate
-                                                                 : a->intermediate;
-        if (seen->shexp_gate > VRAM_ARCH_MAX_EXTRA)
+        if (count > VRAM_LIMIT_INTERMEDIATE / xw)
             return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
-                              "the shared experts' gates (ffn_gate_inp_shexp) hold %llu "
-                              "parameters, over 10^12",
-                              (unsigned long long)seen->shexp_gate);
-        a->extra_params += seen->shexp_gate;
+                              "metadata: %s.expert_shared_count %llu x the experts' width %llu "
+                              "is over the width limit of %llu",
+                              arch, (unsigned long long)count, (unsigned long long)xw,
+                              (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
+        if (a->shared_intermediate == 0) a->shared_intermediate = (count != 0 ? count : 1u) * xw;
+    }
+    /* tensors beyond the pattern, counted as the file holds them: the shared experts' sigmoid
+       gates (ffn_gate_inp_shexp, hidden -> 1), the routing-score bias (exp_probs_b: ERNIE-4.5,
+       GLM-4.5), the head's bias (output.bias: Phi-3.5-MoE, phi2) and GLM-4.5's
+       multi-token-prediction block's own tensors (blk.N.nextn.*) */
+    const uint64_t more[4] = {seen->shexp_gate, seen->probs_b, seen->head_bias, seen->nextn};
+    for (size_t i = 0; i < 4; i++) {
+        if (more[i] > VRAM_ARCH_MAX_EXTRA - a->extra_params)
+            return vram__fail(g->err, g->errcap, VRAM_E_FORMAT, g->label,
+                              "the tensors beyond the blocks' pattern (shared-expert gates, "
+                              "routing biases, the head's bias) hold over 10^12 parameters");
+        a->extra_params += more[i];
     }
     return VRAM_OK;
 }
@@ -586,12 +804,23 @@ static vram_status gg_metadata(gg *g, uint64_t count, vram__set *keys, char *kbu
                 g->pos += v;
             }
             break;
-        case GG_ARRAY:
-            if ((st = gg_array(g, kbuf, 1, &v)) != VRAM_OK) return st;
+        case GG_ARRAY: {
+            /* per-block head counts: their largest and how many blocks have any, under tag 1 */
+            uint64_t sum[2] = {0, 0};
+            const int per_block = vram__ends_with(kbuf, klen, ".attention.head_count_kv");
+            if ((st = gg_array(g, kbuf, 1, &v, per_block ? sum : NULL)) != VRAM_OK) return st;
             e = vram__set_get(keys, kbuf, klen, 0);
             e->aux = GG_VAL_ARRAY;
             e->value = v;
+            if (per_block) {
+                if (vram__set_put(keys, kbuf, klen, 1, &e, &found) != VRAM_OK)
+                    return vram__fail(g->err, g->errcap, VRAM_E_NOMEM, g->label,
+                                      "out of host memory");
+                e->value = sum[0];
+                e->aux = sum[1];
+            }
             break;
+        }
         default: {
             size_t n = gg_size[type];
             if ((st = gg_read(g, b, n, "a metadata value")) != VRAM_OK) return st;

@@ -183,11 +183,19 @@ static vram_status scan_dir(const char *dir, dir_scan *sc, char *err, size_t err
     return VRAM_OK;
 }
 
-/* note += "; " + more (or note = more), within cap. */
+/* note += "; " + more (or note = more), cut at cap - 1 characters (copied, not printed: a
+ * note cut short is meant, and snprintf's truncation warning would say otherwise). */
 static void note_add(char *note, size_t cap, const char *more) {
     size_t n = strlen(note);
     if (more[0] == '\0' || n + 1 >= cap) return;
-    snprintf(note + n, cap - n, "%s%s", n ? "; " : "", more);
+    const char *parts[2] = {n != 0 ? "; " : "", more};
+    for (int i = 0; i < 2; i++) {
+        size_t k = strlen(parts[i]);
+        if (k > cap - 1 - n) k = cap - 1 - n;
+        memcpy(note + n, parts[i], k);
+        n += k;
+    }
+    note[n] = '\0';
 }
 
 #define PICKLE_WHY                                                                            \

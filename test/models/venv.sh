@@ -1,6 +1,7 @@
 #!/bin/sh
-# venv.sh DIR — a Python environment for `ctest -L truth` (test/models/arch_truth.py): CPU
-# use of torch and transformers, pinned to the versions truth.tsv was written with.
+# venv.sh DIR — a Python environment for `ctest -L truth` (test/models/arch_truth.py,
+# gguf_gen.py): CPU use of torch and transformers, pinned to the versions truth.tsv was written
+# with, and llama.cpp's `gguf` package that wrote gguf/*.gguf.
 #
 # PyPI's torch wheel for Linux is built for CUDA and asks for every NVIDIA library as a
 # dependency (about 3 GB). Building models on the meta device needs none of their code, only
@@ -11,7 +12,7 @@
 # already there. Then: cmake -DVRAMKIT_TRUTH_PYTHON=DIR/bin/python ... && ctest -L truth.
 set -eu
 dir=${1:?usage: venv.sh DIR}
-if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c 'import torch, transformers' 2>/dev/null; then
+if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c 'import torch, transformers, gguf' 2>/dev/null; then
   exit 0
 fi
 python3 -m venv "$dir"
@@ -20,5 +21,5 @@ $pip --no-deps torch==2.15.0
 $pip --no-deps nvidia-cufile==1.17.1.22 nvidia-cusparselt-cu13==0.8.1 \
   nvidia-nvshmem-cu13==3.7.2 nvidia-nccl-cu13==2.30.7
 $pip filelock sympy networkx jinja2 fsspec typing_extensions numpy safetensors \
-  transformers==5.23.0
+  transformers==5.23.0 gguf==0.19.0
 "$dir/bin/python" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'

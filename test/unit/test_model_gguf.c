@@ -631,11 +631,18 @@ Test(gguf, architecture_table_and_notes) {
     cr_assert_eq(st, VRAM_OK, "%s", err);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_ENCODER);
     cr_assert(m.arch.flags & VRAM_ARCH_NO_HEAD);
-    arch_case("mamba", 0, NULL, 0, &m, err, sizeof err, &st);
+    arch_case("rwkv7", 0, NULL, 0, &m, err, sizeof err, &st);
     cr_assert_eq(st, VRAM_OK, "%s", err);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
     cr_assert_not_null(
-        strstr(err, "m.gguf: general.architecture 'mamba' is not in vramkit's table"), "%s", err);
+        strstr(err, "m.gguf: general.architecture 'rwkv7' is not in vramkit's table"), "%s", err);
+    /* a state-space model without its mixer's keys (test_model_gguf_arch.c reads whole ones) */
+    arch_case("mamba", 0, NULL, 0, &m, err, sizeof err, &st);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "m.gguf: metadata has no mamba.ssm.conv_kernel (its recurrent "
+                              "mixer); architecture left unknown"),
+                       "%s", err);
     arch_case("llama", 4, "llama.expert_count", 8, &m, err, sizeof err, &st);
     cr_assert_eq(st, VRAM_OK, "%s", err);
     cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
@@ -754,10 +761,36 @@ Test(gguf, deepseek2_v2_lite_whole_agrees_with_config) {
     cr_assert(pg.total > 15600000000ull && pg.total < 15800000000ull, "published 15.7B");
 }
 
+Test(gguf, deepseek2_moe_layer_freq) {
+    /* DeepSeek-V2-Lite's widths, 5 blocks, the first dense, moe_layer_freq 2 (blocks 2 and 4
+       routed, as DeepSeek's modelling code builds it; llama.cpp's converter writes no key for
+       it): the file's routers decide, with a note, and the count is the file's */
+    const uint64_t h = 2048, attn = 3072ull * h + 576ull * h + 512 + 512ull * 4096 + h * 2048;
+    const uint64_t dense = attn + 2 * h + 3ull * 10944 * h;
+    const uint64_t moe = attn + 2 * h + 64ull * h + 64ull * 3 * 1408 * h + 3ull * 2816 * h;
+    const uint64_t outer = 2ull * 102400 * h + h;
+    fx_mla x = FX_DEEPSEEK_V2_LITE;
+    x.layers = 5;
+    x.freq = 2;
+    vram_model m;
+    char err[1024];
+    deepseek2_gguf(&x, 1, &m, err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+    cr_assert_eq(m.arch.dense_layers, 3, "blocks 0, 1, 3 dense");
+    cr_assert_not_null(strstr(err, "experts (ffn_gate_inp) in 2 of the 4 blocks after the 1 "
+                                   "leading dense ones"),
+                       "%s", err);
+    cr_assert_eq(m.stats.params, 3 * dense + 2 * moe + outer);
+    vram_param_count pc = arch_count(&m);
+    cr_assert_eq(pc.total, m.stats.params, "arch %llu, tensors %llu", (unsigned long long)pc.total,
+                 (unsigned long long)m.stats.params);
+    cr_assert_eq(pc.total - pc.active, 2 * 58ull * 3 * 1408 * h, "58 of 64 experts idle, twice");
+}
+
 Test(gguf, deepseek2_q_rank_and_routing_bias) {
     /* a V3-like cut: q through q_a/q_b, and exp_probs_b (DeepSeek-V3's routing bias, a
        buffer in transformers, a tensor [experts] in the GGUF) counted as the file has it */
-    fx_mla x = {3, 1, 256, 4, 64, 32, 16, 8, 16, 512, 8, 2, 64, 1, 100};
+    fx_mla x = {3, 1, 256, 4, 64, 32, 16, 8, 16, 512, 8, 2, 64, 1, 100, 0};
     fx_gguf g = {0};
     fx_list l = {0};
     vram_model m;

@@ -754,11 +754,49 @@ Test(moe, config_layouts_interleaved) {
                  VRAM_E_FORMAT);
     cr_assert_not_null(strstr(err, "mlp_only_layers holds 24, not a block index in 0..23"), "%s",
                        err);
-    /* DeepSeek's moe_layer_freq (its blocks' order is not a count): still not modelled */
-    j = "{\"model_type\":\"deepseek_v3\",\"moe_layer_freq\":2}";
-    cr_assert_eq(vram_config_parse(j, strlen(j), "config.json", &m, err, sizeof err), VRAM_OK);
-    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
-    cr_assert_not_null(strstr(err, "moe_layer_freq is not 1"), "%s", err);
+    /* DeepSeek's moe_layer_freq: block i routes when i >= first_k_dense_replace and
+       i % moe_layer_freq == 0 (DeepSeek's own modelling code; transformers' classes ignore
+       the key). 6 blocks, the first dense, freq 2: experts in blocks 2 and 4 only */
+    {
+#define DS_SMALL                                                                              \
+    "{\"model_type\":\"deepseek_v3\",\"num_hidden_layers\":6,\"first_k_dense_replace\":1,"       \
+    "\"hidden_size\":64,\"intermediate_size\":96,\"moe_intermediate_size\":16,"                \
+    "\"n_routed_experts\":8,\"num_experts_per_tok\":2,\"n_shared_experts\":1,"                 \
+    "\"num_attention_heads\":4,\"num_key_value_heads\":4,\"q_lora_rank\":32,"                   \
+    "\"kv_lora_rank\":16,\"qk_nope_head_dim\":8,\"qk_rope_head_dim\":8,\"v_head_dim\":8,"       \
+    "\"vocab_size\":100"
+        const char *j1 = DS_SMALL "}", *j2 = DS_SMALL ",\"moe_layer_freq\":2}";
+        const char *j3 = DS_SMALL ",\"moe_layer_freq\":7}";
+#undef DS_SMALL
+        vram_model m1 = parse(j1);
+        cr_assert_eq(m1.arch.dense_layers, 1, "freq 1: blocks 1-5 routed");
+        cr_assert_eq(vram_config_parse(j2, strlen(j2), "config.json", &m, err, sizeof err),
+                     VRAM_OK, "%s", err);
+        cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+        cr_assert_eq(m.arch.experts, 8);
+        cr_assert_eq(m.arch.dense_layers, 4, "blocks 0, 1, 3, 5 dense");
+        cr_assert_not_null(strstr(err, "config.json: moe_layer_freq 2: experts in 2 of the 6 "
+                                       "blocks"),
+                           "%s", err);
+        cr_assert_not_null(strstr(err, "transformers' DeepseekV2/V3 classes ignore the key"),
+                           "%s", err);
+        /* by hand: three blocks (1, 3, 5) trade their MoE MLP (a router 64 x 8, eight
+           experts of 3 x 64 x 16 and the shared one) for a dense one (3 x 64 x 96) */
+        const uint64_t moe_mlp = 64 * 8 + 8 * 3 * 64 * 16 + 3 * 64 * 16, dense = 3 * 64 * 96;
+        vram_param_count p1 = count(&m1), p2 = count(&m);
+        cr_assert_eq(p2.total, p1.total - 3 * (moe_mlp - dense));
+        cr_assert_eq(p2.expert_params, 2ull * 8 * 3 * 64 * 16, "two routed blocks");
+        cr_assert_eq(p2.active, p2.total - 2ull * 6 * 3 * 64 * 16, "6 of 8 experts idle");
+        /* a frequency past the last block: no block routes */
+        cr_assert_eq(vram_config_parse(j3, strlen(j3), "config.json", &m, err, sizeof err),
+                     VRAM_OK, "%s", err);
+        cr_assert_eq(m.arch.dense_layers, 6, "%s", err);
+        /* 0 is not a frequency */
+        j = "{\"model_type\":\"deepseek_v3\",\"moe_layer_freq\":0}";
+        cr_assert_eq(vram_config_parse(j, strlen(j), "config.json", &m, err, sizeof err),
+                     VRAM_E_FORMAT);
+        cr_assert_not_null(strstr(err, "moe_layer_freq"), "%s", err);
+    }
     /* DeepSeek-V2-Lite: q_lora_rank null, q projected directly */
     j = "{\"model_type\":\"deepseek_v2\",\"q_lora_rank\":null,\"hidden_size\":2048,"
         "\"num_attention_heads\":16,\"num_key_value_heads\":16,\"num_hidden_layers\":27,"

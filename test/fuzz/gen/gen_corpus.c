@@ -231,7 +231,7 @@ static void gen_gguf(void) {
     /* tiny DeepSeek-V2 shapes (latent attention with a q rank, a dense first block, routed
        and shared experts), whole: llama.cpp's MLA form (attn_k_b, attn_v_b) and the older
        one (attn_kv_b) */
-    const fx_mla mla = {2, 1, 32, 2, 16, 16, 8, 8, 8, 64, 4, 2, 16, 1, 16};
+    const fx_mla mla = {2, 1, 32, 2, 16, 16, 8, 8, 8, 64, 4, 2, 16, 1, 16, 0};
     for (int split = 0; split <= 1; split++) {
         memset(&g, 0, sizeof g);
         fx_gguf_deepseek2_meta(&g, &mla, split, 16);

@@ -371,10 +371,11 @@ static inline void fx_gguf_llama_meta(fx_gguf *g, const fx_llama *m, uint32_t co
 typedef struct fx_mla {
     uint64_t layers, dense, hidden, heads, q_lora, kv_lora, nope, rope, v, inter;
     uint64_t experts, used, xinter, shared, vocab;
+    uint64_t freq; /* moe_layer_freq: experts only in blocks whose index it divides (0: 1) */
 } fx_mla;
 /* deepseek-ai/DeepSeek-V2-Lite's config.json: no q rank (q_lora_rank null) */
 static const fx_mla FX_DEEPSEEK_V2_LITE = {27,  1,  2048, 16,   0, 512, 128, 64,
-                                           128, 10944, 64, 6, 1408, 2,   102400};
+                                           128, 10944, 64, 6, 1408, 2,   102400, 0};
 
 static inline void fx_deepseek2_gguf(fx_list *l, const fx_mla *m, int split) {
     char n[160];
@@ -406,7 +407,7 @@ static inline void fx_deepseek2_gguf(fx_list *l, const fx_mla *m, int split) {
         l->ggml = F32;
         FX_1(l, FX_N("ffn_norm.weight"), h);
         l->ggml = F16;
-        if (i < m->dense) {
+        if (i < m->dense || (m->freq > 1 && i % m->freq != 0)) {
             FX_2(l, FX_N("ffn_gate.weight"), m->inter, h);
             FX_2(l, FX_N("ffn_up.weight"), m->inter, h);
             FX_2(l, FX_N("ffn_down.weight"), h, m->inter);
