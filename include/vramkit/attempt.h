@@ -196,72 +196,34 @@ typedef struct vram_attempt_evidence {
 /* Stable short name of an outcome ("oom"); "unknown" outside the enum. Static. */
 /*@ assigns \result \from o; ensures \result != \null; */
 VRAM_DEF const char *vram_attempt_outcome_name(vram_attempt_outcome o) {
-    switch (o) {
-#define VRAM__ATTEMPT_OUTCOME_NAME(id, name, text) \
-    case id:                                       \
-        return name;
-        VRAM_ATTEMPT_OUTCOME_LIST(VRAM__ATTEMPT_OUTCOME_NAME)
-#undef VRAM__ATTEMPT_OUTCOME_NAME
-    case VRAM_ATTEMPT_OUTCOME_COUNT: break;
-    }
-    return "unknown";
+    VRAM_X_NAME(o, VRAM_ATTEMPT_OUTCOME_LIST, VRAM_X_COL2, "unknown");
 }
 
 /* What an outcome means, as a phrase after "the attempt ..." Static. */
 /*@ assigns \result \from o; ensures \result != \null; */
 VRAM_DEF const char *vram_attempt_outcome_text(vram_attempt_outcome o) {
-    switch (o) {
-#define VRAM__ATTEMPT_OUTCOME_TEXT(id, name, text) \
-    case id:                                       \
-        return text;
-        VRAM_ATTEMPT_OUTCOME_LIST(VRAM__ATTEMPT_OUTCOME_TEXT)
-#undef VRAM__ATTEMPT_OUTCOME_TEXT
-    case VRAM_ATTEMPT_OUTCOME_COUNT: break;
-    }
-    return "ended in an unknown way";
+    VRAM_X_NAME(o, VRAM_ATTEMPT_OUTCOME_LIST, VRAM_X_COL3, "ended in an unknown way");
 }
 
 /* Stable short name of a rule ("text", "crash_signal"); "unknown" outside the enum. */
 /*@ assigns \result \from r; ensures \result != \null; */
 VRAM_DEF const char *vram_attempt_rule_name(vram_attempt_rule r) {
-    switch (r) {
-#define VRAM__ATTEMPT_RULE_NAME(id, name, text) \
-    case id:                                    \
-        return name;
-        VRAM_ATTEMPT_RULE_LIST(VRAM__ATTEMPT_RULE_NAME)
-#undef VRAM__ATTEMPT_RULE_NAME
-    case VRAM_ATTEMPT_RULE_COUNT: break;
-    }
-    return "unknown";
+    VRAM_X_NAME(r, VRAM_ATTEMPT_RULE_LIST, VRAM_X_COL2, "unknown");
 }
 
 /* What a rule says, as a phrase after "because ...". Static. */
 /*@ assigns \result \from r; ensures \result != \null; */
 VRAM_DEF const char *vram_attempt_rule_text(vram_attempt_rule r) {
-    switch (r) {
-#define VRAM__ATTEMPT_RULE_TEXT(id, name, text) \
-    case id:                                    \
-        return text;
-        VRAM_ATTEMPT_RULE_LIST(VRAM__ATTEMPT_RULE_TEXT)
-#undef VRAM__ATTEMPT_RULE_TEXT
-    case VRAM_ATTEMPT_RULE_COUNT: break;
-    }
-    return "no known rule";
+    VRAM_X_NAME(r, VRAM_ATTEMPT_RULE_LIST, VRAM_X_COL3, "no known rule");
 }
 
 /* "SIGSEGV" for 11 (Linux numbering, VRAM_SIGNAL_LIST); NULL for numbers outside the
  * table (real-time signals, 0, negatives). */
 /*@ assigns \result \from sig; */
 VRAM_DEF const char *vram_signal_name(int sig) {
-    switch (sig) {
-#define VRAM__SIGNAL_NAME(name, num) \
-    case num:                        \
-        return "SIG" #name;
-        VRAM_SIGNAL_LIST(VRAM__SIGNAL_NAME)
+#define VRAM__SIGNAL_NAME(name, num) case num: return "SIG" #name;
+    VRAM_X_NAME(sig, VRAM_SIGNAL_LIST, VRAM__SIGNAL_NAME, NULL);
 #undef VRAM__SIGNAL_NAME
-    default:
-        return NULL;
-    }
 }
 
 /* Is this signal a native crash: SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT? */
@@ -282,15 +244,10 @@ VRAM_DEF int vram_signal_is_crash(int sig) {
 VRAM_DEF vram_attempt_outcome vram__attempt_code_outcome(int code) {
     if (code == 2) return VRAM_ATTEMPT_OOM;
     if (code == 801) return VRAM_ATTEMPT_NOT_SUPPORTED;
-    switch (code) {
 #define VRAM__ATTEMPT_CODE_CASE(c, n, k) \
-    case c:                              \
-        return (k) == VRAM_CUDA_STICKY ? VRAM_ATTEMPT_CUDA_STICKY : VRAM_ATTEMPT_FAILED;
-        VRAM_CUDA_ERROR_LIST(VRAM__ATTEMPT_CODE_CASE)
+    case c: return (k) == VRAM_CUDA_STICKY ? VRAM_ATTEMPT_CUDA_STICKY : VRAM_ATTEMPT_FAILED;
+    VRAM_X_NAME(code, VRAM_CUDA_ERROR_LIST, VRAM__ATTEMPT_CODE_CASE, VRAM_ATTEMPT_FAILED);
 #undef VRAM__ATTEMPT_CODE_CASE
-    default:
-        return VRAM_ATTEMPT_FAILED;
-    }
 }
 
 /* Every text the rules look for, numbered: the messages, then the cudaError_t names of

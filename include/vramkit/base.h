@@ -77,28 +77,86 @@ typedef enum vram_status {
 #undef VRAM__STATUS_ENUM
 } vram_status;
 
+/* ---- X-macro tables ---------------------------------------------------------------------
+ * Every list of the core is an X-macro table X(id, column 2, column 3, ...) whose first column
+ * is an enum value (or a number). A name or text function is one column of a value's row,
+ * and a from_name function the row whose name is the text: their bodies are written here
+ * once, for every list.
+ *   VRAM_X_NAME(v, LIST, CASE, OTHERWISE)  the body of a lookup: CASE turns a row into
+ *       `case id: return <a column>;`, OTHERWISE answers a value the table does not hold.
+ *   VRAM_X_COL2 .. VRAM_X_COL5             CASE returning column k; VRAM_X_PAD2 returns
+ *       column 2 padded to 16 bytes (VRAM__PAD16); VRAM_X_ID returns the id's own spelling.
+ *   VRAM_X_FROM_NAME(LIST, MATCH)          the body of a from_name(text, len, out): MATCH
+ *       turns a row into `if (its name equals text[0 .. len)) { *out = id; return VRAM_OK; }`
+ *       (VRAM_X_MATCH2, VRAM_X_MATCH3: the name in column 2 or 3, exact), then
+ *       VRAM_E_UNHANDLED with *out untouched. The function's parameters are named text, len
+ *       and out. */
+#define VRAM_X_NAME(v, LIST, CASE, OTHERWISE) \
+    switch (v) {                                \
+        LIST(CASE)                              \
+    default:                                    \
+        break;                                  \
+    }                                           \
+    return OTHERWISE
+/* (the extra ~ argument keeps a 2-column row valid C11 for the variadic pickers) */
+#define VRAM__X_COL2(id, c2, ...) case id: return c2;
+#define VRAM__X_COL3(id, c2, c3, ...) case id: return c3;
+#define VRAM__X_COL4(id, c2, c3, c4, ...) case id: return c4;
+#define VRAM__X_COL5(id, c2, c3, c4, c5, ...) case id: return c5;
+#define VRAM__X_PAD2(id, c2, ...) case id: return VRAM__PAD16(c2);
+#define VRAM__X_ID(id, ...) case id: return #id;
+#define VRAM_X_COL2(...) VRAM__X_COL2(__VA_ARGS__, ~)
+#define VRAM_X_COL3(...) VRAM__X_COL3(__VA_ARGS__, ~)
+#define VRAM_X_COL4(...) VRAM__X_COL4(__VA_ARGS__, ~)
+#define VRAM_X_COL5(...) VRAM__X_COL5(__VA_ARGS__, ~)
+#define VRAM_X_PAD2(...) VRAM__X_PAD2(__VA_ARGS__, ~)
+#define VRAM_X_ID(...) VRAM__X_ID(__VA_ARGS__, ~)
+
+#define VRAM_X_FROM_NAME(LIST, MATCH) \
+    LIST(MATCH)                       \
+    return VRAM_E_UNHANDLED
+#define VRAM__X_MATCH(id, nm)                                   \
+    if (vram__name_eq(text, len, VRAM__PAD16(nm), 0)) {         \
+        *out = id;                                              \
+        return VRAM_OK;                                         \
+    }
+#define VRAM__X_MATCH2(id, c2, ...) VRAM__X_MATCH(id, c2)
+#define VRAM__X_MATCH3(id, c2, c3, ...) VRAM__X_MATCH(id, c3)
+#define VRAM_X_MATCH2(...) VRAM__X_MATCH2(__VA_ARGS__, ~)
+#define VRAM_X_MATCH3(...) VRAM__X_MATCH3(__VA_ARGS__, ~)
+
+/* Names are returned padded with NULs to 16 bytes (VRAM__PAD16), so a reader may look at
+ * any of the first 16 bytes: what lets the prover check the name lookups (vram__name_eq). */
+#define VRAM__PAD16(s) s "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+
+/* Does text[0 .. len) equal the name (NUL-terminated within 16 bytes)? ASCII case folded
+ * when fold != 0. Reads at most len bytes of text and 16 of name. */
+/*@ requires \valid_read(text + (0 .. len - 1)) && \valid_read(name + (0 .. 15));
+    assigns \nothing; */
+VRAM_DEF int vram__name_eq(const char *text, size_t len, const char *name, int fold) {
+    size_t i;
+    if (len > 15 || name[len] != '\0') return 0;
+    /*@ loop invariant 0 <= i <= len;
+        loop assigns i;
+        loop variant len - i; */
+    for (i = 0; i < len; i++) {
+        char a = text[i], b = name[i];
+        if (b == '\0') return 0;
+        if (fold && a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+        if (fold && b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+        if (a != b) return 0;
+    }
+    return 1;
+}
+
 /* Name of a status code. Guarantees: a non-NULL, static, one-line string. */
 VRAM_HD VRAM_DEF const char *vram_status_str(vram_status s) {
-    switch (s) {
-#define VRAM__STATUS_CASE(name, value, text) \
-    case name:                               \
-        return text;
-        VRAM_STATUS_LIST(VRAM__STATUS_CASE)
-#undef VRAM__STATUS_CASE
-    }
-    return "unknown status";
+    VRAM_X_NAME(s, VRAM_STATUS_LIST, VRAM_X_COL3, "unknown status");
 }
 
 /* The symbolic name ("VRAM_E_OVERFLOW") of a status code, for logs and JSON. */
 VRAM_HD VRAM_DEF const char *vram_status_name(vram_status s) {
-    switch (s) {
-#define VRAM__STATUS_CASE(name, value, text) \
-    case name:                               \
-        return #name;
-        VRAM_STATUS_LIST(VRAM__STATUS_CASE)
-#undef VRAM__STATUS_CASE
-    }
-    return "VRAM_E_UNKNOWN";
+    VRAM_X_NAME(s, VRAM_STATUS_LIST, VRAM_X_ID, "VRAM_E_UNKNOWN");
 }
 
 /* ---- checked arithmetic ------------------------------------------------ */
@@ -169,6 +227,37 @@ VRAM_HD VRAM_DEF uint64_t vram__max_u64(uint64_t a, uint64_t b) { return a > b ?
     ensures \result == a / b + (a % b != 0 ? 1 : 0); */
 VRAM_HD VRAM_DEF uint64_t vram__div_ceil_u64(uint64_t a, uint64_t b) {
     return a / b + (a % b != 0 ? 1u : 0u);
+}
+
+/* Saturating multiply and add for estimates, which are bounds: a result past 2^64 is
+ * UINT64_MAX with acc->overflow set, so a chain of them is written without a check at each
+ * step and the caller looks at the flag once (and answers VRAM_E_OVERFLOW). The one copy of
+ * this arithmetic: estimate.h, layout.h, model.h and emit.h all count through it. */
+typedef struct vram__acc {
+    int overflow;
+} vram__acc;
+
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result == (a * b <= UINT64_MAX ? a * b : UINT64_MAX); */
+VRAM_DEF uint64_t vram__m(vram__acc *acc, uint64_t a, uint64_t b) {
+    uint64_t r;
+    if (vram__mul_u64(a, b, &r) != VRAM_OK) {
+        acc->overflow = 1;
+        return UINT64_MAX;
+    }
+    return r;
+}
+/*@ requires \valid(acc);
+    assigns acc->overflow;
+    ensures \result == (a + b <= UINT64_MAX ? a + b : UINT64_MAX); */
+VRAM_DEF uint64_t vram__a(vram__acc *acc, uint64_t a, uint64_t b) {
+    uint64_t r;
+    if (vram__add_u64(a, b, &r) != VRAM_OK) {
+        acc->overflow = 1;
+        return UINT64_MAX;
+    }
+    return r;
 }
 
 #endif /* VRAMKIT_BASE_H */

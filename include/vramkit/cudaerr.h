@@ -50,28 +50,12 @@ typedef enum vram_cuda_class {
 /* Class of a cudaError_t value. Guarantees: a value of vram_cuda_class; codes not in the
  * table are VRAM_CUDA_OTHER. */
 VRAM_HD VRAM_DEF vram_cuda_class vram_cuda_error_class(int code) {
-    switch (code) {
-#define VRAM__CUDA_CLASS_CASE(c, n, k) \
-    case c:                            \
-        return k;
-        VRAM_CUDA_ERROR_LIST(VRAM__CUDA_CLASS_CASE)
-#undef VRAM__CUDA_CLASS_CASE
-    default:
-        return VRAM_CUDA_OTHER;
-    }
+    VRAM_X_NAME(code, VRAM_CUDA_ERROR_LIST, VRAM_X_COL3, VRAM_CUDA_OTHER);
 }
 
 /* The cudaError_t name of a code in the table, or NULL when the table does not know it. */
 VRAM_HD VRAM_DEF const char *vram_cuda_error_name(int code) {
-    switch (code) {
-#define VRAM__CUDA_NAME_CASE(c, n, k) \
-    case c:                           \
-        return n;
-        VRAM_CUDA_ERROR_LIST(VRAM__CUDA_NAME_CASE)
-#undef VRAM__CUDA_NAME_CASE
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(code, VRAM_CUDA_ERROR_LIST, VRAM_X_COL2, NULL);
 }
 
 /* A cudaError_t name ("cudaErrorIllegalAddress") back to its number; -1 when unknown.

@@ -424,54 +424,22 @@ typedef struct vram_visible {
 
 /* Stable name of a finding ("no_driver"); "unknown" out of range, never NULL. */
 VRAM_DEF const char *vram_finding_name(vram_finding_id id) {
-    switch (id) {
-#define VRAM__FINDING_NAME(id_, name, sev, sum, rem, e0, e1, e2, e3) \
-    case id_:                                                        \
-        return name;
-        VRAM_FINDING_LIST(VRAM__FINDING_NAME)
-#undef VRAM__FINDING_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(id, VRAM_FINDING_LIST, VRAM_X_COL2, "unknown");
 }
 
 /* Severity of a finding; VRAM_SEV_NONE out of range. */
 VRAM_DEF vram_severity vram_finding_severity(vram_finding_id id) {
-    switch (id) {
-#define VRAM__FINDING_SEV(id_, name, sev, sum, rem, e0, e1, e2, e3) \
-    case id_:                                                       \
-        return sev;
-        VRAM_FINDING_LIST(VRAM__FINDING_SEV)
-#undef VRAM__FINDING_SEV
-    default:
-        return VRAM_SEV_NONE;
-    }
+    VRAM_X_NAME(id, VRAM_FINDING_LIST, VRAM_X_COL3, VRAM_SEV_NONE);
 }
 
 /* The summary template ({name} placeholders name evidence); NULL out of range. */
 VRAM_DEF const char *vram_finding_summary(vram_finding_id id) {
-    switch (id) {
-#define VRAM__FINDING_SUM(id_, name, sev, sum, rem, e0, e1, e2, e3) \
-    case id_:                                                       \
-        return sum;
-        VRAM_FINDING_LIST(VRAM__FINDING_SUM)
-#undef VRAM__FINDING_SUM
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(id, VRAM_FINDING_LIST, VRAM_X_COL4, NULL);
 }
 
 /* What to do about it (may hold {name} placeholders too); NULL out of range. */
 VRAM_DEF const char *vram_finding_remedy(vram_finding_id id) {
-    switch (id) {
-#define VRAM__FINDING_REM(id_, name, sev, sum, rem, e0, e1, e2, e3) \
-    case id_:                                                       \
-        return rem;
-        VRAM_FINDING_LIST(VRAM__FINDING_REM)
-#undef VRAM__FINDING_REM
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(id, VRAM_FINDING_LIST, VRAM_X_COL5, NULL);
 }
 
 /* Evidence slot k of a finding id: its unit and name; {VRAM_EVU_NONE, NULL} when the slot

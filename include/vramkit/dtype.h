@@ -130,59 +130,22 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_get(vram_dtype t, vram_dtype_layo
     return VRAM_OK;
 }
 
-/* Names are returned padded with NULs to 16 bytes (VRAM__PAD16), so a reader may look at
- * any of the first 16 bytes: what lets the prover check the name lookups below. */
-#define VRAM__PAD16(s) s "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
-
 /* vramkit's lower-case name of a format ("bf16", "nf4_dq", "q4_k"); NULL for NONE or a
  * value outside the list. */
 /*@ assigns \nothing;
     ensures \result == \null || \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_dtype_name(vram_dtype t) {
-    switch (t) {
-#define VRAM__DTYPE_NAME(id, nm, ...) \
-    case id:                          \
-        return VRAM__PAD16(nm);
-        VRAM_DTYPE_LIST(VRAM__DTYPE_NAME)
-#undef VRAM__DTYPE_NAME
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(t, VRAM_DTYPE_LIST, VRAM_X_PAD2, NULL);
 }
 
 /* The safetensors dtype string ("BF16") of a format; NULL when safetensors has none. */
 /*@ assigns \nothing;
     ensures \result == \null || \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_dtype_safetensors_name(vram_dtype t) {
-    switch (t) {
 #define VRAM__DTYPE_ST(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) \
-    case id:                                                            \
-        return sizeof(st) > 1 ? VRAM__PAD16(st) : NULL;
-        VRAM_DTYPE_LIST(VRAM__DTYPE_ST)
+    case id: return sizeof(st) > 1 ? VRAM__PAD16(st) : NULL;
+    VRAM_X_NAME(t, VRAM_DTYPE_LIST, VRAM__DTYPE_ST, NULL);
 #undef VRAM__DTYPE_ST
-    default:
-        return NULL;
-    }
-}
-
-/* Does text[0 .. len) equal the name (NUL-terminated within 16 bytes)? ASCII case folded
- * when fold != 0. Reads at most len bytes of text and 16 of name. */
-/*@ requires \valid_read(text + (0 .. len - 1)) && \valid_read(name + (0 .. 15));
-    assigns \nothing; */
-VRAM_DEF int vram__dtype_name_eq(const char *text, size_t len, const char *name, int fold) {
-    size_t i;
-    if (len > 15 || name[len] != '\0') return 0;
-    /*@ loop invariant 0 <= i <= len;
-        loop assigns i;
-        loop variant len - i; */
-    for (i = 0; i < len; i++) {
-        char a = text[i], b = name[i];
-        if (b == '\0') return 0;
-        if (fold && a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
-        if (fold && b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
-        if (a != b) return 0;
-    }
-    return 1;
 }
 
 /* A format from vramkit's name, case-insensitive: "bf16", "NF4", "q4_K". text need not be
@@ -199,7 +162,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_name(const char *text, size_
         loop variant VRAM_DTYPE_COUNT - t; */
     for (t = VRAM_DTYPE_NONE + 1; t < VRAM_DTYPE_COUNT; t++) {
         const char *nm = vram_dtype_name((vram_dtype)t);
-        if (nm != NULL && vram__dtype_name_eq(text, len, nm, 1)) {
+        if (nm != NULL && vram__name_eq(text, len, nm, 1)) {
             *out = (vram_dtype)t;
             return VRAM_OK;
         }
@@ -222,7 +185,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_safetensors(const char *text
         loop variant VRAM_DTYPE_COUNT - t; */
     for (t = VRAM_DTYPE_NONE + 1; t < VRAM_DTYPE_COUNT; t++) {
         const char *st = vram_dtype_safetensors_name((vram_dtype)t);
-        if (st != NULL && vram__dtype_name_eq(text, len, st, 0)) {
+        if (st != NULL && vram__name_eq(text, len, st, 0)) {
             *out = (vram_dtype)t;
             return VRAM_OK;
         }

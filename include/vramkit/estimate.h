@@ -228,14 +228,7 @@ typedef struct vram_estimate {
 /*@ assigns \nothing;
     ensures \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_optimizer_name(vram_optimizer o) {
-    switch (o) {
-#define VRAM__OPTIMIZER_NAME(id, name, alias) \
-    case id:                                  \
-        return VRAM__PAD16(name);
-        VRAM_OPTIMIZER_LIST(VRAM__OPTIMIZER_NAME)
-#undef VRAM__OPTIMIZER_NAME
-    }
-    return VRAM__PAD16("unknown");
+    VRAM_X_NAME(o, VRAM_OPTIMIZER_LIST, VRAM_X_PAD2, VRAM__PAD16("unknown"));
 }
 
 /* An optimizer from its name or its alias (exact, lower case: "adamw" or "adam"; text need
@@ -246,56 +239,25 @@ VRAM_DEF const char *vram_optimizer_name(vram_optimizer o) {
     ensures \result == VRAM_OK ==> VRAM_OPT_ADAMW <= *out <= VRAM_OPT_ADAM_8BIT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_optimizer_from_name(const char *text, size_t len,
                                                              vram_optimizer *out) {
-#define VRAM__OPTIMIZER_MATCH(id, name, alias)                     \
-    if (vram__dtype_name_eq(text, len, VRAM__PAD16(name), 0) ||    \
-        vram__dtype_name_eq(text, len, VRAM__PAD16(alias), 0)) {   \
-        *out = id;                                                 \
-        return VRAM_OK;                                            \
-    }
-    VRAM_OPTIMIZER_LIST(VRAM__OPTIMIZER_MATCH)
-#undef VRAM__OPTIMIZER_MATCH
-    return VRAM_E_UNHANDLED;
+    VRAM_OPTIMIZER_LIST(VRAM_X_MATCH2) /* the names, then the aliases */
+    VRAM_X_FROM_NAME(VRAM_OPTIMIZER_LIST, VRAM_X_MATCH3);
 }
 
 /* Name of a term ("kv_cache") and of a cause ("dropout"); "unknown" out of range. */
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_term_name(vram_term_id t) {
-    switch (t) {
-#define VRAM__TERM_NAME(id, name) \
-    case id:                      \
-        return name;
-        VRAM_TERM_LIST(VRAM__TERM_NAME)
-#undef VRAM__TERM_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(t, VRAM_TERM_LIST, VRAM_X_COL2, "unknown");
 }
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_cause_name(vram_cause c) {
-    switch (c) {
-#define VRAM__CAUSE_NAME(id, name, text) \
-    case id:                             \
-        return name;
-        VRAM_CAUSE_LIST(VRAM__CAUSE_NAME)
-#undef VRAM__CAUSE_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(c, VRAM_CAUSE_LIST, VRAM_X_COL2, "unknown");
 }
 /* A cause's explanation; NULL out of range (a text, not a name: callers word their own). */
 /*@ assigns \nothing; */
 VRAM_DEF const char *vram_cause_text(vram_cause c) {
-    switch (c) {
-#define VRAM__CAUSE_TEXT(id, name, text) \
-    case id:                             \
-        return text;
-        VRAM_CAUSE_LIST(VRAM__CAUSE_TEXT)
-#undef VRAM__CAUSE_TEXT
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(c, VRAM_CAUSE_LIST, VRAM_X_COL3, NULL);
 }
 
 /* Fixed costs of a GPU process, bytes (see the causes above). */
@@ -308,35 +270,6 @@ VRAM_DEF const char *vram_cause_text(vram_cause c) {
 #define VRAM_WORKSPACE_HIGH (64u * VRAM_MIB)
 #define VRAM_SEGMENT (2u * VRAM_MIB)        /* PyTorch's caching allocator: large blocks */
 #define VRAM_LARGE_SEGMENT (20u * VRAM_MIB) /* its segment for requests of 1-10 MiB */
-
-/* Saturating helpers: an estimate is a bound, so a sum past 2^64 is reported as overflow
- * by the caller checking VRAM_E_OVERFLOW; these keep intermediate steps exact or flag it. */
-typedef struct vram__acc {
-    int overflow;
-} vram__acc;
-
-/*@ requires \valid(acc);
-    assigns acc->overflow;
-    ensures \result == (a * b <= UINT64_MAX ? a * b : UINT64_MAX); */
-VRAM_DEF uint64_t vram__m(vram__acc *acc, uint64_t a, uint64_t b) {
-    uint64_t r;
-    if (vram__mul_u64(a, b, &r) != VRAM_OK) {
-        acc->overflow = 1;
-        return UINT64_MAX;
-    }
-    return r;
-}
-/*@ requires \valid(acc);
-    assigns acc->overflow;
-    ensures \result == (a + b <= UINT64_MAX ? a + b : UINT64_MAX); */
-VRAM_DEF uint64_t vram__a(vram__acc *acc, uint64_t a, uint64_t b) {
-    uint64_t r;
-    if (vram__add_u64(a, b, &r) != VRAM_OK) {
-        acc->overflow = 1;
-        return UINT64_MAX;
-    }
-    return r;
-}
 
 /* r * b / d in double: vram__muldiv's fallback, in a function of its own so that the
  * prover's goals about memory in vram__muldiv do not carry float arithmetic. */
@@ -1724,15 +1657,7 @@ typedef enum vram_preset {
 /*@ assigns \nothing;
     ensures \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_preset_name(vram_preset p) {
-    switch (p) {
-#define VRAM__PRESET_NAME(id, name, fmt, off, cpu) \
-    case id:                                      \
-        return VRAM__PAD16(name);
-        VRAM_PRESET_LIST(VRAM__PRESET_NAME)
-#undef VRAM__PRESET_NAME
-    default:
-        return VRAM__PAD16("unknown");
-    }
+    VRAM_X_NAME(p, VRAM_PRESET_LIST, VRAM_X_PAD2, VRAM__PAD16("unknown"));
 }
 
 /* A preset from its name (exact, lower case; need not be NUL-terminated). */
@@ -1741,17 +1666,7 @@ VRAM_DEF const char *vram_preset_name(vram_preset p) {
     ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_preset_from_name(const char *text, size_t len,
                                                           vram_preset *out) {
-    int p;
-    /*@ loop invariant 0 <= p <= VRAM_PRESET_COUNT;
-        loop assigns p;
-        loop variant VRAM_PRESET_COUNT - p; */
-    for (p = 0; p < (int)VRAM_PRESET_COUNT; p++) {
-        if (vram__dtype_name_eq(text, len, vram_preset_name((vram_preset)p), 0)) {
-            *out = (vram_preset)p;
-            return VRAM_OK;
-        }
-    }
-    return VRAM_E_UNHANDLED;
+    VRAM_X_FROM_NAME(VRAM_PRESET_LIST, VRAM_X_MATCH2);
 }
 
 /* What each preset would take, and the one to use. */
@@ -1891,15 +1806,7 @@ VRAM_DEF vram_refusal vram_estimate_refusal(const vram_model *m, const vram_work
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_refusal_name(vram_refusal r) {
-    switch (r) {
-#define VRAM__REFUSAL_NAME(id, name) \
-    case id:                         \
-        return name;
-        VRAM_REFUSAL_LIST(VRAM__REFUSAL_NAME)
-#undef VRAM__REFUSAL_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(r, VRAM_REFUSAL_LIST, VRAM_X_COL2, "unknown");
 }
 
 #endif /* VRAMKIT_ESTIMATE_H */

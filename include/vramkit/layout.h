@@ -207,51 +207,19 @@ typedef struct vram_layout_proposal {
  * of range). */
 /*@ assigns \nothing; ensures \result != \null; */
 VRAM_DEF const char *vram_layout_problem_name(vram_layout_problem p) {
-    switch (p) {
-#define VRAM__LAYOUT_PROBLEM_NAME(id, name) \
-    case id:                                \
-        return name;
-        VRAM_LAYOUT_PROBLEM_LIST(VRAM__LAYOUT_PROBLEM_NAME)
-#undef VRAM__LAYOUT_PROBLEM_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(p, VRAM_LAYOUT_PROBLEM_LIST, VRAM_X_COL2, "unknown");
 }
 /*@ assigns \nothing; ensures \result != \null; */
 VRAM_DEF const char *vram_layout_term_name(vram_layout_term_id t) {
-    switch (t) {
-#define VRAM__LT_NAME(id, name) \
-    case id:                    \
-        return name;
-        VRAM_LAYOUT_TERM_LIST(VRAM__LT_NAME)
-#undef VRAM__LT_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(t, VRAM_LAYOUT_TERM_LIST, VRAM_X_COL2, "unknown");
 }
 /*@ assigns \nothing; ensures \result != \null; */
 VRAM_DEF const char *vram_layout_cause_name(vram_layout_cause c) {
-    switch (c) {
-#define VRAM__LC_NAME(id, name, text) \
-    case id:                          \
-        return name;
-        VRAM_LAYOUT_CAUSE_LIST(VRAM__LC_NAME)
-#undef VRAM__LC_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(c, VRAM_LAYOUT_CAUSE_LIST, VRAM_X_COL2, "unknown");
 }
 /*@ assigns \nothing; */
 VRAM_DEF const char *vram_layout_cause_text(vram_layout_cause c) {
-    switch (c) {
-#define VRAM__LC_TEXT(id, name, text) \
-    case id:                          \
-        return text;
-        VRAM_LAYOUT_CAUSE_LIST(VRAM__LC_TEXT)
-#undef VRAM__LC_TEXT
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(c, VRAM_LAYOUT_CAUSE_LIST, VRAM_X_COL3, NULL);
 }
 
 /* The layout with its defaults filled in (nodes, tp, pp 1; gpus_per_node tp x pp, or
@@ -316,34 +284,6 @@ VRAM_DEF vram_layout_problem vram_layout_check(vram_layout r, int train, uint64_
 
 /* ---- the arithmetic ------------------------------------------------------------------ */
 
-/* Saturating multiply and add that flag overflow in acc (as estimate.h's vram__m / vram__a,
- * written out here so that this header's proof covers every call it makes), and ceil(a / b)
- * (as base.h's vram__div_ceil_u64). */
-/*@ requires \valid(acc);
-    assigns acc->overflow;
-    ensures \result == (a * b <= UINT64_MAX ? a * b : UINT64_MAX); */
-VRAM_DEF uint64_t vram__lt_mul(vram__acc *acc, uint64_t a, uint64_t b) {
-    if (a != 0 && b > UINT64_MAX / a) {
-        acc->overflow = 1;
-        return UINT64_MAX;
-    }
-    return a * b;
-}
-/*@ requires \valid(acc);
-    assigns acc->overflow;
-    ensures \result == (a + b <= UINT64_MAX ? a + b : UINT64_MAX); */
-VRAM_DEF uint64_t vram__lt_add(vram__acc *acc, uint64_t a, uint64_t b) {
-    if (b > UINT64_MAX - a) {
-        acc->overflow = 1;
-        return UINT64_MAX;
-    }
-    return a + b;
-}
-/*@ requires b > 0;
-    assigns \nothing;
-    ensures \result == a / b + (a % b != 0 ? 1 : 0); */
-VRAM_DEF uint64_t vram__lt_ceil(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1u : 0u); }
-
 /* floor(x * n / d), exact: x taken 16 bits at a time, so no 128-bit product is needed. A
  * step that does not fit 64 bits (d or n above 2^47, or a result above 2^64) flags overflow. */
 /*@ requires \valid(acc) && d > 0;
@@ -357,8 +297,8 @@ VRAM_DEF uint64_t vram__lt_share(vram__acc *acc, uint64_t x, uint64_t n, uint64_
         loop variant 4 - i; */
     for (i = 0; i < 4; i++) {
         const uint64_t chunk = (x >> (48 - 16 * i)) & 0xffffu;
-        const uint64_t t = vram__lt_add(acc, vram__lt_mul(acc, r, 65536u), vram__lt_mul(acc, chunk, n));
-        q = vram__lt_add(acc, vram__lt_mul(acc, q, 65536u), t / d);
+        const uint64_t t = vram__a(acc, vram__m(acc, r, 65536u), vram__m(acc, chunk, n));
+        q = vram__a(acc, vram__m(acc, q, 65536u), t / d);
         r = t % d;
     }
     return q;
@@ -391,14 +331,14 @@ VRAM_DEF vram_layout_term vram__lt_scale(vram__acc *acc, vram_term x, uint64_t n
 /*@ requires D > 0;
     assigns \nothing; */
 VRAM_DEF vram_layout_term vram__lt_part(vram_layout_term t, uint64_t D) {
-    return vram__lt_term(vram__lt_ceil(t.low, D), vram__lt_ceil(t.expected, D),
-                         vram__lt_ceil(t.high, D), t.cause, t.why);
+    return vram__lt_term(vram__div_ceil_u64(t.low, D), vram__div_ceil_u64(t.expected, D),
+                         vram__div_ceil_u64(t.high, D), t.cause, t.why);
 }
 /*@ requires \valid(acc);
     assigns acc->overflow; */
 VRAM_DEF vram_layout_term vram__lt_times(vram__acc *acc, vram_layout_term t, uint64_t k) {
-    return vram__lt_term(vram__lt_mul(acc, t.low, k), vram__lt_mul(acc, t.expected, k),
-                         vram__lt_mul(acc, t.high, k), t.cause, t.why);
+    return vram__lt_term(vram__m(acc, t.low, k), vram__m(acc, t.expected, k),
+                         vram__m(acc, t.high, k), t.cause, t.why);
 }
 
 /*@ assigns \nothing; */
@@ -452,12 +392,12 @@ VRAM_DEF vram__lt_states_out vram__lt_states(vram__acc *acc, vram_term we, vram_
         /* the largest layer (expected) or a whole block (high) of parameters and gradients,
            gathered on every GPU of the stage, divided by T */
         const uint64_t big = vram__max_u64(largest, block_layer);
-        const uint64_t lo = vram__lt_share(acc, vram__lt_add(acc, we.low, ge.low), largest, P);
+        const uint64_t lo = vram__lt_share(acc, vram__a(acc, we.low, ge.low), largest, P);
         const uint64_t ex =
-            vram__lt_share(acc, vram__lt_add(acc, we.expected, ge.expected), largest, P);
-        const uint64_t hi = vram__lt_share(acc, vram__lt_add(acc, we.high, ge.high), big, P);
-        r.gathered = vram__lt_term(vram__lt_ceil(lo, T), vram__lt_ceil(ex, T),
-                                   vram__lt_ceil(hi, T), we.cause, VRAM_LC_ZERO3_GATHER);
+            vram__lt_share(acc, vram__a(acc, we.expected, ge.expected), largest, P);
+        const uint64_t hi = vram__lt_share(acc, vram__a(acc, we.high, ge.high), big, P);
+        r.gathered = vram__lt_term(vram__div_ceil_u64(lo, T), vram__div_ceil_u64(ex, T),
+                                   vram__div_ceil_u64(hi, T), we.cause, VRAM_LC_ZERO3_GATHER);
         r.w = vram__lt_part(r.w, D);
         if (mixed) r.g = none; /* the gradient partition is the fp32 one */
     }
@@ -492,18 +432,18 @@ typedef struct vram__lt_working_out {
 VRAM_DEF vram__lt_working_out vram__lt_working(vram__acc *acc, vram_term a, vram_term kv,
                                                vram_term lg, uint64_t Lb, uint64_t L,
                                                uint64_t T, uint64_t in_flight, int logits) {
-    const uint64_t k = vram__lt_mul(acc, Lb, in_flight); /* blocks' worth of activations */
+    const uint64_t k = vram__m(acc, Lb, in_flight); /* blocks' worth of activations */
     const vram_layout_cause tpw = T > 1 ? VRAM_LC_TP_ACT : VRAM_LC_NONE;
     const vram_layout_cause tpo = T > 1 ? VRAM_LC_TP_OUTER : VRAM_LC_NONE;
     const uint64_t lo = vram__lt_share(acc, a.low, k, L);
     const uint64_t ex = vram__lt_share(acc, a.expected, k, L);
     const uint64_t hi = vram__lt_share(acc, a.high, k, L);
     vram__lt_working_out r;
-    r.act = vram__lt_term(vram__lt_ceil(lo, T), vram__lt_ceil(ex, T),
+    r.act = vram__lt_term(vram__div_ceil_u64(lo, T), vram__div_ceil_u64(ex, T),
                           vram__lt_share(acc, hi, 10u * T + 24u, 34u * T), a.cause, tpw);
     r.kv = vram__lt_part(vram__lt_scale(acc, kv, Lb, Lb, Lb, L, VRAM_LC_NONE), T);
-    r.logits = logits ? vram__lt_term(vram__lt_ceil(lg.low, T),
-                                      vram__lt_ceil(lg.expected, T), lg.high, lg.cause, tpo)
+    r.logits = logits ? vram__lt_term(vram__div_ceil_u64(lg.low, T),
+                                      vram__div_ceil_u64(lg.expected, T), lg.high, lg.cause, tpo)
                       : vram__lt_zero();
     return r;
 }
@@ -523,9 +463,9 @@ VRAM_DEF vram__lt_sum vram__lt_total(vram__acc *acc, const vram_layout_term *x) 
         loop assigns i, s, acc->overflow;
         loop variant VRAM_LT_COUNT - i; */
     for (i = 0; i < (int)VRAM_LT_COUNT; i++) {
-        s.low = vram__lt_add(acc, s.low, x[i].low);
-        s.expected = vram__lt_add(acc, s.expected, x[i].expected);
-        s.high = vram__lt_add(acc, s.high, x[i].high);
+        s.low = vram__a(acc, s.low, x[i].low);
+        s.expected = vram__a(acc, s.expected, x[i].expected);
+        s.high = vram__a(acc, s.high, x[i].high);
     }
     return s;
 }
@@ -578,9 +518,9 @@ VRAM_DEF vram__lt_terms vram__lt_stage_terms(vram__acc *acc, vram__lt_in in,
     /* the stage's block parameters, and its outer ones; divided by T (high: outer whole) */
     const uint64_t sbp = S > 1 ? vram__lt_share(acc, bp, Lb, L) : bp;
     const uint64_t outer = vram__min_u64(st.outer, P);
-    const uint64_t ne = vram__min_u64(vram__lt_add(acc, vram__lt_ceil(sbp, T),
-                                              vram__lt_ceil(outer, T)), P);
-    const uint64_t nh = vram__min_u64(vram__lt_add(acc, vram__lt_ceil(sbp, T), outer), P);
+    const uint64_t ne = vram__min_u64(vram__a(acc, vram__div_ceil_u64(sbp, T),
+                                              vram__div_ceil_u64(outer, T)), P);
+    const uint64_t nh = vram__min_u64(vram__a(acc, vram__div_ceil_u64(sbp, T), outer), P);
     const uint64_t block_layer = s.blocks != 0 ? bp / L : bp;
     const vram_layout_term none = vram__lt_zero();
     const vram__lt_states_out ms =
@@ -652,7 +592,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_apply(const vram_estimate *e,
     if (tpp == 0) return VRAM_E_INVALID;
     D = gpus / tpp;
     if (D == 0) return VRAM_E_INVALID;
-    Lb = sz.blocks != 0 ? vram__lt_ceil(sz.blocks, r.pp) : 0u;
+    Lb = sz.blocks != 0 ? vram__div_ceil_u64(sz.blocks, r.pp) : 0u;
     outer = sz.params > sz.block_params ? sz.params - sz.block_params : 0u;
     sf.blocks = Lb;
     sf.outer = r.pp > 1 ? sz.first_params : outer;
@@ -679,7 +619,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_apply(const vram_estimate *e,
         const vram_layout_term h = vram__lt_times(&acc, h0, r.gpus_per_node);
         res.gpu[i] = g;
         /* a node's host memory: its GPUs' partitions; high with DeepSpeed's 1.5 */
-        res.host[i] = vram__lt_term(h.low, h.expected, vram__lt_add(&acc, h.high, h.high / 2u),
+        res.host[i] = vram__lt_term(h.low, h.expected, vram__a(&acc, h.high, h.high / 2u),
                                     h.cause,
                                     h.expected != 0 ? VRAM_LC_HOST_BUFFER : VRAM_LC_NONE);
     }
@@ -896,9 +836,9 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_sizes_of(const vram_model *m,
         vram__acc acc = {0};
         const vram_arch a = m->arch;
         const vram_param_count c = *pc;
-        const uint64_t tok = vram__lt_mul(&acc, a.vocab, a.hidden);
+        const uint64_t tok = vram__m(&acc, a.vocab, a.hidden);
         const uint64_t wide =
-            vram__lt_mul(&acc, a.hidden,
+            vram__m(&acc, a.hidden,
                     vram__max_u64(vram__max_u64(a.intermediate, a.decoder_intermediate),
                                   vram__max_u64(a.expert_intermediate, a.hidden)));
         uint64_t head = c.head;
@@ -906,7 +846,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_layout_sizes_of(const vram_model *m,
         r.block_params = vram__min_u64(c.blocks, P);
         r.first_params = vram__min_u64(c.embedding, P);
         r.last_params =
-            vram__min_u64(vram__lt_add(&acc, vram__lt_add(&acc, head, c.final_norms), c.extra), P);
+            vram__min_u64(vram__a(&acc, vram__a(&acc, head, c.final_norms), c.extra), P);
         r.largest_layer = vram__min_u64(vram__max_u64(vram__max_u64(tok, c.head), wide), P);
         if (acc.overflow) return VRAM_E_OVERFLOW;
     } else {

@@ -231,15 +231,7 @@ typedef struct vram_tensor_class {
 /*@ assigns \nothing;
     ensures \valid_read(\result + (0 .. 15)); */
 VRAM_DEF const char *vram_family_name(vram_family f) {
-    switch (f) {
-#define VRAM__FAMILY_NAME(id, name) \
-    case id:                        \
-        return VRAM__PAD16(name);
-        VRAM_FAMILY_LIST(VRAM__FAMILY_NAME)
-#undef VRAM__FAMILY_NAME
-    case VRAM_FAMILY_NONE: break;
-    }
-    return VRAM__PAD16("unknown");
+    VRAM_X_NAME(f, VRAM_FAMILY_LIST, VRAM_X_PAD2, VRAM__PAD16("unknown"));
 }
 
 /* A family from its name (exact, lower case; text need not be NUL-terminated, len bytes are
@@ -250,14 +242,7 @@ VRAM_DEF const char *vram_family_name(vram_family f) {
     ensures \result == VRAM_OK ==> VRAM_FAMILY_DECODER <= *out <= VRAM_FAMILY_ENCODER_DECODER; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_family_from_name(const char *text, size_t len,
                                                           vram_family *out) {
-#define VRAM__FAMILY_MATCH(id, name)                               \
-    if (vram__dtype_name_eq(text, len, VRAM__PAD16(name), 0)) {    \
-        *out = id;                                                 \
-        return VRAM_OK;                                            \
-    }
-    VRAM_FAMILY_LIST(VRAM__FAMILY_MATCH)
-#undef VRAM__FAMILY_MATCH
-    return VRAM_E_UNHANDLED;
+    VRAM_X_FROM_NAME(VRAM_FAMILY_LIST, VRAM_X_MATCH2);
 }
 
 /* Is c an ASCII digit? */
@@ -891,87 +876,64 @@ VRAM_DEF vram_param_count vram__arch_blocks(vram_arch a, uint64_t q, uint64_t kv
     return c;
 }
 
-/* Checked products and sums for the mixture-of-experts count: the exact value, or
- * UINT64_MAX with *ov set when it does not fit. */
-/*@ requires \valid(ov);
-    assigns *ov; */
-VRAM_DEF uint64_t vram__ck_mul(int *ov, uint64_t a, uint64_t b) {
-    uint64_t r;
-    if (vram__mul_u64(a, b, &r) != VRAM_OK) {
-        *ov = 1;
-        return UINT64_MAX;
-    }
-    return r;
-}
-/*@ requires \valid(ov);
-    assigns *ov; */
-VRAM_DEF uint64_t vram__ck_add(int *ov, uint64_t a, uint64_t b) {
-    uint64_t r;
-    if (vram__add_u64(a, b, &r) != VRAM_OK) {
-        *ov = 1;
-        return UINT64_MAX;
-    }
-    return r;
-}
-
 /* Multi-head latent attention of width h (the layout in vram_arch): q_a (with its norm) and
  * q_b, or q alone; kv_a (with its norm) and kv_b; o. QKV_BIAS puts biases on q_a and kv_a,
  * OUT_BIAS on o (DeepSeek's attention_bias). */
 /*@ requires \valid(ov);
     assigns *ov; */
-VRAM_DEF vram__part vram__mla_params(int *ov, uint64_t h, uint64_t heads, uint64_t hd,
+VRAM_DEF vram__part vram__mla_params(vram__acc *ov, uint64_t h, uint64_t heads, uint64_t hd,
                                      uint64_t vd, uint64_t qr, uint64_t kvr, uint64_t rope,
                                      uint32_t flags) {
     vram__part p;
     const uint64_t nope = hd > rope ? hd - rope : 0u;
-    const uint64_t q = vram__ck_mul(ov, heads, hd);
-    const uint64_t kvb = vram__ck_mul(ov, heads, vram__ck_add(ov, nope, vd));
-    const uint64_t o = vram__ck_mul(ov, heads, vd);
-    const uint64_t kva = vram__ck_add(ov, kvr, rope);
+    const uint64_t q = vram__m(ov, heads, hd);
+    const uint64_t kvb = vram__m(ov, heads, vram__a(ov, nope, vd));
+    const uint64_t o = vram__m(ov, heads, vd);
+    const uint64_t kva = vram__a(ov, kvr, rope);
     uint64_t b = kvr; /* kv_a's norm */
     if (qr != 0) {
-        p.mp = vram__ck_add(ov, vram__ck_mul(ov, h, qr), vram__ck_mul(ov, qr, q));
-        p.mr = vram__ck_add(ov, qr, q);
+        p.mp = vram__a(ov, vram__m(ov, h, qr), vram__m(ov, qr, q));
+        p.mr = vram__a(ov, qr, q);
         p.mc = 2;
-        b = vram__ck_add(ov, b, qr); /* q_a's norm */
-        if (flags & VRAM_ARCH_QKV_BIAS) b = vram__ck_add(ov, b, qr);
+        b = vram__a(ov, b, qr); /* q_a's norm */
+        if (flags & VRAM_ARCH_QKV_BIAS) b = vram__a(ov, b, qr);
     } else {
-        p.mp = vram__ck_mul(ov, h, q);
+        p.mp = vram__m(ov, h, q);
         p.mr = q;
         p.mc = 1;
     }
-    p.mp = vram__ck_add(ov, p.mp, vram__ck_mul(ov, h, kva));
-    p.mp = vram__ck_add(ov, p.mp, vram__ck_mul(ov, kvr, kvb));
-    p.mp = vram__ck_add(ov, p.mp, vram__ck_mul(ov, o, h));
-    p.mr = vram__ck_add(ov, vram__ck_add(ov, p.mr, kva), vram__ck_add(ov, kvb, h));
+    p.mp = vram__a(ov, p.mp, vram__m(ov, h, kva));
+    p.mp = vram__a(ov, p.mp, vram__m(ov, kvr, kvb));
+    p.mp = vram__a(ov, p.mp, vram__m(ov, o, h));
+    p.mr = vram__a(ov, vram__a(ov, p.mr, kva), vram__a(ov, kvb, h));
     p.mc += 3u;
-    if (flags & VRAM_ARCH_QKV_BIAS) b = vram__ck_add(ov, b, kva);
-    if (flags & VRAM_ARCH_OUT_BIAS) b = vram__ck_add(ov, b, h);
-    p.params = vram__ck_add(ov, p.mp, b);
+    if (flags & VRAM_ARCH_QKV_BIAS) b = vram__a(ov, b, kva);
+    if (flags & VRAM_ARCH_OUT_BIAS) b = vram__a(ov, b, h);
+    p.params = vram__a(ov, p.mp, b);
     return p;
 }
 
 /* n x a part, checked. */
 /*@ requires \valid(ov);
     assigns *ov; */
-VRAM_DEF vram__part vram__part_times(int *ov, uint64_t n, vram__part x) {
+VRAM_DEF vram__part vram__part_times(vram__acc *ov, uint64_t n, vram__part x) {
     vram__part r;
-    r.params = vram__ck_mul(ov, n, x.params);
-    r.mp = vram__ck_mul(ov, n, x.mp);
-    r.mr = vram__ck_mul(ov, n, x.mr);
-    r.mc = vram__ck_mul(ov, n, x.mc);
+    r.params = vram__m(ov, n, x.params);
+    r.mp = vram__m(ov, n, x.mp);
+    r.mr = vram__m(ov, n, x.mr);
+    r.mc = vram__m(ov, n, x.mc);
     return r;
 }
 
 /* x + y, checked. */
 /*@ requires \valid(ov);
     assigns *ov; */
-VRAM_DEF vram__part vram__part_add(int *ov, vram__part x, vram__part y) {
+VRAM_DEF vram__part vram__part_add(vram__acc *ov, vram__part x, vram__part y) {
     vram__part r;
-    r.params = vram__ck_add(ov, x.params, y.params);
-    r.mp = vram__ck_add(ov, x.mp, y.mp);
-    r.mr = vram__ck_add(ov, x.mr, y.mr);
-    r.mc = vram__ck_add(ov, x.mc, y.mc);
+    r.params = vram__a(ov, x.params, y.params);
+    r.mp = vram__a(ov, x.mp, y.mp);
+    r.mr = vram__a(ov, x.mr, y.mr);
+    r.mc = vram__a(ov, x.mc, y.mc);
     return r;
 }
 
@@ -979,14 +941,14 @@ VRAM_DEF vram__part vram__part_add(int *ov, vram__part x, vram__part y) {
  * matrices, the convolution's taps and the other parameters. Checked. */
 /*@ requires \valid(ov);
     assigns *ov; */
-VRAM_DEF vram__part vram__mixer_params(int *ov, uint64_t h, vram_arch a) {
+VRAM_DEF vram__part vram__mixer_params(vram__acc *ov, uint64_t h, vram_arch a) {
     vram__part p;
-    p.mp = vram__ck_add(ov, vram__ck_add(ov, vram__ck_mul(ov, h, a.mix_in),
-                                         vram__ck_mul(ov, a.mix_out, h)),
+    p.mp = vram__a(ov, vram__a(ov, vram__m(ov, h, a.mix_in),
+                                         vram__m(ov, a.mix_out, h)),
                         a.mix_matrix);
-    p.params = vram__ck_add(ov, vram__ck_add(ov, p.mp, vram__ck_mul(ov, a.mix_conv, a.mix_kernel)),
+    p.params = vram__a(ov, vram__a(ov, p.mp, vram__m(ov, a.mix_conv, a.mix_kernel)),
                             a.mix_vectors);
-    p.mr = vram__ck_add(ov, a.mix_in, h);
+    p.mr = vram__a(ov, a.mix_in, h);
     p.mc = a.mix_matrix != 0 ? 3u : 2u;
     return p;
 }
@@ -1004,7 +966,7 @@ VRAM_DEF vram__part vram__mixer_params(int *ov, uint64_t h, vram_arch a) {
  * Checked: *ov set when a sum passes 2^64. */
 /*@ requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q && \valid(ov);
     assigns *ov; */
-VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_t kv, int *ov) {
+VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_t kv, vram__acc *ov) {
     vram_param_count c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const uint64_t h = a.hidden, e = a.experts, layers = a.layers;
     const uint64_t norm = a.norm == VRAM_NORM_LAYER ? 2u * h : h;
@@ -1031,8 +993,8 @@ VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_
     dense = no_mlp ? zero : vram__mlp_params(h, a.intermediate, a.mlp, a.flags);
     ex = vram__mlp_params(h, xi, a.mlp, xflags);
     all_ex = vram__part_times(ov, e, ex);
-    router.mp = vram__ck_mul(ov, h, e);
-    router.params = (a.moe_flags & VRAM_MOE_ROUTER_BIAS) ? vram__ck_add(ov, router.mp, e)
+    router.mp = vram__m(ov, h, e);
+    router.params = (a.moe_flags & VRAM_MOE_ROUTER_BIAS) ? vram__a(ov, router.mp, e)
                                                           : router.mp;
     router.mr = e;
     router.mc = 1;
@@ -1044,25 +1006,25 @@ VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_
     nrm.params = norms;
     nrm.mp = nrm.mr = nrm.mc = 0;
     /* the experts a token is not sent to */
-    idle = vram__ck_mul(ov, e - a.experts_per_token, ex.params);
+    idle = vram__m(ov, e - a.experts_per_token, ex.params);
     blocks = vram__part_add(ov, vram__part_times(ov, attn_n, at), vram__part_times(ov, mix_n, mx));
     blocks = vram__part_add(ov, blocks, vram__part_times(ov, dense_n, dense));
     blocks = vram__part_add(ov, blocks, vram__part_times(ov, moe_n, moe));
     blocks = vram__part_add(ov, blocks, vram__part_times(ov, layers, nrm));
     c.encoder_block = 0;
     /* one attention block: its MLP the routed one when there are experts */
-    c.decoder_block = vram__ck_add(ov, vram__ck_add(ov, at.params, norms),
+    c.decoder_block = vram__a(ov, vram__a(ov, at.params, norms),
                                    moe_n != 0 ? moe.params : dense.params);
     c.blocks = blocks.params;
     c.matrix_params = blocks.mp;
     c.matrix_rows = blocks.mr;
     c.matrices = blocks.mc;
     c.block_count = layers;
-    idle = vram__ck_mul(ov, moe_n, idle);
+    idle = vram__m(ov, moe_n, idle);
     c.active = c.blocks >= idle ? c.blocks - idle : c.blocks;
-    c.expert_params = no_mlp ? 0u : vram__ck_mul(ov, moe_n, all_ex.params);
-    c.expert_matrix_params = no_mlp ? 0u : vram__ck_mul(ov, moe_n, all_ex.mp);
-    c.expert_matrix_rows = no_mlp ? 0u : vram__ck_mul(ov, moe_n, all_ex.mr);
+    c.expert_params = no_mlp ? 0u : vram__m(ov, moe_n, all_ex.params);
+    c.expert_matrix_params = no_mlp ? 0u : vram__m(ov, moe_n, all_ex.mp);
+    c.expert_matrix_rows = no_mlp ? 0u : vram__m(ov, moe_n, all_ex.mr);
     return c;
 }
 
@@ -1110,14 +1072,14 @@ VRAM_DEF vram__arch_count vram__arch_params_of(vram_arch x) {
     vram__arch_count out;
     vram__widths wd = vram__arch_widths(x);
     vram_param_count c;
-    int ov = 0;
+    vram__acc ov = {0};
     out.ok = 0;
     if (x.experts == 0 && x.kv_lora_rank == 0 && x.mixer_layers == 0 &&
         (x.flags & (VRAM_ARCH_NO_MLP | VRAM_ARCH_MIXER_ALSO)) == 0) {
         c = vram__arch_blocks(x, wd.q, wd.kv);
     } else {
         c = vram__arch_moe_blocks(x, wd.q, wd.kv, &ov);
-        if (ov || c.blocks > VRAM_ARCH_MAX_BLOCK_PARAMS) {
+        if (ov.overflow || c.blocks > VRAM_ARCH_MAX_BLOCK_PARAMS) {
             out.pc = c; /* ok 0: the counts are not used */
             return out;
         }
@@ -1173,7 +1135,7 @@ typedef struct vram_cache_shape {
 /*@ assigns \nothing; */
 VRAM_DEF vram_cache_shape vram__arch_cache_of(vram_arch a) {
     vram_cache_shape r = {0, 0, 0};
-    int ov = 0;
+    vram__acc ov = {0};
     const uint64_t hd = a.head_dim != 0 ? a.head_dim : (a.heads != 0 ? a.hidden / a.heads : 0u);
     const uint64_t kvh = a.kv_heads != 0 ? a.kv_heads : a.heads;
     const uint64_t taps = a.mix_kernel != 0 ? a.mix_kernel - 1u : 0u;
@@ -1187,10 +1149,10 @@ VRAM_DEF vram_cache_shape vram__arch_cache_of(vram_arch a) {
     } else {
         return r; /* an encoder, or no arch: nothing kept */
     }
-    r.per_token = a.kv_lora_rank != 0 ? vram__ck_add(&ov, a.kv_lora_rank, a.rope_dim)
-                                      : vram__ck_mul(&ov, 2u, vram__ck_mul(&ov, kvh, hd));
-    r.state = vram__ck_mul(&ov, mix_n,
-                           vram__ck_add(&ov, a.mix_state, vram__ck_mul(&ov, taps, a.mix_conv)));
+    r.per_token = a.kv_lora_rank != 0 ? vram__a(&ov, a.kv_lora_rank, a.rope_dim)
+                                      : vram__m(&ov, 2u, vram__m(&ov, kvh, hd));
+    r.state = vram__m(&ov, mix_n,
+                           vram__a(&ov, a.mix_state, vram__m(&ov, taps, a.mix_conv)));
     return r;
 }
 

@@ -164,48 +164,16 @@ typedef struct vram_monitor {
  * the template and recommendation NULL (texts, not names: callers word their own) and the
  * severity 0. */
 VRAM_DEF const char *vram_monitor_warning_name(vram_monitor_warning_id id) {
-    switch (id) {
-#define VRAM__MONITOR_NAME(i, name, sev, text, rec) \
-    case i:                                         \
-        return name;
-        VRAM_MONITOR_WARNING_LIST(VRAM__MONITOR_NAME)
-#undef VRAM__MONITOR_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(id, VRAM_MONITOR_WARNING_LIST, VRAM_X_COL2, "unknown");
 }
 VRAM_DEF const char *vram_monitor_warning_text(vram_monitor_warning_id id) {
-    switch (id) {
-#define VRAM__MONITOR_TEXT(i, name, sev, text, rec) \
-    case i:                                         \
-        return text;
-        VRAM_MONITOR_WARNING_LIST(VRAM__MONITOR_TEXT)
-#undef VRAM__MONITOR_TEXT
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(id, VRAM_MONITOR_WARNING_LIST, VRAM_X_COL4, NULL);
 }
 VRAM_DEF const char *vram_monitor_warning_recommendation(vram_monitor_warning_id id) {
-    switch (id) {
-#define VRAM__MONITOR_REC(i, name, sev, text, rec) \
-    case i:                                        \
-        return rec;
-        VRAM_MONITOR_WARNING_LIST(VRAM__MONITOR_REC)
-#undef VRAM__MONITOR_REC
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(id, VRAM_MONITOR_WARNING_LIST, VRAM_X_COL5, NULL);
 }
 VRAM_DEF vram_monitor_severity vram_monitor_warning_severity(vram_monitor_warning_id id) {
-    switch (id) {
-#define VRAM__MONITOR_SEV(i, name, sev, text, rec) \
-    case i:                                        \
-        return sev;
-        VRAM_MONITOR_WARNING_LIST(VRAM__MONITOR_SEV)
-#undef VRAM__MONITOR_SEV
-    default:
-        return (vram_monitor_severity)0;
-    }
+    VRAM_X_NAME(id, VRAM_MONITOR_WARNING_LIST, VRAM_X_COL3, (vram_monitor_severity)0);
 }
 
 /* "notice" / "warning"; "unknown" for anything else, never NULL. */

@@ -137,27 +137,11 @@ typedef struct vram_place_summary {
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_place_reason_name(vram_place_reason r) {
-    switch (r) {
-#define VRAM__PLACE_REASON_NAME(id, name, text) \
-    case id:                                    \
-        return name;
-        VRAM_PLACE_REASON_LIST(VRAM__PLACE_REASON_NAME)
-#undef VRAM__PLACE_REASON_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(r, VRAM_PLACE_REASON_LIST, VRAM_X_COL2, "unknown");
 }
 /*@ assigns \nothing; */
 VRAM_DEF const char *vram_place_reason_text(vram_place_reason r) {
-    switch (r) {
-#define VRAM__PLACE_REASON_TEXT(id, name, text) \
-    case id:                                    \
-        return text;
-        VRAM_PLACE_REASON_LIST(VRAM__PLACE_REASON_TEXT)
-#undef VRAM__PLACE_REASON_TEXT
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(r, VRAM_PLACE_REASON_LIST, VRAM_X_COL3, NULL);
 }
 
 /* Does text[0 .. len) equal the lower-case word, ASCII case folded? */

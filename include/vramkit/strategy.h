@@ -244,54 +244,22 @@ typedef struct vram_split {
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_strategy_name(vram_strategy k) {
-    switch (k) {
-#define VRAM__STRATEGY_NAME(id, name, format) \
-    case id:                                  \
-        return name;
-        VRAM_STRATEGY_LIST(VRAM__STRATEGY_NAME)
-#undef VRAM__STRATEGY_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(k, VRAM_STRATEGY_LIST, VRAM_X_COL2, "unknown");
 }
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_reason_name(vram_reason r) {
-    switch (r) {
-#define VRAM__REASON_NAME(id, name, text) \
-    case id:                              \
-        return name;
-        VRAM_REASON_LIST(VRAM__REASON_NAME)
-#undef VRAM__REASON_NAME
-    default:
-        return "unknown";
-    }
+    VRAM_X_NAME(r, VRAM_REASON_LIST, VRAM_X_COL2, "unknown");
 }
 /*@ assigns \nothing; */
 VRAM_DEF const char *vram_reason_text(vram_reason r) {
-    switch (r) {
-#define VRAM__REASON_TEXT(id, name, text) \
-    case id:                              \
-        return text;
-        VRAM_REASON_LIST(VRAM__REASON_TEXT)
-#undef VRAM__REASON_TEXT
-    default:
-        return NULL;
-    }
+    VRAM_X_NAME(r, VRAM_REASON_LIST, VRAM_X_COL3, NULL);
 }
 
 /* The storage format a kind starts from (16-bit kinds: f16, bf16 chosen per GPU). */
 /*@ assigns \nothing; */
 VRAM_DEF vram_dtype vram_strategy_format(vram_strategy k) {
-    switch (k) {
-#define VRAM__STRATEGY_FORMAT(id, name, format) \
-    case id:                                    \
-        return format;
-        VRAM_STRATEGY_LIST(VRAM__STRATEGY_FORMAT)
-#undef VRAM__STRATEGY_FORMAT
-    default:
-        return VRAM_DTYPE_NONE;
-    }
+    VRAM_X_NAME(k, VRAM_STRATEGY_LIST, VRAM_X_COL3, VRAM_DTYPE_NONE);
 }
 
 /* Is a machine description usable? VRAM_OK when 0 <= gpus <= 16 and every GPU listed has

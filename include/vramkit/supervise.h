@@ -119,31 +119,19 @@ typedef struct vram_supervise {
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_supervise_action_name(vram_supervise_action a) {
-#define VRAM__SUPERVISE_ACTION_CASE(id, name, text) \
-    if (a == id) return name;
-    VRAM_SUPERVISE_ACTION_LIST(VRAM__SUPERVISE_ACTION_CASE)
-#undef VRAM__SUPERVISE_ACTION_CASE
-    return "?";
+    VRAM_X_NAME(a, VRAM_SUPERVISE_ACTION_LIST, VRAM_X_COL2, "?");
 }
 
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_supervise_why_name(vram_supervise_why w) {
-#define VRAM__SUPERVISE_WHY_CASE(id, name, text) \
-    if (w == id) return name;
-    VRAM_SUPERVISE_WHY_LIST(VRAM__SUPERVISE_WHY_CASE)
-#undef VRAM__SUPERVISE_WHY_CASE
-    return "?";
+    VRAM_X_NAME(w, VRAM_SUPERVISE_WHY_LIST, VRAM_X_COL2, "?");
 }
 
 /*@ assigns \nothing;
     ensures \result != \null; */
 VRAM_DEF const char *vram_supervise_why_text(vram_supervise_why w) {
-#define VRAM__SUPERVISE_WHY_TEXT(id, name, text) \
-    if (w == id) return text;
-    VRAM_SUPERVISE_WHY_LIST(VRAM__SUPERVISE_WHY_TEXT)
-#undef VRAM__SUPERVISE_WHY_TEXT
-    return "?";
+    VRAM_X_NAME(w, VRAM_SUPERVISE_WHY_LIST, VRAM_X_COL3, "?");
 }
 
 /* The config with every zero field replaced by its default, and backoff_max_ms raised to
