@@ -85,7 +85,13 @@ static void describe_end(const vram_run_opts *o, const vram_try_attempt *a, char
     const vram_isolate_result *r = &a->res;
     switch (r->how) {
     case VRAM_ATTEMPT_NOT_STARTED: snprintf(buf, cap, "%s", r->start_error); return;
-    case VRAM_ATTEMPT_TIMED_OUT: snprintf(buf, cap, "not ready after %.3g s, stopped", o->ready_timeout_s); return;
+    case VRAM_ATTEMPT_TIMED_OUT:
+        if (r->cancelled)
+            snprintf(buf, cap, "still running %.3g s after the stop signal: SIGKILL",
+                     o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S);
+        else
+            snprintf(buf, cap, "not ready after %.3g s, stopped", o->ready_timeout_s);
+        return;
     case VRAM_ATTEMPT_SIGNALED:
         snprintf(buf, cap, "signal %d %s", r->signal, r->signal_name ? r->signal_name : "unknown");
         return;
@@ -149,6 +155,10 @@ static void on_event(void *ctx, const vram_run_event *e) {
     case VRAM_RUN_READY:
         fprintf(stderr, "vramkit: run: %s: ready (%s) after %.2f s\n", e->strategy, e->how, e->seconds);
         break;
+    case VRAM_RUN_KILL:
+        fprintf(stderr, "vramkit: run: %s: still running %.3g s after %s: SIGKILL to its process group\n",
+                e->strategy, e->seconds, vram_signal_name(e->signal));
+        break;
     case VRAM_RUN_MEMORY_OVER:
         fprintf(stderr, "vramkit: run: warning: %s uses %s of GPU memory, more than the plan's "
                         "predicted high of %s\n", e->strategy, vram_fmt_size(e->gpu_bytes, a, sizeof a),
@@ -210,15 +220,7 @@ int cmd_run(int argc, char **argv) {
             ev.own = 1;
         }
     }
-    /* the shim that ties each child's life to ours; without /proc, children run directly.
-       The path is spawned as is: in the spawned child it names the image it shares with us,
-       so the shim runs even when the vramkit file was replaced since we started */
-    o.self_exe = "/proc/self/exe";
-    if (access(o.self_exe, X_OK) != 0) {
-        o.self_exe = NULL;
-        fprintf(stderr, "vramkit: run: warning: /proc/self/exe cannot be run: the service will "
-                        "not be killed if vramkit is killed with SIGKILL\n");
-    }
+    o.self_exe = cli_chain_self_exe(CMD); /* each child dies with vramkit */
     o.on_event = on_event;
     o.ctx = &ev;
     vram_status st = vram_run(&o, &rc, err, sizeof err);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -484,27 +485,104 @@ Test(cli_run, a_death_after_ready_is_restarted) {
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d", status);
 }
 
-Test(cli_run, sigkill_of_vramkit_kills_the_service) {
+/* Waits up to `secs` for pid to be gone; 1 when it is. */
+static int wait_gone(long pid, double secs) {
+    for (double until = now_s() + secs; now_s() < until; nap_ms(10))
+        if (gone(pid)) return 1;
+    return gone(pid);
+}
+
+Test(cli_run, sigkill_of_vramkit_kills_the_service_and_its_group) {
     char dir[64], pidf[128], pidarg[160];
     tmpdir(dir, sizeof dir);
     snprintf(pidf, sizeof pidf, "%s/pid", dir);
     snprintf(pidarg, sizeof pidarg, "pid=%s", pidf);
-    /* the service is reparented to this process when vramkit dies, so it can be reaped and
-       its death checked */
+    /* the service and its child are reparented to this process when vramkit dies, so they can
+       be reaped and their deaths checked */
     cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L), 0);
-    const char *args[] = {"run", "--strategies", "cpu", "--", SVC, "{strategy}", pidarg, NULL};
+    const char *args[] = {"run", "--strategies", "cpu", "--", SVC, "{strategy}", pidarg,
+                          "grandchild=1", NULL};
     bg b = start_bg(dir, args);
     cr_assert(wait_text(b.err, "cpu: ready (line)", 20));
+    cr_assert(wait_text(b.out, "service: grandchild ", 5));
     long svc = read_pid(pidf);
-    cr_assert(svc > 0);
-    cr_assert(!gone(svc));
+    char *out = slurp(b.out);
+    long grand = atol(strstr(out, "service: grandchild ") + strlen("service: grandchild "));
+    free(out);
+    cr_assert(svc > 0 && grand > 0);
+    cr_assert(!gone(svc) && !gone(grand));
     kill(b.pid, SIGKILL);
     int status = 0;
     cr_assert(wait_status(b.pid, 10, &status));
     cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     cr_assert(wait_status((pid_t)svc, 10, &status), "the service ended and came to us");
-    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "killed by its parent-death "
-                                                                   "signal: %d", status);
+    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "killed: %d", status);
+    /* the service's own child, in its process group: the guard's kill of the group */
+    cr_expect(wait_gone(grand, 10), "the service's child %ld outlived vramkit", grand);
+    waitpid((pid_t)grand, NULL, WNOHANG);
+}
+
+Test(cli_run, a_service_that_ignores_sigterm_is_killed_after_the_grace) {
+    char dir[64], evf[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(evf, sizeof evf, "%s/events", dir);
+    const char *args[] = {"run", "--strategies", "cpu", "--grace", "0.3", "--events", evf, "--",
+                          SVC, "{strategy}", "ignore_term=1", "grandchild=1", NULL};
+    bg b = start_bg(dir, args);
+    cr_assert(wait_text(b.err, "cpu: ready (line)", 20));
+    cr_assert(wait_text(b.out, "service: grandchild ", 5));
+    char *out = slurp(b.out);
+    long grand = atol(strstr(out, "service: grandchild ") + strlen("service: grandchild "));
+    free(out);
+    double t0 = now_s();
+    kill(b.pid, SIGTERM);
+    int status = 0;
+    cr_assert(wait_status(b.pid, 10, &status), "vramkit ended after SIGTERM and the grace");
+    double took = now_s() - t0;
+    cr_expect(took >= 0.25 && took < 5, "after the grace: %.2f s", took);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL, "status %d", status);
+    char *o = slurp(b.out), *e = slurp(b.err);
+    cr_expect(strstr(o, "service: got SIGTERM"), "%s", o);
+    cr_expect(strstr(e, "cpu: still running 0.3 s after SIGTERM: SIGKILL to its process group"), "%s", e);
+    cr_expect(strstr(e, "cpu: it was asked to stop; exit 137"), "%s", e);
+    free(o);
+    free(e);
+    cJSON *evs = read_events(evf);
+    char names[512];
+    event_names(evs, names, sizeof names);
+    cr_expect_str_eq(names, "start,attempt,ready,signal,kill,ended,exit");
+    const cJSON *k = cJSON_GetArrayItem(evs, 4);
+    cr_expect_str_eq(jstr(k, "after"), "SIGTERM");
+    cr_expect_str_eq(jstr(k, "signal"), "SIGKILL");
+    cr_expect(fabs(cJSON_GetObjectItem(k, "grace_s")->valuedouble - 0.3) < 1e-9);
+    cr_expect_str_eq(jstr(cJSON_GetArrayItem(evs, 5), "outcome"), "timeout");
+    cJSON_Delete(evs);
+    cr_expect(wait_gone(grand, 5), "its group went with it");
+}
+
+/* try's attempts die with vramkit as run's do: the attempt (through the shim) and its group
+   (through the guard). */
+Test(cli_run, sigkill_of_try_kills_its_attempt_and_its_group) {
+    char dir[64], script[512];
+    tmpdir(dir, sizeof dir);
+    cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L), 0);
+    snprintf(script, sizeof script, "echo $$ > %s/pid; sleep 60 & echo $! > %s/grand; wait", dir, dir);
+    const char *args[] = {"try", "--strategies", "a", "--", "sh", "-c", script, NULL};
+    char pf[128], gf[128];
+    snprintf(pf, sizeof pf, "%s/grand", dir);
+    bg b = start_bg(dir, args);
+    long grand = 0, att = 0;
+    for (double until = now_s() + 10; now_s() < until && grand <= 0; nap_ms(10)) grand = read_pid(pf);
+    snprintf(gf, sizeof gf, "%s/pid", dir);
+    att = read_pid(gf);
+    cr_assert(att > 0 && grand > 0, "the attempt started: %ld %ld", att, grand);
+    kill(b.pid, SIGKILL);
+    int status = 0;
+    cr_assert(wait_status(b.pid, 10, &status));
+    cr_expect(wait_gone(att, 10), "the attempt %ld outlived vramkit try", att);
+    cr_expect(wait_gone(grand, 10), "the attempt's child %ld outlived vramkit try", grand);
+    waitpid((pid_t)att, NULL, WNOHANG);
+    waitpid((pid_t)grand, NULL, WNOHANG);
 }
 
 /* ---- options ------------------------------------------------------------------------------- */
