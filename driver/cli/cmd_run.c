@@ -14,6 +14,7 @@
 #include "cli_chain.h"
 #include "isolate/service.h"
 #include "plan/plan_run.h"
+#include "util/file.h"
 
 #define CMD "run"
 #define TEXT_LINE_MAX 160
@@ -211,12 +212,18 @@ int cmd_run(int argc, char **argv) {
     if (o.events) {
         if (strcmp(o.events, "-") == 0) {
             ev.f = stdout;
-        } else if ((ev.f = fopen(o.events, "ae")) == NULL) {
-            rc = cli_error(VRAM_EXIT_ENV, CMD, "--events %s: cannot open for writing: %s", o.events,
-                           strerror(errno));
-            vram_run_free(&o);
-            return rc;
+            o.events_on_stdout = 1; /* each event a line of its own among the service's */
         } else {
+            /* appended to as a log; a FIFO nobody reads is refused, not waited on */
+            const char *why = NULL;
+            int fd = vram_open_append(o.events, &why);
+            if (fd < 0 || (ev.f = fdopen(fd, "a")) == NULL) {
+                if (fd >= 0) close(fd);
+                rc = cli_error(VRAM_EXIT_ENV, CMD, "--events %s: cannot open for writing: %s",
+                               o.events, why ? why : strerror(errno));
+                vram_run_free(&o);
+                return rc;
+            }
             ev.own = 1;
         }
     }

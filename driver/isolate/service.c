@@ -131,6 +131,7 @@ typedef struct run_state {
     int file_had;         /* --ready-file was there at the start: its identity then */
     struct stat file_st;
     linebuf lines[2];     /* stdout, stderr: the line being collected */
+    int out_midline;      /* what was passed through to stdout does not end with a line end */
     const vram_gpumem_ops *mem; /* NVML, or NULL: the service's GPU memory is not known */
     uint64_t gpu_bytes, gpu_peak; /* its process group's GPU memory: last read, most seen */
     int gpu_known;        /* read at least once this attempt */
@@ -159,7 +160,16 @@ static vram_run_event event(const run_state *st, vram_run_event_kind kind) {
     return e;
 }
 
-static void tell(const run_state *st, const vram_run_event *e) {
+static void write_all(int fd, const char *p, size_t n);
+
+/* An event for the caller. When the events share our stdout with the service's output and that
+ * is mid-line (a last line without its end, or a line over LINE_MAX_BYTES passed in pieces), the
+ * line is ended first, so each event is a JSON line of its own. */
+static void tell(run_state *st, const vram_run_event *e) {
+    if (st->o->events_on_stdout && st->out_midline) {
+        write_all(1, "\n", 1);
+        st->out_midline = 0;
+    }
     if (st->o->on_event) st->o->on_event(st->o->ctx, e);
 }
 
@@ -260,6 +270,7 @@ static void on_output(void *ctx, int stream, const char *data, size_t n) {
     int fd = stream;
     if (lb->buf == NULL && (lb->buf = (char *)malloc(LINE_MAX_BYTES + 1)) == NULL) {
         write_all(fd, data, n); /* no memory for lines: pass it through as it comes */
+        if (stream == 1 && n > 0) st->out_midline = data[n - 1] != '\n';
         return;
     }
     while (n > 0) {
@@ -273,12 +284,14 @@ static void on_output(void *ctx, int stream, const char *data, size_t n) {
         if (n > 0 && *data == '\n') {
             lb->buf[lb->len] = '\n'; /* the buffer has one byte more than a line */
             write_all(fd, lb->buf, lb->len + 1);
+            if (stream == 1) st->out_midline = 0;
             look_at_line(st, stream, lb->buf, lb->len); /* after it: "ready" follows the line */
             lb->len = 0;
             data++;
             n--;
         } else if (lb->len == LINE_MAX_BYTES) {
             write_all(fd, lb->buf, lb->len); /* a very long line: in pieces */
+            if (stream == 1) st->out_midline = 1;
             lb->len = 0;
         }
     }
@@ -290,6 +303,7 @@ static void flush_lines(run_state *st) {
         linebuf *lb = &st->lines[k];
         if (lb->len > 0) {
             write_all(k + 1, lb->buf, lb->len);
+            if (k == 0) st->out_midline = 1;
             look_at_line(st, k + 1, lb->buf, lb->len);
         }
         free(lb->buf);

@@ -83,6 +83,8 @@ typedef struct vram_run_opts {
     const char *self_exe;      /* the vramkit executable the shim runs as (NULL: none, the
                                   children run directly and do not die with a SIGKILLed parent) */
     void (*on_event)(void *ctx, const vram_run_event *e); /* NULL: none */
+    int events_on_stdout;      /* on_event writes to stdout, which the service's output shares:
+                                  a line of it left unended is ended before each event */
     void *ctx;
 } vram_run_opts;
 

@@ -109,6 +109,15 @@ static void event_names(const cJSON *evs, char *buf, size_t cap) {
     }
 }
 
+/* The events of a file, checked to be these in this order ("start,attempt,..."). */
+static cJSON *expect_events(const char *path, const char *want) {
+    cJSON *evs = read_events(path);
+    char names[512];
+    event_names(evs, names, sizeof names);
+    cr_expect_str_eq(names, want);
+    return evs;
+}
+
 /* A TCP port on 127.0.0.1 that nothing listens on just now. */
 static int free_port(void) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
@@ -547,10 +556,7 @@ Test(cli_run, a_service_that_ignores_sigterm_is_killed_after_the_grace) {
     cr_expect(strstr(e, "cpu: it was asked to stop; exit 137"), "%s", e);
     free(o);
     free(e);
-    cJSON *evs = read_events(evf);
-    char names[512];
-    event_names(evs, names, sizeof names);
-    cr_expect_str_eq(names, "start,attempt,ready,signal,kill,ended,exit");
+    cJSON *evs = expect_events(evf, "start,attempt,ready,signal,kill,ended,exit");
     const cJSON *k = cJSON_GetArrayItem(evs, 4);
     cr_expect_str_eq(jstr(k, "after"), "SIGTERM");
     cr_expect_str_eq(jstr(k, "signal"), "SIGKILL");
@@ -583,6 +589,75 @@ Test(cli_run, sigkill_of_try_kills_its_attempt_and_its_group) {
     cr_expect(wait_gone(grand, 10), "the attempt's child %ld outlived vramkit try", grand);
     waitpid((pid_t)att, NULL, WNOHANG);
     waitpid((pid_t)grand, NULL, WNOHANG);
+}
+
+/* --events - among the service's output: every line that holds an event is a whole JSON
+   object, also when the service leaves its last line unended or writes one over 64 KiB (issue 29;
+   they were glued: "xxxx{\"time\":...}"). The service's bytes all pass through. */
+typedef struct partial_case {
+    long n;
+} partial_case;
+
+ParameterizedTestParameters(cli_run, events_on_stdout_are_json_lines) {
+    static partial_case cases[] = {{10}, {70000}};
+    return cr_make_param_array(partial_case, cases, 2);
+}
+
+ParameterizedTest(partial_case *c, cli_run, events_on_stdout_are_json_lines) {
+    char dir[64], part[64];
+    tmpdir(dir, sizeof dir);
+    snprintf(part, sizeof part, "partial=%ld", c->n);
+    const char *args[] = {"run", "--strategies", "cpu", "--events", "-", "--", SVC, "{strategy}", part,
+                          "die=exit:3", "die_ms=200", NULL};
+    bg b = start_bg(dir, args);
+    int status = 0;
+    cr_assert(wait_status(b.pid, 20, &status), "vramkit ended with the service");
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d", status);
+    char *o = slurp(b.out), *save = NULL;
+    long xs = 0;
+    int events = 0;
+    for (char *line = strtok_r(o, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strstr(line, "\"event\":") == NULL) { /* the service's own line */
+            for (const char *p = line; *p; p++) xs += *p == 'x';
+            continue;
+        }
+        cJSON *j = cJSON_Parse(line);
+        cr_expect(line[0] == '{' && cJSON_IsObject(j), "not a JSON line: %.120s", line);
+        events += j != NULL;
+        cJSON_Delete(j);
+    }
+    cr_expect_eq(events, 5, "start, attempt, ready, ended, exit");
+    cr_expect_eq(xs, c->n, "the service's bytes passed through");
+    free(o);
+}
+
+/* supervise.h's rule 2 and docs/run.md agree: an exit with code 0 before ready is a service that
+   finished, not a failure; the next strategy is not started and vramkit exits 0 (issue 29). */
+Test(cli_run, exit_0_before_ready_ends_with_0) {
+    char dir[64], evf[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(evf, sizeof evf, "%s/events", dir);
+    const char *args[] = {"run", "--strategies", "fp16,cpu", "--events", evf, "--", "sh", "-c",
+                          "echo done {strategy}; exit 0", NULL};
+    bg b = start_bg(dir, args);
+    int status = 0;
+    cr_assert(wait_status(b.pid, 20, &status));
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    char *o = slurp(b.out), *e = slurp(b.err);
+    cr_expect_str_eq(o, "done fp16\n", "cpu was not started: %s", o);
+    cr_expect(strstr(e, "fp16: it exited with code 0; exit 0"), "%s", e);
+    free(o);
+    free(e);
+    cJSON *evs = expect_events(evf, "start,attempt,ended,exit");
+    cr_expect_str_eq(jstr(cJSON_GetArrayItem(evs, 3), "why"), "clean_exit");
+    cJSON_Delete(evs);
+    /* the manual says the same */
+    char path[512];
+    snprintf(path, sizeof path, "%s/docs/run.md", VRAMKIT_SOURCE_DIR);
+    char *doc = slurp(path);
+    cr_expect(strstr(doc, "an exit with code 0, ready or not, is a service that finished"), "docs/run.md");
+    cr_expect(strstr(doc, "an exit or") == NULL, "docs/run.md still says any exit moves on");
+    free(doc);
 }
 
 /* ---- options ------------------------------------------------------------------------------- */
