@@ -1,7 +1,9 @@
 /* driver/cli/cli_chain.c — the command line of `try` and `run` (see cli_chain.h). */
 #include "cli_chain.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_chain_dashes(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
@@ -28,3 +30,11 @@ int cli_chain_command(const char *cmd, int argc, char **argv, int dd, char *cons
     return 0;
 }
 
+
+const char *cli_chain_self_exe(const char *cmd) {
+    static const char self[] = "/proc/self/exe";
+    if (access(self, X_OK) == 0) return self;
+    fprintf(stderr, "vramkit: %s: warning: /proc/self/exe cannot be run: what it starts will not "
+                    "be killed if vramkit is killed with SIGKILL\n", cmd);
+    return NULL;
+}

@@ -13,4 +13,10 @@ int cli_chain_stray(const char *cmd, char **argv, int dd, int first);
 /* The command after "--": there is one and its program is not empty. Sets *command and *n. */
 int cli_chain_command(const char *cmd, int argc, char **argv, int dd, char *const **command, int *n);
 
+/* The vramkit executable that each child starts through (isolate/exec_shim.h), so it dies with
+ * vramkit, even one killed with SIGKILL: /proc/self/exe (in the spawned child it names the
+ * image it shares with us, even when the file was replaced since). NULL, with a warning on
+ * stderr, where it cannot be run. */
+const char *cli_chain_self_exe(const char *cmd);
+
 #endif

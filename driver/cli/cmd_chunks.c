@@ -191,6 +191,8 @@ int cmd_chunks(int argc, char **argv) {
     if (rc >= 0) return rc;
     if ((st = vram_chunking_run(&o, &ranks, &r, err, sizeof err)) != VRAM_OK) {
         rc = st == VRAM_E_NOSPACE ? cli_error(VRAM_EXIT_NO, CMD, "%s", err) : cli_fail(CMD, st, err);
+    } else if (json && (st = vram_chunking_json_check(&r, err, sizeof err)) != VRAM_OK) {
+        rc = cli_error(VRAM_EXIT_USAGE, CMD, "%s", err); /* refused before a byte is written */
     } else if (json) {
         vram_json j;
         vram_json_init(&j, stdout);

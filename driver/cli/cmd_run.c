@@ -14,6 +14,7 @@
 #include "cli_chain.h"
 #include "isolate/service.h"
 #include "plan/plan_run.h"
+#include "util/file.h"
 
 #define CMD "run"
 #define TEXT_LINE_MAX 160
@@ -85,7 +86,13 @@ static void describe_end(const vram_run_opts *o, const vram_try_attempt *a, char
     const vram_isolate_result *r = &a->res;
     switch (r->how) {
     case VRAM_ATTEMPT_NOT_STARTED: snprintf(buf, cap, "%s", r->start_error); return;
-    case VRAM_ATTEMPT_TIMED_OUT: snprintf(buf, cap, "not ready after %.3g s, stopped", o->ready_timeout_s); return;
+    case VRAM_ATTEMPT_TIMED_OUT:
+        if (r->cancelled)
+            snprintf(buf, cap, "still running %.3g s after the stop signal: SIGKILL",
+                     o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S);
+        else
+            snprintf(buf, cap, "not ready after %.3g s, stopped", o->ready_timeout_s);
+        return;
     case VRAM_ATTEMPT_SIGNALED:
         snprintf(buf, cap, "signal %d %s", r->signal, r->signal_name ? r->signal_name : "unknown");
         return;
@@ -149,6 +156,10 @@ static void on_event(void *ctx, const vram_run_event *e) {
     case VRAM_RUN_READY:
         fprintf(stderr, "vramkit: run: %s: ready (%s) after %.2f s\n", e->strategy, e->how, e->seconds);
         break;
+    case VRAM_RUN_KILL:
+        fprintf(stderr, "vramkit: run: %s: still running %.3g s after %s: SIGKILL to its process group\n",
+                e->strategy, e->seconds, vram_signal_name(e->signal));
+        break;
     case VRAM_RUN_MEMORY_OVER:
         fprintf(stderr, "vramkit: run: warning: %s uses %s of GPU memory, more than the plan's "
                         "predicted high of %s\n", e->strategy, vram_fmt_size(e->gpu_bytes, a, sizeof a),
@@ -201,24 +212,22 @@ int cmd_run(int argc, char **argv) {
     if (o.events) {
         if (strcmp(o.events, "-") == 0) {
             ev.f = stdout;
-        } else if ((ev.f = fopen(o.events, "ae")) == NULL) {
-            rc = cli_error(VRAM_EXIT_ENV, CMD, "--events %s: cannot open for writing: %s", o.events,
-                           strerror(errno));
-            vram_run_free(&o);
-            return rc;
+            o.events_on_stdout = 1; /* each event a line of its own among the service's */
         } else {
+            /* appended to as a log; a FIFO nobody reads is refused, not waited on */
+            const char *why = NULL;
+            int fd = vram_open_append(o.events, &why);
+            if (fd < 0 || (ev.f = fdopen(fd, "a")) == NULL) {
+                if (fd >= 0) close(fd);
+                rc = cli_error(VRAM_EXIT_ENV, CMD, "--events %s: cannot open for writing: %s",
+                               o.events, why ? why : strerror(errno));
+                vram_run_free(&o);
+                return rc;
+            }
             ev.own = 1;
         }
     }
-    /* the shim that ties each child's life to ours; without /proc, children run directly.
-       The path is spawned as is: in the spawned child it names the image it shares with us,
-       so the shim runs even when the vramkit file was replaced since we started */
-    o.self_exe = "/proc/self/exe";
-    if (access(o.self_exe, X_OK) != 0) {
-        o.self_exe = NULL;
-        fprintf(stderr, "vramkit: run: warning: /proc/self/exe cannot be run: the service will "
-                        "not be killed if vramkit is killed with SIGKILL\n");
-    }
+    o.self_exe = cli_chain_self_exe(CMD); /* each child dies with vramkit */
     o.on_event = on_event;
     o.ctx = &ev;
     vram_status st = vram_run(&o, &rc, err, sizeof err);

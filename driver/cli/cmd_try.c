@@ -197,6 +197,7 @@ int cmd_try(int argc, char **argv) {
         o.ctx = &o;
     }
     o.reap = 1;
+    o.self_exe = cli_chain_self_exe(CMD); /* each attempt dies with vramkit */
     o.cancel = &interrupted;
     vram_status st = vram_try_run(&o, &r, err, sizeof err);
     int sig = interrupted;

@@ -24,9 +24,11 @@ static const cli_command commands[] = {
     {"run", cmd_run, "start a service under the strategy chain and supervise it once it is ready"},
     {"doctor", cmd_doctor, "is this machine fit for CUDA work: what is wrong, and the fix"},
     {"__probe", vram_probe_child_main, NULL}, /* the child of doctor --probe (doctor/probe.h) */
-    /* the first step of each child of run (isolate/exec_shim.h) */
+    /* the first step of each child of try and run (isolate/exec_shim.h) */
     {VRAM_EXEC_SHIM_COMMAND, vram_exec_shim_main, NULL},
     {VRAM_H5_CHILD_COMMAND, vram_h5_child_main, NULL}, /* where HDF5 runs (stream/h5desc.h) */
+    /* beside each child of try and run: its group dies with vramkit (isolate/exec_shim.h) */
+    {VRAM_GUARD_COMMAND, vram_guard_main, NULL},
     {"watch", cmd_watch, "device memory every interval, with warnings: near the limit, leaks"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

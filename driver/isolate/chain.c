@@ -30,9 +30,15 @@ static vram_status set_strategies(vram_try_chain *o, const char *text, char *err
             FAIL("--strategies: '%.*s...' is longer than %d characters",
                                    VRAM_TRY_NAME_MAX, item, VRAM_TRY_NAME_MAX);
         for (const char *c = item; *c; c++)
-            if ((unsigned char)*c <= ' ' || *c == 0x7f)
-                FAIL("--strategies: item %d of '%s' contains a blank or "
-                                            "control character", k, text);
+            if (!vram_strategy_char_ok(*c)) {
+                char *t = vram_clean_text(item, n, VRAM_TRY_NAME_MAX, 0);
+                vram_status st = vram_errorf(err, cap, VRAM_E_INVALID,
+                                             "--strategies: '%s' (item %d) has a character other "
+                                             "than letters, digits and _ . + - :",
+                                             t ? t : "?", k);
+                free(t);
+                return st;
+            }
         if (o->n == VRAM_TRY_MAX_STRATEGIES)
             FAIL("--strategies: more than %d strategies in '%s'",
                                    VRAM_TRY_MAX_STRATEGIES, text);
@@ -91,6 +97,19 @@ const char *vram_try_where_device(vram_strategy_where where) {
     case VRAM_WHERE_HOST: return "cpu";
     default: return "cuda:0";
     }
+}
+
+int vram_strategy_char_ok(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '+' || c == '-' || c == ':';
+}
+
+int vram_strategy_known(const char *s) {
+#define VRAM__NAME_KNOWN(name, where, dt) \
+    if (strcmp(s, name) == 0) return 1;
+    VRAM_STRATEGY_NAMES(VRAM__NAME_KNOWN)
+#undef VRAM__NAME_KNOWN
+    return 0;
 }
 
 static void map_strategy(const char *s, const char **device, const char **dtype) {

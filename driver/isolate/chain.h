@@ -48,6 +48,12 @@ vram_status vram_try_chain_check(const vram_try_chain *c, char *err, size_t cap)
 /* "plan", "model" or "strategies", and the value given. */
 const char *vram_try_chain_kind(const vram_try_chain *c);
 const char *vram_try_chain_value(const vram_try_chain *c);
+/* What {strategy} may hold, so that its substitution is one plain word to any shell (no
+ * quote, blank, $, `, ;, |, &, <, >, (, ), {, }, *, ?, [, ~, #, !, =, /, \\): letters, digits and
+ * _ . + - : (a --strategies name; every name of VRAM_STRATEGY_NAMES is made of them). */
+int vram_strategy_char_ok(char c);
+/* Is s one of vramkit/strategy.h's VRAM_STRATEGY_NAMES (the only names a plan file may hold)? */
+int vram_strategy_known(const char *s);
 /* The {device} a strategy name's place means: "cuda:0", "auto" (split) or "cpu". */
 const char *vram_try_where_device(vram_strategy_where where);
 /* Strategy k's device and dtype. */

@@ -499,6 +499,67 @@ static int reap_escaped(void) {
     return found;
 }
 
+/* ---- the guard (guard_exe): the child's group dies with this process ------------------ */
+
+/* Starts `exe __guard PGID` in a group of its own with the read end of a new pipe as its
+ * stdin; *wfd gets the write end (close-on-exec: no other child holds it), *gpid its pid.
+ * Leaves both -1 when it cannot be started. */
+static void start_guard(const char *exe, pid_t pgid, int *wfd, pid_t *gpid) {
+    int p[2], rc;
+    char num[32];
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none, all;
+    *wfd = -1;
+    *gpid = -1;
+    if (pipe2(p, O_CLOEXEC) != 0) return;
+    snprintf(num, sizeof num, "%ld", (long)pgid);
+    char *const argv[] = {(char *)exe, (char *)VRAM_GUARD_COMMAND, num, NULL};
+    sigemptyset(&none);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    if (posix_spawn_file_actions_init(&fa) != 0) goto fail_pipe;
+    if (posix_spawnattr_init(&attr) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        goto fail_pipe;
+    }
+    rc = posix_spawn_file_actions_adddup2(&fa, p[0], 0);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (rc == 0) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                          POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0) rc = posix_spawnattr_setpgroup(&attr, 0);
+    if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &none);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &all);
+    if (rc == 0) rc = posix_spawn(gpid, exe, &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        *gpid = -1;
+        goto fail_pipe;
+    }
+    close(p[0]);
+    *wfd = p[1];
+    return;
+fail_pipe:
+    close(p[0]);
+    close(p[1]);
+}
+
+/* Ends the guard without its kill: SIGKILL (it acts only on end of file, which comes only
+ * after this), reaped, then the pipe closed. */
+static void stop_guard(int *wfd, pid_t *gpid) {
+    if (*gpid > 0) {
+        pid_t w;
+        kill(*gpid, SIGKILL);
+        do {
+            w = waitpid(*gpid, NULL, 0);
+        } while (w < 0 && errno == EINTR);
+    }
+    *gpid = -1;
+    iso_close(wfd);
+}
+
 /* Makes this process a child subreaper (once; it stays for the life of the process). */
 static int become_subreaper(void) {
 #ifdef PR_SET_CHILD_SUBREAPER
@@ -534,7 +595,8 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
     memset(rings, 0, sizeof rings);
     vram_isolate_scanner scan;
     vram_isolate_scanner_init(&scan);
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, pidfd = -1;
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, pidfd = -1, guard_fd = -1;
+    pid_t guard_pid = -1;
     char **envp = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -595,6 +657,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
     }
     res->pid = pid;
     if (!o->no_pidfd) pidfd = open_pidfd(pid);
+    if (o->guard_exe) start_guard(o->guard_exe, pid, &guard_fd, &guard_pid);
 
     {
         int fds[2] = {outp[0], errp[0]};
@@ -691,6 +754,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
         /* The child has ended but is not reaped, so its pid still names its group: nothing
          * else can have taken the number. Whatever it left there dies now. */
         kill(-pid, SIGKILL);
+        stop_guard(&guard_fd, &guard_pid);
         iso_close(&fds[0]);
         iso_close(&fds[1]);
         iso_close(&pidfd);

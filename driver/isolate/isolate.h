@@ -22,6 +22,7 @@ struct cJSON;
 #define VRAM_ISOLATE_DEFAULT_GRACE_S 2.0        /* SIGTERM -> SIGKILL */
 #define VRAM_ISOLATE_DEFAULT_DRAIN_S 0.25       /* reading pipes after the child ended */
 #define VRAM_ISOLATE_RESULT_PREFIX "VRAMKIT_RESULT"
+#define VRAM_GUARD_COMMAND "__guard"           /* guard_exe's internal command */
 
 /* What to run. Zero-initialise, set argv, and the rest has defaults. */
 typedef struct vram_isolate_opts {
@@ -57,6 +58,13 @@ typedef struct vram_isolate_opts {
      * `vramkit try` and `vramkit run` commands); VRAM_E_NOT_SUPPORTED where the flag cannot
      * be set. */
     int reap_descendants;
+    /* The vramkit executable, or NULL: while the child runs, `guard_exe __guard PGID`
+     * (exec_shim.h) runs beside it in a group of its own, holding the read end of a pipe
+     * only this process holds open: if this process dies, even by SIGKILL, the guard kills
+     * the child's whole process group. It is told to end quietly, and reaped, before the
+     * child is reaped (so the group's id cannot have been reused). A guard that cannot be
+     * started leaves the child unguarded, nothing else. */
+    const char *guard_exe;
     /* Hooks for a caller that stays beside a long-running child (`vramkit run`); all
      * optional. on_output gets every piece of output as it is read (stream 1: stdout, 2:
      * stderr), before the end of the child too (the tails are kept all the same). on_tick

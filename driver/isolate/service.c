@@ -17,6 +17,7 @@
 #include <vramkit/attempt.h>
 
 #include "exec_shim.h"
+#include "isolate.h"
 #include "nvml/nvml.h"
 #include "util/text.h"
 
@@ -130,6 +131,7 @@ typedef struct run_state {
     int file_had;         /* --ready-file was there at the start: its identity then */
     struct stat file_st;
     linebuf lines[2];     /* stdout, stderr: the line being collected */
+    int out_midline;      /* what was passed through to stdout does not end with a line end */
     const vram_gpumem_ops *mem; /* NVML, or NULL: the service's GPU memory is not known */
     uint64_t gpu_bytes, gpu_peak; /* its process group's GPU memory: last read, most seen */
     int gpu_known;        /* read at least once this attempt */
@@ -137,6 +139,9 @@ typedef struct run_state {
     int over_warned;      /* this attempt went above it (said once) */
     double next_memory;
     int stop_requested;   /* a stop signal was forwarded */
+    int stop_signal;      /* the SIGTERM or SIGINT that started the grace period (0: none) */
+    double kill_at;       /* then: when SIGKILL follows if the service still runs */
+    int killed;           /* it did */
     pid_t group;
 } run_state;
 
@@ -155,7 +160,16 @@ static vram_run_event event(const run_state *st, vram_run_event_kind kind) {
     return e;
 }
 
-static void tell(const run_state *st, const vram_run_event *e) {
+static void write_all(int fd, const char *p, size_t n);
+
+/* An event for the caller. When the events share our stdout with the service's output and that
+ * is mid-line (a last line without its end, or a line over LINE_MAX_BYTES passed in pieces), the
+ * line is ended first, so each event is a JSON line of its own. */
+static void tell(run_state *st, const vram_run_event *e) {
+    if (st->o->events_on_stdout && st->out_midline) {
+        write_all(1, "\n", 1);
+        st->out_midline = 0;
+    }
     if (st->o->on_event) st->o->on_event(st->o->ctx, e);
 }
 
@@ -172,6 +186,9 @@ static void on_signal(int sig) {
 }
 
 static int is_stop_signal(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
+
+/* A stop that a service must obey within --grace (SIGHUP asks many to reload instead). */
+static int is_kill_signal(int sig) { return sig == SIGTERM || sig == SIGINT; }
 
 /* Writes all of p[0, n) to fd; a closed reader (EPIPE) or another error loses the output,
  * never the service. */
@@ -253,6 +270,7 @@ static void on_output(void *ctx, int stream, const char *data, size_t n) {
     int fd = stream;
     if (lb->buf == NULL && (lb->buf = (char *)malloc(LINE_MAX_BYTES + 1)) == NULL) {
         write_all(fd, data, n); /* no memory for lines: pass it through as it comes */
+        if (stream == 1 && n > 0) st->out_midline = data[n - 1] != '\n';
         return;
     }
     while (n > 0) {
@@ -266,12 +284,14 @@ static void on_output(void *ctx, int stream, const char *data, size_t n) {
         if (n > 0 && *data == '\n') {
             lb->buf[lb->len] = '\n'; /* the buffer has one byte more than a line */
             write_all(fd, lb->buf, lb->len + 1);
+            if (stream == 1) st->out_midline = 0;
             look_at_line(st, stream, lb->buf, lb->len); /* after it: "ready" follows the line */
             lb->len = 0;
             data++;
             n--;
         } else if (lb->len == LINE_MAX_BYTES) {
             write_all(fd, lb->buf, lb->len); /* a very long line: in pieces */
+            if (stream == 1) st->out_midline = 1;
             lb->len = 0;
         }
     }
@@ -283,6 +303,7 @@ static void flush_lines(run_state *st) {
         linebuf *lb = &st->lines[k];
         if (lb->len > 0) {
             write_all(k + 1, lb->buf, lb->len);
+            if (k == 0) st->out_midline = 1;
             look_at_line(st, k + 1, lb->buf, lb->len);
         }
         free(lb->buf);
@@ -339,9 +360,25 @@ static int on_tick(void *ctx, pid_t pid) {
         pending[i] = 0;
         kill(-pid, fwd_sigs[i]);
         if (is_stop_signal(fwd_sigs[i])) st->stop_requested = 1;
+        if (is_kill_signal(fwd_sigs[i]) && st->stop_signal == 0) {
+            double grace = st->o->grace_s > 0 ? st->o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S;
+            st->stop_signal = fwd_sigs[i];
+            st->kill_at = now_s() + grace;
+        }
         vram_run_event e = event(st, VRAM_RUN_SIGNAL);
         e.signal = fwd_sigs[i];
         e.pid = pid;
+        tell(st, &e);
+    }
+    /* a service that ignores the stop: its whole group is killed after the grace period */
+    if (st->stop_signal && !st->killed && now_s() >= st->kill_at) {
+        vram_run_event e = event(st, VRAM_RUN_KILL);
+        kill(-pid, SIGCONT); /* (SIGKILL ends a stopped process all the same) */
+        kill(-pid, SIGKILL);
+        st->killed = 1;
+        e.signal = st->stop_signal;
+        e.pid = pid;
+        e.seconds = st->o->grace_s > 0 ? st->o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S;
         tell(st, &e);
     }
     if (!st->ready && (st->o->ready_port || st->o->ready_file)) {
@@ -356,32 +393,6 @@ static int on_tick(void *ctx, pid_t pid) {
 }
 
 /* ---- starting a child ------------------------------------------------------------------- */
-
-/* The program `name` would run as (PATH search as execvp does); 0, or an errno. */
-static int resolve_program(const char *name, char *out, size_t cap) {
-    if (strchr(name, '/')) {
-        if (access(name, X_OK) != 0) return errno;
-        snprintf(out, cap, "%s", name);
-        return 0;
-    }
-    const char *path = getenv("PATH");
-    int err = ENOENT;
-    if (path == NULL || path[0] == '\0') path = "/usr/local/bin:/bin:/usr/bin";
-    for (const char *p = path;;) {
-        const char *colon = strchr(p, ':');
-        size_t dl = colon ? (size_t)(colon - p) : strlen(p);
-        struct stat sb;
-        int w = dl == 0 ? snprintf(out, cap, "%s", name)
-                        : snprintf(out, cap, "%.*s/%s", (int)dl, p, name);
-        if (w > 0 && (size_t)w < cap && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
-            if (access(out, X_OK) == 0) return 0;
-            err = EACCES;
-        }
-        if (!colon) break;
-        p = colon + 1;
-    }
-    return err;
-}
 
 typedef struct attempt {
     int strategy; /* index in the chain */
@@ -399,24 +410,20 @@ static void attempt_free(attempt *a) {
 /* Runs strategy a->strategy to its end. VRAM_OK, or the failure to run it with err. */
 static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err, size_t cap) {
     const vram_run_opts *o = st->o;
-    char ppid[32], prog[PATH_MAX];
     vram_try_env env;
-    const char **argv;
-    int e;
     const char *name = o->chain.strategies[a->strategy];
     vram_try_chain_strategy(&o->chain, a->strategy, &a->t.device, &a->t.dtype);
     a->t.strategy = name;
     a->t.argv = vram_try_argv(&o->chain, a->strategy, o->command, o->ncommand);
-    argv = (const char **)calloc((size_t)o->ncommand + 5, sizeof *argv);
-    if (!a->t.argv || !argv) {
-        free(argv);
-        return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
-    }
+    if (!a->t.argv) return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
     vram_try_chain_env(&o->chain, a->strategy, st->attempt, &env);
 
     st->strategy = name;
     st->ready = 0;
     st->stop_requested = 0;
+    st->stop_signal = 0;
+    st->kill_at = 0;
+    st->killed = 0;
     st->started = now_s();
     st->next_probe = 0;
     st->next_memory = 0;
@@ -433,33 +440,9 @@ static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err
     ev.restart = restart;
     tell(st, &ev); /* the pid is in the ended event: it is known only after */
 
-    /* the program is found here, as posix_spawnp would, so "not found" stays start_failed
-       although the shim is what is spawned */
-    e = resolve_program(a->t.argv[0], prog, sizeof prog);
-    if (e != 0) {
-        memset(&a->t.res, 0, sizeof a->t.res);
-        a->t.res.how = VRAM_ATTEMPT_NOT_STARTED;
-        a->t.res.exit_code = -1;
-        a->t.res.pid = -1;
-        a->t.res.start_errno = e;
-        snprintf(a->t.res.start_error, sizeof a->t.res.start_error, "cannot start '%s': %s",
-                 a->t.argv[0], strerror(e));
-        free(argv);
-    } else {
-        int n = 0;
+    {
         vram_isolate_opts io;
-        if (o->self_exe) {
-            snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
-            argv[n++] = o->self_exe;
-            argv[n++] = VRAM_EXEC_SHIM_COMMAND;
-            argv[n++] = ppid;
-            argv[n++] = "--";
-        }
-        argv[n++] = prog;
-        for (int i = 1; i < o->ncommand; i++) argv[n++] = a->t.argv[i];
-        argv[n] = NULL;
         memset(&io, 0, sizeof io);
-        io.argv = argv;
         io.env = env.env;
         io.timeout_s = o->ready_timeout_s;
         io.grace_s = o->grace_s;
@@ -467,10 +450,16 @@ static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err
         io.on_tick = on_tick;
         io.hook_ctx = st;
         io.tick_ms = 50;
-        vram_status s = vram_try_isolate(&io, &a->t.res);
+        vram_status s = vram_exec_isolated(o->self_exe, a->t.argv, o->ncommand, 1, &io, &a->t.res);
         flush_lines(st);
-        free(argv);
         if (s != VRAM_OK) return vram_errorf(err, cap, s, "cannot run '%s': %s", a->t.argv[0], vram_status_str(s));
+        if (st->killed && a->t.res.how == VRAM_ATTEMPT_SIGNALED) {
+            /* our SIGKILL after the grace period, not the kernel's OOM killer: stopped, as an
+               interrupted attempt of try is */
+            a->t.res.how = VRAM_ATTEMPT_TIMED_OUT;
+            a->t.res.cancelled = 1;
+            a->t.res.sent_kill = 1;
+        }
     }
     vram_attempt_end end = vram_isolate_end(&a->t.res);
     a->t.outcome = vram_attempt_explain(&end, &a->t.ev);
@@ -646,7 +635,7 @@ vram_status vram_run(const vram_run_opts *o, int *code, char *err, size_t cap) {
 /* ---- the events as JSON ---------------------------------------------------------------------- */
 
 const char *vram_run_event_name(vram_run_event_kind k) {
-    static const char *const names[] = {"start", "attempt", "ready", "signal", "memory_over",
+    static const char *const names[] = {"start", "attempt", "ready", "signal", "kill", "memory_over",
                                         "ended", "next", "degrade", "restart", "exit", "give_up",
                                         "stopped"};
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "unknown";
@@ -738,6 +727,14 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
         break;
     case VRAM_RUN_SIGNAL:
         ev_str(j, "signal", vram_signal_name(e->signal));
+        ev_int(j, "pid", 1, e->pid);
+        break;
+    case VRAM_RUN_KILL:
+        ev_int(j, "attempt", 1, e->attempt);
+        ev_str(j, "strategy", e->strategy);
+        ev_str(j, "after", vram_signal_name(e->signal));
+        vram_json_key_double(j, "grace_s", e->seconds);
+        ev_str(j, "signal", "SIGKILL");
         ev_int(j, "pid", 1, e->pid);
         break;
     case VRAM_RUN_MEMORY_OVER:

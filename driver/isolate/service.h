@@ -26,6 +26,8 @@ typedef enum vram_run_event_kind {
     VRAM_RUN_ATTEMPT,     /* a start (restarts included) */
     VRAM_RUN_READY,
     VRAM_RUN_SIGNAL,      /* a signal forwarded to the service's group */
+    VRAM_RUN_KILL,        /* still running --grace after a forwarded SIGTERM or SIGINT: SIGKILL
+                             sent to its group */
     VRAM_RUN_MEMORY_OVER, /* the service's GPU memory went above the plan's high */
     VRAM_RUN_ENDED,       /* an attempt ended */
     VRAM_RUN_NEXT,        /* the next strategy (before ready) */
@@ -44,8 +46,9 @@ typedef struct vram_run_event {
     const char *device, *dtype;
     int restart;               /* attempt: restarts in a row before it (0: none) */
     const char *how;           /* ready: line|regex|port|file */
-    double seconds;            /* ready: after its start; ended: its run */
-    int signal;                /* signal; ended: the one that ended it (0: none); stopped */
+    double seconds;            /* ready: after its start; ended: its run; kill: the grace */
+    int signal;                /* signal, kill (the stop signal it followed); ended: the one
+                                  that ended it (0: none); stopped */
     pid_t pid;
     const vram_try_attempt *a; /* ended: how it ended */
     int ready;                 /* ended: it had become ready */
@@ -80,6 +83,8 @@ typedef struct vram_run_opts {
     const char *self_exe;      /* the vramkit executable the shim runs as (NULL: none, the
                                   children run directly and do not die with a SIGKILLed parent) */
     void (*on_event)(void *ctx, const vram_run_event *e); /* NULL: none */
+    int events_on_stdout;      /* on_event writes to stdout, which the service's output shares:
+                                  a line of it left unended is ended before each event */
     void *ctx;
 } vram_run_opts;
 

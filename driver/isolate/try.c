@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "exec_shim.h"
 #include "util/text.h"
 
 vram_status vram_try_set(vram_try_opts *o, const char *name, const char *arg, char *err,
@@ -37,7 +38,6 @@ static vram_status run_attempt(const vram_try_opts *o, int k, vram_try_attempt *
 
     vram_isolate_opts io;
     memset(&io, 0, sizeof io);
-    io.argv = (const char *const *)a->argv;
     const char *envs[VRAM_TRY_MAX_ENV + 5];
     int ne = 0;
     for (const char *const *e = env.env; *e; e++) envs[ne++] = *e;
@@ -47,7 +47,7 @@ static vram_status run_attempt(const vram_try_opts *o, int k, vram_try_attempt *
     io.timeout_s = o->timeout_s;
     io.grace_s = o->grace_s;
     io.cancel = o->cancel;
-    vram_status st = o->reap ? vram_try_isolate(&io, &a->res) : vram_isolate_run(&io, &a->res);
+    vram_status st = vram_exec_isolated(o->self_exe, a->argv, o->ncommand, o->reap, &io, &a->res);
     if (st != VRAM_OK)
         return vram_errorf(err, cap, st, "cannot run '%s': %s", a->argv[0], vram_status_str(st));
     vram_attempt_end end = vram_isolate_end(&a->res);

@@ -29,6 +29,9 @@ typedef struct vram_try_opts {
     int reap;              /* 1: end what an attempt leaves outside its group too (a subreaper:
                               only for a process with no other children, the vramkit command) */
     const volatile sig_atomic_t *cancel; /* nonzero: stop the running attempt and end */
+    const char *self_exe;  /* the vramkit executable: each attempt starts through its shim and
+                              guard (exec_shim.h), so it dies with this process, even one killed
+                              with SIGKILL, and so does its process group; NULL: directly */
     const char *const *env;  /* "NAME=VALUE" added to each attempt's environment (NULL: none;
                                 at most VRAM_TRY_MAX_ENV) */
     /* called as each attempt ends (NULL: nothing), e.g. to print it */

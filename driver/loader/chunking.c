@@ -233,10 +233,28 @@ static void json_range(vram_json *j, uint64_t a, uint64_t b) {
 }
 
 
+vram_status vram_chunking_json_check(const vram_chunking_report *r, char *err, size_t cap) {
+    const vram_chunks_plan *p = &r->plan;
+    uint64_t rows = p->config.shuffle ? p->rank_samples : 0;
+    uint64_t items = p->chunk_count;
+    /* saturating: every term may be near 2^64 */
+    items = p->batch_count > UINT64_MAX - items ? UINT64_MAX : items + p->batch_count;
+    items = rows > UINT64_MAX - items ? UINT64_MAX : items + rows;
+    if (items <= VRAM_CHUNKS_JSON_MAX_ITEMS) return VRAM_OK;
+    return vram_errorf(err, cap, VRAM_E_RANGE,
+                       "--json: the plan has %llu chunks and %llu batches%s%s%s, over the %llu "
+                       "entries a document lists; use a larger --batch or --budget, or the text "
+                       "summary", (unsigned long long)p->chunk_count,
+                       (unsigned long long)p->batch_count, rows ? " and an order of " : "",
+                       rows ? "each position" : "", rows ? " (--shuffle)" : "",
+                       (unsigned long long)VRAM_CHUNKS_JSON_MAX_ITEMS);
+}
+
 vram_status vram_chunking_json(vram_json *j, const vram_chunking_report *rep) {
     const vram_chunks_plan *p = &rep->plan;
     const vram_chunks_config *c = &p->config;
     uint64_t *rows = rep->rows;
+    if (vram_chunking_json_check(rep, NULL, 0) != VRAM_OK) return VRAM_E_RANGE;
     vram_json_begin_object(j);
     if (rep->h5) {
         vram_h5_json(j, rep->h5);

@@ -16,6 +16,9 @@
 
 /* A shuffled plan materialises one order array of this many entries at most (1 GiB). */
 #define VRAM_CHUNKS_MAX_ORDER (UINT64_C(1) << 27)
+/* The most entries the JSON document lists (chunks, batches and, shuffled, each position of
+ * the order) before it is refused rather than written: about 130 MB of JSON. */
+#define VRAM_CHUNKS_JSON_MAX_ITEMS UINT64_C(1000000)
 /* The FILE form's batch without --batch: the streamer's default. */
 #define VRAM_CHUNKS_FILE_BATCH 128u
 
@@ -65,8 +68,13 @@ void vram_chunking_free(vram_chunking_report *r);
 /* The chunk visited k-th (its storage index). */
 uint64_t vram_chunking_visit(const vram_chunking_report *r, uint64_t k);
 
-/* The whole plan as one JSON object. VRAM_OK, or VRAM_E_STATE for a plan the core calls
- * inconsistent (nothing useful written). */
+/* Whether the plan's JSON stays within VRAM_CHUNKS_JSON_MAX_ITEMS. VRAM_OK, or VRAM_E_RANGE
+ * with err one line giving the counts and what to change. */
+vram_status vram_chunking_json_check(const vram_chunking_report *r, char *err, size_t cap);
+
+/* The whole plan as one JSON object. VRAM_OK; VRAM_E_RANGE (nothing written) for a plan over
+ * vram_chunking_json_check's bound; VRAM_E_STATE for a plan the core calls inconsistent
+ * (nothing useful written). */
 vram_status vram_chunking_json(vram_json *j, const vram_chunking_report *r);
 
 #endif /* VRAMKIT_DRIVER_CHUNKING_H */

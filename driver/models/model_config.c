@@ -104,6 +104,7 @@
 
 #include "model_arch.h"
 #include "model_config.h"
+#include "util/json.h"
 
 typedef struct cfg {
     const cJSON *doc;
@@ -2023,6 +2024,7 @@ vram_status vram_config_parse(const char *json, size_t len, const char *label, v
     cJSON *doc = NULL;
     vram_status st = vram__json_object(json, len, 1, label, NULL, &doc, err, errcap);
     if (st != VRAM_OK) return st;
+    vram_json_last_wins(doc); /* a key given twice: the last, as Python's json and transformers */
     vram_model out;
     memset(&out, 0, sizeof out);
     cfg c = {doc, label, err, errcap};

@@ -12,6 +12,7 @@
 
 #include "model_arch.h"
 #include "model_gguf.h"
+#include "util/file.h"
 
 #define GG_WINDOW 65536u
 
@@ -898,8 +899,7 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
     if ((st = gg_read(&g, magic, 4, "the magic")) != VRAM_OK) goto done;
     if (memcmp(magic, "GGUF", 4) != 0) {
         st = vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                        "bad magic %02x %02x %02x %02x: not a GGUF file (wants \"GGUF\")", magic[0],
-                        magic[1], magic[2], magic[3]);
+                        "not a GGUF file (it does not start with \"GGUF\")");
         goto done;
     }
     if ((st = gg_u32(&g, &version, "the version")) != VRAM_OK) goto done;
@@ -1155,8 +1155,9 @@ static int fd_read_at(void *ctx, uint64_t offset, void *buf, size_t n) {
 
 vram_status vram_gguf_read(const char *path, vram_model *m, char *err, size_t errcap) {
     if (err != NULL && errcap > 0) err[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
+    const char *why = NULL;
+    int fd = vram_open_read(path, 0, NULL, &why); /* never waits on a FIFO */
+    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", why);
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         int e = errno;

@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "model_util.h"
 #include "util/text.h"
+#include "util/file.h"
 
 #define HEADER_MAX 100000000u /* the safetensors reader's limit */
 
@@ -55,12 +57,17 @@ static vram_status from_json(const char *text, size_t len, int index, const char
 }
 
 static vram_status from_file(const char *path, vram_names *out, char *err, size_t cap) {
-    FILE *f = fopen(path, "rb");
+    const char *why = NULL;
+    int fd = vram_open_read(path, 0, NULL, &why); /* never waits on a FIFO */
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     unsigned char b[8];
     uint64_t n = 0;
     char *hdr;
     vram_status st;
-    if (f == NULL) return vram_errorf(err, cap, VRAM_E_IO, "%s: %s", path, strerror(errno));
+    if (f == NULL) {
+        if (fd >= 0) close(fd);
+        return vram_errorf(err, cap, VRAM_E_IO, "%s: %s", path, fd >= 0 ? strerror(errno) : why);
+    }
     if (fread(b, 1, 8, f) != 8) {
         fclose(f);
         return vram_errorf(err, cap, VRAM_E_FORMAT, "%s: shorter than a safetensors header", path);

@@ -15,14 +15,17 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/file.h"
+
 /* ---- any path ------------------------------------------------------------------------- */
 
 typedef enum { KIND_SAFETENSORS, KIND_GGUF, KIND_JSON } file_kind;
 
 /* Tell a file's kind by its first bytes; the extension decides only when content cannot. */
 static vram_status sniff(const char *path, file_kind *kind, char *err, size_t errcap) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
+    const char *why = NULL;
+    int fd = vram_open_read(path, 0, NULL, &why); /* never waits on a FIFO */
+    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", why);
     struct stat st;
     unsigned char head[64];
     ssize_t n = -1;

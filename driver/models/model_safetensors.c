@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "model_safetensors.h"
+#include "util/file.h"
 
 typedef struct st_span {
     uint64_t begin, end;
@@ -684,14 +685,16 @@ static vram_status st_header_len(const unsigned char *b, uint64_t size, uint64_t
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
         v = v << 8 | b[i];
+    /* a file that is not safetensors at all: its bytes are not echoed (issue 29) */
     if (v > size - 8)
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                          "header length %llu is past the end of the file (%llu bytes)",
-                          (unsigned long long)v, (unsigned long long)size);
+                          "not a safetensors file: its first 8 bytes, read as the header length, "
+                          "point past the end of the file (%llu bytes)",
+                          (unsigned long long)size);
     if (v > VRAM_SAFETENSORS_HEADER_MAX)
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
-                          "header length %llu is over the 100,000,000-byte limit",
-                          (unsigned long long)v);
+                          "not a safetensors file: its first 8 bytes, read as the header length, "
+                          "are over the 100,000,000-byte limit");
     *n = v;
     return VRAM_OK;
 }
@@ -730,8 +733,9 @@ static vram_status st_pread(int fd, void *buf, size_t n, uint64_t off, const cha
 
 vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,
                                         const vram__shard_check *chk, char *err, size_t errcap) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
+    const char *why = NULL;
+    int fd = vram_open_read(path, 0, NULL, &why); /* a shard an index names may be a FIFO */
+    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", why);
     struct stat sb;
     vram_status st;
     char *json = NULL;

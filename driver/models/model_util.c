@@ -15,6 +15,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/file.h"
+
 /* ---- messages ------------------------------------------------------------------------ */
 
 vram_status vram__fail(char *err, size_t errcap, vram_status st, const char *label, const char *fmt,
@@ -470,8 +472,9 @@ vram_status vram__arch_validate(const vram_arch *a, const char *label, char *err
 
 vram_status vram__read_small_file(const char *path, uint64_t max, char **out, size_t *len,
                                   char *err, size_t errcap) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
+    const char *why = NULL;
+    int fd = vram_open_read(path, 0, NULL, &why); /* never waits on a FIFO */
+    if (fd < 0) return vram__fail(err, errcap, VRAM_E_IO, path, "%s", why);
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;

@@ -23,8 +23,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "isolate/chain.h"
+#include "util/file.h"
 #include "util/json.h"
-
 #include "util/text.h"
 #include "workload.h"
 
@@ -276,25 +277,7 @@ char *vram_plan_doc_json(const vram_plan *p, const vram_change *changes, size_t 
 }
 
 vram_status vram_plan_doc_save(const char *path, const char *text, char *err, size_t cap) {
-    char tmp[4096];
-    FILE *f;
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        return vram_errorf(err, cap, VRAM_E_INVALID, "--save %s: path too long", path);
-    }
-    f = fopen(tmp, "wb");
-    if (f == NULL) {
-        return vram_errorf(err, cap, VRAM_E_IO, "--save %s: %s", path, strerror(errno));
-    }
-    if (fputs(text, f) == EOF || fclose(f) != 0) {
-        unlink(tmp);
-        return vram_errorf(err, cap, VRAM_E_IO, "--save %s: write failed", path);
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return vram_errorf(err, cap, VRAM_E_IO, "--save %s: %s", path, strerror(e));
-    }
-    return VRAM_OK;
+    return vram_write_file(path, "--save", text, strlen(text), err, cap);
 }
 
 /* ---- reading -------------------------------------------------------------------------- */
@@ -309,15 +292,19 @@ vram_status vram_plan_doc_save(const char *path, const char *text, char *err, si
 /* The file's JSON (the caller deletes it). */
 static vram_status read_json(const char *path, const char *what, cJSON **doc, char *err,
                              size_t cap) {
-    FILE *f = fopen(path, "rb");
+    const char *why = NULL;
+    int fd = vram_open_read(path, 0, NULL, &why);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     char *text = NULL;
     long len;
     *doc = NULL;
     if (f == NULL) {
-        if (errno == ENOENT) {
-            return vram_errorf(err, cap, VRAM_E_INVALID, "%s: no such file", what);
-        }
-        return vram_errorf(err, cap, VRAM_E_IO, "%s: %s", what, strerror(errno));
+        int e = errno;
+        if (fd >= 0) close(fd);
+        if (fd == VRAM_OPEN_NOT_FILE) /* a FIFO, a directory: not a plan, and never waited on */
+            return vram_errorf(err, cap, VRAM_E_INVALID, "%s: %s", what, why);
+        if (e == ENOENT) return vram_errorf(err, cap, VRAM_E_INVALID, "%s: no such file", what);
+        return vram_errorf(err, cap, VRAM_E_IO, "%s: %s", what, strerror(e));
     }
     if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
@@ -346,6 +333,7 @@ static vram_status read_json(const char *path, const char *what, cJSON **doc, ch
         return VRAM_E_INVALID;
     }
     free(text);
+    vram_json_last_wins(*doc); /* a key given twice: the last, as Python's json reads it */
     return VRAM_OK;
 }
 
@@ -543,13 +531,21 @@ out:
     return st;
 }
 
-/* A strategy name try can run: 1 to VRAM_PLAN_NAME_MAX bytes, no blank or control byte. */
-static int name_ok(const char *s) {
-    size_t n = strlen(s);
-    if (n == 0 || n > VRAM_PLAN_NAME_MAX) return 0;
-    for (; *s; s++)
-        if ((unsigned char)*s <= ' ' || *s == 0x7f) return 0;
-    return 1;
+/* A plan names only strategies vramkit plans (isolate/chain.h's vocabulary): a name is run
+ * as {strategy} in the user's command, so a file must not be able to choose its text. */
+static vram_status name_check(const cJSON *name, const char *what, int i, char *err, size_t cap) {
+    char *t;
+    vram_status st;
+    if (cJSON_IsString(name) && vram_strategy_known(name->valuestring)) return VRAM_OK;
+    if (!cJSON_IsString(name))
+        return vram_errorf(err, cap, VRAM_E_INVALID, "%s: strategy %d has no \"name\" string", what, i);
+    t = vram_clean_text(name->valuestring, strlen(name->valuestring), VRAM_PLAN_NAME_MAX, 0);
+    st = vram_errorf(err, cap, VRAM_E_INVALID,
+                     "%s: strategy %d is named '%s%s', not a strategy vramkit plans (see 'vramkit "
+                     "try --help')", what, i, t ? t : "?",
+                     strlen(name->valuestring) > VRAM_PLAN_NAME_MAX ? "..." : "");
+    free(t);
+    return st;
 }
 
 vram_status vram_plan_doc_strategies(const char *path, const char *what, vram_plan_rows *rows,
@@ -578,9 +574,7 @@ vram_status vram_plan_doc_strategies(const char *path, const char *what, vram_pl
         vram_plan_row *r;
         int ndev = 0;
         i++;
-        if (!cJSON_IsString(name) || !name_ok(name->valuestring))
-            FAIL("%s: strategy %d has no valid \"name\" (1 to %d characters, no blanks)", what, i,
-                 VRAM_PLAN_NAME_MAX);
+        if ((st = name_check(name, what, i, err, cap)) != VRAM_OK) goto out;
         if (!cJSON_IsBool(fits))
             FAIL("%s: strategy %d (%s) has no \"fits\": true or false", what, i, name->valuestring);
         if (rows->n == VRAM_PLAN_MAX_ROWS)

@@ -43,7 +43,8 @@ char *vram_plan_doc_json(const vram_plan *p, const vram_change *changes, size_t 
 const char *vram_plan_change_text(const vram_plan *p, const vram_change *c, char *buf,
                                   size_t cap);
 
-/* Writes text to path atomically (a temporary beside it, then a rename). VRAM_OK, or with err
+/* Writes text to path atomically (util/file.h: a fresh O_EXCL|O_NOFOLLOW temporary beside it,
+ * synced, then a rename). VRAM_OK, or with err
  * one line naming --save and the path: VRAM_E_INVALID for a path too long, VRAM_E_IO. */
 vram_status vram_plan_doc_save(const char *path, const char *text, char *err, size_t cap);
 

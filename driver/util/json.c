@@ -2,7 +2,10 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 void vram_json_init(vram_json *j, FILE *out) {
     memset(j, 0, sizeof *j);
@@ -131,4 +134,55 @@ void vram_json_key_bool(vram_json *j, const char *key, int v) {
 void vram_json_key_double(vram_json *j, const char *key, double v) {
     vram_json_key(j, key);
     vram_json_double(j, v);
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+typedef struct member {
+    const char *key;
+    size_t pos;
+    cJSON *item;
+} member;
+
+static int member_cmp(const void *a, const void *b) {
+    const member *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The members of object o that a later member of the same name hides, removed. */
+static void drop_hidden(cJSON *o) {
+    size_t n = 0, k = 0;
+    member *m;
+    for (cJSON *c = o->child; c; c = c->next) n++;
+    if (n < 2) return;
+    m = (member *)malloc(n * sizeof *m);
+    if (m == NULL) { /* no memory for the sort: the same, pair by pair */
+        for (cJSON *c = o->child; c;) {
+            cJSON *next = c->next;
+            for (cJSON *d = next; d; d = d->next)
+                if (c->string && d->string && strcmp(c->string, d->string) == 0) {
+                    cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
+                    break;
+                }
+            c = next;
+        }
+        return;
+    }
+    for (cJSON *c = o->child; c; c = c->next, k++) {
+        m[k].key = c->string ? c->string : "";
+        m[k].pos = k;
+        m[k].item = c;
+    }
+    qsort(m, n, sizeof *m, member_cmp);
+    for (k = 0; k + 1 < n; k++)
+        if (strcmp(m[k].key, m[k + 1].key) == 0) cJSON_Delete(cJSON_DetachItemViaPointer(o, m[k].item));
+    free(m);
+}
+
+void vram_json_last_wins(cJSON *doc) {
+    if (doc == NULL) return;
+    if (cJSON_IsObject(doc)) drop_hidden(doc);
+    if (cJSON_IsObject(doc) || cJSON_IsArray(doc)) /* nesting is bounded by cJSON's parser */
+        for (cJSON *c = doc->child; c; c = c->next) vram_json_last_wins(c);
 }

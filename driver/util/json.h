@@ -40,4 +40,13 @@ void vram_json_key_string(vram_json *j, const char *key, const char *s);
 void vram_json_key_bool(vram_json *j, const char *key, int v);
 void vram_json_key_double(vram_json *j, const char *key, double v);
 
+/* ---- reading: JSON as Python reads it ------------------------------------------------------ */
+
+struct cJSON;
+/* Resolves duplicate keys in a parsed document as Python's json (and so transformers) does: in
+ * every object, of the members that share a name only the last is kept (cJSON's lookups would
+ * find the first). Recursive through objects and arrays; O(n log n) an object. Call it once
+ * after parsing a document another program wrote (config.json, a plan file). */
+void vram_json_last_wins(struct cJSON *doc);
+
 #endif /* VRAMKIT_DRIVER_UTIL_JSON_H */

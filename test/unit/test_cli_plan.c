@@ -7,12 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "cli/cli_model.h"
 #include "cli_run.h"
 #include "device/machine.h"
 #include "json_check.h"
+#include "../fuzz/gen/model_fixtures.h"
 
 static cJSON *parse(const cli_result *r) {
     cr_expect_str_empty(r->err);
@@ -327,6 +332,129 @@ Test(cli_plan, malformed_saved_plans_are_rejected_by_name) {
         cli_result_free(&r);
     }
     unlink(path);
+}
+
+/* A plan whose inputs.model names a file that is not a model (a text file, /etc/passwd's
+   kind): refused, and none of its bytes are echoed (they were once, as a header length). */
+Test(cli_plan, a_loaded_plan_never_echoes_a_file_that_is_not_a_model) {
+    char dir[] = "/tmp/vramkit-notmodel-XXXXXX", txt[128], gg[128], plan[128], doc[512];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(txt, sizeof txt, "%s/secret.safetensors", dir);
+    snprintf(gg, sizeof gg, "%s/secret.gguf", dir);
+    snprintf(plan, sizeof plan, "%s/plan.json", dir);
+    const char *paths[] = {txt, gg};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(paths[k], "w");
+        cr_assert_not_null(f);
+        fputs("root:x:0:0:root:/root:/bin/bash\n", f);
+        fclose(f);
+        f = fopen(plan, "w");
+        snprintf(doc, sizeof doc, "{\"version\": 1, \"inputs\": {\"model\": \"%s\"}}", paths[k]);
+        fputs(doc, f);
+        fclose(f);
+        const char *args[] = {"plan", "--load", plan, NULL};
+        cli_result r = cli_run(args);
+        cr_expect_eq(r.exit_code, 2, "%s", r.err);
+        cr_expect(strstr(r.err, paths[k]) != NULL, "names the file: %s", r.err);
+        cr_expect(strstr(r.err, "not a ") != NULL, "says what it is not: %s", r.err);
+        /* "root:x:0" as a little-endian number, or "root" in hex */
+        cr_expect(strstr(r.err, "3475222254926655346") == NULL && strstr(r.err, "72 6f") == NULL &&
+                      strstr(r.err, "root") == NULL,
+                  "echoes the file: %s", r.err);
+        cr_expect_eq(cli_count_lines(r.err), 1);
+        cli_result_free(&r);
+        unlink(paths[k]);
+    }
+    unlink(plan);
+    rmdir(dir);
+}
+
+/* plan --save through a link planted where the temporary used to be (P.tmp.PID, the pid known
+   to whoever starts vramkit): the link's target is untouched, P is the plan, and nothing else
+   is left in the directory (issue 29). The child waits on a pipe until the link is planted. */
+Test(cli_plan, save_never_writes_through_a_planted_link) {
+    char dir[] = "/tmp/vramkit-save-XXXXXX", path[128], victim[128], link[160];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    fputs("precious\n", f);
+    fclose(f);
+    int go[2];
+    cr_assert_eq(pipe(go), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        char c;
+        close(go[1]);
+        if (read(go[0], &c, 1) != 1) _exit(99);
+        int z = open("/dev/null", O_RDWR);
+        dup2(z, 0);
+        dup2(z, 1);
+        dup2(z, 2);
+        execl(VRAMKIT_EXE, VRAMKIT_EXE, "plan", "--model", "gpt2", "--assume-gpu", "8GiB", "--save",
+              path, (char *)NULL);
+        _exit(127);
+    }
+    close(go[0]);
+    snprintf(link, sizeof link, "%s.tmp.%ld", path, (long)pid);
+    cr_assert_eq(symlink(victim, link), 0);
+    cr_assert_eq(write(go[1], "g", 1), 1);
+    close(go[1]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    char buf[64] = "";
+    f = fopen(victim, "r");
+    cr_assert_not_null(f);
+    cr_expect_not_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    cr_expect_str_eq(buf, "precious\n", "the link's target was written");
+    struct stat sb;
+    cr_expect_eq(lstat(link, &sb), 0);
+    cr_expect(S_ISLNK(sb.st_mode), "the planted link is left as it was");
+    cr_expect_eq(lstat(path, &sb), 0);
+    cr_expect(S_ISREG(sb.st_mode) && sb.st_size > 100, "the plan is a regular file");
+    int entries = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) entries += e->d_name[0] != '.';
+    closedir(d);
+    cr_expect_eq(entries, 3, "plan.json, victim and the link; no temporary left");
+    unlink(link);
+    unlink(victim);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A key given twice in config.json means what Python's json (and so transformers) reads: the
+   last (issue 29: vramkit read the first, 32 blocks where transformers builds 12). Python's own
+   json module says which value that is. */
+Test(cli_plan, a_duplicate_config_key_is_read_as_python_reads_it) {
+    char dir[] = "/tmp/vramkit-dupkey-XXXXXX", cfg[128], cmd[300], py[32] = "";
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    FILE *f = fopen(cfg, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"n_layer\": 32, %s", FX_CFG_GPT2 + 1); /* gpt2's own n_layer (12) comes later */
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"n_layer\"])' %s", cfg);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    cr_assert_not_null(fgets(py, sizeof py, p));
+    cr_assert_eq(pclose(p), 0);
+    const char *args[] = {"plan", "--model", dir, "--assume-gpu", "80GiB", "--json", NULL};
+    cli_result r = cli_run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cJSON *doc = cJSON_Parse(r.out);
+    const cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "strategies"), 0);
+    const cJSON *pd = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "per_device"), 0);
+    cr_assert_not_null(pd, "%s", r.out);
+    cr_expect_eq((long)cJSON_GetObjectItem(pd, "blocks")->valuedouble, atol(py),
+                 "vramkit's blocks vs Python's n_layer %s", py);
+    cJSON_Delete(doc);
+    cli_result_free(&r);
+    unlink(cfg);
+    rmdir(dir);
 }
 
 /* The README's first command (the newcomer's main job) runs and succeeds as written. */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -106,6 +107,15 @@ static void event_names(const cJSON *evs, char *buf, size_t cap) {
         if (w < 0 || (size_t)w >= cap - used) break;
         used += (size_t)w;
     }
+}
+
+/* The events of a file, checked to be these in this order ("start,attempt,..."). */
+static cJSON *expect_events(const char *path, const char *want) {
+    cJSON *evs = read_events(path);
+    char names[512];
+    event_names(evs, names, sizeof names);
+    cr_expect_str_eq(names, want);
+    return evs;
 }
 
 /* A TCP port on 127.0.0.1 that nothing listens on just now. */
@@ -484,27 +494,170 @@ Test(cli_run, a_death_after_ready_is_restarted) {
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d", status);
 }
 
-Test(cli_run, sigkill_of_vramkit_kills_the_service) {
+/* Waits up to `secs` for pid to be gone; 1 when it is. */
+static int wait_gone(long pid, double secs) {
+    for (double until = now_s() + secs; now_s() < until; nap_ms(10))
+        if (gone(pid)) return 1;
+    return gone(pid);
+}
+
+Test(cli_run, sigkill_of_vramkit_kills_the_service_and_its_group) {
     char dir[64], pidf[128], pidarg[160];
     tmpdir(dir, sizeof dir);
     snprintf(pidf, sizeof pidf, "%s/pid", dir);
     snprintf(pidarg, sizeof pidarg, "pid=%s", pidf);
-    /* the service is reparented to this process when vramkit dies, so it can be reaped and
-       its death checked */
+    /* the service and its child are reparented to this process when vramkit dies, so they can
+       be reaped and their deaths checked */
     cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L), 0);
-    const char *args[] = {"run", "--strategies", "cpu", "--", SVC, "{strategy}", pidarg, NULL};
+    const char *args[] = {"run", "--strategies", "cpu", "--", SVC, "{strategy}", pidarg,
+                          "grandchild=1", NULL};
     bg b = start_bg(dir, args);
     cr_assert(wait_text(b.err, "cpu: ready (line)", 20));
+    cr_assert(wait_text(b.out, "service: grandchild ", 5));
     long svc = read_pid(pidf);
-    cr_assert(svc > 0);
-    cr_assert(!gone(svc));
+    char *out = slurp(b.out);
+    long grand = atol(strstr(out, "service: grandchild ") + strlen("service: grandchild "));
+    free(out);
+    cr_assert(svc > 0 && grand > 0);
+    cr_assert(!gone(svc) && !gone(grand));
     kill(b.pid, SIGKILL);
     int status = 0;
     cr_assert(wait_status(b.pid, 10, &status));
     cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     cr_assert(wait_status((pid_t)svc, 10, &status), "the service ended and came to us");
-    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "killed by its parent-death "
-                                                                   "signal: %d", status);
+    cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "killed: %d", status);
+    /* the service's own child, in its process group: the guard's kill of the group */
+    cr_expect(wait_gone(grand, 10), "the service's child %ld outlived vramkit", grand);
+    waitpid((pid_t)grand, NULL, WNOHANG);
+}
+
+Test(cli_run, a_service_that_ignores_sigterm_is_killed_after_the_grace) {
+    char dir[64], evf[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(evf, sizeof evf, "%s/events", dir);
+    const char *args[] = {"run", "--strategies", "cpu", "--grace", "0.3", "--events", evf, "--",
+                          SVC, "{strategy}", "ignore_term=1", "grandchild=1", NULL};
+    bg b = start_bg(dir, args);
+    cr_assert(wait_text(b.err, "cpu: ready (line)", 20));
+    cr_assert(wait_text(b.out, "service: grandchild ", 5));
+    char *out = slurp(b.out);
+    long grand = atol(strstr(out, "service: grandchild ") + strlen("service: grandchild "));
+    free(out);
+    double t0 = now_s();
+    kill(b.pid, SIGTERM);
+    int status = 0;
+    cr_assert(wait_status(b.pid, 10, &status), "vramkit ended after SIGTERM and the grace");
+    double took = now_s() - t0;
+    cr_expect(took >= 0.25 && took < 5, "after the grace: %.2f s", took);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL, "status %d", status);
+    char *o = slurp(b.out), *e = slurp(b.err);
+    cr_expect(strstr(o, "service: got SIGTERM"), "%s", o);
+    cr_expect(strstr(e, "cpu: still running 0.3 s after SIGTERM: SIGKILL to its process group"), "%s", e);
+    cr_expect(strstr(e, "cpu: it was asked to stop; exit 137"), "%s", e);
+    free(o);
+    free(e);
+    cJSON *evs = expect_events(evf, "start,attempt,ready,signal,kill,ended,exit");
+    const cJSON *k = cJSON_GetArrayItem(evs, 4);
+    cr_expect_str_eq(jstr(k, "after"), "SIGTERM");
+    cr_expect_str_eq(jstr(k, "signal"), "SIGKILL");
+    cr_expect(fabs(cJSON_GetObjectItem(k, "grace_s")->valuedouble - 0.3) < 1e-9);
+    cr_expect_str_eq(jstr(cJSON_GetArrayItem(evs, 5), "outcome"), "timeout");
+    cJSON_Delete(evs);
+    cr_expect(wait_gone(grand, 5), "its group went with it");
+}
+
+/* try's attempts die with vramkit as run's do: the attempt (through the shim) and its group
+   (through the guard). */
+Test(cli_run, sigkill_of_try_kills_its_attempt_and_its_group) {
+    char dir[64], script[512];
+    tmpdir(dir, sizeof dir);
+    cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L), 0);
+    snprintf(script, sizeof script, "echo $$ > %s/pid; sleep 60 & echo $! > %s/grand; wait", dir, dir);
+    const char *args[] = {"try", "--strategies", "a", "--", "sh", "-c", script, NULL};
+    char pf[128], gf[128];
+    snprintf(pf, sizeof pf, "%s/grand", dir);
+    bg b = start_bg(dir, args);
+    long grand = 0, att = 0;
+    for (double until = now_s() + 10; now_s() < until && grand <= 0; nap_ms(10)) grand = read_pid(pf);
+    snprintf(gf, sizeof gf, "%s/pid", dir);
+    att = read_pid(gf);
+    cr_assert(att > 0 && grand > 0, "the attempt started: %ld %ld", att, grand);
+    kill(b.pid, SIGKILL);
+    int status = 0;
+    cr_assert(wait_status(b.pid, 10, &status));
+    cr_expect(wait_gone(att, 10), "the attempt %ld outlived vramkit try", att);
+    cr_expect(wait_gone(grand, 10), "the attempt's child %ld outlived vramkit try", grand);
+    waitpid((pid_t)att, NULL, WNOHANG);
+    waitpid((pid_t)grand, NULL, WNOHANG);
+}
+
+/* --events - among the service's output: every line that holds an event is a whole JSON
+   object, also when the service leaves its last line unended or writes one over 64 KiB (issue 29;
+   they were glued: "xxxx{\"time\":...}"). The service's bytes all pass through. */
+typedef struct partial_case {
+    long n;
+} partial_case;
+
+ParameterizedTestParameters(cli_run, events_on_stdout_are_json_lines) {
+    static partial_case cases[] = {{10}, {70000}};
+    return cr_make_param_array(partial_case, cases, 2);
+}
+
+ParameterizedTest(partial_case *c, cli_run, events_on_stdout_are_json_lines) {
+    char dir[64], part[64];
+    tmpdir(dir, sizeof dir);
+    snprintf(part, sizeof part, "partial=%ld", c->n);
+    const char *args[] = {"run", "--strategies", "cpu", "--events", "-", "--", SVC, "{strategy}", part,
+                          "die=exit:3", "die_ms=200", NULL};
+    bg b = start_bg(dir, args);
+    int status = 0;
+    cr_assert(wait_status(b.pid, 20, &status), "vramkit ended with the service");
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d", status);
+    char *o = slurp(b.out), *save = NULL;
+    long xs = 0;
+    int events = 0;
+    for (char *line = strtok_r(o, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strstr(line, "\"event\":") == NULL) { /* the service's own line */
+            for (const char *p = line; *p; p++) xs += *p == 'x';
+            continue;
+        }
+        cJSON *j = cJSON_Parse(line);
+        cr_expect(line[0] == '{' && cJSON_IsObject(j), "not a JSON line: %.120s", line);
+        events += j != NULL;
+        cJSON_Delete(j);
+    }
+    cr_expect_eq(events, 5, "start, attempt, ready, ended, exit");
+    cr_expect_eq(xs, c->n, "the service's bytes passed through");
+    free(o);
+}
+
+/* supervise.h's rule 2 and docs/run.md agree: an exit with code 0 before ready is a service that
+   finished, not a failure; the next strategy is not started and vramkit exits 0 (issue 29). */
+Test(cli_run, exit_0_before_ready_ends_with_0) {
+    char dir[64], evf[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(evf, sizeof evf, "%s/events", dir);
+    const char *args[] = {"run", "--strategies", "fp16,cpu", "--events", evf, "--", "sh", "-c",
+                          "echo done {strategy}; exit 0", NULL};
+    bg b = start_bg(dir, args);
+    int status = 0;
+    cr_assert(wait_status(b.pid, 20, &status));
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    char *o = slurp(b.out), *e = slurp(b.err);
+    cr_expect_str_eq(o, "done fp16\n", "cpu was not started: %s", o);
+    cr_expect(strstr(e, "fp16: it exited with code 0; exit 0"), "%s", e);
+    free(o);
+    free(e);
+    cJSON *evs = expect_events(evf, "start,attempt,ended,exit");
+    cr_expect_str_eq(jstr(cJSON_GetArrayItem(evs, 3), "why"), "clean_exit");
+    cJSON_Delete(evs);
+    /* the manual says the same */
+    char path[512];
+    snprintf(path, sizeof path, "%s/docs/run.md", VRAMKIT_SOURCE_DIR);
+    char *doc = slurp(path);
+    cr_expect(strstr(doc, "an exit with code 0, ready or not, is a service that finished"), "docs/run.md");
+    cr_expect(strstr(doc, "an exit or") == NULL, "docs/run.md still says any exit moves on");
+    free(doc);
 }
 
 /* ---- options ------------------------------------------------------------------------------- */

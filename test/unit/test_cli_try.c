@@ -280,7 +280,7 @@ static const bad_case bad_cases[] = {
     {{"try", "--strategies", "fp16,,cpu", "--", CHILD, END}, "item 2 of 'fp16,,cpu' is empty"},
     {{"try", "--strategies", ",", "--", CHILD, END}, "item 1 of ',' is empty"},
     {{"try", "--strategies", "fp16,", "--", CHILD, END}, "item 2 of 'fp16,' is empty"},
-    {{"try", "--strategies", "fp 16", "--", CHILD, END}, "item 1 of 'fp 16' contains a blank"},
+    {{"try", "--strategies", "fp 16", "--", CHILD, END}, "'fp 16' (item 1) has a character other than"},
     {{"try", "--strategies", "a", "--strategies", "b", "--", CHILD, END}, "--strategies is given twice"},
     {{"try", "--strategies", "a", "--timeout", "abc", "--", CHILD, END},
      "--timeout: 'abc' is not a number of seconds"},
@@ -509,16 +509,21 @@ Test(cli_try, malformed_plans) {
         {"{\"version\": 2, \"strategies\": []}", "not a vramkit plan of version 1"},
         {"{\"version\": 1}", "the plan has no \"strategies\" list"},
         {"{\"version\": 1, \"strategies\": [], \"placement\": []}", "a plan of components"},
-        {"{\"version\": 1, \"strategies\": [{\"fits\": true}]}", "strategy 1 has no valid \"name\""},
+        {"{\"version\": 1, \"strategies\": [{\"fits\": true}]}", "strategy 1 has no \"name\" string"},
         {"{\"version\": 1, \"strategies\": [{\"name\": \"a b\", \"fits\": true}]}",
-         "strategy 1 has no valid \"name\""},
+         "strategy 1 is named 'a b', not a strategy vramkit plans"},
+        /* a plan is data: a name outside the vocabulary is refused by its name (issue 29) */
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"$(touch${IFS}/tmp/x)\", \"fits\": true}]}",
+         "strategy 1 is named '$(touch${IFS}/tmp/x)', not a strategy vramkit plans"},
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"q4_k_m\", \"fits\": true}]}",
+         "strategy 1 is named 'q4_k_m', not a strategy vramkit plans"},
         {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": 1}]}",
          "strategy 1 (fp16) has no \"fits\": true or false"},
         {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true}]}",
          "strategy 1 (fp16) has no \"devices\" list"},
         {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true, \"devices\": []}]}",
          "strategy 1 (fp16) fits but lists no device"},
-        {"{\"version\": 1, \"strategies\": [{\"name\": \"x\", \"fits\": false},"
+        {"{\"version\": 1, \"strategies\": [{\"name\": \"int4\", \"fits\": false},"
          " {\"name\": \"fp16\", \"fits\": true, \"devices\": [\"tpu0\"]}]}",
          "strategy 2 (fp16) names a device that is not cpu or gpu0..gpu15"},
         {"{\"version\": 1, \"strategies\": [{\"name\": \"fp16\", \"fits\": true, \"devices\": [\"gpu16\"]}]}",
@@ -543,6 +548,33 @@ Test(cli_try, malformed_plans) {
                   r.err);
         cli_result_free(&r);
     }
+}
+
+/* A crafted plan cannot run code through {strategy} in a shell command (issue 29): its name is
+   refused before anything runs, and so is such a name in --strategies. */
+Test(cli_try, a_plan_is_data_not_code) {
+    char dir[] = "/tmp/vramkit-plancode-XXXXXX", doc[512], mark[128], cmd[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(mark, sizeof mark, "%s/ran", dir);
+    snprintf(doc, sizeof doc,
+             "{\"version\": 1, \"strategies\": [{\"name\": \"$(touch${IFS}%s)\", \"fits\": true, "
+             "\"devices\": [\"cpu\"]}]}", mark);
+    const char *path = write_plan("code", doc);
+    snprintf(cmd, sizeof cmd, "echo {strategy}");
+    const char *args[] = {"try", "--plan", path, "--", "sh", "-c", cmd, NULL};
+    cli_result r = cli_run(args);
+    cr_expect_eq(r.exit_code, 2, "%s", r.err);
+    cr_expect(strstr(r.err, "not a strategy vramkit plans"), "%s", r.err);
+    cr_expect_neq(access(mark, F_OK), 0, "the plan's text ran as code");
+    cli_result_free(&r);
+    const char *bad[] = {"try", "--strategies", "fp16,$(id)", "--", "sh", "-c", cmd, NULL};
+    r = cli_run(bad);
+    cr_expect_eq(r.exit_code, 2, "%s", r.err);
+    cr_expect(strstr(r.err, "--strategies: '$(id)' (item 2) has a character other than letters, "
+                            "digits and _ . + - :"), "%s", r.err);
+    cr_expect_str_empty(r.out);
+    cli_result_free(&r);
+    rmdir(dir);
 }
 
 /* 1 while pid runs (a zombie does not count). */

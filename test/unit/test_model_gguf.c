@@ -179,7 +179,8 @@ Test(gguf, magic_decides_not_the_extension) {
     /* and a .gguf that is not one says so */
     cr_assert_eq(fx_write_file(fx_path(path, tmp, "fake.gguf"), "PK\x03\x04 not gguf", 13), 0);
     expect_err(vram_read_path(path, &m, err, sizeof err), VRAM_E_FORMAT, err,
-               "fake.gguf: bad magic 50 4b 03 04", "not a GGUF file");
+               "fake.gguf: not a GGUF file (it does not start with \"GGUF\")", NULL);
+    cr_expect(strstr(err, "50 4b") == NULL, "its bytes are not echoed: %s", err);
 }
 
 /* ---- malformed headers, built byte by byte ------------------------------------------------- */
@@ -227,7 +228,7 @@ static void expect_mem(const fx_buf *b, vram_status want, const char *n1, const 
 Test(gguf, bad_magic) {
     fx_buf b = {0};
     head(&b, "GGML", 3, 0, 0);
-    expect_mem(&b, VRAM_E_FORMAT, "bad magic 47 47 4d 4c", "not a GGUF file");
+    expect_mem(&b, VRAM_E_FORMAT, "not a GGUF file (it does not start with \"GGUF\")", NULL);
     fx_free(&b);
     fx_put(&b, "GG", 2);
     expect_mem(&b, VRAM_E_FORMAT, "truncated: 2 bytes", NULL);

@@ -15,6 +15,9 @@
  *   term_exit=N     the exit code after SIGTERM or SIGINT (default 0)
  *   grandchild=1    at ready forks a grandchild that sleeps in its process group; prints
  *                   "service: grandchild PID"
+ *   ignore_term=1   SIGTERM and SIGINT are printed and ignored: only SIGKILL ends it
+ *   partial=N       after ready, N bytes 'x' on stdout without a line end (flushed), then
+ *                   serves (a line that never ends)
  * Always: prints "service: start STRATEGY attempt A" first; at ready "service: fds N" (the
  * descriptors it has open, from /proc/self/fd); on SIGUSR1, SIGUSR2 and SIGHUP prints
  * "service: got SIGNAME" and serves on; on SIGTERM and SIGINT prints it and exits term_exit;
@@ -164,6 +167,11 @@ int main(int argc, char **argv) {
         }
         printf("service: grandchild %ld\n", (long)g);
     }
+    if ((v = arg(argc, argv, "partial"))) {
+        for (long i = atol(v); i > 0; i--) putchar('x');
+        fflush(stdout);
+    }
+    int ignore_term = (v = arg(argc, argv, "ignore_term")) && strcmp(v, "1") == 0;
 
     char die_key[96];
     snprintf(die_key, sizeof die_key, "die.%s", s);
@@ -178,7 +186,7 @@ int main(int argc, char **argv) {
             printf("service: got %s\n", sg == SIGUSR1 ? "SIGUSR1" : sg == SIGUSR2 ? "SIGUSR2"
                                         : sg == SIGHUP ? "SIGHUP" : sg == SIGTERM ? "SIGTERM"
                                                                                   : "SIGINT");
-            if (sg == SIGTERM || sg == SIGINT) return term_exit;
+            if ((sg == SIGTERM || sg == SIGINT) && !ignore_term) return term_exit;
         }
         if (lfd >= 0) {
             int c = accept(lfd, NULL, NULL);
