@@ -10,7 +10,7 @@ import ctypes
 import os
 import shutil
 
-API_VERSION = 2  # driver/api/api.h: VRAM_API_VERSION
+API_VERSION = 3  # driver/api/api.h: VRAM_API_VERSION
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _lib = None
@@ -83,10 +83,18 @@ def exe_path():
     if os.access(p, os.X_OK):
         return p
     p = shutil.which("vramkit")
-    if p:
+    if p and not _is_script(p):  # the console script would run this package again
         return p
     raise VramkitError("the vramkit command is not installed with this package, not in "
                        "$VRAMKIT_EXE and not on the PATH", exit_code=3)
+
+
+def _is_script(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return True
 
 
 def lib():
@@ -147,6 +155,16 @@ def lib():
          [S, ctypes.POINTER(Batch_), ctypes.c_char_p, ctypes.c_size_t]),
         ("vram_api_stream_release", ctypes.c_int, [S, ctypes.c_char_p, ctypes.c_size_t]),
         ("vram_api_stream_close", ctypes.c_int, [S]),
+        ("vram_api_stream_skip", ctypes.c_int,
+         [S, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p, ctypes.c_size_t]),
+        ("vram_api_stream_budget", ctypes.c_uint64, [S]),
+        ("vram_api_stream_order", ctypes.c_int,
+         [S, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]),
+        ("vram_api_parse_size", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64)]),
+        ("vram_api_world", ctypes.c_int, [ctypes.POINTER(ctypes.c_uint32),
+                                          ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p,
+                                          ctypes.c_size_t]),
+        ("vram_api_host_budget", ctypes.c_uint64, []),
     ]:
         f = getattr(L, name)
         f.restype = res
