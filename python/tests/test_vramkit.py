@@ -303,7 +303,8 @@ def test_ten_thousand_batches_leave_memory_threads_and_fds_flat(h5):
     assert n == 10 * N
     grew = marks[9500][0] - marks[1000][0]
     assert grew < 4 << 20, "RSS grew by %d bytes over 8,500 batches" % grew
-    assert marks[9500][1:] == marks[1000][1:], "threads and fds while streaming"
+    # no thread or fd more (a reader thread ends once the last chunk is read)
+    assert all(a <= b for a, b in zip(marks[9500][1:], marks[1000][1:])), marks
     del x, y, b
     gc.collect()
     assert _resources()[1:] == base[1:], "threads and fds after close"

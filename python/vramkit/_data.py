@@ -1,7 +1,8 @@
 """vramkit.StreamDataset: the streamer as a torch.utils.data.IterableDataset, sharded by
 DataLoader worker as well as by rank: with W ranks and K workers each, worker k of rank r
 streams shard r * K + k of W * K, so that together they deliver each epoch once. Each item is
-a batch (a tuple of tensors that own their memory): use DataLoader(ds, batch_size=None)."""
+a batch (a tuple of tensors that own their memory, with with_samples=True the batch's sample
+indices last, an int64 tensor): use DataLoader(ds, batch_size=None)."""
 
 import torch
 
@@ -22,6 +23,7 @@ class StreamDataset(torch.utils.data.IterableDataset):
                                "not epochs=", exit_code=2)
         self.path, self.datasets, self.batch = path, datasets, batch
         self.epoch = _count("first_epoch", options.pop("first_epoch", 0), 0)
+        self.with_samples = bool(options.pop("with_samples", False))
         self.options = options
 
     def set_epoch(self, epoch):
@@ -37,4 +39,7 @@ class StreamDataset(torch.utils.data.IterableDataset):
         with Stream(self.path, self.datasets, self.batch, world=world * workers,
                     rank=rank * workers + worker, first_epoch=self.epoch, **opts) as s:
             for b in s:
-                yield tuple(b.arrays)
+                if self.with_samples:
+                    yield tuple(b.arrays) + (torch.from_numpy(b.samples.astype("int64")),)
+                else:
+                    yield tuple(b.arrays)

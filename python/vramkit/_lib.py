@@ -106,8 +106,10 @@ def lib():
     try:
         L = ctypes.CDLL(path)
     except OSError as e:
-        raise VramkitError("cannot load the vramkit library %s: %s (pip install . builds it; "
-                           "$VRAMKIT_LIBRARY names another)" % (path, e), exit_code=3) from None
+        raise VramkitError("cannot load the vramkit library %s: %s (it needs HDF5's and cJSON's "
+                           "shared libraries, e.g. apt install libhdf5-103-1 libcjson1; pip "
+                           "install . builds it; $VRAMKIT_LIBRARY names another)" % (path, e),
+                           exit_code=3) from None
     L.vram_api_version.restype = ctypes.c_int
     if L.vram_api_version() != API_VERSION:
         raise VramkitError("the vramkit library %s has API %d, this package %d: reinstall"
