@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 h5py = pytest.importorskip("h5py")
 
 import vramkit  # noqa: E402
+from conftest import write_h5  # noqa: E402
 from vramkit import _stream  # noqa: E402
 
 N = 1003
@@ -24,12 +25,10 @@ N = 1003
 
 @pytest.fixture(scope="module")
 def h5(tmp_path_factory):
-    p = str(tmp_path_factory.mktemp("torch") / "train.h5")
     rng = np.random.default_rng(5)
-    with h5py.File(p, "w") as f:
-        f["features"] = rng.standard_normal((N, 16)).astype(np.float32)
-        f["targets"] = rng.integers(0, 1 << 40, size=N, dtype=np.int64)
-    return p
+    return write_h5(tmp_path_factory, "torch",
+                    features=rng.standard_normal((N, 16)).astype(np.float32),
+                    targets=rng.integers(0, 1 << 40, size=N, dtype=np.int64))
 
 
 def ref(h5):

@@ -190,6 +190,10 @@ def test_each_iteration_is_the_next_epoch_in_its_own_order(h5):
         assert epoch_of(s) == runs[2]
         s.set_epoch(1)
         assert epoch_of(s) == runs[1]
+    with vramkit.stream(h5, ["/features", "/targets"], **kw) as s:
+        for b in s:
+            break  # epoch 0 left after a batch counts as epoch 0, as a DataLoader's
+        assert epoch_of(s) == runs[1]
 
 
 @pytest.mark.parametrize("shuffle,world,rank,epochs,stop", [

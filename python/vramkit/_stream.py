@@ -148,11 +148,14 @@ class DeviceArray:
     def __dlpack__(self, stream=None, **_):
         self._check()
         if self.device >= 0 and self._handle is not None:
-            # DLPack: the consumer's stream (1 the legacy default, 2 per-thread, else a
-            # cudaStream_t; None: the producer decides) must see the data
-            s = {None: None, 1: None, 2: 2}.get(stream, stream)
-            if stream is not None and stream != -1:
+            # DLPack: the consumer's stream must see the data: None or 1 the legacy default
+            # stream (NULL), 2 the per-thread default (cudaStreamPerThread is 0x2), else a
+            # cudaStream_t; -1: the consumer asks for no ordering
+            s = {None: None, 1: None}.get(stream, stream)
+            if stream != -1:
                 self._handle.order(s, 0)
+                if self._batch is not None:  # its release waits for the work queued on s
+                    self._batch._stream._foreign.add(s)
         m = _DLManagedTensor()
         shape = (ctypes.c_int64 * len(self.shape))(*self.shape)
         m.dl_tensor.data = self.ptr
@@ -329,6 +332,7 @@ class Stream:
         self._closed = True
         self._serial = 0
         self._holding = False
+        self._foreign = set()
         self._pid = os.getpid()
         self._forked_from = None
         L = lib()
@@ -351,10 +355,6 @@ class Stream:
             if dev < 0:
                 raise status_error(dev, err.value.decode("utf-8", "replace"))
         self.output = _output(output, dev)
-        if dev >= 0 and self.output == "raw" and not self.borrow:
-            raise VramkitError("stream: output='raw' on a GPU hands out the streamer's own memory: "
-                               "give borrow=True (valid until the next batch), or use "
-                               "output='torch' (tensors that own their memory)", exit_code=2)
         world_auto = world is None or world == "auto"
         if not world_auto and rank is None:
             raise VramkitError("stream: world=%r needs rank=" % (world,), exit_code=2)
@@ -392,7 +392,12 @@ class Stream:
         self._opts = o
         self._names = [d.encode() for d in self.datasets]
         self._lib = L
-        self._open(self._epoch, self._window)
+        self._open(self._epoch, self._window)  # the device's errors first ("built without CUDA")
+        if dev >= 0 and self.output == "raw" and not self.borrow:
+            self._handle.close()
+            raise VramkitError("stream: output='raw' on a GPU hands out the streamer's own memory: "
+                               "give borrow=True (valid until the next batch), or use "
+                               "output='torch' (tensors that own their memory)", exit_code=2)
         h = self._handle.h
         self.rank_samples = L.vram_api_stream_rank_samples(h)
         self.rank = L.vram_api_stream_rank_of(h)
@@ -482,6 +487,8 @@ class Stream:
             return
         self._holding = False
         self._serial += 1
+        while self._foreign:  # consumers' streams (__dlpack__(stream=)): reuse after their work
+            self._handle.order(self._foreign.pop(), 1)
         st = self._lib.vram_api_stream_release(self._handle.h, self._err, _ERR)
         if st != 0:
             raise status_error(st, self._err.value.decode("utf-8", "replace"))
@@ -534,10 +541,12 @@ class Stream:
         self._check_process()
         if self._closed:
             raise VramkitError("stream: %s is closed" % self.path, status="VRAM_E_STATE")
-        if not self._resumed and self._skip:
-            # the last iteration was left mid-epoch: as a DataLoader, a new one starts the
-            # next epoch (load_state_dict continues the one left instead)
-            self._epoch, self._skip, self._end = self._epoch + 1, 0, None
+        if not self._resumed:
+            # a new run of epochs from the next one; an iteration left mid-epoch counts as its
+            # epoch, as a DataLoader's (load_state_dict continues the one left instead)
+            if self._skip:
+                self._epoch, self._skip = self._epoch + 1, 0
+            self._end = None
         self._resumed = False
         self._iterating += 1
         return self._run(self._iterating)
