@@ -60,18 +60,23 @@ def run_vramkit(path, device, batch, epochs, budget):
         t0, nbytes, epoch = time.perf_counter(), 0, 0
         for b in s:
             x, y = b.arrays
-            if torch is None and not hasattr(x, "nbytes"):
-                import torch
-            if torch is not None and device != "cpu":
+            if device != "cpu":
+                if torch is None:
+                    import torch
                 checksum += int(y.sum().item()) if b.index == 0 else 0
                 x.sum()  # consumed on torch's stream
             else:
+                # the same work per batch as the baselines': NumPy's sum over the batch (a torch
+                # tensor's NumPy view: torch's own CPU sum would start its thread pool, which
+                # fights the readers for two cores and times torch, not the loader)
+                if not isinstance(x, np.ndarray):
+                    x, y = x.numpy(), y.numpy()
                 checksum += int(y.sum()) if b.index == 0 else 0
                 x.sum()
-            nbytes += x.nbytes + y.nbytes if torch is None else \
-                x.element_size() * x.nelement() + y.element_size() * y.nelement()
+            nbytes += x.element_size() * x.nelement() + y.element_size() * y.nelement() \
+                if torch is not None else x.nbytes + y.nbytes
             if b.epoch_end:
-                if torch is not None and device != "cpu":
+                if torch is not None:
                     torch.cuda.synchronize()
                 t1 = time.perf_counter()
                 per_epoch.append(nbytes / (t1 - t0) / 1e9)
@@ -127,7 +132,7 @@ def run_dataloader(path, batch, epochs, max_batches):
         for k, (x, y) in enumerate(loader):
             if k == 0:
                 checksum += int(y.sum())
-            x.sum()
+            x.numpy().sum()
             nbytes += x.element_size() * x.nelement() + y.element_size() * y.nelement()
             if k + 1 == max_batches:  # a sample of the epoch: the rate is steady
                 break
