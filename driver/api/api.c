@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -442,6 +443,7 @@ struct vram_api_stream {
     vram_stream_session *s;
     vram_batch held;
     int holding;
+    vram_event order; /* vram_api_stream_order's event (GPU; made when first needed) */
 };
 
 static int api_fail(char *err, size_t cap, int st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -523,9 +525,76 @@ int vram_api_stream_close(vram_api_stream *s) {
     vram_status st;
     if (s == NULL) return VRAM_OK;
     if (s->holding) (void)vram_streamer_release(s->s->s, &s->held);
+    if (s->order != NULL) (void)s->s->be.ops.event_destroy(s->s->be.ops.ctx, s->order);
     st = vram_stream_session_close(s->s);
     free(s);
     return st;
+}
+
+uint64_t vram_api_host_budget(void) {
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t avail = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    uint64_t b = VRAM_API_HOST_BUDGET_MAX;
+    if (avail / 8 < b) b = avail / 8;
+    return b < VRAM_API_HOST_BUDGET_MIN ? VRAM_API_HOST_BUDGET_MIN : b;
+}
+
+int vram_api_parse_size(const char *text, uint64_t *out) {
+    if (text == NULL || out == NULL) return VRAM_E_INVALID;
+    return vram_parse_size(text, out);
+}
+
+int vram_api_world(uint32_t *world, uint32_t *rank, char *err, size_t cap) {
+    vram_world_opts w;
+    vram_ranks r;
+    vram_status st;
+    if (cap) err[0] = '\0';
+    if (world == NULL || rank == NULL) return api_fail(err, cap, VRAM_E_INVALID, "world: missing arguments");
+    memset(&w, 0, sizeof w);
+    if ((st = vram_world_resolve(&w, &r, err, cap)) != VRAM_OK) return st;
+    *world = r.world;
+    *rank = r.rank;
+    return VRAM_OK;
+}
+
+uint64_t vram_api_stream_budget(const vram_api_stream *s) {
+    return s ? vram_streamer_plan(s->s->s)->budget_bytes : 0;
+}
+
+int vram_api_stream_skip(vram_api_stream *s, uint64_t n, uint64_t *skipped, char *err, size_t cap) {
+    vram_api_batch b;
+    uint64_t k = 0;
+    int st = VRAM_OK;
+    if (cap) err[0] = '\0';
+    if (s == NULL) return api_fail(err, cap, VRAM_E_INVALID, "stream: no stream");
+    memset(&b, 0, sizeof b);
+    b.size = sizeof b;
+    while (k < n) {
+        if ((st = vram_api_stream_next(s, &b, err, cap)) != VRAM_OK || b.done) break;
+        k++;
+        if ((st = vram_api_stream_release(s, err, cap)) != VRAM_OK) break;
+    }
+    if (skipped) *skipped = k;
+    return st;
+}
+
+int vram_api_stream_order(vram_api_stream *s, void *stream, int consumer_waits, char *err, size_t cap) {
+    vram_stream_backend *be;
+    vram_status st;
+    vram_stream from, to;
+    if (cap) err[0] = '\0';
+    if (s == NULL) return api_fail(err, cap, VRAM_E_INVALID, "stream: no stream");
+    be = &s->s->be;
+    if (!be->cuda || stream == be->consumer) return VRAM_OK; /* host memory: nothing to order */
+    from = consumer_waits ? (vram_stream)stream : be->consumer;
+    to = consumer_waits ? be->consumer : (vram_stream)stream;
+    if (s->order == NULL && (st = be->ops.event_create(be->ops.ctx, &s->order)) != VRAM_OK)
+        return api_fail(err, cap, st, "%s: cannot create an event: %s", be->label, vram_status_str(st));
+    if ((st = be->ops.event_record(be->ops.ctx, s->order, from)) != VRAM_OK ||
+        (st = be->ops.stream_wait_event(be->ops.ctx, to, s->order)) != VRAM_OK)
+        return api_fail(err, cap, st, "%s: ordering the batch on stream %p: %s", be->label, stream,
+                        vram_status_str(st));
+    return VRAM_OK;
 }
 
 int vram_api_stream_open(const char *path, const char *const *datasets, uint32_t n,
@@ -564,7 +633,9 @@ int vram_api_stream_open(const char *path, const char *const *datasets, uint32_t
     if (st != VRAM_OK) return st;
     so.cfg.plan.batch = o->batch;
     so.cfg.plan.budget_bytes = o->budget_bytes;
-    so.have_budget = o->budget_bytes != 0;
+    if (o->device == -1 && o->budget_bytes == 0 && o->fraction == 0.0 && o->reserve_bytes == 0)
+        so.cfg.plan.budget_bytes = vram_api_host_budget();
+    so.have_budget = so.cfg.plan.budget_bytes != 0;
     so.cfg.plan.fraction = o->fraction;
     so.cfg.plan.reserve_bytes = o->reserve_bytes;
     so.cfg.plan.buffers = o->buffers;

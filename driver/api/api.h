@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Raised whenever a function or struct below changes. */
-#define VRAM_API_VERSION 2
+#define VRAM_API_VERSION 3
 
 int vram_api_version(void);
 /* vram_status names and one-line texts ("VRAM_E_OOM", "out of device memory"). */
@@ -56,6 +56,14 @@ int vram_api_watch_round(vram_api_watch *w, char **out, char **err);
 uint64_t vram_api_watch_interval_ms(const vram_api_watch *w);
 void vram_api_watch_close(vram_api_watch *w);
 
+/* A size as the command line takes it ("256MiB", "7.5GB", "4096"): 0 and *out, or
+ * VRAM_E_INVALID (not a size) / VRAM_E_OVERFLOW. */
+int vram_api_parse_size(const char *text, uint64_t *out);
+
+/* The world and this process's rank as the launcher's variables give them (torchrun, Open MPI,
+ * MPICH/PMI, Slurm; 1 and 0 without a launcher): 0, or a vram_status with err. */
+int vram_api_world(uint32_t *world, uint32_t *rank, char *err, size_t cap);
+
 /* The GPU of this process's local rank (the launcher's variables, vramkit/ranks.h: the local
  * rank modulo the GPUs; cuda:0 without a launcher): >= 0, or a vram_status with err. */
 int vram_api_local_gpu(char *err, size_t cap);
@@ -68,7 +76,9 @@ typedef struct vram_api_stream vram_api_stream;
 typedef struct vram_api_stream_opts {
     uint64_t size;          /* sizeof(vram_api_stream_opts) */
     uint64_t batch;         /* samples per batch (required) */
-    uint64_t budget_bytes;  /* device bytes for the chunk buffers; 0: fraction of free */
+    uint64_t budget_bytes;  /* device bytes for the chunk buffers; 0: fraction of free on a
+                               GPU; on the host (device -1, no fraction or reserve either)
+                               vram_api_host_budget() */
     double fraction;        /* of the device's free memory; 0: 0.75 */
     uint64_t reserve_bytes; /* kept free before the fraction */
     uint64_t epochs;        /* 0: 1 */
@@ -102,6 +112,13 @@ typedef struct vram_api_batch {
     void *data[16];
 } vram_api_batch;
 
+/* The host's default budget: an eighth of the memory available now, at least
+ * VRAM_API_HOST_BUDGET_MIN and at most VRAM_API_HOST_BUDGET_MAX (the plan never takes more
+ * than the data set needs), so that opening costs the same for any size of file. */
+#define VRAM_API_HOST_BUDGET_MIN (UINT64_C(16) << 20)
+#define VRAM_API_HOST_BUDGET_MAX (UINT64_C(256) << 20)
+uint64_t vram_api_host_budget(void);
+
 /* Opens datasets[0 .. n) of the HDF5 file at `path` and starts streaming. Returns 0 and *out,
  * or a vram_status with one line in err (the file, dataset or option, and what is wrong). */
 int vram_api_stream_open(const char *path, const char *const *datasets, uint32_t n,
@@ -131,6 +148,18 @@ int vram_api_stream_next(vram_api_stream *s, vram_api_batch *b, char *err, size_
 /* Gives the held batch back (its memory is reused after the consumer's work queued so far).
  * 0, or a vram_status with err. Releasing with none held is VRAM_E_STATE. */
 int vram_api_stream_release(vram_api_stream *s, char *err, size_t cap);
+/* Skips the next n batches (each read and released, so that the stream is where it would
+ * be had they been consumed: what a resume mid-epoch needs). *skipped (may be NULL) says how
+ * many were (fewer at the end). 0 or a vram_status with err. */
+int vram_api_stream_skip(vram_api_stream *s, uint64_t n, uint64_t *skipped, char *err, size_t cap);
+/* The plan's budget (bytes of the chunk buffers). */
+uint64_t vram_api_stream_budget(const vram_api_stream *s);
+/* On a GPU, orders the held batch between the stream's consumer and another CUDA stream
+ * (cudaStream_t): consumer_waits 0: work queued on `stream` from now on sees the batch
+ * (DLPack's __dlpack__(stream=...)); 1: the consumer stream (and so the batch's release)
+ * waits for the work queued on `stream` so far. Nothing on the host or for the consumer
+ * itself. 0 or a vram_status with err. */
+int vram_api_stream_order(vram_api_stream *s, void *stream, int consumer_waits, char *err, size_t cap);
 /* Stops the stream and frees everything (NULL is fine). 0 or the first teardown error. */
 int vram_api_stream_close(vram_api_stream *s);
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# run.sh BUILD_DIR — the Python package's tests (label `python`) against a build tree: the
+# run.sh BUILD_DIR [PYTEST ARGS] — the Python package's tests (label `python`) against a build tree: the
 # package from python/, the library and the vramkit command from BUILD_DIR. The Python is
 # $VRAMKIT_PYTHON, else python3; it needs numpy, h5py and pytest (ci/test.sh makes a virtual
 # environment with them). Exit 77 (skipped) where they are missing or the build has no HDF5.
@@ -15,4 +15,6 @@ fi
 [ -f "$lib" ] || { echo "python tests: no $lib"; exit 1; }
 export PYTHONPATH=$here/..${PYTHONPATH:+:$PYTHONPATH}
 export VRAMKIT_LIBRARY=$lib VRAMKIT_EXE=$build/driver/vramkit
-exec "$py" -m pytest -q -p no:cacheprovider "$here"
+shift
+[ $# -gt 0 ] || set -- "$here"
+exec "$py" -m pytest -q -p no:cacheprovider "$@"

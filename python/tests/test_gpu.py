@@ -1,7 +1,8 @@
 """On a GPU with torch: vramkit.stream hands its device buffers to torch on cuda:0 through
-DLPack without a copy, in the order of torch's current stream, byte for byte as h5py reads the
-file; and a consumer stream of one's own is honoured. Skipped without torch or a GPU (ci/gpu.sh
-runs it where both are)."""
+DLPack without a copy (borrow=True), in the order of torch's current stream, byte for byte as
+h5py reads the file; by default tensors that own their memory (read after close); a consumer
+stream of one's own is honoured, and so is __dlpack__(stream=...). Skipped without torch or a
+GPU (ci/gpu.sh runs it where both are; python_torch runs this file too)."""
 
 import numpy as np
 import pytest
@@ -12,18 +13,16 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device for torch", allow_module_level=True)
 
 import vramkit  # noqa: E402
+from conftest import write_h5  # noqa: E402
 
 N = 5003
 
 
 @pytest.fixture(scope="module")
 def h5(tmp_path_factory):
-    p = str(tmp_path_factory.mktemp("gpu") / "train.h5")
     rng = np.random.default_rng(3)
-    with h5py.File(p, "w") as f:
-        f["x"] = rng.standard_normal((N, 64)).astype(np.float32)
-        f["y"] = rng.integers(0, 1000, size=N, dtype=np.int64)
-    return p
+    return write_h5(tmp_path_factory, "gpu", x=rng.standard_normal((N, 64)).astype(np.float32),
+                    y=rng.integers(0, 1000, size=N, dtype=np.int64))
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
@@ -32,7 +31,7 @@ def test_torch_tensors_on_the_gpu_are_the_file(h5, shuffle):
         x_ref, y_ref = f["x"][...], f["y"][...]
     seen = []
     with vramkit.stream(h5, ["/x", "/y"], batch=256, shuffle=shuffle, seed=2, epochs=2,
-                        device="cuda:0", budget=1 << 20, output="raw") as s:
+                        device="cuda:0", budget=1 << 20, output="raw", borrow=True) as s:
         for b in s:
             rx, ry = b.arrays
             x, y = torch.from_dlpack(rx), torch.from_dlpack(ry)
@@ -64,3 +63,31 @@ def test_a_consumer_stream_of_ones_own(h5):
     with h5py.File(h5, "r") as f:
         ref = f["x"][...].astype(np.float64).sum()
     assert abs(total.item() - ref) <= 1e-6 * abs(ref) + 1e-6
+
+
+def test_owned_gpu_tensors_are_right_after_close(h5):
+    with h5py.File(h5, "r") as f:
+        x_ref = f["x"][...]
+    kept = []
+    with vramkit.stream(h5, "/x", batch=300, shuffle=True, device="cuda:0",
+                        budget="1MiB") as s:
+        for b in s:
+            kept.append((b.samples, b.arrays[0]))
+    torch.cuda.synchronize()
+    for samples, t in kept:
+        assert t.is_cuda and torch.equal(t.cpu(), torch.from_numpy(x_ref[samples]))
+
+
+def test_dlpack_orders_the_batch_on_the_consumers_stream(h5):
+    with h5py.File(h5, "r") as f:
+        x_ref = f["x"][...]
+    side = torch.cuda.Stream()
+    with vramkit.stream(h5, "/x", batch=512, device="cuda:0", budget="1MiB", output="raw",
+                        borrow=True, stream=torch.cuda.current_stream()) as s:
+        for b in s:
+            with torch.cuda.stream(side):  # torch.from_dlpack passes side as stream=
+                t = torch.from_dlpack(b.arrays[0])
+                total = t.double().sum()
+            side.synchronize()
+            assert abs(total.item() - x_ref[b.samples].astype(np.float64).sum()) < 1e-3
+            assert s._foreign == {side.cuda_stream}, "the release waits for side's work"

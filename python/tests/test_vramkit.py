@@ -5,9 +5,13 @@ dicts of estimate/plan/chunks equal to the CLI's --json; try_load's crash contai
 raised with vramkit's message. Run by python/tests/run.sh (which finds the library)."""
 
 import ctypes
+import gc
 import json
+import multiprocessing
 import os
+import pickle
 import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -108,7 +112,8 @@ def test_drop_last_and_the_plan_agree_with_chunks(h5):
 
 def test_dlpack_hands_over_without_a_copy(h5):
     ref = reference(h5, ["/features"])[0]
-    with vramkit.stream(h5, "/features", batch=40, output="raw", budget=32 * 1024) as s:
+    with vramkit.stream(h5, "/features", batch=40, output="raw", budget=32 * 1024,
+                        borrow=True) as s:
         b = next(iter(s))
         raw = b.arrays[0]
         assert raw.__dlpack_device__() == (1, 0)
@@ -121,8 +126,9 @@ def test_dlpack_hands_over_without_a_copy(h5):
         assert view.__array_interface__["data"][0] == raw.ptr
 
 
-def test_a_batch_is_valid_until_the_next(h5):
-    with vramkit.stream(h5, "/targets", batch=100, budget=4096, output="numpy") as s:
+def test_a_borrowed_batch_is_valid_until_the_next(h5):
+    with vramkit.stream(h5, "/targets", batch=100, budget=4096, output="numpy",
+                        borrow=True) as s:
         it = iter(s)
         first = next(it)
         kept = first.copy()[0]
@@ -140,10 +146,193 @@ def test_a_batch_is_valid_until_the_next(h5):
         second.arrays  # closed
 
 
+def test_owned_arrays_outlive_the_next_batch_and_close(h5):
+    ref = reference(h5, ["/features", "/targets"])
+    kept = []
+    with vramkit.stream(h5, ["/features", "/targets"], batch=64, shuffle=True, seed=3,
+                        budget=16 * 1024, output="numpy") as s:
+        for b in s:
+            kept.append((b.samples, b.arrays))  # no copy of ours: the arrays own their memory
+        assert len(kept) == len(s)
+    for samples, arrays in kept:  # after every later batch and after close
+        for a, r in zip(arrays, ref):
+            assert a.tobytes() == r[samples].tobytes()
+
+
 def test_copy_option_gives_arrays_of_their_own(h5):
     with vramkit.stream(h5, "/targets", batch=100, budget=4096, output="numpy", copy=True) as s:
         bs = [b.arrays[0] for b in s]
     assert (np.concatenate(bs) == reference(h5, ["/targets"])[0]).all()
+
+
+# ---- as a DataLoader: an epoch per iteration, set_epoch, state_dict ----------------------------
+
+def epoch_of(s):
+    """One iteration: (epoch, samples, bytes of each array) of every batch."""
+    return [(b.epoch, b.samples.tobytes(), [a.tobytes() for a in b.arrays]) for b in s]
+
+
+def test_each_iteration_is_the_next_epoch_in_its_own_order(h5):
+    kw = dict(batch=50, shuffle=True, seed=9, budget="40KiB", output="numpy")
+    with vramkit.stream(h5, ["/features", "/targets"], **kw) as s:
+        runs = [epoch_of(s) for _ in range(3)]
+    assert [len(r) for r in runs] == [len(runs[0])] * 3 and len(runs[0]) == -(-N // 50)
+    assert [{e for e, _, _ in r} for r in runs] == [{0}, {1}, {2}]
+    orders = [b"".join(x for _, x, _ in r) for r in runs]
+    assert len(set(orders)) == 3, "each epoch its own order"
+    # the same epochs as one iteration of epochs=3, and set_epoch picks one
+    with vramkit.stream(h5, ["/features", "/targets"], epochs=3, **kw) as s:
+        once = epoch_of(s)
+        assert epoch_of(s) != once[:len(runs[0])], "epochs=3 again: the next three epochs"
+    assert once == runs[0] + runs[1] + runs[2]
+    with vramkit.stream(h5, ["/features", "/targets"], **kw) as s:
+        s.set_epoch(2)
+        assert epoch_of(s) == runs[2]
+        s.set_epoch(1)
+        assert epoch_of(s) == runs[1]
+    with vramkit.stream(h5, ["/features", "/targets"], **kw) as s:
+        for b in s:
+            break  # epoch 0 left after a batch counts as epoch 0, as a DataLoader's
+        assert epoch_of(s) == runs[1]
+
+
+@pytest.mark.parametrize("shuffle,world,rank,epochs,stop", [
+    (False, 1, 0, None, 7), (True, 1, 0, None, 13), (True, 3, 1, None, 5),
+    (True, 2, 1, 2, 27), (False, 4, 3, 3, 1),
+])
+def test_resume_mid_epoch_is_byte_identical(h5, shuffle, world, rank, epochs, stop):
+    kw = dict(batch=30, shuffle=shuffle, seed=4, world=world, rank=rank, epochs=epochs,
+              budget="16KiB", output="numpy")
+    names = ["/features", "/zipped"]
+    with vramkit.stream(h5, names, **kw) as s:
+        whole = epoch_of(s) + epoch_of(s)  # two iterations
+    with vramkit.stream(h5, names, **kw) as s:
+        it = iter(s)
+        head = [(b.epoch, b.samples.tobytes(), [a.tobytes() for a in b.arrays])
+                for _, b in zip(range(stop), it)]
+        state = s.state_dict()
+    assert state["batch"] == stop % len(s) and state["epoch"] == stop // len(s)
+    with vramkit.stream(h5, names, **kw) as r:
+        r.load_state_dict(state)
+        tail = epoch_of(r)
+        assert head + tail == whole[:len(head) + len(tail)], "the rest of that iteration"
+        assert epoch_of(r) == whole[len(head) + len(tail):], "then the next as before"
+    # a pickled stream (for a spawned worker) carries its parameters and position
+    with vramkit.stream(h5, names, **kw) as s:
+        s.load_state_dict(state)
+        again = pickle.loads(pickle.dumps(s))
+        assert epoch_of(again) == tail
+        again.close()
+
+
+def test_a_state_of_another_stream_is_refused(h5):
+    with vramkit.stream(h5, "/targets", batch=10, shuffle=True, seed=1, budget=4096) as s:
+        state = s.state_dict()
+    with vramkit.stream(h5, "/targets", batch=10, shuffle=True, seed=2, budget=4096) as s:
+        with pytest.raises(vramkit.VramkitError) as e:
+            s.load_state_dict(state)
+        assert "seed is 1 in the state, 2 in this stream" in str(e.value)
+        with pytest.raises(vramkit.VramkitError) as e:
+            s.load_state_dict(dict(s.state_dict(), batch=10 ** 6))
+        assert "not below" in str(e.value) and e.value.exit_code == 2
+
+
+def test_a_forked_child_gets_a_clear_error_and_a_spawned_one_the_stream(h5):
+    with vramkit.stream(h5, "/targets", batch=100, budget=4096, output="numpy") as s:
+        pid = os.fork()
+        if pid == 0:  # the child: iterating must raise at once, not hang
+            code = 1
+            try:
+                next(iter(s))
+            except vramkit.VramkitError as e:
+                code = 0 if "forked child" in str(e) and "open the stream in the child" in str(e) else 1
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        first = next(iter(s))  # the parent's stream is untouched
+        assert (first.arrays[0] == reference(h5, ["/targets"])[0][:100]).all()
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(1) as pool:
+            got = pool.apply(_sum_rest, (s,))
+    ref = reference(h5, ["/targets"])[0]
+    assert got == int(ref[100:].sum()), "the spawned worker continues after the first batch"
+
+
+def _sum_rest(s):
+    with s:
+        return int(sum(int(b.arrays[0].sum()) for b in s))
+
+
+# ---- sizes, the default budget, the process's resources ----------------------------------------
+
+def test_sizes_as_strings(h5):
+    with vramkit.stream(h5, "/targets", batch=10, budget="64KiB") as s:
+        assert s.budget == 65536
+    with vramkit.stream(h5, "/targets", batch=10, budget=65536) as s:
+        assert s.budget == 65536
+    for bad in ("12 parsecs", "-5MiB", ""):
+        with pytest.raises(vramkit.VramkitError) as e:
+            vramkit.stream(h5, "/targets", batch=10, budget=bad)
+        assert "budget=%r is not a size" % bad in str(e.value) and e.value.exit_code == 2
+    with pytest.raises(vramkit.VramkitError) as e:
+        vramkit.stream(h5, "/targets", batch=10, budget=1.5)
+    assert "not a size" in str(e.value)
+
+
+def test_the_default_host_budget_is_modest(h5):
+    L = vramkit._lib.lib()
+    cap = L.vram_api_host_budget()
+    avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGESIZE")
+    assert 16 << 20 <= cap <= 256 << 20
+    assert cap <= max(16 << 20, avail // 8 + (64 << 20))  # an eighth of what was available
+    with vramkit.stream(h5, "/targets", batch=10) as s:
+        assert 16 << 20 <= s.budget <= 256 << 20
+
+
+def _resources():
+    rss = int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGESIZE")
+    return rss, len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd"))
+
+
+def test_ten_thousand_batches_leave_memory_threads_and_fds_flat(h5):
+    gc.collect()
+    base = _resources()
+    with vramkit.stream(h5, ["/features", "/targets"], batch=1, epochs=10, budget="64KiB",
+                        output="numpy") as s:
+        marks = {}
+        for n, b in enumerate(s, 1):
+            x, y = b.arrays
+            if n in (1000, 9500):
+                marks[n] = _resources()
+    assert n == 10 * N
+    grew = marks[9500][0] - marks[1000][0]
+    assert grew < 4 << 20, "RSS grew by %d bytes over 8,500 batches" % grew
+    # no thread or fd more (a reader thread ends once the last chunk is read)
+    assert all(a <= b for a, b in zip(marks[9500][1:], marks[1000][1:])), marks
+    del x, y, b
+    gc.collect()
+    assert _resources()[1:] == base[1:], "threads and fds after close"
+
+
+def test_a_dropped_stream_gives_back_its_threads_and_fds(h5):
+    gc.collect()
+    base = _resources()[1:]
+    for _ in range(5):
+        s = vramkit.stream(h5, "/targets", batch=10, budget=4096, shuffle=True)
+        next(iter(s))
+        del s  # never closed
+    gc.collect()
+    assert _resources()[1:] == base
+
+
+def test_python_m_vramkit_runs_the_command():
+    for cmd in ([sys.executable, "-m", "vramkit", "--help"],):
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert p.returncode == 0, p.stderr
+        assert "plan" in p.stdout and "stream" in p.stdout
+    p = subprocess.run([sys.executable, "-m", "vramkit", "plan", "--no-such-option"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 2 and "no-such-option" in p.stderr
 
 
 # ---- errors ------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import ctypes
 import os
 import shutil
 
-API_VERSION = 2  # driver/api/api.h: VRAM_API_VERSION
+API_VERSION = 3  # driver/api/api.h: VRAM_API_VERSION
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _lib = None
@@ -83,10 +83,18 @@ def exe_path():
     if os.access(p, os.X_OK):
         return p
     p = shutil.which("vramkit")
-    if p:
+    if p and not _is_script(p):  # the console script would run this package again
         return p
     raise VramkitError("the vramkit command is not installed with this package, not in "
                        "$VRAMKIT_EXE and not on the PATH", exit_code=3)
+
+
+def _is_script(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return True
 
 
 def lib():
@@ -98,8 +106,10 @@ def lib():
     try:
         L = ctypes.CDLL(path)
     except OSError as e:
-        raise VramkitError("cannot load the vramkit library %s: %s (pip install . builds it; "
-                           "$VRAMKIT_LIBRARY names another)" % (path, e), exit_code=3) from None
+        raise VramkitError("cannot load the vramkit library %s: %s (it needs HDF5's and cJSON's "
+                           "shared libraries, e.g. apt install libhdf5-103-1 libcjson1; pip "
+                           "install . builds it; $VRAMKIT_LIBRARY names another)" % (path, e),
+                           exit_code=3) from None
     L.vram_api_version.restype = ctypes.c_int
     if L.vram_api_version() != API_VERSION:
         raise VramkitError("the vramkit library %s has API %d, this package %d: reinstall"
@@ -147,6 +157,16 @@ def lib():
          [S, ctypes.POINTER(Batch_), ctypes.c_char_p, ctypes.c_size_t]),
         ("vram_api_stream_release", ctypes.c_int, [S, ctypes.c_char_p, ctypes.c_size_t]),
         ("vram_api_stream_close", ctypes.c_int, [S]),
+        ("vram_api_stream_skip", ctypes.c_int,
+         [S, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_char_p, ctypes.c_size_t]),
+        ("vram_api_stream_budget", ctypes.c_uint64, [S]),
+        ("vram_api_stream_order", ctypes.c_int,
+         [S, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]),
+        ("vram_api_parse_size", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64)]),
+        ("vram_api_world", ctypes.c_int, [ctypes.POINTER(ctypes.c_uint32),
+                                          ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p,
+                                          ctypes.c_size_t]),
+        ("vram_api_host_budget", ctypes.c_uint64, []),
     ]:
         f = getattr(L, name)
         f.restype = res

@@ -1,21 +1,34 @@
 """vramkit.stream: the streamer (driver/stream/stream.h) over an HDF5 file, batch after batch,
-the arrays being the streamer's own buffers (no copy).
+epoch after epoch, as a PyTorch DataLoader is used.
 
-Lifetime: a batch's arrays are valid until the next batch is asked for (or release() is
-called, or the stream is closed): the streamer reuses that memory for later chunks. This is
-enforced where it can be: Batch.arrays raises once released, and a batch taken from a
-closed or advanced stream is refused. Arrays already handed out (a NumPy view, a torch
-tensor over a DLPack capsule) cannot be revoked: copy what must outlive the step
-(``batch.copy()`` or ``copy=True``).
+Ownership. By default (``borrow=False``) every batch's arrays own their memory: the rows are
+copied once out of the streamer's chunk buffer into a block of a small pool (host memory; on a
+GPU torch's caching allocator, by ``clone``), and the block goes back to the pool only when the
+last array, view or tensor over it is gone: a torch tensor's DLPack deleter, a NumPy view's
+base. Keep a tensor as long as you like, after the next batch or after close(): it still holds
+its samples. When the pool has no free block (you keep many batches), a new block is made.
+
+``borrow=True`` is the fast path: the arrays are the streamer's own buffers (no copy), valid
+until the next batch is asked for (or release(), or close()); the streamer then reuses that
+memory for later samples. Batch.arrays refuses a batch that was released; arrays already
+handed out still point at live memory (the stream's memory is freed only when the last of them
+is gone, even after close()), but at other samples. Use it where each batch is consumed before
+the next one is asked for.
 
 On a GPU the data are ready in the order of the consumer stream given at open (torch's current
-stream by default): work queued on that stream sees the batch in place, and releasing a batch
-lets the streamer reuse its memory only after the work queued there so far. No event code is
-needed in the training loop.
+stream by default); ``__dlpack__(stream=S)`` orders them on S as DLPack asks.
+
+Epochs. Without ``epochs=`` each iteration (``for b in s``) is one epoch, the next one each
+time (in a new shuffled order: ``set_epoch(e)`` chooses it, as DistributedSampler has it);
+with ``epochs=N`` one iteration runs N epochs. ``state_dict()`` / ``load_state_dict()``
+resume exactly where a run stopped, mid-epoch included (the same remaining samples in the same
+order). A stream pickles as its parameters and position (for a spawned worker); a stream
+used in a forked child raises.
 """
 
 import ctypes
 import os
+import weakref
 
 from ._lib import Batch_, StreamOpts, VramkitError, lib, status_error
 
@@ -25,6 +38,9 @@ except ImportError:  # pragma: no cover - numpy is a dependency of the package
     _np = None
 
 _ERR = 512
+_WINDOW = 16      # epochs a C stream is opened for when each iteration is one epoch
+_POOL_BLOCKS = 4  # free blocks the owned-memory pool keeps
+_ALIGN = 64       # each dataset's rows in a block start at a multiple of this
 
 # HDF5 element types as h5source names them -> (NumPy type string, DLPack code, bits)
 _TYPES = {
@@ -60,13 +76,6 @@ class _DLManagedTensor(ctypes.Structure):
 
 
 _kDLCPU, _kDLCUDA = 1, 2
-_live = {}  # address of a DLManagedTensor -> what keeps it and its shape alive
-
-
-@_DELETER
-def _dl_deleter(addr):
-    _live.pop(addr, None)
-
 
 # The capsule's destructor gets the capsule while it is being freed: it is taken as a raw
 # pointer (a py_object argument would take and drop a reference, freeing it a second time).
@@ -74,29 +83,53 @@ _CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CAPSULE_DESTRUCTOR]
-_capsule_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", ctypes.pythonapi))
-_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi))
 
 
-@_CAPSULE_DESTRUCTOR
-def _capsule_destructor(capsule):
-    # never consumed (still named "dltensor"): the producer deletes; a consumer renames it
-    # "used_dltensor" and calls the deleter itself when done
-    if _capsule_is_valid(capsule, b"dltensor"):
-        _live.pop(_capsule_pointer(capsule, b"dltensor"), None)
+def _dlpack_registry():
+    """The managed tensors handed out and not yet deleted: address -> (the struct, its shape,
+    what keeps the memory alive: a pool block's lease or the stream's handle; never a batch or
+    an array, so an entry lives exactly as long as the consumer's tensor). The deleters use
+    only what this closure holds, and are made immortal below: a consumer may run them while
+    the interpreter tears this module down (a tensor freed at exit), and must find them."""
+    live = {}
+    pop = live.pop
+    valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+        ("PyCapsule_IsValid", ctypes.pythonapi))
+    pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+    @_DELETER
+    def deleter(addr):
+        pop(addr, None)
+
+    @_CAPSULE_DESTRUCTOR
+    def destructor(capsule):
+        # never consumed (still named "dltensor"): the producer deletes; a consumer renames it
+        # "used_dltensor" and calls the deleter itself when done
+        if valid(capsule, b"dltensor"):
+            pop(pointer(capsule, b"dltensor"), None)
+
+    for o in (live, deleter, destructor, valid, pointer):
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(o))
+    return live, deleter, destructor
+
+
+_live, _dl_deleter, _capsule_destructor = _dlpack_registry()
 
 
 class DeviceArray:
     """One dataset of a batch in device (or host) memory: shape, dtype, a pointer, and the two
-    ways other libraries take such memory without a copy — ``__dlpack__`` (torch.from_dlpack,
-    numpy.from_dlpack on the CPU, CuPy, JAX) and ``__cuda_array_interface__`` on a GPU."""
+    ways other libraries take such memory without a copy: ``__dlpack__`` (torch.from_dlpack,
+    numpy.from_dlpack on the CPU, CuPy, JAX) and ``__cuda_array_interface__`` on a GPU. It
+    keeps its memory alive (``keep``: a pool block's lease, or the stream's handle), and so
+    does every DLPack tensor made from it until the consumer's deleter runs."""
 
-    def __init__(self, ptr, shape, typestr, code, bits, device, stream, owner):
+    def __init__(self, ptr, shape, typestr, code, bits, device, keep, batch=None, handle=None):
         self.ptr, self.shape, self.typestr = ptr, tuple(shape), typestr
-        self._code, self._bits, self.device, self._stream = code, bits, device, stream
-        self._owner = owner  # the batch: checked before every hand-over
+        self._code, self._bits, self.device = code, bits, device
+        self._keep = keep
+        self._batch = batch     # borrowed memory: the batch it belongs to (checked)
+        self._handle = handle   # the stream's handle (GPU ordering), or None
 
     @property
     def nbytes(self):
@@ -105,11 +138,24 @@ class DeviceArray:
             n *= d
         return n
 
+    def _check(self):
+        if self._batch is not None:
+            self._batch._check()
+
     def __dlpack_device__(self):
         return (_kDLCPU, 0) if self.device < 0 else (_kDLCUDA, self.device)
 
     def __dlpack__(self, stream=None, **_):
-        self._owner._check()
+        self._check()
+        if self.device >= 0 and self._handle is not None:
+            # DLPack: the consumer's stream must see the data: None or 1 the legacy default
+            # stream (NULL), 2 the per-thread default (cudaStreamPerThread is 0x2), else a
+            # cudaStream_t; -1: the consumer asks for no ordering
+            s = {None: None, 1: None}.get(stream, stream)
+            if stream != -1:
+                self._handle.order(s, 0)
+                if self._batch is not None:  # its release waits for the work queued on s
+                    self._batch._stream._foreign.add(s)
         m = _DLManagedTensor()
         shape = (ctypes.c_int64 * len(self.shape))(*self.shape)
         m.dl_tensor.data = self.ptr
@@ -121,50 +167,121 @@ class DeviceArray:
         m.dl_tensor.byte_offset = 0
         m.deleter = _dl_deleter
         addr = ctypes.addressof(m)
-        _live[addr] = (m, shape, self._owner)
+        _live[addr] = (m, shape, self._keep)
         return _PyCapsule_New(addr, b"dltensor", _capsule_destructor)
 
     @property
     def __cuda_array_interface__(self):
         if self.device < 0:
             raise AttributeError("host memory: use __array_interface__ / __dlpack__")
-        self._owner._check()
+        self._check()
         d = {"shape": self.shape, "typestr": self.typestr, "data": (self.ptr, False),
              "version": 3, "strides": None}
-        if self._stream:
-            d["stream"] = self._stream
+        if self._handle is not None and self._handle.consumer:
+            d["stream"] = self._handle.consumer
         return d
 
     @property
     def __array_interface__(self):
         if self.device >= 0:
             raise AttributeError("device memory: use __cuda_array_interface__ / __dlpack__")
-        self._owner._check()
+        self._check()
         return {"shape": self.shape, "typestr": self.typestr, "data": (self.ptr, False),
                 "version": 3}
 
 
+# ---- memory: the C stream's handle, and the pool of owned blocks ----------------------------
+
+def _close_handle(L, addr, pid):
+    if os.getpid() == pid:  # a forked child never touches its parent's threads
+        L.vram_api_stream_close(addr)
+
+
+class _Handle:
+    """The C stream. Closed when the last owner lets go: the Stream, and with borrow=True every
+    array handed out (their memory is the stream's). Also at interpreter exit, before modules
+    are torn down (weakref.finalize), so that no reader thread outlives the interpreter."""
+
+    def __init__(self, L, h, consumer):
+        self.L, self.h, self.consumer = L, h, consumer
+        self.err = ctypes.create_string_buffer(_ERR)
+        self._fin = weakref.finalize(self, _close_handle, L, h.value, os.getpid())
+
+    def order(self, stream, consumer_waits):
+        st = self.L.vram_api_stream_order(self.h, stream, consumer_waits, self.err, _ERR)
+        if st != 0:
+            raise status_error(st, self.err.value.decode("utf-8", "replace"))
+
+    def close(self):
+        """Closes now (nothing may use the memory any more)."""
+        self._fin()
+
+    def forget(self):
+        """In a forked child: the C stream is the parent's; never close it here."""
+        self._fin.detach()
+        self.h = None
+
+
+class _Lease:
+    """A block of the pool while something uses it: NumPy arrays made from it have it as their
+    base, so it lives exactly as long as the last array, view or tensor over the block."""
+    __slots__ = ("__array_interface__", "block", "keep", "__weakref__")
+
+
+def _lease(ptr, nbytes, keep):
+    x = _Lease()
+    x.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False),
+                             "version": 3}
+    x.block, x.keep = None, keep
+    return x
+
+
+class _Pool:
+    """Host blocks of one batch's bytes. take() gives a free block (or a new one); the block
+    comes back when its lease is collected, and is kept if fewer than _POOL_BLOCKS are free."""
+
+    def __init__(self, nbytes):
+        self.nbytes = max(1, nbytes)
+        self.free = []
+
+    def take(self):
+        block = self.free.pop() if self.free else _np.empty(self.nbytes, dtype=_np.uint8)
+        x = _lease(block.ctypes.data, self.nbytes, None)
+        x.block = block
+        weakref.finalize(x, self._back, block).atexit = False
+        return _np.asarray(x)
+
+    def _back(self, block):
+        if len(self.free) < _POOL_BLOCKS:
+            self.free.append(block)
+
+
+# ---- batches and the stream ---------------------------------------------------------------------
+
 class Batch:
     """A batch: ``arrays`` (one per dataset, in the order given; also ``batch[name]``),
-    ``samples`` (the sample index of each row, a NumPy array, a copy), ``epoch``,
-    ``epoch_index``, ``index`` (within the epoch), ``epoch_begin`` / ``epoch_end``.
-    Valid until the next batch or release()."""
+    ``samples`` (the sample index of each row, a NumPy array of its own), ``epoch``,
+    ``epoch_index``, ``index`` (within the epoch), ``epoch_begin`` / ``epoch_end``. Its arrays
+    own their memory, unless the stream was opened with borrow=True: then they are valid until
+    the next batch or release()."""
 
-    def __init__(self, stream, b, arrays):
+    def __init__(self, stream, b, borrowed):
         self._stream = stream
         self._serial = stream._serial
+        self._borrowed = borrowed
         self.count = b.count
         self.epoch, self.epoch_index, self.index = b.epoch, b.epoch_index, b.index
         self.epoch_begin, self.epoch_end = bool(b.epoch_begin), bool(b.epoch_end)
         addr = ctypes.cast(b.samples, ctypes.c_void_p).value
         self.samples = _np.frombuffer((ctypes.c_uint64 * b.count).from_address(addr),
                                       dtype=_np.uint64).copy()
-        self._arrays = arrays
+        self._arrays = None
 
     def _check(self):
-        if self._stream._serial != self._serial or self._stream._closed:
+        if self._borrowed and (self._stream._serial != self._serial or self._stream._closed):
             raise VramkitError("this batch was released (the stream moved on or was closed): "
-                               "its memory now holds other samples", status="VRAM_E_STATE")
+                               "its memory now holds other samples (borrow=True)",
+                               status="VRAM_E_STATE")
 
     @property
     def arrays(self):
@@ -178,35 +295,59 @@ class Batch:
         return self._arrays[self._stream.datasets.index(key)]
 
     def copy(self):
-        """The arrays copied out of the streamer's memory (NumPy on the CPU; torch tensors on a
-        GPU), valid for as long as you keep them."""
+        """The arrays copied (NumPy on the CPU, torch tensors where they are), each with memory
+        of its own."""
         self._check()
         return [a.copy() if hasattr(a, "copy") else a.clone() for a in self._arrays]
 
     def release(self):
-        """Gives the batch's memory back now (the iterator does it when the next one is asked
-        for)."""
-        if self._stream._serial == self._serial and not self._stream._closed:
+        """borrow=True: gives the batch's memory back now (the iterator does it when the next
+        one is asked for). Owned batches hold nothing of the stream: a no-op."""
+        if self._borrowed and self._stream._serial == self._serial and not self._stream._closed:
             self._stream._release()
+
+
+_streams = weakref.WeakSet()  # every open Stream of this process (for fork)
+
+
+def _after_fork_in_child():
+    for s in list(_streams):
+        s._forked_from = s._pid
+        if s._handle is not None:
+            s._handle.forget()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Stream:
     """See vramkit.stream."""
 
-    def __init__(self, path, datasets, batch, *, shuffle=False, seed=0, epochs=1, first_epoch=0,
-                 device="cpu", world="auto", rank=None, drop_last=False, pad=True, budget=None,
-                 fraction=None, reserve=None, buffers=None, readers=None, stream=None,
-                 output="auto", copy=False):
-        self._h = None
+    def __init__(self, path, datasets, batch, *, shuffle=False, seed=0, epochs=None,
+                 first_epoch=0, device="cpu", world="auto", rank=None, drop_last=False, pad=True,
+                 budget=None, fraction=None, reserve=None, buffers=None, readers=None,
+                 stream=None, output="auto", copy=False, borrow=False):
+        self._handle = None
         self._closed = True
         self._serial = 0
         self._holding = False
+        self._foreign = set()
+        self._pid = os.getpid()
+        self._forked_from = None
         L = lib()
         if isinstance(datasets, str):
             datasets = [datasets]
         self.datasets = list(datasets)
         self.path = os.fspath(path)
-        self.copy = copy
+        # the parameters as given: what pickling carries to another process
+        self._spec = dict(shuffle=shuffle, seed=seed, epochs=epochs, first_epoch=first_epoch,
+                          device=device, world=world, rank=rank, drop_last=drop_last, pad=pad,
+                          budget=budget, fraction=fraction, reserve=reserve, buffers=buffers,
+                          readers=readers, output=output, copy=copy, borrow=borrow)
+        self._batch_arg = batch
+        self.copy = bool(copy)
+        self.borrow = bool(borrow) and not self.copy
         dev = _device_ordinal(device)
         if dev == -2:  # "cuda": the local rank's GPU, as the C library picks it
             err = ctypes.create_string_buffer(_ERR)
@@ -215,18 +356,24 @@ class Stream:
                 raise status_error(dev, err.value.decode("utf-8", "replace"))
         self.output = _output(output, dev)
         world_auto = world is None or world == "auto"
-        if world_auto:
-            world = 0  # from the launcher's variables (torchrun, Open MPI, MPICH/PMI, Slurm)
-        elif rank is None:
+        if not world_auto and rank is None:
             raise VramkitError("stream: world=%r needs rank=" % (world,), exit_code=2)
         o = StreamOpts()
         o.size = ctypes.sizeof(StreamOpts)
         o.batch = _count("batch", batch, 1)
-        o.budget_bytes = _count("budget", budget, 1) if budget is not None else 0
+        o.budget_bytes = _size("budget", budget, 1) if budget is not None else 0
         o.fraction = float(fraction) if fraction is not None else 0.0
-        o.reserve_bytes = _count("reserve", reserve, 0) if reserve is not None else 0
-        o.epochs = _count("epochs", epochs, 1)
-        o.first_epoch = _count("first_epoch", first_epoch, 0)
+        o.reserve_bytes = _size("reserve", reserve, 0) if reserve is not None else 0
+        # epochs: None, each iteration one epoch (the C stream runs a window of them, so
+        # the next iteration's first chunk is read while this one ends); N, one iteration N
+        self._per_iter = 1 if epochs is None else _count("epochs", epochs, 1)
+        self._window = _WINDOW if epochs is None else self._per_iter
+        self._epoch = _count("first_epoch", first_epoch, 0)  # where the next iteration starts
+        self._skip = 0        # batches of that epoch already delivered (a resumed position)
+        self._end = None      # a resumed iteration's end epoch (epochs=N)
+        self._resumed = False  # load_state_dict: the next iteration continues mid-epoch
+        o.epochs = self._window
+        o.first_epoch = self._epoch
         o.seed = _count("seed", seed, 0)
         o.world = 0 if world_auto else _count("world", world, 1)
         o.rank = _count("rank", rank, 0) if rank is not None else 0
@@ -238,29 +385,27 @@ class Stream:
         o.readers = _count("readers", readers, 1) if readers is not None else 0
         o.shuffle, o.drop_last, o.no_pad = int(bool(shuffle)), int(bool(drop_last)), int(not pad)
         o.device = dev
-        self._consumer = None
+        consumer = None
         if dev >= 0:
-            self._consumer = _consumer_stream(stream, dev)
-            o.consumer = self._consumer
-        names = [d.encode() for d in self.datasets]
-        arr = (ctypes.c_char_p * max(1, len(names)))(*names)
-        h = ctypes.c_void_p()
-        err = ctypes.create_string_buffer(_ERR)
-        st = L.vram_api_stream_open(self.path.encode(), arr, len(names), ctypes.byref(o),
-                                    ctypes.byref(h), err, _ERR)
-        if st != 0:
-            raise status_error(st, err.value.decode("utf-8", "replace"))
-        self._h = h
-        self._closed = False
-        self._err = ctypes.create_string_buffer(_ERR)  # reused by every call
-        self._b = Batch_()
-        self._b.size = ctypes.sizeof(Batch_)
+            consumer = _consumer_stream(stream, dev)
+            o.consumer = consumer
+        self._opts = o
+        self._names = [d.encode() for d in self.datasets]
+        self._lib = L
+        self._open(self._epoch, self._window)  # the device's errors first ("built without CUDA")
+        if dev >= 0 and self.output == "raw" and not self.borrow:
+            self._handle.close()
+            raise VramkitError("stream: output='raw' on a GPU hands out the streamer's own memory: "
+                               "give borrow=True (valid until the next batch), or use "
+                               "output='torch' (tensors that own their memory)", exit_code=2)
+        h = self._handle.h
         self.rank_samples = L.vram_api_stream_rank_samples(h)
         self.rank = L.vram_api_stream_rank_of(h)
         self.world = L.vram_api_stream_world(h)
         self.launcher = L.vram_api_stream_launcher(h).decode() or None
         self.device = L.vram_api_stream_device(h)
         self.batches_per_epoch = L.vram_api_stream_batches_per_epoch(h)
+        self.budget = L.vram_api_stream_budget(h)
         self._layout = []
         for d in range(L.vram_api_stream_datasets(h)):
             typ = L.vram_api_stream_type(h, d).decode()
@@ -273,64 +418,245 @@ class Stream:
                 typestr, code, bits, dims = "|u1", 1, 8, [row]
             self._layout.append((dims, typestr, code, bits))
         self._row = [L.vram_api_stream_row_bytes(h, d) for d in range(len(self._layout))]
-        self._lib = L
+        # a block of the pool: each dataset's rows of a full batch, aligned
+        self._offsets, n = [], 0
+        for r in self._row:
+            self._offsets.append(n)
+            n += -(-(o.batch * r) // _ALIGN) * _ALIGN
+        self._pool = _Pool(n) if self.device < 0 else None
+        self._iterating = 0   # the serial of the running iteration (load_state_dict ends it)
+        _streams.add(self)
+
+    # -- the C stream, opened at an epoch for a window of epochs
+
+    def _open(self, first_epoch, epochs):
+        if self._handle is not None:
+            # let go of the old one: closed now, or (borrow=True) when its last array is gone
+            self._release()
+            self._handle = None
+            self._serial += 1
+        o, L = self._opts, self._lib
+        o.first_epoch, o.epochs = first_epoch, epochs
+        arr = (ctypes.c_char_p * max(1, len(self._names)))(*self._names)
+        h = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERR)
+        st = L.vram_api_stream_open(self.path.encode(), arr, len(self._names), ctypes.byref(o),
+                                    ctypes.byref(h), err, _ERR)
+        if st != 0:
+            raise status_error(st, err.value.decode("utf-8", "replace"))
+        self._handle = _Handle(L, h, o.consumer)
+        self._closed = False
+        self._err = self._handle.err
+        self._b = Batch_()
+        self._b.size = ctypes.sizeof(Batch_)
+        self._c_at = (first_epoch, 0)          # what the C stream delivers next
+        self._c_end = first_epoch + epochs     # the epoch it ends before
+
+    def _seek(self, epoch, skip, end):
+        """The C stream at batch `skip` of `epoch`, able to run to `end`: kept when it is there
+        already, else reopened and the batches before skipped."""
+        self._release()
+        if self._c_at == (epoch, skip) and self._c_end >= end:
+            return
+        if self.batches_per_epoch == 0:
+            raise VramkitError("stream: %s: no batch in an epoch for this rank" % self.path,
+                               exit_code=2)
+        self._open(epoch, max(end - epoch, self._window))
+        if skip:
+            done = ctypes.c_uint64()
+            st = self._lib.vram_api_stream_skip(self._handle.h, skip, ctypes.byref(done),
+                                                self._err, _ERR)
+            if st != 0:
+                raise status_error(st, self._err.value.decode("utf-8", "replace"))
+            self._c_at = (epoch, done.value)
 
     def __len__(self):
         """Batches in one epoch."""
         return self.batches_per_epoch
 
+    def _check_process(self):
+        if self._forked_from is not None or self._pid != os.getpid():
+            raise VramkitError(
+                "stream: %s was opened in process %d and cannot be used in its forked child %d "
+                "(its reader threads stayed in the parent): open the stream in the child, or "
+                "hand it over pickled (its parameters and position travel, not the handle)"
+                % (self.path, self._pid, os.getpid()), status="VRAM_E_STATE", exit_code=2)
+
     def _release(self):
         if not self._holding:
             return
-        st = self._lib.vram_api_stream_release(self._h, self._err, _ERR)
         self._holding = False
         self._serial += 1
+        while self._foreign:  # consumers' streams (__dlpack__(stream=)): reuse after their work
+            self._handle.order(self._foreign.pop(), 1)
+        st = self._lib.vram_api_stream_release(self._handle.h, self._err, _ERR)
         if st != 0:
             raise status_error(st, self._err.value.decode("utf-8", "replace"))
 
+    def set_epoch(self, epoch):
+        """The epoch the next iteration runs (its shuffled order), as DistributedSampler's."""
+        self._epoch = _count("epoch", epoch, 0)
+        self._skip, self._end, self._resumed = 0, None, False
+        self._iterating += 1
+
+    @property
+    def epoch(self):
+        """The epoch the next iteration runs (or the running one continues)."""
+        return self._epoch
+
+    def state_dict(self):
+        """Where the stream is: the next batch a resumed stream delivers (torchdata's
+        StatefulDataLoader convention), with the parameters that must match on resume."""
+        return {"epoch": self._epoch, "batch": self._skip, "end": self._end,
+                "batches_per_epoch": self.batches_per_epoch, "file": self.path,
+                "datasets": list(self.datasets), "batch_size": self._opts.batch,
+                "shuffle": bool(self._opts.shuffle), "seed": self._opts.seed,
+                "world": self.world, "rank": self.rank, "drop_last": bool(self._opts.drop_last),
+                "pad": not self._opts.no_pad}
+
+    def load_state_dict(self, state):
+        """Continues from state_dict(): the next iteration delivers the batch after the last
+        one delivered then (the rest of that epoch, or of that epochs=N run). Refused when the
+        stream's parameters (file, datasets, batch, shuffle, seed, sharding) differ."""
+        mine = self.state_dict()
+        for k in ("datasets", "batch_size", "shuffle", "seed", "world", "rank", "drop_last",
+                  "pad", "batches_per_epoch"):
+            if k not in state:
+                raise VramkitError("stream: load_state_dict: the state has no %r" % k, exit_code=2)
+            if state[k] != mine[k]:
+                raise VramkitError("stream: load_state_dict: %s is %r in the state, %r in this "
+                                   "stream" % (k, state[k], mine[k]), exit_code=2)
+        epoch = _count("epoch", state.get("epoch"), 0)
+        skip = _count("batch", state.get("batch"), 0)
+        if skip >= max(1, self.batches_per_epoch):
+            raise VramkitError("stream: load_state_dict: batch %d is not below the %d batches "
+                               "of an epoch" % (skip, self.batches_per_epoch), exit_code=2)
+        end = state.get("end")
+        self._epoch, self._skip = epoch, skip
+        self._end = None if end is None else _count("end", end, epoch + 1)
+        self._resumed = True
+        self._iterating += 1  # a running iteration stops
+
     def __iter__(self):
+        self._check_process()
+        if self._closed:
+            raise VramkitError("stream: %s is closed" % self.path, status="VRAM_E_STATE")
+        if not self._resumed:
+            # a new run of epochs from the next one; an iteration left mid-epoch counts as its
+            # epoch, as a DataLoader's (load_state_dict continues the one left instead)
+            if self._skip:
+                self._epoch, self._skip = self._epoch + 1, 0
+            self._end = None
+        self._resumed = False
+        self._iterating += 1
+        return self._run(self._iterating)
+
+    def _run(self, serial):
+        epoch, skip = self._epoch, self._skip
+        end = self._end if self._end is not None else epoch + self._per_iter
+        self._end = end
+        self._seek(epoch, skip, end)
         L, b, err = self._lib, self._b, self._err
         ref = ctypes.byref(b)
-        while not self._closed:
-            self._release()
-            st = L.vram_api_stream_next(self._h, ref, err, _ERR)
-            if st != 0:
-                raise status_error(st, err.value.decode("utf-8", "replace"))
-            if b.done:
-                return
-            self._holding = bool(b.held)
-            batch = Batch(self, b, None)
-            batch._arrays = [self._array(batch, b.data[d], b.count, d)
-                             for d in range(len(self._layout))]
-            if self.copy:
-                batch._arrays = batch.copy()
-            yield batch
+        try:
+            while not self._closed and serial == self._iterating and self._epoch < end:
+                self._check_process()
+                self._release()
+                st = L.vram_api_stream_next(self._handle.h, ref, err, _ERR)
+                if st != 0:
+                    raise status_error(st, err.value.decode("utf-8", "replace"))
+                if b.done:  # the window ran out: the next epochs from a new C stream
+                    self._seek(self._epoch, 0, end)
+                    b, err, ref = self._b, self._err, ctypes.byref(self._b)
+                    continue
+                self._holding = bool(b.held)
+                self._c_at = (b.epoch, b.index + 1) if not b.epoch_end else (b.epoch + 1, 0)
+                batch = self._make(b)
+                # the position after this batch (what state_dict reports while it is used)
+                self._epoch, self._skip = self._c_at
+                yield batch
+        finally:
+            if serial == self._iterating and self._epoch >= end:
+                self._end = None
 
-    def _array(self, owner, ptr, count, d):
+    def _make(self, b):
+        batch = Batch(self, b, self.borrow)
+        if self.borrow:
+            batch._arrays = [self._borrowed(batch, b.data[d], b.count, d)
+                             for d in range(len(self._layout))]
+        elif self.device < 0:
+            batch._arrays = self._owned_host(b)
+            self._release()
+        else:  # a GPU: torch's caching allocator holds the copies
+            import torch
+            views = [torch.from_dlpack(DeviceArray(b.data[d], [b.count] + list(dims), ts, code,
+                                                   bits, self.device, self._handle, None,
+                                                   self._handle))
+                     for d, (dims, ts, code, bits) in enumerate(self._layout)]
+            cons = self._handle.consumer
+            if cons:
+                with torch.cuda.stream(torch.cuda.ExternalStream(cons, device=self.device)):
+                    batch._arrays = [v.clone() for v in views]
+            else:
+                batch._arrays = [v.clone() for v in views]
+            del views
+            self._release()  # reused after the copies queued on the consumer stream
+        if self.copy:
+            batch._arrays = batch.copy()
+        return batch
+
+    def _owned_host(self, b):
+        block = self._pool.take()
+        out = []
+        for d, (dims, typestr, code, bits) in enumerate(self._layout):
+            n = b.count * self._row[d]
+            off = self._offsets[d]
+            src = _np.frombuffer((ctypes.c_char * n).from_address(b.data[d]), dtype=_np.uint8) \
+                if n else _np.empty(0, dtype=_np.uint8)
+            dst = block[off:off + n]
+            _np.copyto(dst, src)
+            shape = (b.count,) + tuple(dims)
+            if self.output == "raw":
+                out.append(DeviceArray(block.ctypes.data + off, shape, typestr, code, bits, -1,
+                                       block))
+                continue
+            a = dst.view(typestr).reshape(shape)
+            out.append(self._host_out(a))
+        return out
+
+    def _host_out(self, a):
+        if self.output == "torch":
+            import torch
+            return torch.from_numpy(a)
+        return a
+
+    def _borrowed(self, owner, ptr, count, d):
         dims, typestr, code, bits = self._layout[d]
-        if self.output == "numpy":  # host memory: a NumPy view of the buffer, made directly
+        shape = [count] + list(dims)
+        if self.device < 0 and self.output != "raw":
             n = count * self._row[d]
-            return _np.frombuffer((ctypes.c_char * n).from_address(ptr), dtype=typestr).reshape(
-                (count,) + tuple(dims))
-        a = DeviceArray(ptr, [count] + list(dims), typestr, code, bits, self.device,
-                        self._consumer, owner)
+            # a view whose base keeps the stream's memory (its handle) alive
+            a = _np.asarray(_lease(ptr, n, self._handle)).view(typestr).reshape(shape)
+            return self._host_out(a)
+        a = DeviceArray(ptr, shape, typestr, code, bits, self.device, self._handle, owner,
+                        self._handle if self.device >= 0 else None)
         if self.output == "raw":
             return a
-        if self.output == "numpy":
-            return _np.asarray(a)
-        import torch  # output == "torch"
+        import torch  # output == "torch" on a GPU
         return torch.from_dlpack(a)
 
     def close(self):
-        """Stops the stream and frees its memory (batches handed out become invalid)."""
+        """Stops the stream. Owned arrays handed out stay valid; with borrow=True the memory is
+        freed when the last array over it is gone."""
         if self._closed:
             return
         self._closed = True
         self._holding = False
-        st = lib().vram_api_stream_close(self._h)
-        self._h = None
-        if st != 0:
-            raise status_error(st, None)
+        self._serial += 1
+        h, self._handle = self._handle, None
+        _streams.discard(self)
+        if h is not None and self._pid == os.getpid() and self._forked_from is None:
+            del h  # closes unless borrowed arrays still hold it
 
     def __enter__(self):
         return self
@@ -338,11 +664,18 @@ class Stream:
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def __reduce__(self):
+        """Pickles as the parameters and the position, never the handle: a spawned worker
+        unpickles a stream of its own, at the same place."""
+        spec = dict(self._spec)
+        return (_restore, (self.path, list(self.datasets), self._batch_arg, spec,
+                           self.state_dict()))
+
+
+def _restore(path, datasets, batch, spec, state):
+    s = Stream(path, datasets, batch, **spec)
+    s.load_state_dict(state)
+    return s
 
 
 def _count(name, value, least):
@@ -351,10 +684,42 @@ def _count(name, value, least):
     except (TypeError, ValueError):
         raise VramkitError("stream: %s=%r is not a whole number" % (name, value),
                            exit_code=2) from None
-    if v != value or v < least:
+    if isinstance(value, bool) or v != value or v < least:
         raise VramkitError("stream: %s=%r must be a whole number >= %d" % (name, value, least),
                            exit_code=2)
     return v
+
+
+def _size(name, value, least):
+    """A size as the command line takes it: bytes (an int), or "256MiB", "7.5GB", "4096"."""
+    if isinstance(value, str):
+        out = ctypes.c_uint64()
+        if lib().vram_api_parse_size(value.encode(), ctypes.byref(out)) != 0:
+            raise VramkitError("stream: %s=%r is not a size (bytes, or 512MiB, 7.5GB, 8GiB)"
+                               % (name, value), exit_code=2)
+        if out.value < least:
+            raise VramkitError("stream: %s=%r must be at least %d bytes" % (name, value, least),
+                               exit_code=2)
+        return out.value
+    try:
+        return _count(name, value, least)
+    except VramkitError:
+        raise VramkitError("stream: %s=%r is not a size (bytes, or a string: 512MiB, 7.5GB, "
+                           "8GiB)" % (name, value), exit_code=2) from None
+
+
+def _world(world, rank):
+    """(world, rank) as given, or with world "auto" from the launcher's variables."""
+    if world is None or world == "auto":
+        w, r = ctypes.c_uint32(), ctypes.c_uint32()
+        err = ctypes.create_string_buffer(_ERR)
+        st = lib().vram_api_world(ctypes.byref(w), ctypes.byref(r), err, _ERR)
+        if st != 0:
+            raise status_error(st, "world=auto: " + err.value.decode("utf-8", "replace"))
+        return w.value, (r.value if rank is None else _count("rank", rank, 0))
+    if rank is None:
+        raise VramkitError("stream: world=%r needs rank=" % (world,), exit_code=2)
+    return _count("world", world, 1), _count("rank", rank, 0)
 
 
 def _device_ordinal(device):
@@ -401,13 +766,16 @@ def _consumer_stream(stream, dev):
 def stream(path, datasets, batch, **options):
     """Streams the samples of `datasets` (HDF5 paths inside the file at `path`; they share
     their first dimension) into device memory in batches of `batch`, in the order `vramkit
-    chunks` plans, epoch after epoch: an iterator of Batch. Options: shuffle, seed, epochs,
+    chunks` plans: an iterable of Batch, each iteration one epoch (the next one each time;
+    set_epoch(e) picks it), or epochs=N in one iteration. Options: shuffle, seed, epochs,
     first_epoch, device ("cpu", "cuda:N", or "cuda": the GPU of this process's local rank),
     world and rank (sharding; world="auto", the default, takes both from torchrun, Open MPI,
     MPICH/PMI or Slurm, and means one process without a launcher), drop_last, pad,
-    budget (bytes for the chunk buffers; default a fraction of free memory), fraction,
-    reserve, buffers, readers, stream (the consumer's CUDA stream; default torch's current
-    one), output ("auto": torch tensors where torch is installed, else NumPy arrays on the CPU
-    and raw DeviceArray objects on a GPU; or "numpy", "torch", "raw"), copy (hand out copies
-    instead of the streamer's buffers). Use it as a context manager, or close() it."""
+    budget (bytes or a size string, "256MiB", for the chunk buffers; default on the CPU an
+    eighth of the available memory, at most 256 MiB, on a GPU a fraction of its free memory),
+    fraction, reserve, buffers, readers, stream (the consumer's CUDA stream; default torch's
+    current one), output ("auto": torch tensors where torch is installed, else NumPy arrays on
+    the CPU and raw DeviceArray objects on a GPU; or "numpy", "torch", "raw"), borrow (the
+    fast path: the streamer's own buffers, valid until the next batch), copy (arrays copied
+    once more, as batch.copy()). Use it as a context manager, or close() it."""
     return Stream(path, datasets, batch, **options)

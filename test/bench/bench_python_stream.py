@@ -6,8 +6,12 @@ same HDF5 file, in one run on one machine, as GB/s of sample bytes and their rat
                     consumed by a reduction on torch's stream) against baseline_h5py_torch.py
                     (h5py slice reads, pin_memory, .to(non_blocking=True)), run as a child on
                     the same file and chunk size.
-  --device cpu      vramkit.stream into NumPy arrays on the CPU against the same loader's host
-                    half: an h5py slice read of each chunk into NumPy, batches as slices.
+  --device cpu      vramkit.stream at its defaults (torch tensors that own their memory where
+                    torch is installed, else NumPy; the default host budget) against the same
+                    loader's host half (an h5py slice read of each chunk into NumPy, batches
+                    as slices, chunks of half vramkit's budget) and, where torch is installed,
+                    against torch.utils.data.DataLoader(num_workers=2, pin_memory=True) over a
+                    map-style Dataset reading one sample from h5py per __getitem__.
 
 The file: --file PATH (datasets /features float32 [N, W] and /targets int64 [N]), or made here
 with --size SIZE (--width W). Needs numpy and h5py (and torch with CUDA for --device cuda:N);
@@ -49,29 +53,35 @@ def make_file(path, size, width):
 def run_vramkit(path, device, batch, epochs, budget):
     per_epoch, checksum = [], 0
     torch = None
-    if device != "cpu":
-        import torch
+    opts = {} if budget is None else {"budget": budget}
     with vramkit.stream(path, ["/features", "/targets"], batch=batch, epochs=epochs,
-                        device=device, budget=budget,
-                        output="numpy" if device == "cpu" else "torch") as s:
+                        device=device, **opts) as s:
+        used = s.budget
         t0, nbytes, epoch = time.perf_counter(), 0, 0
         for b in s:
             x, y = b.arrays
-            if torch is not None:
+            if device != "cpu":
+                if torch is None:
+                    import torch
                 checksum += int(y.sum().item()) if b.index == 0 else 0
                 x.sum()  # consumed on torch's stream
             else:
+                # the same work per batch as the baselines': NumPy's sum over the batch (a torch
+                # tensor's NumPy view: torch's own CPU sum would start its thread pool, which
+                # fights the readers for two cores and times torch, not the loader)
+                if not isinstance(x, np.ndarray):
+                    x, y = x.numpy(), y.numpy()
                 checksum += int(y.sum()) if b.index == 0 else 0
                 x.sum()
-            nbytes += x.nbytes + y.nbytes if torch is None else \
-                x.element_size() * x.nelement() + y.element_size() * y.nelement()
+            nbytes += x.element_size() * x.nelement() + y.element_size() * y.nelement() \
+                if torch is not None else x.nbytes + y.nbytes
             if b.epoch_end:
                 if torch is not None:
                     torch.cuda.synchronize()
                 t1 = time.perf_counter()
                 per_epoch.append(nbytes / (t1 - t0) / 1e9)
                 t0, nbytes, epoch = time.perf_counter(), 0, epoch + 1
-    return per_epoch, checksum
+    return per_epoch, checksum, used
 
 
 def run_h5py_cpu(path, batch, epochs, chunk_bytes):
@@ -94,6 +104,42 @@ def run_h5py_cpu(path, batch, epochs, chunk_bytes):
     return per_epoch, checksum
 
 
+class H5Rows:
+    """A map-style Dataset as a PyTorch user writes one over an HDF5 file: one sample per
+    __getitem__, the file opened once in each worker."""
+
+    def __init__(self, path):
+        self.path, self.f = path, None
+        with h5py.File(path, "r") as f:
+            self.n = f["targets"].shape[0]
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if self.f is None:
+            self.f = h5py.File(self.path, "r")
+        return self.f["features"][i], self.f["targets"][i]
+
+
+def run_dataloader(path, batch, epochs, max_batches):
+    import torch
+    per_epoch, checksum = [], 0
+    loader = torch.utils.data.DataLoader(H5Rows(path), batch_size=batch, num_workers=2,
+                                         pin_memory=True)
+    for _ in range(epochs):
+        t0, nbytes = time.perf_counter(), 0
+        for k, (x, y) in enumerate(loader):
+            if k == 0:
+                checksum += int(y.sum())
+            x.numpy().sum()
+            nbytes += x.element_size() * x.nelement() + y.element_size() * y.nelement()
+            if k + 1 == max_batches:  # a sample of the epoch: the rate is steady
+                break
+        per_epoch.append(nbytes / (time.perf_counter() - t0) / 1e9)
+    return per_epoch, checksum
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--file")
@@ -102,17 +148,28 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--budget", type=parse_size, default=parse_size("1GiB"),
-                    help="vramkit's chunk buffers; the baseline's chunks are budget / 2")
+    ap.add_argument("--budget", type=parse_size, default=None,
+                    help="vramkit's chunk buffers (default: vramkit's own); the baseline's "
+                         "chunks are budget / 2")
+    ap.add_argument("--dataloader-batches", type=int, default=400,
+                    help="batches of each DataLoader epoch timed (it is slow; default 400)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     path = a.file or "/tmp/vramkit-bench-python-%d.h5" % a.size
     if not a.file and not os.path.exists(path):
         make_file(path, a.size, a.width)
-    ours, c1 = run_vramkit(path, a.device, a.batch, a.epochs, a.budget)
+    ours, c1, used = run_vramkit(path, a.device, a.batch, a.epochs, a.budget)
+    dl = None
     if a.device == "cpu":
-        theirs, c2 = run_h5py_cpu(path, a.batch, a.epochs, a.budget // 2)
+        theirs, c2 = run_h5py_cpu(path, a.batch, a.epochs, used // 2)
         name = "h5py slices into NumPy"
+        try:
+            import torch  # noqa: F401
+            dl, c3 = run_dataloader(path, a.batch, a.epochs, a.dataloader_batches)
+            if c3 != c1:
+                sys.exit("the DataLoader saw a different first batch (%d vs %d)" % (c3, c1))
+        except ImportError:
+            pass
     else:
         p = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__),
                                                          "baseline_h5py_torch.py"),
@@ -126,15 +183,22 @@ def main():
         sys.exit("the two loaders saw different first batches (%d vs %d)" % (c1, c2))
     best_ours, best_theirs = max(ours), max(theirs)
     res = {"file": path, "device": a.device, "batch": a.batch, "epochs": a.epochs,
-           "vramkit_gb_per_s": ours, "baseline": name, "baseline_gb_per_s": theirs,
-           "ratio_best": best_ours / best_theirs}
+           "budget": used, "vramkit_gb_per_s": ours, "baseline": name,
+           "baseline_gb_per_s": theirs, "ratio_best": best_ours / best_theirs}
+    if dl:
+        res["dataloader_gb_per_s"] = dl
+        res["ratio_dataloader_best"] = best_ours / max(dl)
     if a.json:
         print(json.dumps(res))
     else:
         print("file %s, device %s, batch %d" % (path, a.device, a.batch))
         print("vramkit.stream  " + "  ".join("%.2f" % g for g in ours) + " GB/s")
         print("%s  " % name + "  ".join("%.2f" % g for g in theirs) + " GB/s")
-        print("best epoch: %.2fx the baseline" % res["ratio_best"])
+        if dl:
+            print("DataLoader(num_workers=2, pin_memory=True)  " +
+                  "  ".join("%.3f" % g for g in dl) + " GB/s")
+        print("best epoch: %.2fx the baseline" % res["ratio_best"] +
+              (", %.1fx the DataLoader" % res["ratio_dataloader_best"] if dl else ""))
 
 
 if __name__ == "__main__":
