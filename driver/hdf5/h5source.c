@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/file.h"
 #include "util/text.h"
 
 #define DEFAULT_TIMEOUT_S 60.0
@@ -318,17 +319,19 @@ vram_status vram_h5_open(const char *path, const char *const *names, uint32_t n,
         return VRAM_E_INVALID;
     }
     snprintf(f->path, sizeof f->path, "%s", path);
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    const char *why = NULL;
+    f->fd = vram_open_read(path, 0, &st, &why); /* a FIFO or a device never blocks the open */
+    if (f->fd == VRAM_OPEN_NOT_FILE) {
+        f->fd = -1;
+        vram_msgf(err, cap, "%s: %s", path, why ? why : "not a regular file");
+        vram_h5_close(f);
+        return VRAM_E_INVALID;
+    }
     if (f->fd < 0) {
         int e = errno;
         vram_msgf(err, cap, "%s: %s", path, e == ENOENT ? "no such file" : strerror(e));
         vram_h5_close(f);
         return e == ENOENT || e == ENOTDIR ? VRAM_E_INVALID : VRAM_E_IO;
-    }
-    if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        vram_msgf(err, cap, "%s: not a regular file", path);
-        vram_h5_close(f);
-        return VRAM_E_INVALID;
     }
     f->file_bytes = (uint64_t)st.st_size;
     f->mtime_ns = mtime_ns(&st);

@@ -160,3 +160,19 @@ Test(cli_fifo, events_with_no_reader) {
     run_result r = run_limited(args);
     expect_refused(&r, 3, p, "a FIFO that no process is reading");
 }
+
+/* the HDF5 file of chunks and stream is opened in this process (the HDF5 child gets the
+ * descriptor), so it is checked here first */
+Test(cli_fifo, chunks_file) {
+    const char *p = fifo("data.h5");
+    const char *args[] = {"chunks", p, "--dataset", "/x", "--budget", "1MiB", NULL};
+    run_result r = run_limited(args);
+    expect_refused(&r, 2, p, "a FIFO, not a regular file");
+}
+
+Test(cli_fifo, stream_file) {
+    const char *p = fifo("data.h5");
+    const char *args[] = {"stream", p, "--dataset", "/x", "--device", "cpu", "--budget", "1MiB", NULL};
+    run_result r = run_limited(args);
+    expect_refused(&r, 2, p, "a FIFO, not a regular file");
+}
