@@ -306,9 +306,8 @@ vram_status vram_plan_doc_save(const char *path, const char *text, char *err, si
         goto out;                                                \
     } while (0)
 
-/* The file's JSON (the caller deletes it). */
-static vram_status read_json(const char *path, const char *what, cJSON **doc, char *err,
-                             size_t cap) {
+vram_status vram_plan_read_json(const char *path, const char *what, struct cJSON **doc,
+                                char *err, size_t cap) {
     FILE *f = fopen(path, "rb");
     char *text = NULL;
     long len;
@@ -517,7 +516,7 @@ vram_status vram_plan_doc_load(const char *path, const char *what, vram_plan *p,
                                size_t cap) {
     cJSON *doc = NULL;
     const cJSON *in, *x;
-    vram_status st = read_json(path, what, &doc, err, cap);
+    vram_status st = vram_plan_read_json(path, what, &doc, err, cap);
     if (st != VRAM_OK) return st;
     p->saved.present = 1;
     x = item(doc, "version");
@@ -557,7 +556,7 @@ vram_status vram_plan_doc_strategies(const char *path, const char *what, vram_pl
     cJSON *doc = NULL;
     const cJSON *version, *list, *it;
     int i = 0;
-    vram_status st = read_json(path, what, &doc, err, cap);
+    vram_status st = vram_plan_read_json(path, what, &doc, err, cap);
     if (st != VRAM_OK) return st;
     memset(rows, 0, sizeof *rows);
     version = item(doc, "version");
