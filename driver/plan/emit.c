@@ -129,17 +129,12 @@ static vram_status context_of(const vram_candidate *c, uint64_t *seq, uint64_t *
  * k + 1 (the last k blocks and the output layer, which the plan counted on the GPU); cpu: 0.
  * VRAM_E_UNHANDLED without a block count. */
 static vram_status llamacpp_layers(const vram_candidate *c, uint64_t *ngl) {
-    if (c->kind == VRAM_STRATEGY_CPU) {
-        *ngl = 0;
-        return VRAM_OK;
-    }
-    if (c->blocks == 0) return VRAM_E_UNHANDLED;
-    if (c->kind == VRAM_STRATEGY_GPU_CPU && c->cpu_blocks != 0) {
-        if (c->device < 0 || c->device >= VRAM_PLAN_MAX_GPUS) return VRAM_E_INVALID;
+    if (c->kind == VRAM_STRATEGY_GPU_CPU && c->fits && c->cpu_blocks != 0 && c->device >= 0 &&
+        c->device < VRAM_PLAN_MAX_GPUS) {
         *ngl = c->gpu_blocks[c->device] + 1u;
         return VRAM_OK;
     }
-    return vram_emit_gpu_layers(c, ngl); /* blocks + 1: every block and the output layer */
+    return vram_emit_gpu_layers(c, ngl); /* cpu 0, else every block and the output layer */
 }
 
 
