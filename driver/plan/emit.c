@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "util/json.h"
-#include "models/model_names.h"
+#include "accel.h"
 #include "util/text.h"
 
 const char vram_emit_format_names[] = "accelerate, llama.cpp, vllm, env";
@@ -122,6 +122,22 @@ static vram_status context_of(const vram_candidate *c, uint64_t *seq, uint64_t *
 
 /* ---- llama.cpp ------------------------------------------------------------------------ */
 
+/* -ngl as llama.cpp reads it (src/llama-model.cpp, llama_model::load_tensors, commit
+ * 00342301): slots 0 .. n_layer, the output layer being slot n_layer;
+ * i_gpu_start = max(n_layer + 1 - ngl, 0), so -ngl N offloads the output layer and the last
+ * N - 1 blocks. A candidate wholly on GPUs: blocks + 1; gpu_cpu with k blocks on its GPU:
+ * k + 1 (the last k blocks and the output layer, which the plan counted on the GPU); cpu: 0.
+ * VRAM_E_UNHANDLED without a block count. */
+static vram_status llamacpp_layers(const vram_candidate *c, uint64_t *ngl) {
+    if (c->kind == VRAM_STRATEGY_GPU_CPU && c->fits && c->cpu_blocks != 0 && c->device >= 0 &&
+        c->device < VRAM_PLAN_MAX_GPUS) {
+        *ngl = c->gpu_blocks[c->device] + 1u;
+        return VRAM_OK;
+    }
+    return vram_emit_gpu_layers(c, ngl); /* cpu 0, else every block and the output layer */
+}
+
+
 static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candidate *c,
                                  char *notes, size_t ncap, char *err, size_t cap) {
     const vram_model *m = &p->comps[0].m.model;
@@ -143,7 +159,7 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
     case VRAM_STRATEGY_EXPERTS_CPU: break;
     default: FAIL("--emit llama.cpp: strategy %s has no llama.cpp form", c->name);
     }
-    st = vram_emit_gpu_layers(c, &ngl);
+    st = llamacpp_layers(c, &ngl);
     if (st == VRAM_E_UNHANDLED)
         FAIL("--emit llama.cpp: the block count of %s is unknown, so the layers on the GPU (-ngl) "
              "cannot be said",
@@ -157,17 +173,29 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
         int last = 0;
         for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
             if (c->gpu_mask & (1u << g)) last = g;
+        /* --tensor-split over the ngl slots (blocks + the output layer, which is the last
+           slot): each GPU's blocks, the last GPU's one more */
         fprintf(out, " --split-mode layer --tensor-split ");
         for (int g = 0; g <= last; g++)
-            fprintf(out, "%s%llu", g ? "," : "", (unsigned long long)c->gpu_blocks[g]);
-        note(notes, ncap,
-             "llama.cpp keeps the output layer with the last layers; the plan counted it on GPU %d",
-             c->device);
+            fprintf(out, "%s%llu", g ? "," : "",
+                    (unsigned long long)(c->gpu_blocks[g] + (g == last ? 1u : 0u)));
+        if (last != c->device)
+            note(notes, ncap,
+                 "llama.cpp puts the output layer with the last slots, on GPU %d; the plan counted "
+                 "it on GPU %d",
+                 last, c->device);
     } else if (c->kind != VRAM_STRATEGY_CPU && p->mach.ngpu > 1) {
         fprintf(out, " --split-mode none --main-gpu %d", c->device); /* else it spreads layers */
     }
     if (c->kind == VRAM_STRATEGY_EXPERTS_CPU) fprintf(out, " --cpu-moe"); /* routed experts on the host */
     fprintf(out, "\n");
+    /* where -ngl stops short of the whole model, llama.cpp's order of slots decides */
+    if (c->kind == VRAM_STRATEGY_MULTI_GPU || (c->kind == VRAM_STRATEGY_GPU_CPU && c->cpu_blocks != 0))
+        note(notes, ncap,
+             "llama.cpp keeps the token embedding (its input layer) on the host and offloads the "
+             "output layer first (-ngl counts it: llama.cpp since its backend-registry loader, "
+             "pinned at commit 00342301); builds before it offload the output only when -ngl "
+             "exceeds the blocks");
     switch (c->kind) {
     case VRAM_STRATEGY_INT8:
         note(notes, ncap, "llama.cpp does not quantise at load: the plan sized 8-bit weights, so "
@@ -180,9 +208,11 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
     case VRAM_STRATEGY_GPU_CPU:
         if (c->cpu_blocks == 0) break; /* every block on the GPU: as a single-GPU strategy */
         note(notes, ncap,
-             "llama.cpp keeps the output layer on the host while blocks are there; the plan "
-             "counted it on GPU %d",
-             c->device);
+             "llama.cpp offloads the last blocks: blocks %llu to %llu and the output layer on "
+             "GPU %d, blocks 0 to %llu on the host (the plan counts blocks, which of them does "
+             "not change the bytes)",
+             (unsigned long long)c->cpu_blocks, (unsigned long long)(c->blocks - 1u), c->device,
+             (unsigned long long)(c->cpu_blocks - 1u));
         break;
     case VRAM_STRATEGY_CPU:
         note(notes, ncap, "llama.cpp computes in the GGUF's own format; the plan sized fp32 weights");
@@ -198,10 +228,72 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
 
 /* ---- vLLM ----------------------------------------------------------------------------- */
 
+/* What vLLM is given. Its start-up (vllm/v1/worker/gpu_worker.py, Worker.init_device and
+ * determine_available_memory, vLLM commit 35d5cda): after its CUDA context (and NCCL) exist it
+ * measures free memory and refuses to start when free < total x gpu_memory_utilization; that
+ * requested memory then holds weights, activations, non-torch memory and the KV cache (exactly
+ * kv_cache_memory_bytes when given). So the fraction is, on each GPU, (the plan's budget - the
+ * CUDA context) / total, rounded down to hundredths: the context plus the request stay inside
+ * the budget, and the request inside what is free once the context exists. --cpu-offload-gb
+ * (vllm/model_executor/models/utils.py, maybe_offload_to_cpu): the weights of the first blocks,
+ * parameter by parameter, until int(GiB x 2^30) bytes; every block's KV cache stays on the
+ * GPU, so it offloads the fewest blocks with which the GPU's part fits the budget. */
+typedef struct vllm_plan {
+    unsigned frac;           /* hundredths */
+    uint64_t kv;             /* --kv-cache-memory-bytes per GPU; 0: not known */
+    uint64_t offload_blocks; /* blocks whose weights go to the host */
+    uint64_t offload_nano;   /* --cpu-offload-gb in 1e-9 GiB, rounded down */
+} vllm_plan;
+
+static vram_status vllm_settings(const vram_plan *p, const vram_candidate *c, int tp, vllm_plan *v,
+                                 char *err, size_t cap) {
+    const vram_devices *d = &p->chain.devices;
+    uint64_t ctx = c->estimate.term[VRAM_TERM_CUDA_CONTEXT].expected;
+    unsigned best = 101;
+    memset(v, 0, sizeof *v);
+    for (int g = 0; g < d->gpus && g < VRAM_PLAN_MAX_GPUS; g++) {
+        uint64_t total = d->gpu[g].total, b = vram_devices_budget(d, g), q;
+        if (!(c->gpu_mask & (1u << g))) continue;
+        if (total == 0)
+            FAIL("--emit vllm: a GPU's total memory is unknown, so no fraction of it can be said "
+                 "(give --assume-gpu SIZE)");
+        b = b > ctx ? b - ctx : 0u;
+        q = b <= UINT64_MAX / 100u ? b * 100u / total : b / (total / 100u + 1u);
+        if (q < best) best = (unsigned)q;
+    }
+    if (best == 0 || best > 100) FAIL("--emit vllm: the plan leaves vLLM less than 1%% of a GPU once its CUDA context is made");
+    v->frac = best;
+    if (c->estimate.term[VRAM_TERM_KV_CACHE].expected != 0) {
+        uint64_t kv = c->estimate.term[VRAM_TERM_KV_CACHE].expected;
+        v->kv = kv / (uint64_t)tp + (kv % (uint64_t)tp != 0);
+    }
+    if (c->kind == VRAM_STRATEGY_GPU_CPU && c->cpu_blocks != 0) {
+        vram_emit_weights w;
+        uint64_t bp, op, all, budget = vram_devices_budget(d, c->device), over, m;
+        if (vram_emit_model_params(&p->comps[0].m.model, &bp, &op) != VRAM_OK ||
+            vram_emit_weight_split(c, bp, op, &w) != VRAM_OK || w.block == 0)
+            FAIL("--emit vllm: the weights of a block of %s are unknown, so --cpu-offload-gb "
+                 "cannot be said", p->comps[0].m.label);
+        /* every block on the GPU, weights and KV: what vLLM would need without offloading */
+        all = c->fixed_bytes + c->rest_bytes + c->blocks * c->block_bytes;
+        over = all > budget ? all - budget : 0u;
+        m = over / w.block + (over % w.block != 0);
+        if (m > c->blocks)
+            FAIL("--emit vllm: vLLM keeps every block's KV cache on the GPU; with the weights of "
+                 "all %llu blocks on the host it still needs %llu bytes more than GPU %d's budget",
+                 (unsigned long long)c->blocks, (unsigned long long)(over - c->blocks * w.block),
+                 c->device);
+        v->offload_blocks = m;
+        /* GiB in 1e-9 steps, rounded down: int(x * 2^30) never passes the blocks' bytes */
+        v->offload_nano = (uint64_t)((long double)(m * w.block) * 1e9L / 1073741824.0L);
+    }
+    return VRAM_OK;
+}
+
 static vram_status emit_vllm(FILE *out, const vram_plan *p, const vram_candidate *c, char *notes,
                              size_t ncap, char *err, size_t cap) {
     const vram_model *m = &p->comps[0].m.model;
-    unsigned frac;
+    vllm_plan v;
     int tp = 0;
     uint64_t seq, batch;
     vram_status st;
@@ -213,8 +305,7 @@ static vram_status emit_vllm(FILE *out, const vram_plan *p, const vram_candidate
     case VRAM_STRATEGY_MULTI_GPU: break;
     case VRAM_STRATEGY_INT8:
         FAIL("--emit vllm: vLLM has no LLM.int8() quantisation at load, which strategy int8 sized");
-    case VRAM_STRATEGY_GPU_CPU:
-        FAIL("--emit vllm: vLLM keeps every layer on its GPUs; strategy gpu_cpu puts blocks on the host");
+    case VRAM_STRATEGY_GPU_CPU: break; /* --cpu-offload-gb */
     case VRAM_STRATEGY_CPU:
         FAIL("--emit vllm: strategy cpu runs on the host; vLLM's CPU backend is a build of its own");
     default: FAIL("--emit vllm: strategy %s has no vLLM form", c->name);
@@ -227,31 +318,42 @@ static vram_status emit_vllm(FILE *out, const vram_plan *p, const vram_candidate
         FAIL("--emit vllm: %d GPUs do not divide the %llu attention heads of %s, which "
              "--tensor-parallel-size needs",
              tp, (unsigned long long)m->arch.heads, p->comps[0].m.label);
-    st = vram_emit_gpu_fraction(&p->chain.devices, c->gpu_mask, &frac);
-    if (st == VRAM_E_UNHANDLED)
-        FAIL("--emit vllm: a GPU's total memory is unknown, so no fraction of it can be said "
-             "(give --assume-gpu SIZE)");
-    if (st == VRAM_E_RANGE)
-        FAIL("--emit vllm: the plan leaves vLLM less than 1%% of a GPU");
-    if (st != VRAM_OK) FAIL("--emit vllm: %s", vram_status_str(st));
     if (context_of(c, &seq, &batch) != VRAM_OK) FAIL("--emit vllm: the plan sized no context");
+    st = vllm_settings(p, c, tp, &v, err, cap);
+    if (st != VRAM_OK) return st;
     if (vram__arch_cache_of(m->arch).state != 0)
         note(notes, ncap,
              "vLLM keeps a recurrent state of fixed size for each sequence it runs at once "
              "(--max-num-seqs); the plan counted one for each of the batch's %llu",
              (unsigned long long)batch);
     fprintf(out, "--gpu-memory-utilization %u.%02u --max-model-len %llu --tensor-parallel-size %d",
-            frac / 100u, frac % 100u, (unsigned long long)seq, tp);
+            v.frac / 100u, v.frac % 100u, (unsigned long long)seq, tp);
+    if (v.kv != 0) fprintf(out, " --kv-cache-memory-bytes %llu", (unsigned long long)v.kv);
+    if (v.offload_blocks != 0)
+        fprintf(out, " --cpu-offload-gb %llu.%09llu", (unsigned long long)(v.offload_nano / 1000000000u),
+                (unsigned long long)(v.offload_nano % 1000000000u));
     if (c->kind == VRAM_STRATEGY_INT4)
         fprintf(out, " --quantization bitsandbytes --dtype %s", torch_dtype(c->estimate.compute));
     else
         fprintf(out, " --dtype %s", torch_dtype(c->format));
     fprintf(out, "\n");
-    note(notes, ncap, "vLLM fills its fraction with KV cache: it takes the whole budget, not only "
-                      "what the plan estimated");
+    if (v.kv != 0)
+        note(notes, ncap, "--kv-cache-memory-bytes is the plan's KV cache for the batch of %llu "
+                          "(per GPU); vLLM then skips its own profiling (vLLM 0.11 and later; "
+                          "older builds fill the fraction with KV cache)",
+             (unsigned long long)batch);
+    else
+        note(notes, ncap, "vLLM fills its fraction with KV cache: it takes the whole budget, not only "
+                          "what the plan estimated");
+    if (v.offload_blocks != 0)
+        note(notes, ncap,
+             "vLLM offloads the weights of the first blocks and keeps every block's KV cache on the "
+             "GPU: %llu blocks' weights on the host where the plan put %llu whole blocks there",
+             (unsigned long long)v.offload_blocks, (unsigned long long)c->cpu_blocks);
     if (tp > 1)
         note(notes, ncap, "tensor parallelism shards every layer over the %d GPUs where the plan "
-                          "split whole blocks; the fraction is the smallest over them", tp);
+                          "split whole blocks; the fraction is the smallest over them, and NCCL's "
+                          "buffers (made before vLLM measures free memory) are not in the plan", tp);
     else if (c->device != 0 || p->mach.ngpu > 1)
         note(notes, ncap, "vLLM uses the first visible GPU: run it with CUDA_VISIBLE_DEVICES=%d "
                           "(--emit env)", c->device);
@@ -284,6 +386,9 @@ static vram_status emit_env(FILE *out, const vram_plan *p, const vram_candidate 
             if (!p->placed[i].fits)
                 FAIL("--emit env: component %s is not placed, so the plan has no device for it",
                      p->comps[i].name);
+    if (mask == 0)
+        fprintf(out, "# CUDA_VISIBLE_DEVICES empty: the plan uses no GPU, so the process sees none "
+                     "(CUDA reports no device)\n");
     fprintf(out, "export CUDA_VISIBLE_DEVICES=");
     for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
         if (mask & (1u << g)) {
@@ -333,236 +438,94 @@ static vram_status emit_env(FILE *out, const vram_plan *p, const vram_candidate 
 
 /* ---- accelerate ----------------------------------------------------------------------- */
 
-/* One module of the device_map. */
-typedef struct dm_entry {
-    char *module;
-    int device;
-    int block;      /* 1: a block (ordered by index), 0: outside the blocks */
-    uint64_t index; /* the block's index over all stacks */
-} dm_entry;
-
-typedef struct dm_stack {
-    char prefix[256]; /* the name up to the block index: "model.layers." */
-    uint64_t count;   /* highest index + 1 */
-    uint64_t offset;
-} dm_stack;
-
-static int stack_before(const dm_stack *a, const dm_stack *b) {
-    int ea = strstr(a->prefix, "encoder") != NULL, eb = strstr(b->prefix, "encoder") != NULL;
-    if (ea != eb) return ea; /* an encoder runs before its decoder */
-    return strcmp(a->prefix, b->prefix) < 0;
+static void json_device(vram_json *j, int device) {
+    if (device == VRAM_PLAN_CPU) vram_json_string(j, "cpu");
+    else vram_json_i64(j, device);
 }
 
-static int dm_cmp(const void *x, const void *y) {
-    const dm_entry *a = x, *b = y;
-    if (a->block != b->block) return a->block - b->block;
-    if (a->block && a->index != b->index) return a->index < b->index ? -1 : 1;
-    return strcmp(a->module, b->module);
+/* {"0": n, ..., "cpu": n} over the GPUs of mask and the host. */
+static void json_memory(vram_json *j, const char *key, const vram_emit_memory *m, uint32_t mask) {
+    vram_json_key(j, key);
+    vram_json_begin_object(j);
+    for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
+        if (mask & (1u << g)) {
+            char k[8];
+            snprintf(k, sizeof k, "%d", g);
+            vram_json_key_u64(j, k, m->gpu[g]);
+        }
+    vram_json_key_u64(j, "cpu", m->cpu);
+    vram_json_end_object(j);
 }
 
-#define MAX_STACKS 8
-
-/* The module of a tensor: a block's "model.layers.3", else the name less its last segment.
- * Fills *st_prefix_len with the bytes before the index (0 outside blocks). */
-static size_t module_of(const char *name, const vram_tensor_class *k, size_t *idx_at) {
-    size_t len = strlen(name), i = k->stack_len;
-    *idx_at = 0;
-    if (k->in_block) {
-        while (i < len && name[i] != '.') i++; /* the container word */
-        if (i < len) i++;
-        *idx_at = i;
-        while (i < len && name[i] >= '0' && name[i] <= '9') i++;
-        return i;
-    }
-    {
-        const char *dot = strrchr(name, '.');
-        return dot != NULL ? (size_t)(dot - name) : len;
-    }
-}
-
-/* The device_map of c from the tensor names: blocks by vram_emit_block_device, the rest on
- * the base device, sorted, one entry per module (*out[0 .. *n), free with dm_free). VRAM_OK;
- * VRAM_E_UNHANDLED (why in err) when the names cannot say it; VRAM_E_NOMEM. */
-static void dm_free(dm_entry *e, size_t n) {
-    for (size_t i = 0; i < n; i++) free(e[i].module);
-    free(e);
-}
-
-static vram_status device_map(const vram_names *nm, const vram_candidate *c, dm_entry **out,
-                              size_t *nout, char *err, size_t cap) {
-    dm_stack stacks[MAX_STACKS];
-    int nstack = 0, base = c->kind == VRAM_STRATEGY_CPU ? VRAM_PLAN_CPU : c->device;
-    dm_entry *e = calloc(nm->n ? nm->n : 1, sizeof *e);
-    size_t ne = 0;
-    uint64_t total = 0;
-    vram_status st = VRAM_OK;
-    if (e == NULL) return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < nm->n && st == VRAM_OK; i++) {
-        const char *name = nm->name[i];
-        vram_tensor_class k;
-        size_t idx_at, end;
-        int s;
-        if (vram_tensor_classify(name, strlen(name), 0, NULL, &k) != VRAM_OK) {
-            st = vram_errorf(err, cap, VRAM_E_UNHANDLED, "tensor %s: block index out of range", name);
-            break;
-        }
-        end = module_of(name, &k, &idx_at);
-        e[ne].module = strndup(name, end);
-        if (e[ne].module == NULL) {
-            st = vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
-            break;
-        }
-        e[ne].block = k.in_block;
-        e[ne].index = k.block;
-        e[ne].device = base;
-        if (k.in_block) {
-            for (s = 0; s < nstack; s++)
-                if (strlen(stacks[s].prefix) == idx_at && strncmp(stacks[s].prefix, name, idx_at) == 0)
-                    break;
-            if (s == nstack) {
-                if (nstack == MAX_STACKS || idx_at >= sizeof stacks[0].prefix) {
-                    st = vram_errorf(err, cap, VRAM_E_UNHANDLED,
-                                     "the tensor names hold more than %d stacks of blocks",
-                                     MAX_STACKS);
-                    ne++;
-                    break;
-                }
-                memcpy(stacks[s].prefix, name, idx_at);
-                stacks[s].prefix[idx_at] = '\0';
-                stacks[s].count = 0;
-                nstack++;
-            }
-            if (k.block >= stacks[s].count) stacks[s].count = k.block + 1u;
-            e[ne].device = s; /* the stack, until the offsets are known */
-        }
-        ne++;
-    }
-    if (st == VRAM_OK) {
-        /* stacks in running order (insertion sort), their offsets, the total */
-        for (int a = 1; a < nstack; a++)
-            for (int b = a; b > 0 && stack_before(&stacks[b], &stacks[b - 1]); b--) {
-                dm_stack t = stacks[b];
-                stacks[b] = stacks[b - 1];
-                stacks[b - 1] = t;
-                for (size_t i = 0; i < ne; i++) /* follow the swap */
-                    if (e[i].block) e[i].device = e[i].device == b ? b - 1 : e[i].device == b - 1 ? b : e[i].device;
-            }
-        for (int s = 0; s < nstack; s++) {
-            stacks[s].offset = total;
-            total += stacks[s].count;
-        }
-        if (total != c->blocks)
-            st = vram_errorf(err, cap, VRAM_E_UNHANDLED,
-                             "the tensor names hold %llu blocks, the plan %llu",
-                             (unsigned long long)total, (unsigned long long)c->blocks);
-    }
-    for (size_t i = 0; i < ne && st == VRAM_OK; i++) {
-        int dev;
-        if (!e[i].block) continue;
-        e[i].index += stacks[e[i].device].offset;
-        if (vram_emit_block_device(c, e[i].index, &dev) != VRAM_OK) {
-            st = vram_errorf(err, cap, VRAM_E_UNHANDLED, "block %llu has no device in the plan",
-                             (unsigned long long)e[i].index);
-            break;
-        }
-        e[i].device = dev;
-    }
-    if (st != VRAM_OK) {
-        dm_free(e, ne);
-        return st;
-    }
-    qsort(e, ne, sizeof *e, dm_cmp);
-    *out = e;
-    *nout = ne;
-    return VRAM_OK;
-}
-
-/* What accelerate's answer holds besides max_memory, computed before a byte is written. */
 #define ACC_NOTES 4
-typedef struct acc_doc {
-    const char *notes[ACC_NOTES];
-    int nnotes;
-    char why[1200];   /* a note of our own words ("no device_map: ...") */
-    dm_entry *dm;     /* the device_map (NULL: none) */
-    size_t ndm;
-} acc_doc;
 
 static vram_status emit_accelerate(vram_json *j, const vram_plan *p, const vram_candidate *c,
                                    char *err, size_t cap) {
     const vram_plan_component *comp = &p->comps[0];
-    vram_emit_weights w;
+    vram_acc_map map;
     vram_emit_memory mem;
-    uint64_t bp, op;
-    acc_doc d;
-    char why[1024];
+    char notes[ACC_NOTES][1200], why[1024], dev[16];
+    int nnotes = 0, have_map;
     vram_status st;
-    memset(&d, 0, sizeof d);
     if (c == NULL) FAIL("--emit accelerate: a plan of components has no one model to load; plan each with --model");
-    if (vram_emit_model_params(&comp->m.model, &bp, &op) != VRAM_OK ||
-        vram_emit_weight_split(c, bp, op, &w) != VRAM_OK || vram_emit_max_memory(c, &w, &mem) != VRAM_OK)
-        FAIL("--emit accelerate: the weights of %s cannot be split as the plan splits them",
-             comp->m.label);
-    if (c->kind == VRAM_STRATEGY_MULTI_GPU) {
-        int lowest = 0;
-        while (!(c->gpu_mask & (1u << lowest))) lowest++;
-        if (lowest != c->device)
-            d.notes[d.nnotes++] = "max_memory with device_map=\"auto\": accelerate fills GPUs by "
-                                  "index, so the embeddings and head the plan put on its base GPU "
-                                  "may land on the first; device_map says the plan's split exactly";
-    }
-    /* the device_map, from the tensor names */
-    if (strcmp(comp->m.source, "built-in") == 0 || strcmp(comp->m.source, "config.json") == 0) {
-        snprintf(d.why, sizeof d.why,
-                 "no device_map: %s is a %s, which has no tensor names; give the model's "
-                 "safetensors (or pass max_memory with device_map=\"auto\")",
-                 comp->m.label, strcmp(comp->m.source, "built-in") == 0 ? "built-in model" : "config.json");
-        d.notes[d.nnotes++] = d.why;
+    st = vram_acc_map_make(p, c, &map, why, sizeof why);
+    if (st == VRAM_E_NOMEM || st == VRAM_E_IO) return vram_errorf(err, cap, st, "--emit accelerate: %s", why);
+    if (st == VRAM_E_INVALID || st == VRAM_E_FORMAT)
+        FAIL("--emit accelerate: no device_map matches the plan's split of %s: %s", comp->m.label, why);
+    have_map = st == VRAM_OK;
+    if (have_map) {
+        mem = map.mem;
+        if (map.moved_to != VRAM_PLAN_NONE) {
+            char base[16];
+            snprintf(notes[nnotes++], sizeof notes[0],
+                     "accelerate keeps the modules after the last block (%llu bytes: the final "
+                     "norm, an untied head) with that block, on %s; the plan counted them on %s",
+                     (unsigned long long)map.moved,
+                     vram_plan_device_name(map.moved_to, dev, sizeof dev),
+                     vram_plan_device_name(c->kind == VRAM_STRATEGY_CPU ? VRAM_PLAN_CPU : c->device,
+                                           base, sizeof base));
+        }
+        if (!map.exact)
+            snprintf(notes[nnotes++], sizeof notes[0],
+                     "no max_memory makes accelerate's infer_auto_device_map walk land exactly on "
+                     "this split (a device's range is empty); pass device_map");
+        if (map.no_split[0][0] == '\0')
+            snprintf(notes[nnotes++], sizeof notes[0],
+                     "no_split_module_classes: model type '%s' is not in vramkit's table; give "
+                     "infer_auto_device_map the model's _no_split_modules",
+                     map.model_type[0] ? map.model_type : "unknown");
     } else {
-        vram_names nm;
-        st = vram_model_tensor_names(comp->model_arg, &nm, why, sizeof why);
-        if (st == VRAM_OK) {
-            st = device_map(&nm, c, &d.dm, &d.ndm, why, sizeof why);
-            vram_names_free(&nm);
-            if (st == VRAM_E_NOMEM) return vram_errorf(err, cap, st, "--emit accelerate: out of memory");
-            if (st != VRAM_OK)
-                FAIL("--emit accelerate: no device_map matches the plan's split of %s: %s",
-                     comp->m.label, why);
-            if (comp->m.model.arch.flags & VRAM_ARCH_TIED)
-                d.notes[d.nnotes++] = "tied head: it shares the token embedding's weight and has "
-                                      "no tensor of its own, so device_map has no entry for it; "
-                                      "from_pretrained places it with the embedding, "
-                                      "dispatch_model needs one more entry (lm_head in most "
-                                      "models) on the embedding's device";
-        } else if (st == VRAM_E_UNHANDLED) {
-            snprintf(d.why, sizeof d.why, "no device_map: %s", why);
-            d.notes[d.nnotes++] = d.why;
-        } else {
-            return vram_errorf(err, cap, st == VRAM_E_FORMAT ? VRAM_E_INVALID : st,
-                               "--emit accelerate: %s", why);
-        }
+        vram_emit_weights w;
+        uint64_t bp, op;
+        if (vram_emit_model_params(&comp->m.model, &bp, &op) != VRAM_OK ||
+            vram_emit_weight_split(c, bp, op, &w) != VRAM_OK || vram_emit_max_memory(c, &w, &mem) != VRAM_OK)
+            FAIL("--emit accelerate: the weights of %s cannot be split as the plan splits them",
+                 comp->m.label);
+        snprintf(notes[nnotes++], sizeof notes[0], "%s", why);
     }
+    if (c->kind == VRAM_STRATEGY_INT8 || c->kind == VRAM_STRATEGY_INT4)
+        snprintf(notes[nnotes++], sizeof notes[0],
+                 "max_memory counts the weights at their 16-bit size; bitsandbytes counts the "
+                 "quantised ones smaller, which leaves more room on the GPU");
     vram_json_begin_object(j);
-    vram_json_key(j, "max_memory");
-    vram_json_begin_object(j);
-    for (int g = 0; g < VRAM_PLAN_MAX_GPUS; g++)
-        if (c->gpu_mask & (1u << g)) {
-            char key[8];
-            snprintf(key, sizeof key, "%d", g);
-            vram_json_key_u64(j, key, mem.gpu[g]);
-        }
-    vram_json_key_u64(j, "cpu", mem.cpu);
-    vram_json_end_object(j);
-    if (d.dm != NULL) {
+    json_memory(j, "max_memory", &mem, c->gpu_mask);
+    if (have_map) {
         vram_json_key(j, "device_map");
         vram_json_begin_object(j);
-        for (size_t i = 0; i < d.ndm; i++) {
-            if (i > 0 && strcmp(d.dm[i].module, d.dm[i - 1].module) == 0) continue;
-            vram_json_key(j, d.dm[i].module);
-            if (d.dm[i].device == VRAM_PLAN_CPU) vram_json_string(j, "cpu");
-            else vram_json_i64(j, d.dm[i].device);
+        for (size_t i = 0; i < map.n; i++) {
+            vram_json_key(j, map.mod[i].name);
+            json_device(j, map.mod[i].device);
         }
         vram_json_end_object(j);
-        dm_free(d.dm, d.ndm);
+        if (map.no_split[0][0] != '\0') {
+            vram_json_key(j, "no_split_module_classes");
+            vram_json_begin_array(j);
+            for (int k = 0; k < 2; k++)
+                if (map.no_split[k][0] != '\0') vram_json_string(j, map.no_split[k]);
+            vram_json_end_array(j);
+        }
+        json_memory(j, "weights", &map.weights, c->gpu_mask);
+        vram_acc_map_free(&map);
     }
     if (c->kind == VRAM_STRATEGY_INT8 || c->kind == VRAM_STRATEGY_INT4) {
         vram_json_key(j, "quantization_config");
@@ -580,10 +543,10 @@ static vram_status emit_accelerate(vram_json *j, const vram_plan *p, const vram_
     } else {
         vram_json_key_string(j, "dtype", torch_dtype(c->format));
     }
-    if (d.nnotes > 0) {
+    if (nnotes > 0) {
         vram_json_key(j, "notes");
         vram_json_begin_array(j);
-        for (int i = 0; i < d.nnotes; i++) vram_json_string(j, d.notes[i]);
+        for (int i = 0; i < nnotes; i++) vram_json_string(j, notes[i]);
         vram_json_end_array(j);
     }
     vram_json_end_object(j);

@@ -289,9 +289,8 @@ vram_status vram_plan_doc_save(const char *path, const char *text, char *err, si
         goto out;                                                \
     } while (0)
 
-/* The file's JSON (the caller deletes it). */
-static vram_status read_json(const char *path, const char *what, cJSON **doc, char *err,
-                             size_t cap) {
+vram_status vram_plan_read_json(const char *path, const char *what, struct cJSON **doc,
+                                char *err, size_t cap) {
     const char *why = NULL;
     int fd = vram_open_read(path, 0, NULL, &why);
     FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
@@ -505,7 +504,7 @@ vram_status vram_plan_doc_load(const char *path, const char *what, vram_plan *p,
                                size_t cap) {
     cJSON *doc = NULL;
     const cJSON *in, *x;
-    vram_status st = read_json(path, what, &doc, err, cap);
+    vram_status st = vram_plan_read_json(path, what, &doc, err, cap);
     if (st != VRAM_OK) return st;
     p->saved.present = 1;
     x = item(doc, "version");
@@ -553,7 +552,7 @@ vram_status vram_plan_doc_strategies(const char *path, const char *what, vram_pl
     cJSON *doc = NULL;
     const cJSON *version, *list, *it;
     int i = 0;
-    vram_status st = read_json(path, what, &doc, err, cap);
+    vram_status st = vram_plan_read_json(path, what, &doc, err, cap);
     if (st != VRAM_OK) return st;
     memset(rows, 0, sizeof *rows);
     version = item(doc, "version");

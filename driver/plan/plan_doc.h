@@ -66,4 +66,11 @@ vram_status vram_plan_doc_strategies(const char *path, const char *what, vram_pl
 /* The same rows from a plan made here. */
 void vram_plan_rows_from_chain(const vram_plan *p, vram_plan_rows *rows);
 
+/* A JSON file of at most VRAM_PLAN_FILE_MAX bytes (a saved plan, a model's config.json),
+ * parsed into *doc (the caller deletes it). VRAM_E_INVALID naming `what` for a missing file, one too large or not
+ * JSON; VRAM_E_IO when it cannot be read. */
+struct cJSON;
+vram_status vram_plan_read_json(const char *path, const char *what, struct cJSON **doc,
+                                char *err, size_t cap);
+
 #endif /* VRAMKIT_DRIVER_PLAN_DOC_H */

@@ -26,8 +26,11 @@ LLAMA_CPP = {
 }
 # vLLM: engine arguments of `vllm serve` (docs.vllm.ai, v0.8.1 engine_args; in-flight
 # bitsandbytes 4-bit with --quantization bitsandbytes per the v0.8.2 BitsAndBytes page).
-VLLM_VERSION = "vLLM v0.8.1 engine arguments (bitsandbytes: v0.8.2 docs)"
+VLLM_VERSION = ("vLLM v0.8.1 engine arguments (bitsandbytes: v0.8.2 docs; "
+                "--kv-cache-memory-bytes: CacheConfig.kv_cache_memory_bytes, commit 35d5cda)")
 VLLM = {
+    "--kv-cache-memory-bytes": "int",  # vllm/config/cache.py (vLLM 0.11 on)
+    "--cpu-offload-gb": "gib",         # GiB of weights per GPU on the host (engine args)
     "--gpu-memory-utilization": "fraction",
     "--max-model-len": "int",
     "--tensor-parallel-size": "int",
@@ -56,6 +59,8 @@ def value_ok(kind, v):
         return re.fullmatch(r"[0-9]+", v) is not None
     if kind == "int,list":
         return re.fullmatch(r"[0-9]+(,[0-9]+)*", v) is not None
+    if kind == "gib":
+        return re.fullmatch(r"[0-9]+(\.[0-9]+)?", v) is not None
     if kind == "fraction":
         return re.fullmatch(r"[01]\.[0-9]{2}", v) is not None and 0 < float(v) <= 1
     return True
@@ -115,7 +120,7 @@ def main():
             r = run(*args, *extra, "--emit", fmt)
             label = f"{fmt} {' '.join(args)} {strategy or 'chosen'}"
             if r.returncode == 2 and fmt == "vllm":
-                # a stated refusal (int8, gpu_cpu, cpu): one line naming the format
+                # a stated refusal (int8, cpu): one line naming the format
                 check(r.stdout == "" and r.stderr.count("\n") == 1 and "--emit vllm:" in r.stderr,
                       f"{label}: refused in one line: {r.stderr.strip()}")
                 continue

@@ -130,10 +130,11 @@ Test(cli_emit, llamacpp_gpu_cpu_layers_match_the_plan) {
     cli_result r = run_more(base, more);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     char want[128];
-    snprintf(want, sizeof want, "-ngl %ld -c 8192 -np 2 --split-mode none --main-gpu 0\n", k);
+    /* llama.cpp offloads the output layer first: k blocks and it are k + 1 slots */
+    snprintf(want, sizeof want, "-ngl %ld -c 8192 -np 2 --split-mode none --main-gpu 0\n", k + 1);
     cr_expect_str_eq(r.out, want);
-    cr_expect(strstr(r.err, "note: --emit llama.cpp: llama.cpp keeps the output layer on the host"),
-              "%s", r.err);
+    cr_expect(strstr(r.err, "note: --emit llama.cpp: llama.cpp offloads the last blocks"), "%s",
+              r.err);
     cJSON_Delete(doc);
     cli_result_free(&r);
 }
@@ -150,8 +151,9 @@ Test(cli_emit, llamacpp_tensor_split_is_the_blocks_per_gpu) {
     cli_result r = run_more(base, more);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     char want[160];
+    /* the output layer is the last slot, on the last GPU: its share is one more */
     snprintf(want, sizeof want, "-ngl %ld -c 2048 --split-mode layer --tensor-split %ld,%ld\n",
-             b0 + b1 + 1, b0, b1);
+             b0 + b1 + 1, b0, b1 + 1);
     cr_expect_str_eq(r.out, want);
     cJSON_Delete(doc);
     cli_result_free(&r);
@@ -174,14 +176,16 @@ Test(cli_emit, llamacpp_quantised_and_cpu_say_what_gguf_to_use) {
 /* ---- vLLM ---------------------------------------------------------------------------- */
 
 Test(cli_emit, vllm_fraction_is_what_the_plan_leaves_other_tenants) {
-    /* 8 GiB, 4.7 GB used by another process, 256 MiB margin: (8 GiB - 4.7e9 - 256 MiB) / 8 GiB
-       = 0.422..., rounded down */
+    /* 8 GiB, 4.7 GB used by another process, 256 MiB margin, vLLM's own CUDA context (the
+       estimate's 430 MiB) made before it measures: (8 GiB - 4.7e9 - 256 MiB - 430 MiB) / 8 GiB
+       = 0.369..., rounded down; the KV cache of 1024 tokens of gpt2 (12 x 2 x 1024 x 768 x 2) */
     const char *args[] = {"plan", "--model", "gpt2", "--assume-gpu", "8GiB,used=4.7GB,cc=8.9",
                           "--host-memory", "16GiB", "--seq", "1024", "--emit", "vllm", NULL};
     cli_result r = run(args);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
-    cr_expect_str_eq(r.out, "--gpu-memory-utilization 0.42 --max-model-len 1024 "
-                            "--tensor-parallel-size 1 --dtype bfloat16\n");
+    cr_expect_str_eq(r.out, "--gpu-memory-utilization 0.36 --max-model-len 1024 "
+                            "--tensor-parallel-size 1 --kv-cache-memory-bytes 37748736 "
+                            "--dtype bfloat16\n");
     cr_expect(strstr(r.err, "KV cache") != NULL, "%s", r.err);
     cli_result_free(&r);
 }
@@ -199,34 +203,78 @@ Test(cli_emit, vllm_int4_and_tensor_parallel) {
                         "--flash-attention", "--emit", "vllm", "--strategy", "multi_gpu", NULL};
     r = run(tp);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
-    /* the smaller GPU decides: (20 GiB - 256 MiB) / 24 GiB = 0.822... */
-    cr_expect(strncmp(r.out, "--gpu-memory-utilization 0.82 ", 30) == 0, "%s", r.out);
-    cr_expect(strstr(r.out, "--tensor-parallel-size 2 --dtype bfloat16\n") != NULL, "%s", r.out);
+    /* the smaller GPU decides: (20 GiB - 256 MiB - 430 MiB of context) / 24 GiB = 0.805... */
+    cr_expect(strncmp(r.out, "--gpu-memory-utilization 0.80 ", 30) == 0, "%s", r.out);
+    cr_expect(strstr(r.out, "--tensor-parallel-size 2 --kv-cache-memory-bytes ") != NULL, "%s",
+              r.out);
+    cr_expect(strstr(r.out, " --dtype bfloat16\n") != NULL, "%s", r.out);
     cr_expect(strstr(r.err, "shards every layer") != NULL, "%s", r.err);
+    cli_result_free(&r);
+}
+
+/* gpu_cpu: vLLM keeps every block's KV cache on the GPU and offloads the weights of its first
+ * blocks, parameter by parameter, up to int(GiB x 2^30) bytes: a count of whole blocks. */
+Test(cli_emit, vllm_gpu_cpu_offloads_whole_blocks_weights) {
+    const char *args[] = {"plan", "--model", "Llama-3-8B", "--assume-gpu", "12GiB,cc=8.9",
+                          "--host-memory", "64GiB", "--seq", "2048", "--emit", "vllm",
+                          "--strategy", "gpu_cpu", NULL};
+    cli_result r = run(args);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    const char *at = strstr(r.out, " --cpu-offload-gb ");
+    cr_assert_not_null(at, "%s", r.out);
+    double gib = strtod(at + strlen(" --cpu-offload-gb "), NULL);
+    /* one block of Llama-3-8B in bf16: 218,112,000 parameters */
+    const double block = 436224000.0, bytes = gib * 1073741824.0;
+    long m = (long)(bytes / block + 0.5);
+    cr_expect(m >= 1 && m < 32, "%f", gib);
+    cr_expect(bytes <= m * block && bytes > m * block - 2.0, "%.3f vs %ld blocks", bytes, m);
+    cr_expect(strstr(r.err, "keeps every block's KV cache on the GPU") != NULL, "%s", r.err);
     cli_result_free(&r);
 }
 
 /* ---- accelerate ---------------------------------------------------------------------- */
 
-Test(cli_emit, accelerate_built_in_model_max_memory_and_no_device_map) {
-    const char *args[] = {"plan", "--model", "Llama-3-8B", "--assume-gpu", "12GiB,cc=7.5",
-                          "--host-memory", "64GiB", "--emit", "accelerate", "--strategy",
-                          "gpu_cpu", NULL};
-    cli_result r = run(args);
+/* A built-in model: module names from its model type (llama), blocks as the plan splits them,
+ * the final norm and the head after the last block, on the host, as accelerate walks them. */
+Test(cli_emit, accelerate_built_in_model_device_map_from_its_model_type) {
+    const char *base[] = {"plan", "--model", "Llama-3-8B", "--assume-gpu", "12GiB,cc=7.5",
+                          "--host-memory", "64GiB", NULL};
+    const char *more[] = {"--emit", "accelerate", "--strategy", "gpu_cpu", NULL};
+    cJSON *plan = plan_json(base);
+    long k = blocks_on(strategy(plan, "gpu_cpu"), "gpu0");
+    cr_assert(k > 0 && k < 32, "%ld", k);
+    cli_result r = run_more(base, more);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
     cr_expect_str_empty(r.err);
     cr_expect_eq(cli_count_lines(r.out), 1);
     cJSON *doc = jparse(r.out);
-    const cJSON *mm = jget(doc, "max_memory");
-    cr_expect(jnum(mm, "0") > 4e9 && jnum(mm, "0") < 12.0 * 1073741824.0, "%f", jnum(mm, "0"));
-    cr_expect(jnum(mm, "cpu") > 1e9, "blocks on the host");
-    cr_expect(jnum(mm, "0") + jnum(mm, "cpu") > 16e9, "8B parameters in fp16 and more");
+    const cJSON *mm = jget(doc, "max_memory"), *dm = jget(doc, "device_map"),
+                *w = jget(doc, "weights");
+    cr_expect_eq(cJSON_GetArraySize(dm), 35, "32 blocks, the embedding, the norm, the head");
+    cr_expect_str_eq(cJSON_GetArrayItem(dm, 0)->string, "model.embed_tokens", "accelerate's order");
+    cr_expect_str_eq(cJSON_GetArrayItem(dm, 34)->string, "lm_head");
+    long on_gpu = 0;
+    for (int b = 0; b < 32; b++) {
+        char name[32];
+        snprintf(name, sizeof name, "model.layers.%d", b);
+        const cJSON *v = jget(dm, name);
+        if (cJSON_IsNumber(v)) on_gpu++;
+        cr_expect(cJSON_IsNumber(v) == (b < k), "%s", name);
+    }
+    cr_expect_eq(on_gpu, k);
+    cr_expect_str_eq(jstr(dm, "lm_head"), "cpu", "after the last block, on its device");
     cr_expect_str_eq(jstr(doc, "dtype"), "float16", "cc 7.5: fp16");
-    cr_expect_null(cJSON_GetObjectItem(doc, "device_map"));
-    cr_expect_null(cJSON_GetObjectItem(doc, "quantization_config"));
-    const cJSON *notes = jget(doc, "notes");
-    cr_expect(strstr(cJSON_GetArrayItem(notes, 0)->valuestring, "no device_map") != NULL);
+    cr_expect_str_eq(cJSON_GetArrayItem(jget(doc, "no_split_module_classes"), 0)->valuestring,
+                     "LlamaDecoderLayer");
+    /* the budgets: each device's weights and, on the main devices, room for the largest
+       layer still to come; the weights add up to the model's 8.03B parameters in fp16 */
+    cr_expect(jnum(mm, "0") > jnum(w, "0") && jnum(mm, "cpu") > jnum(w, "cpu"));
+    cr_expect(jnum(w, "0") + jnum(w, "cpu") > 16.0e9 && jnum(w, "0") + jnum(w, "cpu") < 16.1e9,
+              "%f", jnum(w, "0") + jnum(w, "cpu"));
+    cr_expect(strstr(cJSON_GetArrayItem(jget(doc, "notes"), 0)->valuestring,
+                     "accelerate keeps the modules after the last block") != NULL);
     cJSON_Delete(doc);
+    cJSON_Delete(plan);
     cli_result_free(&r);
 }
 
@@ -337,18 +385,24 @@ Test(cli_emit, accelerate_device_map_follows_the_split_by_blocks) {
     cJSON *doc = jparse(r.out);
     const cJSON *dm = jget(doc, "device_map");
     cr_expect_eq(cJSON_GetArraySize(dm), 7, "3 modules outside the blocks and 4 blocks");
-    static const char *const on_gpu[] = {"lm_head", "model.embed_tokens", "model.norm",
-                                         "model.layers.0", "model.layers.1"};
-    for (int i = 0; i < 5; i++) {
+    /* accelerate's walk: the embedding and the first blocks on the GPU, then the host for the
+       other blocks and what follows them (the final norm, the head) */
+    static const char *const on_gpu[] = {"model.embed_tokens", "model.layers.0", "model.layers.1"};
+    for (int i = 0; i < 3; i++) {
         const cJSON *v = jget(dm, on_gpu[i]);
         cr_expect(cJSON_IsNumber(v) && v->valueint == 0, "%s", on_gpu[i]);
     }
-    cr_expect_str_eq(jstr(dm, "model.layers.2"), "cpu");
-    cr_expect_str_eq(jstr(dm, "model.layers.3"), "cpu");
-    /* blocks in order after the modules outside them */
-    cr_expect_str_eq(cJSON_GetArrayItem(dm, 3)->string, "model.layers.0");
-    cr_expect_str_eq(cJSON_GetArrayItem(dm, 6)->string, "model.layers.3");
-    cr_expect_null(cJSON_GetObjectItem(doc, "notes"));
+    static const char *const on_cpu[] = {"model.layers.2", "model.layers.3", "model.norm",
+                                         "lm_head"};
+    for (int i = 0; i < 4; i++) cr_expect_str_eq(jstr(dm, on_cpu[i]), "cpu", "%s", on_cpu[i]);
+    for (int i = 0; i < 7; i++) /* in the order accelerate walks them */
+        cr_expect_str_eq(cJSON_GetArrayItem(dm, i)->string, i < 3 ? on_gpu[i] : on_cpu[i - 3]);
+    /* no config.json: no model type, so no block class, and the head moved: both said */
+    char *all = cJSON_PrintUnformatted(jget(doc, "notes"));
+    cr_assert_not_null(all);
+    cr_expect(strstr(all, "after the last block") != NULL, "%s", all);
+    cr_expect(strstr(all, "no_split_module_classes") != NULL, "%s", all);
+    cJSON_free(all);
     cJSON_Delete(doc);
     cli_result_free(&r);
     /* the whole model on the host: every module on cpu */
@@ -404,7 +458,9 @@ Test(cli_emit, env_for_components_renumbers_their_gpus) {
                          NULL};
     r = run(cpu);
     cr_assert_eq(r.exit_code, 0, "%s", r.err);
-    cr_expect_str_eq(r.out, "export CUDA_VISIBLE_DEVICES=\nexport VRAMKIT_DEVICE=cpu\n"
+    cr_expect_str_eq(r.out, "# CUDA_VISIBLE_DEVICES empty: the plan uses no GPU, so the process "
+                            "sees none (CUDA reports no device)\n"
+                            "export CUDA_VISIBLE_DEVICES=\nexport VRAMKIT_DEVICE=cpu\n"
                             "# PYTORCH_CUDA_ALLOC_CONF: not set, the plan uses no GPU\n");
     cli_result_free(&r);
 }
@@ -584,9 +640,6 @@ ParameterizedTestParameters(cli_emit, cannot_express) {
         {{"plan", "--model", "gpt2", "--assume-gpu", "8GiB", "--emit", "vllm", "--strategy",
           "int8"},
          "--emit vllm: vLLM has no LLM.int8() quantisation at load"},
-        {{"plan", "--model", "gpt2", "--assume-gpu", "8GiB", "--emit", "vllm", "--strategy",
-          "gpu_cpu"},
-         "--emit vllm: vLLM keeps every layer on its GPUs"},
         {{"plan", "--model", "gpt2", "--assume-gpu", "8GiB", "--host-memory", "8GiB", "--emit",
           "vllm", "--strategy", "cpu"},
          "--emit vllm: strategy cpu runs on the host"},
