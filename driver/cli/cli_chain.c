@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "plan/calibration.h"
+
 int cli_chain_dashes(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--") == 0) return i;
@@ -37,4 +39,27 @@ const char *cli_chain_self_exe(const char *cmd) {
     fprintf(stderr, "vramkit: %s: warning: /proc/self/exe cannot be run: what it starts will not "
                     "be killed if vramkit is killed with SIGKILL\n", cmd);
     return NULL;
+}
+
+int cli_calib_path(const char *cmd, const char *arg, char *path, size_t cap, int *is_default) {
+    char err[4400];
+    vram_status st = vram_calib_path(arg, path, cap, is_default, err, sizeof err);
+    return st == VRAM_OK ? -1 : cli_fail(cmd, st, err);
+}
+
+void cli_calib_record(const char *cmd, const char *path, int is_default, const vram_try_chain *c,
+                      const char *strategy, const char *outcome, const vram_peak *m) {
+    char err[4400];
+    for (int k = 0; k < c->n; k++) {
+        if (strcmp(c->strategies[k], strategy) != 0) continue;
+        if (vram_calib_append(path, is_default, cmd, c, k, outcome, m, err, sizeof err) != VRAM_OK)
+            fprintf(stderr, "vramkit: %s: warning: the measured peak was not recorded: %s\n", cmd, err);
+        return;
+    }
+}
+
+int cli_measured_line(const vram_peak *m, char *buf, size_t cap) {
+    if (m->mem == NULL && !m->reported) return 0;
+    vram_peak_text(m, buf, cap);
+    return 1;
 }

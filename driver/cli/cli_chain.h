@@ -5,6 +5,8 @@
 #define VRAMKIT_CLI_CHAIN_H
 
 #include "cli.h"
+#include "isolate/chain.h"
+#include "isolate/peak.h"
 
 /* The index of "--" in argv (argc when there is none): the options end there. */
 int cli_chain_dashes(int argc, char **argv);
@@ -18,5 +20,16 @@ int cli_chain_command(const char *cmd, int argc, char **argv, int dd, char *cons
  * image it shares with us, even when the file was replaced since). NULL, with a warning on
  * stderr, where it cannot be run. */
 const char *cli_chain_self_exe(const char *cmd);
+
+/* The calibration file (plan/calibration.h) of --calibration `arg` (NULL: the default; "none":
+ * none, path ""): -1 with path and *is_default, else the exit code after the error line. */
+int cli_calib_path(const char *cmd, const char *arg, char *path, size_t cap, int *is_default);
+/* Appends the record of an attempt of `strategy` under chain c (nothing when c is not from a
+ * plan or path is ""); a failure is a warning on stderr: the attempt ran all the same. */
+void cli_calib_record(const char *cmd, const char *path, int is_default, const vram_try_chain *c,
+                      const char *strategy, const char *outcome, const vram_peak *m);
+/* The attempt's measured line ("measured peak: ...") into buf when there is something to say
+ * (NVML is there, or the child reported); 0 when not. */
+int cli_measured_line(const vram_peak *m, char *buf, size_t cap);
 
 #endif

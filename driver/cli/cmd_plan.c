@@ -49,6 +49,8 @@ static void usage(FILE *out) {
             "  --emit FORMAT        the chosen strategy as another tool's settings: %s\n"
             "                       (repeat for several; with --json, added as emit)\n"
             "  --strategy NAME      emit this strategy of the chain instead of the chosen one\n"
+            "  --calibration FILE   plan with the peaks 'vramkit try'/'run' measured (same model,\n"
+            "                       strategy, workload): the larger of estimate and measured\n"
             "\n"
             "exit codes: 0 a strategy fits (every component placed), 1 not, 2 bad usage or input\n"
             "            (and --emit of what cannot be expressed), 3 environment error\n"
@@ -172,13 +174,40 @@ static vram_status set(void *ctx, const char *name, const char *arg, char *err, 
     return vram_plan_set(x->p, x->o, name, arg, err, cap);
 }
 
+/* Estimate vs measured for the candidates with records (--calibration). */
+static void print_calibration(FILE *out, const vram_plan *p, const vram_calib_plan *c) {
+    char a[32], b[32], x[32], y[32];
+    int any = 0;
+    fprintf(out, "\ncalibration: %s (%d record%s", c->path, c->lines, c->lines == 1 ? "" : "s");
+    if (c->bad) fprintf(out, ", %d bad line%s skipped", c->bad, c->bad == 1 ? "" : "s");
+    fprintf(out, ")\n");
+    for (int i = 0; i < p->chain.count; i++) {
+        const vram_calib_cand *k = &c->cand[i];
+        if (k->records == 0) continue;
+        any = 1;
+        fprintf(out, "  %-11s estimate %s, measured %s", p->chain.cand[i].name,
+                k->expected ? vram_fmt_size(k->expected, a, sizeof a) : "-",
+                vram_fmt_size(k->measured, b, sizeof b));
+        if (k->nvml || k->reported)
+            fprintf(out, " (%s%s%s%s%s)", k->nvml ? "NVML " : "", k->nvml ? vram_fmt_size(k->nvml, x, sizeof x) : "",
+                    k->nvml && k->reported ? ", " : "", k->reported ? "reported " : "",
+                    k->reported ? vram_fmt_size(k->reported, y, sizeof y) : "");
+        fprintf(out, "; %s\n", !k->applied ? "shown only (not a one-GPU strategy that fits)"
+                               : k->fits_before && !p->chain.cand[i].fits ? "planned with the measured peak: it no longer fits"
+                               : k->measured > k->expected ? "planned with the measured peak: it still fits"
+                                                           : "the estimate covers it");
+    }
+    if (!any) fprintf(out, "  no record of this model, workload and its strategies\n");
+}
+
 /* Returns -1 when the options were read, else the exit code. */
 static int parse(int argc, char **argv, vram_plan *p, vram_plan_request *o, int *json) {
     char err[1024];
     plan_args x = {p, o};
     unsigned flags = 0;
     const cli_spec spec = {CMD, CLI_WORKLOAD_OPTIONS CLI_LAYOUT_OPTIONS
-                           "model= component= assume-gpu= host-memory= margin= save= load= emit= strategy=",
+                           "model= component= assume-gpu= host-memory= margin= save= load= emit= strategy= "
+                           "calibration=",
                            "json", set, &x, usage, NULL, 0, 0};
     int rc = cli_parse(&spec, argc, argv, &flags);
     if (rc >= 0) return rc;
@@ -217,6 +246,7 @@ static int answer(const vram_plan *p, const vram_plan_request *o, const vram_pla
         st = vram_plan_emit_text(f, p, o, r, notes, err, sizeof err);
     } else {
         print_text(f, p, r->changes, r->nch);
+        if (r->calib.used) print_calibration(f, p, &r->calib);
         if (r->layout.mode != 0) {
             fputc('\n', f);
             cli_layout_text(f, &r->layout);

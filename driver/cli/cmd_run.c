@@ -22,7 +22,8 @@
 static void usage(FILE *out) {
     fprintf(out,
         "usage: vramkit run (--strategies LIST | --plan FILE | --model MODEL [--assume-gpu SPEC])\n"
-        "                   [readiness] [policy] [--events FILE|-] -- COMMAND [ARGS...]\n"
+        "                   [readiness] [policy] [--events FILE|-] [--calibration FILE|none]\n"
+        "                   -- COMMAND [ARGS...]\n"
         "\n"
         "Starts a service (COMMAND) under each strategy in order, as 'vramkit try' does, until one\n"
         "becomes ready; then stays beside it as its supervisor until it ends: output passes\n"
@@ -43,6 +44,7 @@ static void usage(FILE *out) {
         "  --backoff SECONDS, --backoff-max SECONDS  the delays, doubling (default 1, 60)\n"
         "  --stable SECONDS    a run this long after ready resets the count (default 60)\n"
         "  --events FILE|-     one JSON object a line for each event ('-': stdout)\n"
+        "  --calibration FILE  each start's measured peak, as 'vramkit try' writes it\n"
         "\n"
         "exit codes: once a service ran, its own (128 + N for signal N); 1 no strategy became\n"
         "            ready, or a crash loop; 2 bad usage or input; 3 environment error\n"
@@ -50,24 +52,42 @@ static void usage(FILE *out) {
         VRAM_TRY_MAX_STRATEGIES, VRAM_TRY_NAME_MAX, VRAM_RUN_DEFAULT_READY_TIMEOUT_S);
 }
 
-static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
-    return vram_run_set(o, name, arg, err, cap);
+/* The options: run's own, and the calibration file's. */
+typedef struct run_args {
+    vram_run_opts o;
+    const char *calibration; /* NULL: the default */
+    char calib_path[4096];
+    int calib_default;
+} run_args;
+
+static vram_status set(void *ctx, const char *name, const char *arg, char *err, size_t cap) {
+    run_args *t = ctx;
+    if (strcmp(name, "calibration") == 0) {
+        t->calibration = arg;
+        return VRAM_OK;
+    }
+    return vram_run_set(&t->o, name, arg, err, cap);
 }
 
-static int parse(int argc, char **argv, vram_run_opts *o) {
+static int parse(int argc, char **argv, run_args *t) {
     char err[4400];
     unsigned flags = 0;
+    vram_run_opts *o = &t->o;
     int rc, dd = cli_chain_dashes(argc, argv);
     const cli_spec spec = {CMD,
                            "strategies= plan= model= assume-gpu= ready-regex= ready-port= ready-file= "
-                           "ready-timeout= grace= restart= degrade backoff= backoff-max= stable= events=",
-                           "", set, o, usage, NULL, 1, dd};
-    memset(o, 0, sizeof *o);
+                           "ready-timeout= grace= restart= degrade backoff= backoff-max= stable= events= "
+                           "calibration=",
+                           "", set, t, usage, NULL, 1, dd};
+    memset(t, 0, sizeof *t);
     if ((rc = cli_parse(&spec, argc, argv, &flags)) >= 0) return rc;
     if ((rc = cli_chain_stray(CMD, argv, dd, optind))) return rc;
     if ((rc = cli_set(CMD, vram_run_check(o, err, sizeof err), err))) return rc;
     if ((rc = cli_chain_command(CMD, argc, argv, dd, &o->command, &o->ncommand))) return rc;
     if (o->ready_timeout_s == 0) o->ready_timeout_s = VRAM_RUN_DEFAULT_READY_TIMEOUT_S;
+    if ((o->chain.plan_file || o->chain.model) &&
+        (rc = cli_calib_path(CMD, t->calibration, t->calib_path, sizeof t->calib_path, &t->calib_default)) >= 0)
+        return rc;
     vram_status st = vram_plan_chain(&o->chain, err, sizeof err);
     return st == VRAM_OK ? -1 : cli_fail(CMD, st, err);
 }
@@ -76,6 +96,8 @@ static int parse(int argc, char **argv, vram_run_opts *o) {
 
 typedef struct events {
     const vram_run_opts *o;
+    const char *calib_path; /* "" : none */
+    int calib_default;
     FILE *f;    /* --events (NULL: none) */
     int own;    /* f was opened here */
     int failed; /* a write failed */
@@ -165,7 +187,16 @@ static void on_event(void *ctx, const vram_run_event *e) {
                         "predicted high of %s\n", e->strategy, vram_fmt_size(e->gpu_bytes, a, sizeof a),
                 vram_fmt_size(e->predicted_high, b, sizeof b));
         break;
-    case VRAM_RUN_ENDED: say_ended(o, e); break;
+    case VRAM_RUN_ENDED:
+        say_ended(o, e);
+        if (e->a->res.how != VRAM_ATTEMPT_NOT_STARTED) {
+            char line[256];
+            if (cli_measured_line(e->measured, line, sizeof line))
+                fprintf(stderr, "vramkit: run: %s: %s\n", e->strategy, line);
+            cli_calib_record(CMD, ev->calib_path, ev->calib_default, &o->chain, e->strategy,
+                             vram_attempt_outcome_name(e->a->outcome), e->measured);
+        }
+        break;
     case VRAM_RUN_NEXT:
     case VRAM_RUN_DEGRADE:
         fprintf(stderr, "vramkit: run: %s -> %s (%s)\n", e->strategy, e->to, vram_supervise_why_name(e->why));
@@ -199,47 +230,50 @@ static void on_event(void *ctx, const vram_run_event *e) {
 /* ---- the command ------------------------------------------------------------------------- */
 
 int cmd_run(int argc, char **argv) {
-    vram_run_opts o;
+    static run_args ra; /* large: not on the stack */
+    vram_run_opts *o = &ra.o;
     events ev;
     char err[512];
-    int rc = parse(argc, argv, &o);
+    int rc = parse(argc, argv, &ra);
     if (rc >= 0) {
-        vram_run_free(&o);
+        vram_run_free(o);
         return rc;
     }
     memset(&ev, 0, sizeof ev);
-    ev.o = &o;
-    if (o.events) {
-        if (strcmp(o.events, "-") == 0) {
+    ev.o = o;
+    ev.calib_path = ra.calib_path;
+    ev.calib_default = ra.calib_default;
+    if (o->events) {
+        if (strcmp(o->events, "-") == 0) {
             ev.f = stdout;
-            o.events_on_stdout = 1; /* each event a line of its own among the service's */
+            o->events_on_stdout = 1; /* each event a line of its own among the service's */
         } else {
             /* appended to as a log; a FIFO nobody reads is refused, not waited on */
             const char *why = NULL;
-            int fd = vram_open_append(o.events, &why);
+            int fd = vram_open_append(o->events, &why);
             if (fd < 0 || (ev.f = fdopen(fd, "a")) == NULL) {
                 if (fd >= 0) close(fd);
                 rc = cli_error(VRAM_EXIT_ENV, CMD, "--events %s: cannot open for writing: %s",
-                               o.events, why ? why : strerror(errno));
-                vram_run_free(&o);
+                               o->events, why ? why : strerror(errno));
+                vram_run_free(o);
                 return rc;
             }
             ev.own = 1;
         }
     }
-    o.self_exe = cli_chain_self_exe(CMD); /* each child dies with vramkit */
-    o.on_event = on_event;
-    o.ctx = &ev;
-    vram_status st = vram_run(&o, &rc, err, sizeof err);
+    o->self_exe = cli_chain_self_exe(CMD); /* each child dies with vramkit */
+    o->on_event = on_event;
+    o->ctx = &ev;
+    vram_status st = vram_run(o, &rc, err, sizeof err);
     if (st != VRAM_OK) rc = cli_error(st == VRAM_E_INVALID ? VRAM_EXIT_USAGE : VRAM_EXIT_ENV, CMD, "%s", err);
     if (ev.f) {
         if (fflush(ev.f) != 0 || ferror(ev.f)) ev.failed = 1;
         if (ev.own && fclose(ev.f) != 0) ev.failed = 1;
         if (ev.failed && rc == VRAM_EXIT_OK)
-            rc = cli_error(VRAM_EXIT_ENV, CMD, "--events %s: a write failed", o.events);
+            rc = cli_error(VRAM_EXIT_ENV, CMD, "--events %s: a write failed", o->events);
         else if (ev.failed)
-            fprintf(stderr, "vramkit: run: --events %s: a write failed\n", o.events);
+            fprintf(stderr, "vramkit: run: --events %s: a write failed\n", o->events);
     }
-    vram_run_free(&o);
+    vram_run_free(o);
     return rc;
 }

@@ -34,7 +34,8 @@ static void strategy_names(FILE *out) {
 static void usage(FILE *out) {
     fprintf(out,
         "usage: vramkit try (--strategies LIST | --plan FILE | --model MODEL [--assume-gpu SPEC])\n"
-        "                   [--timeout SECONDS] [--grace SECONDS] [--json] -- COMMAND [ARGS...]\n"
+        "                   [--timeout SECONDS] [--grace SECONDS] [--calibration FILE|none]\n"
+        "                   [--json] -- COMMAND [ARGS...]\n"
         "\n"
         "Runs COMMAND once per strategy, in order, each time in a fresh child process (spawned,\n"
         "in a process group of its own), until one attempt succeeds. A crash, an out-of-memory\n"
@@ -49,6 +50,9 @@ static void usage(FILE *out) {
         "  --assume-gpu SPEC   with --model: plan for this GPU (repeat for several)\n"
         "  --timeout SECONDS   wall-clock limit per attempt (default none): SIGTERM, then SIGKILL\n"
         "  --grace SECONDS     time between them (default 2)\n"
+        "  --calibration FILE  with --plan or --model: append each attempt's measured peak there\n"
+        "                      for 'vramkit plan --calibration' (default: ~/.cache/vramkit/\n"
+        "                      calibration.jsonl under $XDG_CACHE_HOME if set; none: no file)\n"
         "  --json              one JSON document at the end instead of a line per attempt\n"
         "\n"
         "COMMAND and ARGS get {strategy}, {device} and {dtype} replaced; the environment gets\n"
@@ -60,7 +64,8 @@ static void usage(FILE *out) {
         "  (cuda:N for GPU N, cpu, auto when split) and format; 'skipped NAME: why' for those\n"
         "  that do not fit.\n"
         "Outcomes: start_failed, timeout, success, cuda_sticky, not_supported, oom, crash, failed.\n"
-        "A child may print 'VRAMKIT_RESULT {json object}': the last such line is reported.\n"
+        "A child may print 'VRAMKIT_RESULT {json object}': the last such line is reported, and\n"
+        "'vramkit: peak_bytes=N': its own peak, beside NVML's of its process group.\n"
         "\n"
         "exit codes: 0 an attempt succeeded, 1 every attempt failed (or none fits the plan),\n"
         "            2 bad usage or input, 3 environment error; on SIGINT, SIGTERM or SIGHUP it\n"
@@ -71,23 +76,40 @@ static void usage(FILE *out) {
 
 enum { FLAG_JSON = 1u << 0 };
 
-static vram_status set(void *o, const char *name, const char *arg, char *err, size_t cap) {
-    return vram_try_set(o, name, arg, err, cap);
+/* The options: try's own, and the calibration file's. */
+typedef struct try_args {
+    vram_try_opts o;
+    const char *calibration; /* NULL: the default */
+    char calib_path[4096];
+    int calib_default;
+} try_args;
+
+static vram_status set(void *ctx, const char *name, const char *arg, char *err, size_t cap) {
+    try_args *t = ctx;
+    if (strcmp(name, "calibration") == 0) {
+        t->calibration = arg;
+        return VRAM_OK;
+    }
+    return vram_try_set(&t->o, name, arg, err, cap);
 }
 
 /* Returns -1 when parsing succeeded, else the exit code to return. */
-static int parse(int argc, char **argv, vram_try_opts *o, int *json) {
+static int parse(int argc, char **argv, try_args *t, int *json) {
     char err[4400];
     unsigned flags = 0;
+    vram_try_opts *o = &t->o;
     int rc, dd = cli_chain_dashes(argc, argv);
-    const cli_spec spec = {CMD, "strategies= timeout= grace= plan= model= assume-gpu=", "json", set,
-                           o, usage, NULL, 1, dd};
-    memset(o, 0, sizeof *o);
+    const cli_spec spec = {CMD, "strategies= timeout= grace= plan= model= assume-gpu= calibration=",
+                           "json", set, t, usage, NULL, 1, dd};
+    memset(t, 0, sizeof *t);
     if ((rc = cli_parse(&spec, argc, argv, &flags)) >= 0) return rc;
     *json = (flags & FLAG_JSON) != 0;
     if ((rc = cli_chain_stray(CMD, argv, dd, optind))) return rc;
     if ((rc = cli_set(CMD, vram_try_chain_check(&o->chain, err, sizeof err), err))) return rc;
     if ((rc = cli_chain_command(CMD, argc, argv, dd, &o->command, &o->ncommand))) return rc;
+    if ((o->chain.plan_file || o->chain.model) &&
+        (rc = cli_calib_path(CMD, t->calibration, t->calib_path, sizeof t->calib_path, &t->calib_default)) >= 0)
+        return rc;
     vram_status st = vram_plan_chain(&o->chain, err, sizeof err);
     return st == VRAM_OK ? -1 : cli_fail(CMD, st, err);
 }
@@ -134,6 +156,7 @@ static void print_attempt_line(void *ctx, int k, const vram_try_attempt *a) {
         printf(" | %s", a->result_error);
     }
     printf("\n");
+    if (cli_measured_line(&a->measured, why, sizeof why)) printf("      %s\n", why);
     if (fflush(stdout) != 0 || ferror(stdout)) write_failed = 1;
 }
 
@@ -168,12 +191,13 @@ static int answer(const vram_try_opts *o, const vram_try_result *r, int json) {
 }
 
 int cmd_try(int argc, char **argv) {
-    vram_try_opts o;
+    static try_args ta; /* large: not on the stack */
     vram_try_result r;
     char err[512];
-    int json = 0, rc = parse(argc, argv, &o, &json);
+    int json = 0, rc = parse(argc, argv, &ta, &json);
+    vram_try_opts *o = &ta.o;
     if (rc >= 0) {
-        vram_try_chain_free(&o.chain);
+        vram_try_chain_free(&o->chain);
         return rc;
     }
     /* Ctrl-C reaches only vramkit (the child has a group of its own): stop the child, then
@@ -187,33 +211,37 @@ int cmd_try(int argc, char **argv) {
     write_failed = 0;
     for (int s = 0; s < 3; s++) sigaction(sigs[s], &sa, &old[s]);
     if (!json) {
-        for (int i = 0; i < o.chain.n_skipped; i++) {
-            char *t = vram_clean_text(o.chain.skipped_why[i], strlen(o.chain.skipped_why[i]), TEXT_LINE_MAX, 0);
-            printf("skipped %s: %s\n", o.chain.skipped[i], t ? t : "?");
+        for (int i = 0; i < o->chain.n_skipped; i++) {
+            char *t = vram_clean_text(o->chain.skipped_why[i], strlen(o->chain.skipped_why[i]), TEXT_LINE_MAX, 0);
+            printf("skipped %s: %s\n", o->chain.skipped[i], t ? t : "?");
             free(t);
         }
         if (fflush(stdout) != 0 || ferror(stdout)) write_failed = 1;
-        o.on_attempt = print_attempt_line;
-        o.ctx = &o;
+        o->on_attempt = print_attempt_line;
+        o->ctx = o;
     }
-    o.reap = 1;
-    o.self_exe = cli_chain_self_exe(CMD); /* each attempt dies with vramkit */
-    o.cancel = &interrupted;
-    vram_status st = vram_try_run(&o, &r, err, sizeof err);
+    o->reap = 1;
+    o->self_exe = cli_chain_self_exe(CMD); /* each attempt dies with vramkit */
+    o->cancel = &interrupted;
+    vram_status st = vram_try_run(o, &r, err, sizeof err);
     int sig = interrupted;
     for (int s = 0; s < 3; s++) sigaction(sigs[s], &old[s], NULL);
     if (sig) {
         fprintf(stderr, "vramkit: try: interrupted by %s: the running attempt was stopped\n",
                 vram_signal_name(sig) ? vram_signal_name(sig) : "a signal");
         vram_try_free(&r);
-        vram_try_chain_free(&o.chain);
+        vram_try_chain_free(&o->chain);
         fflush(stdout);
         signal(sig, SIG_DFL);
         raise(sig);
         return VRAM_EXIT_ENV; /* the signal was blocked or ignored after all */
     }
-    rc = st != VRAM_OK ? cli_error(VRAM_EXIT_ENV, CMD, "%s", err) : answer(&o, &r, json);
+    for (int i = 0; i < r.n; i++) /* the attempts that ran, for plan --calibration */
+        if (r.attempts[i].res.how != VRAM_ATTEMPT_NOT_STARTED)
+            cli_calib_record(CMD, ta.calib_path, ta.calib_default, &o->chain, r.attempts[i].strategy,
+                             vram_attempt_outcome_name(r.attempts[i].outcome), &r.attempts[i].measured);
+    rc = st != VRAM_OK ? cli_error(VRAM_EXIT_ENV, CMD, "%s", err) : answer(o, &r, json);
     vram_try_free(&r);
-    vram_try_chain_free(&o.chain);
+    vram_try_chain_free(&o->chain);
     return rc;
 }

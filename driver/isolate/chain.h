@@ -36,6 +36,11 @@ typedef struct vram_try_chain {
     char why_buf[VRAM_TRY_MAX_STRATEGIES][512];
     const char *skipped[VRAM_TRY_MAX_STRATEGIES], *skipped_why[VRAM_TRY_MAX_STRATEGIES];
     int n_skipped;
+    /* From a plan, for the calibration file (plan/calibration.h): the model as the plan names
+       it ("" when not known), the workload's key, each strategy's expected bytes on its GPU
+       (0: not known) */
+    char calib_model[512], calib_workload[320];
+    uint64_t expected[VRAM_TRY_MAX_STRATEGIES];
 } vram_try_chain;
 
 /* Applies "strategies" (a comma list), "plan" (a saved plan's file), "model" or "assume-gpu"

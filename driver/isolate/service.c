@@ -23,7 +23,6 @@
 
 #define LINE_MAX_BYTES (64u * 1024u) /* a longer line is passed through in pieces */
 #define PROBE_EVERY_S 0.1            /* --ready-port and --ready-file are looked at this often */
-#define MEMORY_EVERY_S 1.0           /* the service's GPU memory is read this often (NVML) */
 
 #define FAIL(...) return vram_errorf(err, cap, VRAM_E_INVALID, __VA_ARGS__)
 
@@ -133,11 +132,10 @@ typedef struct run_state {
     linebuf lines[2];     /* stdout, stderr: the line being collected */
     int out_midline;      /* what was passed through to stdout does not end with a line end */
     const vram_gpumem_ops *mem; /* NVML, or NULL: the service's GPU memory is not known */
-    uint64_t gpu_bytes, gpu_peak; /* its process group's GPU memory: last read, most seen */
-    int gpu_known;        /* read at least once this attempt */
+    const char *no_mem;   /* why not */
+    vram_peak peak;       /* this attempt's GPU memory (peak.h): last read, most seen */
     uint64_t predicted_high; /* the plan's high for this strategy on its GPU; 0: not known */
     int over_warned;      /* this attempt went above it (said once) */
-    double next_memory;
     int stop_requested;   /* a stop signal was forwarded */
     int stop_signal;      /* the SIGTERM or SIGINT that started the grace period (0: none) */
     double kill_at;       /* then: when SIGKILL follows if the service still runs */
@@ -153,10 +151,11 @@ static vram_run_event event(const run_state *st, vram_run_event_kind kind) {
     e.elapsed_s = now_s() - st->t0;
     e.attempt = st->attempt;
     e.strategy = st->strategy;
-    e.gpu_known = st->gpu_known;
-    e.gpu_bytes = st->gpu_bytes;
-    e.gpu_peak = st->gpu_peak;
+    e.gpu_known = st->peak.samples > 0;
+    e.gpu_bytes = st->peak.last_total;
+    e.gpu_peak = st->peak.total_peak;
     e.predicted_high = st->predicted_high;
+    e.measured = &st->peak;
     return e;
 }
 
@@ -204,24 +203,14 @@ static void write_all(int fd, const char *p, size_t n) {
     }
 }
 
-/* The GPU memory of every process of the service's group (pgid), over every GPU. */
-static void read_memory(run_state *st, pid_t group) {
-    int ndev = 0;
-    uint64_t sum = 0;
-    if (st->mem == NULL || st->mem->device_count(st->mem->ctx, &ndev) != VRAM_OK) return;
-    for (int d = 0; d < ndev; d++) {
-        vram_gpumem_proc procs[VRAM_GPUMEM_MAX_PROCS];
-        int n = 0;
-        if (st->mem->processes(st->mem->ctx, d, procs, VRAM_GPUMEM_MAX_PROCS, &n) != VRAM_OK) return;
-        for (int i = 0; i < n; i++)
-            if (procs[i].used_bytes != VRAM_GPUMEM_UNKNOWN &&
-                (procs[i].pid == (uint32_t)group || getpgid((pid_t)procs[i].pid) == group))
-                sum += procs[i].used_bytes;
-    }
-    st->gpu_bytes = sum;
-    if (sum > st->gpu_peak) st->gpu_peak = sum;
-    st->gpu_known = 1;
-    if (st->predicted_high > 0 && sum > st->predicted_high && !st->over_warned) {
+/* The GPU memory of every process of the service's group (pgid), over every GPU, when the
+ * tracker's time has come (now: at once). */
+static void read_memory(run_state *st, pid_t group, int now) {
+    uint32_t before = st->peak.samples;
+    if (now) st->peak.next_s = 0;
+    vram_peak_tick(&st->peak, group);
+    if (st->peak.samples == before) return;
+    if (st->predicted_high > 0 && st->peak.last_total > st->predicted_high && !st->over_warned) {
         vram_run_event e = event(st, VRAM_RUN_MEMORY_OVER);
         st->over_warned = 1;
         tell(st, &e);
@@ -232,13 +221,10 @@ static void mark_ready(run_state *st, const char *how) {
     if (st->ready) return;
     st->ready = 1;
     st->ready_at = now_s();
-    read_memory(st, st->group);
+    read_memory(st, st->group, 1);
     vram_run_event e = event(st, VRAM_RUN_READY);
     e.how = how;
     e.seconds = st->ready_at - st->started;
-    e.gpu_known = st->gpu_known;
-    e.gpu_bytes = st->gpu_bytes;
-    e.gpu_peak = st->gpu_peak;
     tell(st, &e);
 }
 
@@ -268,6 +254,7 @@ static void on_output(void *ctx, int stream, const char *data, size_t n) {
     run_state *st = ctx;
     linebuf *lb = &st->lines[stream - 1];
     int fd = stream;
+    vram_peak_output(&st->peak, data, n);
     if (lb->buf == NULL && (lb->buf = (char *)malloc(LINE_MAX_BYTES + 1)) == NULL) {
         write_all(fd, data, n); /* no memory for lines: pass it through as it comes */
         if (stream == 1 && n > 0) st->out_midline = data[n - 1] != '\n';
@@ -351,10 +338,7 @@ static int file_ready(const run_state *st) {
 static int on_tick(void *ctx, pid_t pid) {
     run_state *st = ctx;
     st->group = pid;
-    if (st->mem != NULL && now_s() >= st->next_memory) {
-        st->next_memory = now_s() + MEMORY_EVERY_S;
-        read_memory(st, pid);
-    }
+    read_memory(st, pid, 0);
     for (int i = 0; i < N_FWD; i++) {
         if (!pending[i]) continue;
         pending[i] = 0;
@@ -426,9 +410,7 @@ static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err
     st->killed = 0;
     st->started = now_s();
     st->next_probe = 0;
-    st->next_memory = 0;
-    st->gpu_known = 0;
-    st->gpu_bytes = st->gpu_peak = 0;
+    vram_peak_init(&st->peak, st->mem, st->no_mem);
     st->predicted_high = o->chain.gpu_high[a->strategy];
     st->over_warned = 0;
     st->group = 0;
@@ -452,6 +434,7 @@ static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err
         io.tick_ms = 50;
         vram_status s = vram_exec_isolated(o->self_exe, a->t.argv, o->ncommand, 1, &io, &a->t.res);
         flush_lines(st);
+        vram_peak_finish(&st->peak);
         if (s != VRAM_OK) return vram_errorf(err, cap, s, "cannot run '%s': %s", a->t.argv[0], vram_status_str(s));
         if (st->killed && a->t.res.how == VRAM_ATTEMPT_SIGNALED) {
             /* our SIGKILL after the grace period, not the kernel's OOM killer: stopped, as an
@@ -577,6 +560,7 @@ vram_status vram_run(const vram_run_opts *o, int *code, char *err, size_t cap) {
     nvml = vram_nvml_ops(NULL);
     int nvml_ok = nvml.open(nvml.ctx) == VRAM_OK;
     if (nvml_ok) st.mem = &nvml;
+    else st.no_mem = nvml.error(nvml.ctx);
     vram_run_event e = event(&st, VRAM_RUN_START);
     e.gpu_memory_unknown = nvml_ok ? NULL : nvml.error(nvml.ctx);
     for (int i = 0; i < o->chain.n; i++) e.watched |= o->chain.gpu_high[i] > 0;
@@ -684,6 +668,8 @@ static void ev_ended(vram_json *j, const vram_run_event *e) {
     else vram_json_null(j);
     ev_str(j, "start_error", r->how == VRAM_ATTEMPT_NOT_STARTED ? r->start_error : NULL);
     ev_memory(j, e);
+    vram_json_key(j, "measured");
+    vram_peak_json(j, e->measured);
 }
 
 int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_opts *o) {

@@ -64,6 +64,8 @@ typedef struct vram_run_event {
     uint64_t gpu_bytes, gpu_peak, predicted_high;
     /* start: NVML, or why the service's memory is not known */
     const char *gpu_memory_unknown;
+    /* ended: the attempt's measured peak (peak.h: NVML and the service's own report) */
+    const vram_peak *measured;
     int watched;               /* start: a plan's high will be watched */
     /* give_up: each strategy's last outcome before ready (-1: ready earlier), crash loops */
     const int *last_before_ready;

@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "exec_shim.h"
+#include "nvml/nvml.h"
 #include "util/text.h"
 
 vram_status vram_try_set(vram_try_opts *o, const char *name, const char *arg, char *err,
@@ -26,9 +27,21 @@ static void attempt_free(vram_try_attempt *a) {
     a->result = NULL;
 }
 
-/* Runs attempt number k (0-based). Returns 0, or an exit code when the run itself failed. */
-static vram_status run_attempt(const vram_try_opts *o, int k, vram_try_attempt *a, char *err,
-                               size_t cap) {
+/* isolate's hooks: the attempt's peak (peak.h) */
+static int peak_tick(void *ctx, pid_t pid) {
+    vram_peak_tick(ctx, pid);
+    return 0;
+}
+
+static void peak_output(void *ctx, int stream, const char *data, size_t n) {
+    (void)stream; /* the report counts on either stream */
+    vram_peak_output(ctx, data, n);
+}
+
+/* Runs attempt number k (0-based) with NVML mem (NULL: none, why). Returns 0, or an exit code
+ * when the run itself failed. */
+static vram_status run_attempt(const vram_try_opts *o, int k, vram_try_attempt *a,
+                               const vram_gpumem_ops *mem, const char *why, char *err, size_t cap) {
     vram_try_env env;
     a->strategy = o->chain.strategies[k];
     vram_try_chain_strategy(&o->chain, k, &a->device, &a->dtype);
@@ -47,9 +60,14 @@ static vram_status run_attempt(const vram_try_opts *o, int k, vram_try_attempt *
     io.timeout_s = o->timeout_s;
     io.grace_s = o->grace_s;
     io.cancel = o->cancel;
+    vram_peak_init(&a->measured, mem, why);
+    io.on_tick = peak_tick;
+    io.on_output = peak_output;
+    io.hook_ctx = &a->measured;
     vram_status st = vram_exec_isolated(o->self_exe, a->argv, o->ncommand, o->reap, &io, &a->res);
     if (st != VRAM_OK)
         return vram_errorf(err, cap, st, "cannot run '%s': %s", a->argv[0], vram_status_str(st));
+    vram_peak_finish(&a->measured);
     vram_attempt_end end = vram_isolate_end(&a->res);
     a->outcome = vram_attempt_explain(&end, &a->ev);
     if (a->res.result_too_long) {
@@ -64,15 +82,19 @@ static vram_status run_attempt(const vram_try_opts *o, int k, vram_try_attempt *
 }
 
 vram_status vram_try_run(const vram_try_opts *o, vram_try_result *r, char *err, size_t cap) {
+    static vram_gpumem_ops nvml; /* each attempt's GPU memory, without a context of our own */
+    vram_status st = VRAM_OK;
     memset(r, 0, sizeof *r);
     r->chosen = -1;
     if ((r->attempts = (vram_try_attempt *)calloc((size_t)o->chain.n, sizeof *r->attempts)) == NULL)
         return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
+    nvml = vram_nvml_ops(NULL);
+    int nvml_ok = nvml.open(nvml.ctx) == VRAM_OK;
     for (int k = 0; k < o->chain.n && !(o->cancel && *o->cancel); k++) {
         vram_try_attempt *a = &r->attempts[k];
-        vram_status st = run_attempt(o, k, a, err, cap);
+        st = run_attempt(o, k, a, nvml_ok ? &nvml : NULL, nvml_ok ? NULL : nvml.error(nvml.ctx), err, cap);
         r->n = k + 1;
-        if (st != VRAM_OK) return st;
+        if (st != VRAM_OK) break;
         if (a->res.cancelled) break;
         if (o->on_attempt) o->on_attempt(o->ctx, k, a);
         if (a->outcome == VRAM_ATTEMPT_SUCCESS) {
@@ -80,8 +102,9 @@ vram_status vram_try_run(const vram_try_opts *o, vram_try_result *r, char *err, 
             break;
         }
     }
+    if (nvml_ok) nvml.close(nvml.ctx);
     r->cancelled = o->cancel != NULL && *o->cancel != 0;
-    return VRAM_OK;
+    return st;
 }
 
 void vram_try_free(vram_try_result *r) {
@@ -229,6 +252,8 @@ static void json_attempt(vram_json *j, const vram_try_attempt *a) {
         vram_json_string(j, a->result_error);
     else
         vram_json_null(j);
+    vram_json_key(j, "measured");
+    vram_peak_json(j, &a->measured);
     vram_json_end_object(j);
 }
 

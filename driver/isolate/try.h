@@ -13,6 +13,7 @@
 
 #include "chain.h"
 #include "isolate.h"
+#include "peak.h"
 #include "util/json.h"
 
 struct cJSON;
@@ -52,6 +53,7 @@ typedef struct vram_try_attempt {
     vram_attempt_evidence ev;
     struct cJSON *result;       /* the VRAMKIT_RESULT object the child printed, or NULL */
     char result_error[256];     /* why its line was refused, or "" */
+    vram_peak measured;         /* its GPU memory peak (NVML, its own report): peak.h */
 } vram_try_attempt;
 
 typedef struct vram_try_result {
@@ -72,7 +74,7 @@ void vram_try_describe_end(const vram_try_opts *o, const vram_try_attempt *a, ch
                            size_t cap);
 
 /* The report as one JSON object: command, source, strategies, skipped, timeout_s, grace_s,
- * attempts, chosen. */
+ * attempts (each with `measured`: peak.h), chosen. */
 void vram_try_json(vram_json *j, const vram_try_opts *o, const vram_try_result *r);
 
 #endif /* VRAMKIT_DRIVER_ISOLATE_TRY_H */

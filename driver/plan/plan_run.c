@@ -31,6 +31,10 @@ vram_status vram_plan_set(vram_plan *p, vram_plan_request *o, const char *name, 
         o->strategy = arg;
         return VRAM_OK;
     }
+    if (strcmp(name, "calibration") == 0) {
+        o->calibration = arg;
+        return VRAM_OK;
+    }
     if (strcmp(name, "emit") == 0) {
         vram_emit_format f;
         if (vram_emit_format_parse(arg, &f) != VRAM_OK)
@@ -46,6 +50,8 @@ vram_status vram_plan_set(vram_plan *p, vram_plan_request *o, const char *name, 
 }
 
 vram_status vram_plan_check(const vram_plan *p, const vram_plan_request *o, char *err, size_t cap) {
+    if (o->calibration != NULL && strcmp(o->calibration, VRAM_CALIB_NONE) != 0 && p->ncomp > 0 && !p->single)
+        FAIL("--calibration %s: it goes with --model (components have no strategy chain)", o->calibration);
     if (o->strategy != NULL && o->nemit == 0)
         FAIL("--strategy %s: it chooses what --emit writes; give --emit FORMAT", o->strategy);
     if (vram_parallel_any(&o->layout)) {
@@ -122,6 +128,7 @@ vram_status vram_plan_run(vram_plan *p, const vram_plan_request *o, vram_plan_re
         if ((st = vram_plan_doc_load(o->load, what, p, err, cap)) != VRAM_OK) return st;
     }
     if ((st = vram_plan_make(p, err, cap)) != VRAM_OK) return st;
+    if ((st = vram_calib_plan_apply(p, o->calibration, &r->calib, err, cap)) != VRAM_OK) return st;
     if (p->single && (st = make_layout(p, o, &r->layout, err, cap)) != VRAM_OK) return st;
     /* at most one change per saved entry, plus the chosen strategy */
     if (vram_plan_changes_since(p, r->changes, sizeof r->changes / sizeof r->changes[0], &r->nch) != VRAM_OK)
@@ -148,6 +155,7 @@ vram_status vram_plan_result_json(vram_json *j, const vram_plan *p, const vram_p
     vram_json_begin_object(j);
     vram_plan_doc_members(j, p, r->changes, r->nch);
     vram_parallel_json(j, &r->layout);
+    if (r->calib.used) vram_calib_plan_json(j, p, &r->calib);
     if (o->nemit > 0) {
         vram_json_key(j, "emit");
         vram_json_begin_object(j);
@@ -199,8 +207,8 @@ static const char *format_dtype(vram_dtype f) {
 
 /* The plan of --model now (default workload), on the --assume-gpu GPUs or this machine's: its
  * rows, and each fitting one-GPU strategy's high. */
-static vram_status plan_model(const vram_try_chain *c, vram_plan_rows *rows, uint64_t *high,
-                              char *err, size_t cap) {
+static vram_status plan_model(vram_try_chain *c, vram_plan_rows *rows, uint64_t *high,
+                              uint64_t *expected, char *err, size_t cap) {
     vram_plan *p = calloc(1, sizeof *p);
     vram_status st;
     if (p == NULL) return vram_errorf(err, cap, VRAM_E_NOMEM, "out of memory");
@@ -217,6 +225,7 @@ static vram_status plan_model(const vram_try_chain *c, vram_plan_rows *rows, uin
             const vram_candidate *k = &p->chain.cand[i];
             if (k->fits && k->status == VRAM_OK && rows->row[i].device >= 0) high[i] = k->estimate.high;
         }
+        vram_calib_chain_from_plan(c, p, expected);
     }
     free(p);
     return st;
@@ -225,6 +234,7 @@ static vram_status plan_model(const vram_try_chain *c, vram_plan_rows *rows, uin
 vram_status vram_plan_chain(vram_try_chain *c, char *err, size_t cap) {
     char what[4200];
     uint64_t high[VRAM_PLAN_MAX_ROWS] = {0};
+    uint64_t expected[VRAM_PLAN_MAX_ROWS] = {0}; /* each row's, for calibration.h */
     vram_plan_rows *rows;
     vram_status st;
     if (!c->plan_file && !c->model) return VRAM_OK;
@@ -232,9 +242,10 @@ vram_status vram_plan_chain(vram_try_chain *c, char *err, size_t cap) {
     if (c->plan_file) {
         snprintf(what, sizeof what, "--plan %s", c->plan_file);
         st = vram_plan_doc_strategies(c->plan_file, what, rows, err, cap);
+        if (st == VRAM_OK) vram_calib_chain_from_doc(c, c->plan_file, expected, rows->n);
     } else {
         snprintf(what, sizeof what, "the plan of %s", c->model);
-        st = plan_model(c, rows, high, err, cap);
+        st = plan_model(c, rows, high, expected, err, cap);
     }
     /* those that fit, in the plan's order, with the plan's device and format */
     for (int i = 0; st == VRAM_OK && i < rows->n && c->n < VRAM_TRY_MAX_STRATEGIES; i++) {
@@ -259,6 +270,7 @@ vram_status vram_plan_chain(vram_try_chain *c, char *err, size_t cap) {
         c->strategies[k] = c->name_buf[k];
         c->dtype_of[k] = format_dtype(r->format);
         c->gpu_high[k] = high[i];
+        c->expected[k] = expected[i];
     }
     if (st == VRAM_OK && c->n == 0)
         st = vram_errorf(err, cap, VRAM_E_NOSPACE,

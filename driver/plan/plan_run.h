@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "calibration.h"
 #include "emit.h"
 #include "isolate/chain.h"
 #include "parallel.h"
@@ -22,11 +23,12 @@ typedef struct vram_plan_request {
     int nemit;
     vram_emit_format emit[VRAM_EMIT_FORMATS]; /* in the order given, each once */
     vram_parallel_opts layout;
+    const char *calibration; /* plan with what try and run measured (calibration.h); "none" */
 } vram_plan_request;
 
 /* Applies option `name` with its value to the inputs p or the request o: "model",
  * "component", "assume-gpu", "host-memory", "margin", a workload option, a layout option,
- * "load", "save", "emit", "strategy". VRAM_OK; VRAM_E_INVALID with err one line naming the
+ * "load", "save", "emit", "strategy", "calibration". VRAM_OK; VRAM_E_INVALID with err one line naming the
  * option; VRAM_E_UNHANDLED for another name. */
 vram_status vram_plan_set(vram_plan *p, vram_plan_request *o, const char *name, const char *arg,
                           char *err, size_t cap);
@@ -42,6 +44,7 @@ typedef struct vram_plan_result {
     vram_parallel_report layout;              /* a --model plan's, mode 0 when none */
     const vram_candidate *cand;               /* what --emit writes (NULL: components) */
     vram_emit_machine facts;                  /* the machine facts --emit env needs */
+    vram_calib_plan calib;                    /* --calibration: estimate vs measured */
 } vram_plan_result;
 
 /* Loads (o->load), makes the plan (vram_plan_make), its layout, the changes, and for --emit

@@ -17,7 +17,9 @@
  *   gprocs=PID:BYTES,...        graphics processes
  *   driver=TEXT                 the driver version (default "999.99")
  *   pidfile=PATH pidbytes=N     one more compute process: the pid written in PATH (when the
- *                               file is there), using N bytes (the `vramkit run` tests) */
+ *                               file is there), using N bytes (the `vramkit run` tests); a
+ *                               second number in PATH ("PID BYTES") wins over N, so a child
+ *                               can change its use over time (the measured-peak tests) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,14 +147,16 @@ static nv_return list(const char *key, unsigned int *count, void *out, int v1) {
     if (!v1 && strcmp(key, "procs") == 0 && val("pidfile", pb, sizeof pb)) {
         FILE *f = fopen(pb, "r");
         long pid = 0;
+        unsigned long long bytes = num("pidbytes", 0), b2;
         if (f) {
             if (fscanf(f, "%ld", &pid) != 1) pid = 0;
+            else if (fscanf(f, "%llu", &b2) == 1) bytes = b2;
             fclose(f);
         }
         if (pid > 0) {
             if (n < cap) {
                 ((nv_proc *)out)[n].pid = (unsigned)pid;
-                ((nv_proc *)out)[n].used = num("pidbytes", 0);
+                ((nv_proc *)out)[n].used = bytes;
                 ((nv_proc *)out)[n].gi = ((nv_proc *)out)[n].ci = 0xffffffffu;
             }
             n++;

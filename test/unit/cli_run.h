@@ -56,6 +56,8 @@ static cli_result cli_run_env(const char *const *args, const char *const *env_ex
             "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"};
         for (size_t v = 0; v < sizeof launcher_vars / sizeof launcher_vars[0]; v++)
             unsetenv(launcher_vars[v]);
+        /* try and run append measured peaks to the user's cache by default: never from a test */
+        setenv("XDG_CACHE_HOME", "/tmp/vramkit-test-cache", 1);
         for (const char *const *e = env_extra; e && *e; e++) putenv((char *)*e);
         const char *argv[64];
         int n = 0;
