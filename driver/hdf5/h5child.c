@@ -482,16 +482,45 @@ static uint64_t filter_needs(const chunk_rec *r, H5Z_filter_t last, const unsign
 }
 
 /* A filtered chunk HDF5 would decode out of bounds: NULL, or why the dataset is refused. */
+static int cmp_rank; /* the dimensions compared by cmp_coord (the child is one thread) */
+static int cmp_coord(const void *pa, const void *pb) {
+    const chunk_rec *x = pa, *y = pb;
+    for (int k = 0; k < cmp_rank; k++)
+        if (x->coord[k] != y->coord[k]) return x->coord[k] < y->coord[k] ? -1 : 1;
+    return 0;
+}
+
 static const char *check_filtered(child *c, uint32_t d, H5Z_filter_t last, const unsigned *cd, size_t ncd, char *why,
                                   size_t cap) {
     vram_h5_dataset *ds = &c->ds[d];
     chunk_rec *recs = NULL;
     uint64_t nrec = 0;
     const char *bad = NULL;
+    hsize_t shape[VRAM_H5_MAX_RANK];
+    hid_t dcpl = H5Dget_create_plist(c->dset[d]);
+    int have_shape = dcpl >= 0 && H5Pget_chunk(dcpl, ds->rank, shape) == ds->rank;
+    if (dcpl >= 0) H5Pclose(dcpl);
     if (list_chunks(c, d, &recs, &nrec, VRAM_H5_MAX_CHUNKS) != 0) return NULL; /* nothing concluded */
+    cmp_rank = ds->rank;
+    if (nrec > 1) qsort(recs, (size_t)nrec, sizeof recs[0], cmp_coord);
     for (uint64_t i = 0; i < nrec && !bad; i++) {
         uint64_t end, need = filter_needs(&recs[i], last, cd, ncd, c->base);
-        if (recs[i].bytes < need) {
+        int k = 0;
+        if (i > 0 && cmp_coord(&recs[i - 1], &recs[i]) == 0) { /* two chunks for one place */
+            vram_msgf(why, cap, "%s: '%s': its chunk index lists two chunks at sample %llu (the file is corrupt)",
+                      c->path, ds->name, (unsigned long long)recs[i].coord[0]);
+            bad = why;
+            break;
+        } /* a chunk starts at a multiple of the chunk shape, inside the dataset */
+        while (have_shape && k < ds->rank && shape[k] != 0 && recs[i].coord[k] % shape[k] == 0 &&
+               recs[i].coord[k] < ds->dims[k])
+            k++;
+        if (have_shape && k < ds->rank) { /* HDF5 2.0: "bad coordinate offset" */
+            vram_msgf(why, cap, "%s: '%s': a chunk of its index starts at %llu in dimension %d, not at a multiple "
+                      "of the chunk shape's %llu inside the dataset (the file is corrupt)", c->path, ds->name,
+                      (unsigned long long)recs[i].coord[k], k, (unsigned long long)shape[k]);
+            bad = why;
+        } else if (recs[i].bytes < need) {
             vram_msgf(why, cap, "%s: '%s': the chunk at sample %llu holds %llu bytes, too few for its filters "
                       "(the file is corrupt)", c->path, ds->name, (unsigned long long)recs[i].coord[0],
                       (unsigned long long)recs[i].bytes);
