@@ -37,7 +37,7 @@ static void usage(FILE *out) {
         "  --buffers M         chunk buffers on the device (default 2)\n"
         "  --device DEV        cpu or cuda:N (default: a GPU when there is one; under a launcher\n"
         "                      its local rank's)\n"
-        "  --readers N         reader threads (default: the CPUs, 2 to 8); --slab SIZE (64MiB)\n"
+        "  --readers N         reader threads (default: the CPUs, 2 to 16); --slab SIZE (64MiB)\n"
         "  --verify            check every sample against a plain HDF5 read, the order against\n"
         "                      the plan, and each epoch's exactly-once\n"
         "  --json              the report as JSON\n"

@@ -214,7 +214,7 @@ struct vram_streamer {
 static uint32_t default_readers(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 2) n = 2;
-    if (n > 8) n = 8;
+    if (n > 16) n = 16; /* a 16-core GPU host: one reader a core (pread waits on the page cache or the disk) */
     return (uint32_t)n;
 }
 

@@ -71,7 +71,7 @@ typedef struct vram_stream_config {
     uint64_t epochs;         /* epochs to stream; 0: 1 */
     uint64_t first_epoch;    /* the epoch number of the first epoch (the shuffle's key), to resume */
     int device;              /* ordinal on the ops table */
-    uint32_t readers;        /* reader threads; 0: the online CPUs, from 2 to 8 */
+    uint32_t readers;        /* reader threads; 0: the online CPUs, from 2 to 16 */
     uint32_t slabs;          /* pinned slabs (SLABS staging); 0: 4; at least 2 */
     uint64_t slab_bytes;     /* bytes of one slab; 0: 64 MiB, never more than a chunk needs,
                                 never less than one row of the widest dataset */
