@@ -144,9 +144,13 @@ static const char *type_corrupt(hid_t t) {
     }
     if (c == H5T_COMPOUND) {
         int n = H5Tget_nmembers(t);
+        size_t whole = H5Tget_size(t);
         for (int i = 0; i < n; i++) {
             hid_t m = H5Tget_member_type(t, (unsigned)i);
+            size_t at = H5Tget_member_offset(t, (unsigned)i), msize = m >= 0 ? H5Tget_size(m) : 0;
             const char *p = m >= 0 ? type_corrupt(m) : "an unreadable compound member";
+            if (p == NULL && (msize > whole || at > whole - msize)) /* HDF5 2.0 refuses these */
+                p = "a compound whose member extends outside it";
             if (m >= 0) H5Tclose(m);
             if (p != NULL) return p;
         }
