@@ -485,7 +485,6 @@ static uint64_t filter_needs(const chunk_rec *r, H5Z_filter_t last, const unsign
     return 1;
 }
 
-/* A filtered chunk HDF5 would decode out of bounds: NULL, or why the dataset is refused. */
 static int cmp_rank; /* the dimensions compared by cmp_coord (the child is one thread) */
 static int cmp_coord(const void *pa, const void *pb) {
     const chunk_rec *x = pa, *y = pb;
@@ -494,6 +493,8 @@ static int cmp_coord(const void *pa, const void *pb) {
     return 0;
 }
 
+/* A filtered chunk HDF5 would decode out of bounds, a chunk index that lists two chunks for
+ * one place or a chunk off the chunk grid: NULL, or why the dataset is refused. */
 static const char *check_filtered(child *c, uint32_t d, H5Z_filter_t last, const unsigned *cd, size_t ncd, char *why,
                                   size_t cap) {
     vram_h5_dataset *ds = &c->ds[d];
