@@ -3,6 +3,7 @@
  * write their documents with the driver's JSON writer; the streamer is stream/session.h. */
 #include "api.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "comm/ranks_env.h"
 #include "doctor/doctor_run.h"
 #include "gpustats/watch.h"
+#include "isolate/helper.h"
 #include "isolate/try.h"
 #include "plan/estimating.h"
 #include "plan/plan_run.h"
@@ -320,7 +322,7 @@ int vram_api_try(const char *options, char **out, char **err) {
     vram_try_opts o;
     vram_try_result r;
     const char *command[API_MAX_COMMAND], *env[VRAM_TRY_MAX_ENV + 1];
-    char why[4400];
+    char why[4400], exe[PATH_MAX];
     vram_status st;
     int rc;
     memset(&o, 0, sizeof o);
@@ -331,6 +333,10 @@ int vram_api_try(const char *options, char **out, char **err) {
         rc = o.ncommand < 0 ? 2 : call_strings(&c, "env", env, VRAM_TRY_MAX_ENV + 1) < 0 ? 2 : -1;
         o.command = (char *const *)command;
         o.env = env;
+        /* each attempt through the vramkit executable's shim and guard, so that it dies with
+           this process even one killed with SIGKILL (the CLI's rule); not /proc/self/exe, which
+           here is the program that loaded the library */
+        if (vram_helper_exe_named(exe, sizeof exe)) o.self_exe = exe;
         if (rc < 0 && o.ncommand == 0) rc = call_fail(&c, 2, "command: the command is empty");
         else if (rc < 0 && command[0][0] == '\0') rc = call_fail(&c, 2, "command: the program is empty ('')");
     }

@@ -34,14 +34,10 @@ static int executable(const char *p) { return access(p, X_OK) == 0; }
 /* An object in this file: where it was loaded from is where this code was. */
 static const char anchor = 0;
 
-vram_status vram_helper_exe(char *out, size_t cap, char *err, size_t ecap) {
+int vram_helper_exe_named(char *out, size_t cap) {
     const char *env = getenv("VRAMKIT_EXE");
     Dl_info info;
-    if (env != NULL && env[0] != '\0') {
-        if ((size_t)snprintf(out, cap, "%s", env) >= cap)
-            return vram_errorf(err, ecap, VRAM_E_IO, "VRAMKIT_EXE is too long");
-        return VRAM_OK;
-    }
+    if (env != NULL && env[0] != '\0') return (size_t)snprintf(out, cap, "%s", env) < cap;
     /* a shared library (Python's): the vramkit installed or built beside it */
     if (dladdr(&anchor, &info) != 0 && info.dli_fname != NULL && strstr(info.dli_fname, ".so")) {
         char dir[PATH_MAX];
@@ -52,10 +48,17 @@ vram_status vram_helper_exe(char *out, size_t cap, char *err, size_t ecap) {
             dir[n] = '\0';
             static const char *const rel[] = {"vramkit", "bin/vramkit"};
             for (size_t i = 0; i < 2; i++) {
-                if ((size_t)snprintf(out, cap, "%s/%s", dir, rel[i]) < cap && executable(out)) return VRAM_OK;
+                if ((size_t)snprintf(out, cap, "%s/%s", dir, rel[i]) < cap && executable(out)) return 1;
             }
         }
     }
+    return 0;
+}
+
+vram_status vram_helper_exe(char *out, size_t cap, char *err, size_t ecap) {
+    const char *env = getenv("VRAMKIT_EXE");
+    if (vram_helper_exe_named(out, cap)) return VRAM_OK;
+    if (env != NULL && env[0] != '\0') return vram_errorf(err, ecap, VRAM_E_IO, "VRAMKIT_EXE is too long");
     ssize_t n = readlink("/proc/self/exe", out, cap - 1);
     if (n <= 0 || (size_t)n >= cap - 1)
         return vram_errorf(err, ecap, VRAM_E_IO, "cannot find the vramkit command to run HDF5 in a child "

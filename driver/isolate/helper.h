@@ -30,6 +30,11 @@ typedef struct vram_helper {
  * sets VRAMKIT_EXE. Guarantees: VRAM_OK, or VRAM_E_IO with one line in err. */
 vram_status vram_helper_exe(char *out, size_t cap, char *err, size_t ecap);
 
+/* The same without the last resort: 1 and the path in out when $VRAMKIT_EXE is set (and fits)
+ * or a `vramkit` is beside the shared library; else 0. For a library in a program that is not
+ * vramkit (Python), where /proc/self/exe would be that program. */
+int vram_helper_exe_named(char *out, size_t cap);
+
 /* Starts `exe command` with extra_fd (or none: -1) as descriptor 4. Guarantees: VRAM_OK
  * and *h running; or VRAM_E_IO (it could not be started: the reason in err) and *h not
  * running. */

@@ -458,6 +458,44 @@ def test_try_load_with_a_command_and_when_all_fail(tmp_path):
     assert e.value.exit_code == 2
 
 
+def _running(pid):
+    """Is pid a live process (not a zombie)?"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def test_try_load_attempt_dies_with_a_python_killed_by_sigkill(tmp_path):
+    """A Python process killed with SIGKILL mid-attempt leaves no attempt running: the attempt
+    starts through the vramkit executable's shim and guard (found beside the library), as the
+    CLI's do; without them it survived its caller."""
+    import signal
+    import time
+    pidfile = tmp_path / "attempt.pid"
+    script = ("import vramkit; vramkit.try_load(['sh', '-c', 'echo $$ > %s; exec sleep 60'], "
+              "strategies='cpu', timeout=120)" % pidfile)
+    caller = subprocess.Popen([sys.executable, "-c", script], env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 30
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            assert caller.poll() is None, "the caller ended before its attempt started"
+            time.sleep(0.05)
+        attempt = int(pidfile.read_text())
+        assert _running(attempt)
+    finally:
+        caller.send_signal(signal.SIGKILL)
+        caller.wait()
+    deadline = time.monotonic() + 10
+    while _running(attempt) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survived = _running(attempt)
+    if survived:
+        os.kill(attempt, signal.SIGKILL)
+    assert not survived, "the attempt outlived the Python process that was killed with SIGKILL"
+
+
 # ---- ranks from the launcher (world="auto", the default) ------------------------------------------
 
 LAUNCHER_VARS = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
