@@ -83,7 +83,6 @@ static int parse(int argc, char **argv, vram_chunking_opts *o, vram_ranks *ranks
 
 static int print_chunk_text(const vram_chunking_report *o, uint64_t k, uint64_t i) {
     const vram_chunks_plan *p = &o->plan;
-    uint64_t *rows = o->rows;
     vram_chunk ch;
     vram_range b;
     char pos[64];
@@ -105,12 +104,14 @@ static int print_chunk_text(const vram_chunking_report *o, uint64_t k, uint64_t 
     if (ch.used < ch.rows)
         printf("  (%llu rows in no batch)", (unsigned long long)(ch.rows - ch.used));
     printf("\n");
-    if (rows) {
-        if (vram_chunks_sample_order(p, i, o->epoch, rows, p->samples_per_chunk) != VRAM_OK)
+    if (p->config.shuffle) {
+        /* position by position: O(what is printed), whatever the chunk's size */
+        vram_perm rows;
+        if (vram_chunks_row_perm(p, i, o->epoch, &rows) != VRAM_OK || rows.n != ch.rows)
             return -1;
         printf("%7s  %5s  order:", "", "");
         for (uint64_t r = 0; r < ch.rows && r < TEXT_ORDER; r++)
-            printf(" %llu", (unsigned long long)(ch.start + rows[r]));
+            printf(" %llu", (unsigned long long)(ch.start + vram_perm_at(&rows, r)));
         if (ch.rows > TEXT_ORDER) printf(" ... (%llu in all)", (unsigned long long)ch.rows);
         printf("\n");
     }

@@ -170,18 +170,10 @@ static vram_status does_not_fit(int have_free, const vram_chunks_plan *p, char *
                      vram_fmt_size(p->buffer_bytes, per, sizeof per));
 }
 
-static vram_status make_orders(vram_chunking_report *r, char *err, size_t cap) {
-    const vram_chunks_plan *p = &r->plan;
-    if (!p->config.shuffle) return VRAM_OK;
-    if (p->chunk_count > VRAM_CHUNKS_MAX_ORDER || p->samples_per_chunk > VRAM_CHUNKS_MAX_ORDER)
-        FAIL("--shuffle: %llu chunks of %llu samples are too many to list an order for (at most "
-             "%llu each)", (unsigned long long)p->chunk_count,
-             (unsigned long long)p->samples_per_chunk, (unsigned long long)VRAM_CHUNKS_MAX_ORDER);
-    r->chunk_order = (uint64_t *)malloc((size_t)p->chunk_count * sizeof *r->chunk_order);
-    r->rows = (uint64_t *)malloc((size_t)p->samples_per_chunk * sizeof *r->rows);
-    if (!r->chunk_order || !r->rows)
-        return vram_errorf(err, cap, VRAM_E_NOMEM, "out of host memory for the shuffled order");
-    if (vram_chunks_chunk_order(p, r->epoch, r->chunk_order, p->chunk_count) != VRAM_OK)
+/* The visiting order: a permutation computed position by position (no array, whatever the
+ * number of chunks). */
+static vram_status make_order(vram_chunking_report *r, char *err, size_t cap) {
+    if (vram_chunks_chunk_perm(&r->plan, r->epoch, &r->visit) != VRAM_OK)
         return vram_errorf(err, cap, VRAM_E_STATE, "internal error: chunk order");
     return VRAM_OK;
 }
@@ -208,19 +200,16 @@ vram_status vram_chunking_run(const vram_chunking_opts *o, const vram_ranks *ran
     }
     if (st == VRAM_E_NOSPACE) return does_not_fit(o->have_free, &r->plan, err, cap);
     if (st != VRAM_OK) return plan_error(st, o->have_free, &r->plan, err, cap);
-    return make_orders(r, err, cap);
+    return make_order(r, err, cap);
 }
 
 void vram_chunking_free(vram_chunking_report *r) {
-    free(r->chunk_order);
-    free(r->rows);
     if (r->h5) vram_h5_close(r->h5);
-    r->chunk_order = r->rows = NULL;
     r->h5 = NULL;
 }
 
 uint64_t vram_chunking_visit(const vram_chunking_report *r, uint64_t k) {
-    return r->chunk_order ? r->chunk_order[k] : k;
+    return k < r->visit.n ? vram_perm_at(&r->visit, k) : k;
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -253,7 +242,6 @@ vram_status vram_chunking_json_check(const vram_chunking_report *r, char *err, s
 vram_status vram_chunking_json(vram_json *j, const vram_chunking_report *rep) {
     const vram_chunks_plan *p = &rep->plan;
     const vram_chunks_config *c = &p->config;
-    uint64_t *rows = rep->rows;
     if (vram_chunking_json_check(rep, NULL, 0) != VRAM_OK) return VRAM_E_RANGE;
     vram_json_begin_object(j);
     if (rep->h5) {
@@ -334,12 +322,13 @@ vram_status vram_chunking_json(vram_json *j, const vram_chunking_report *rep) {
             json_range(j, ch.start + b.start, ch.start + b.end);
         }
         vram_json_end_array(j);
-        if (rows) {
-            if (vram_chunks_sample_order(p, i, rep->epoch, rows, p->samples_per_chunk) != VRAM_OK)
+        if (c->shuffle) {
+            vram_perm rows;
+            if (vram_chunks_row_perm(p, i, rep->epoch, &rows) != VRAM_OK || rows.n != ch.rows)
                 return VRAM_E_STATE;
             vram_json_key(j, "order");
             vram_json_begin_array(j);
-            for (uint64_t r = 0; r < ch.rows; r++) vram_json_u64(j, ch.start + rows[r]);
+            for (uint64_t r = 0; r < ch.rows; r++) vram_json_u64(j, ch.start + vram_perm_at(&rows, r));
             vram_json_end_array(j);
         }
         vram_json_end_object(j);

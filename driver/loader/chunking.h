@@ -14,8 +14,6 @@
 #include "hdf5/h5source.h"
 #include "util/json.h"
 
-/* A shuffled plan materialises one order array of this many entries at most (1 GiB). */
-#define VRAM_CHUNKS_MAX_ORDER (UINT64_C(1) << 27)
 /* The most entries the JSON document lists (chunks, batches and, shuffled, each position of
  * the order) before it is refused rather than written: about 130 MB of JSON. */
 #define VRAM_CHUNKS_JSON_MAX_ITEMS UINT64_C(1000000)
@@ -54,7 +52,8 @@ typedef struct vram_chunking_report {
     int have_free;                /* the budget is a fraction of free memory */
     vram_h5_file *h5;             /* the FILE form's datasets (owned) */
     uint64_t extra_device_bytes;  /* the FILE form: the gather buffers of a shuffle on a GPU */
-    uint64_t *chunk_order, *rows; /* a shuffled plan's orders (owned; NULL otherwise) */
+    vram_perm visit;              /* this epoch's chunk visiting order (vramkit/perm.h): no
+                                     order is ever materialised, each position costs O(1) */
 } vram_chunking_report;
 
 /* Plans. VRAM_OK with *r (free with vram_chunking_free); VRAM_E_NOSPACE with err one line

@@ -205,7 +205,7 @@ struct vram_streamer {
     double epoch_mark; /* when the current epoch began: open, or the last epoch's end */
 
     vram_stream_stats *stats; /* per epoch */
-    uint64_t *chunk_order;    /* the producer's: this epoch's visiting order */
+    vram_perm chunk_order;    /* the producer's: this epoch's visiting order (O(1) a visit) */
     uint64_t chunk_order_epoch;
 };
 
@@ -396,13 +396,13 @@ static vram_status chunk_at(vram_streamer *s, uint64_t q, vram_chunk *ch, uint64
     uint64_t cc = s->plan.chunk_count, e = q / cc, k = q % cc;
     vram_status st;
     if (s->chunk_order_epoch != e) {
-        st = vram_chunks_chunk_order(&s->plan, s->cfg.first_epoch + e, s->chunk_order, cc);
+        st = vram_chunks_chunk_perm(&s->plan, s->cfg.first_epoch + e, &s->chunk_order);
         if (st != VRAM_OK) return st;
         s->chunk_order_epoch = e;
     }
     *epoch_index = e;
     *visit = k;
-    return vram_chunks_chunk(&s->plan, s->chunk_order[k], ch);
+    return vram_chunks_chunk(&s->plan, vram_perm_at(&s->chunk_order, k), ch);
 }
 
 /* The status of a group whose tasks are done, its message in err; the group is reset for
@@ -915,7 +915,6 @@ static vram_status teardown(vram_streamer *s) {
     free(s->groups);
     free(s->tasks);
     free(s->stats);
-    free(s->chunk_order);
     free(s);
 #undef KEEP
     return first;
@@ -1156,11 +1155,10 @@ vram_status vram_streamer_open(const vram_device_ops *ops, const vram_source *sr
     s->groups = (group *)calloc(s->ngroups, sizeof *s->groups);
     s->tasks = (task *)calloc(TASK_CAP, sizeof *s->tasks);
     s->stats = (vram_stream_stats *)calloc((size_t)s->cfg.epochs, sizeof *s->stats);
-    s->chunk_order = (uint64_t *)calloc((size_t)s->plan.chunk_count, sizeof *s->chunk_order);
     for (uint32_t i = 0; i < MAX_HELD; i++)
         s->bsamples[i] = (uint64_t *)calloc((size_t)s->plan.config.batch, sizeof(uint64_t));
     if (!s->bufs || (s->nslabs && !s->slabs) || !s->groups || !s->tasks || !s->stats ||
-        !s->chunk_order || !s->bsamples[0] || !s->bsamples[1]) {
+        !s->bsamples[0] || !s->bsamples[1]) {
         vram_msgf(err, cap, "out of host memory for the streamer's bookkeeping");
         teardown(s);
         return VRAM_E_NOMEM;

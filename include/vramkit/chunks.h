@@ -6,7 +6,7 @@
 
 #include "base.h"
 #include "device.h"
-#include "rng.h"
+#include "perm.h"
 
 /* Terms used throughout.
  *
@@ -37,10 +37,13 @@
  * chunk when it has room, so a shuffled epoch drops different samples each time; when the
  * last chunk is full they are left out of every chunk.
  *
- * Shuffle. Deterministic in (seed, epoch, rank): a Fisher-Yates permutation of the chunk
- * order, then one of the rows of each chunk, over SplitMix64 streams (rng.h) keyed by
- * (seed, 1, epoch, rank) for the chunk order and (seed, 2, epoch, chunk start position)
- * for a chunk's rows. Rows are gathered on the device, never read scattered from the file. */
+ * Shuffle. Deterministic in (seed, epoch, rank): a permutation of the chunk order, then one
+ * of the rows of each chunk, each a keyed permutation computed one position at a time
+ * (perm.h: a Feistel network with cycle-walking) keyed by (seed, 1, epoch, rank) for the
+ * chunk order and (seed, 2, epoch, chunk start position) for a chunk's rows. Any position of
+ * either order costs O(1) and no memory (vram_chunks_chunk_perm, vram_chunks_row_perm), so
+ * a shuffled plan is printed, checked or resumed at the cost of what is read of it. Rows are
+ * gathered on the device, never read scattered from the file. */
 
 /* ---- types --------------------------------------------------------------- */
 
@@ -522,54 +525,81 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_sample(const vram_chunks
     return VRAM_OK;
 }
 
-/* order[0 .. len) = 0 .. len-1, then, when shuffling, a Fisher-Yates permutation drawn
- * from the stream keyed by (seed, domain, epoch, stream). */
-/*@ requires \valid(order + (0 .. len - 1));
+/* The visiting order of this epoch's chunks, as a permutation of [0, chunk_count):
+ * vram_perm_at(perm, k) is the chunk visited k-th (storage order unless shuffling; perm.h,
+ * keyed by (seed, 1, epoch, rank)). O(1), and so is each vram_perm_at. VRAM_E_INVALID for a
+ * plan with no chunk (*perm is then the identity of [0, 1)). */
+/*@ requires \valid_read(p) && \valid(perm) && \separated(p, perm);
+    assigns *perm;
+    ensures vram_perm_ok(perm);
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID;
+    ensures \result == VRAM_OK ==> perm->n == p->chunk_count; */
+VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_chunk_perm(const vram_chunks_plan *p,
+                                                                   uint64_t epoch,
+                                                                   vram_perm *perm) {
+    return vram_perm_make(perm, p->chunk_count, p->config.shuffle, p->config.seed, 1u, epoch,
+                          p->config.rank);
+}
+
+/* The slot order of chunk i this epoch, as a permutation of its rows: vram_perm_at(perm,
+ * slot) is the row (0 .. rows-1) at that slot, so batch j takes the rows at the slots of
+ * vram_chunks_batch (the identity unless shuffling; perm.h, keyed by (seed, 2, epoch, the
+ * chunk's start position), so a chunk's order is the same on every rank that holds it).
+ * O(1). VRAM_E_RANGE and VRAM_E_INVALID as vram_chunks_chunk (*perm is then the identity
+ * of [0, 1)). */
+/*@ requires \valid_read(p) && \valid(perm) && \separated(p, perm);
+    assigns *perm;
+    ensures vram_perm_ok(perm);
+    ensures \result == VRAM_OK || \result == VRAM_E_RANGE || \result == VRAM_E_INVALID; */
+VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_row_perm(const vram_chunks_plan *p,
+                                                                 uint64_t i, uint64_t epoch,
+                                                                 vram_perm *perm) {
+    vram_chunk ch;
+    vram_status st = vram_chunks_chunk(p, i, &ch), made;
+    if (st != VRAM_OK) {
+        made = vram_perm_make(perm, 1u, 0, 0u, 0u, 0u, 0u);
+        return st;
+    }
+    made = vram_perm_make(perm, ch.rows, p->config.shuffle, p->config.seed, 2u, epoch, ch.start);
+    return made;
+}
+
+/* order[k] = vram_perm_at(perm, k) for k < len, len <= perm's n. */
+/*@ requires vram_perm_ok(perm) && len <= perm->n;
+    requires \valid(order + (0 .. len - 1)) && \separated(perm, order + (0 .. len - 1));
     assigns order[0 .. len - 1]; */
-VRAM_HD VRAM_DEF void vram__chunks_permute(uint64_t *order, uint64_t len, int shuffle,
-                                           uint64_t seed, uint64_t domain, uint64_t epoch,
-                                           uint64_t stream) {
-    uint64_t k, i, j, t, v;
-    vram_rng r;
+VRAM_HD VRAM_DEF void vram__chunks_fill(uint64_t *order, uint64_t len, const vram_perm *perm) {
+    uint64_t k;
     /*@ loop invariant 0 <= k <= len;
         loop assigns k, order[0 .. len - 1];
         loop variant len - k; */
-    for (k = 0; k < len; k++) order[k] = k;
-    if (!shuffle || len < 2) return;
-    vram_rng_key(&r, seed, domain, epoch, stream);
-    /*@ loop invariant 0 <= i < len;
-        loop assigns i, j, t, v, r.state, order[0 .. len - 1];
-        loop variant i; */
-    for (i = len - 1; i > 0; i--) {
-        j = vram_rng_below(&r, i + 1); /* uniform in [0, i] */
-        t = order[i];
-        v = order[j];
-        order[i] = v;
-        order[j] = t;
-    }
+    for (k = 0; k < len; k++) order[k] = vram_perm_at(perm, k);
 }
 
 /* This epoch's chunk visiting order: order[k] is the chunk visited k-th (0 .. chunk_count-1,
- * each once; storage order unless shuffling), in order[0 .. chunk_count). */
+ * each once; storage order unless shuffling), in order[0 .. chunk_count): vram_chunks_chunk_perm
+ * written out. VRAM_E_BUFFER when cap < chunk_count; VRAM_E_INVALID for a plan with no
+ * chunk. */
 /*@ requires \valid_read(p) && \valid(order + (0 .. cap - 1));
     requires \separated(p, order + (0 .. cap - 1));
     assigns order[0 .. cap - 1];
-    ensures \result == VRAM_OK || \result == VRAM_E_BUFFER;
+    ensures \result == VRAM_OK || \result == VRAM_E_BUFFER || \result == VRAM_E_INVALID;
     ensures \result == VRAM_E_BUFFER <==> p->chunk_count > cap; */
 VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_chunk_order(const vram_chunks_plan *p,
                                                                     uint64_t epoch,
                                                                     uint64_t *order,
                                                                     uint64_t cap) {
-    uint64_t m = p->chunk_count;
-    if (m > cap) return VRAM_E_BUFFER;
-    vram__chunks_permute(order, m, p->config.shuffle, p->config.seed, 1u, epoch, p->config.rank);
+    vram_perm perm;
+    if (p->chunk_count > cap) return VRAM_E_BUFFER;
+    if (vram_chunks_chunk_perm(p, epoch, &perm) != VRAM_OK) return VRAM_E_INVALID;
+    vram__chunks_fill(order, p->chunk_count, &perm);
     return VRAM_OK;
 }
 
 /* This epoch's slot order of chunk i: order[slot] is a row of the chunk (0 .. rows-1, each
  * once; the identity unless shuffling), so batch j takes rows order[start .. end) of
- * vram_chunks_batch. Fills order[0 .. rows); VRAM_E_BUFFER when cap < rows; VRAM_E_RANGE
- * and VRAM_E_INVALID as vram_chunks_chunk. */
+ * vram_chunks_batch: vram_chunks_row_perm written out. Fills order[0 .. rows); VRAM_E_BUFFER
+ * when cap < rows; VRAM_E_RANGE and VRAM_E_INVALID as vram_chunks_chunk. */
 /*@ requires \valid_read(p) && \valid(order + (0 .. cap - 1));
     requires \separated(p, order + (0 .. cap - 1));
     assigns order[0 .. cap - 1];
@@ -579,11 +609,11 @@ VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_sample_order(const vram_
                                                                      uint64_t i, uint64_t epoch,
                                                                      uint64_t *order,
                                                                      uint64_t cap) {
-    vram_chunk ch;
-    vram_status st = vram_chunks_chunk(p, i, &ch);
+    vram_perm perm;
+    vram_status st = vram_chunks_row_perm(p, i, epoch, &perm);
     if (st != VRAM_OK) return st;
-    if (ch.rows > cap) return VRAM_E_BUFFER;
-    vram__chunks_permute(order, ch.rows, p->config.shuffle, p->config.seed, 2u, epoch, ch.start);
+    if (perm.n > cap) return VRAM_E_BUFFER;
+    vram__chunks_fill(order, perm.n, &perm);
     return VRAM_OK;
 }
 

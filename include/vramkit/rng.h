@@ -60,6 +60,14 @@ VRAM_HD VRAM_DEF uint64_t vram_rng_next(vram_rng *r) {
     return vram_rng_mix(r->state);
 }
 
+/* Draw i + 1 of the stream whose state is s, without stepping through the draws before it:
+ * mix(s + (i + 1) * GAMMA), what vram_rng_next returns the (i + 1)-th time after a state of
+ * s. O(1): a stream read at random positions (perm.h's round functions). */
+/*@ assigns \nothing; */
+VRAM_HD VRAM_DEF uint64_t vram_rng_draw(uint64_t s, uint64_t i) {
+    return vram_rng_mix(s + (i + 1u) * VRAM_RNG_GAMMA);
+}
+
 /* A uniform draw in [0, bound), unbiased: draws below 2^64 mod bound are rejected (that
  * short tail would favour small results), then the draw is reduced mod bound. Expected
  * draws < 2 for every bound. */

@@ -234,7 +234,9 @@ static void check_corrupted(vram_chunks_plan p, fuzz_in *in) {
         }
     }
     if (vram_chunks_sample(&p, draw_size(in), &smp) == VRAM_OK) FUZZ_CHECK(smp < p.config.samples);
-    if (p.chunk_count <= 8) {
+    if (p.chunk_count == 0) { /* no chunk to order: refused, as every accessor refuses it */
+        FUZZ_CHECK(vram_chunks_chunk_order(&p, 1, order, 8) == VRAM_E_INVALID);
+    } else if (p.chunk_count <= 8) {
         FUZZ_CHECK(vram_chunks_chunk_order(&p, 1, order, 8) == VRAM_OK);
         FUZZ_CHECK(is_permutation(order, p.chunk_count));
     } else {

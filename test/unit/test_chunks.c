@@ -660,7 +660,7 @@ Test(shuffle, same_seed_and_epoch_same_order_others_differ) {
     cr_assert_neq(memcmp(a, b, 200 * 8), 0);
 }
 
-Test(shuffle, fisher_yates_is_uniform_on_three) {
+Test(shuffle, every_order_of_three_about_equally_often) {
     /* every one of the 3! orders about equally often over many seeds */
     unsigned counts[6] = {0};
     vram_chunks_config c = base_config();
@@ -676,6 +676,83 @@ Test(shuffle, fisher_yates_is_uniform_on_three) {
         counts[o[0] * 2 + (o[1] > o[2] ? 1 : 0)]++;
     }
     for (int i = 0; i < 6; i++) cr_assert(counts[i] > 850 && counts[i] < 1150, "%u", counts[i]);
+}
+
+Test(shuffle, position_by_position_is_the_written_order) {
+    /* vram_chunks_chunk_perm and vram_chunks_row_perm, read one position at a time, are the
+     * orders vram_chunks_chunk_order and vram_chunks_sample_order write out; an epoch visits
+     * every sample exactly once, far from storage order */
+    static uint64_t order[1005];
+    static unsigned hits[1000];
+    vram_chunks_plan p = shuffled_plan(9);
+    uint64_t fixed = 0, pos = 0;
+    memset(hits, 0, sizeof hits);
+    epoch_order(&p, 4, order);
+    vram_perm visit, rows;
+    cr_assert_eq(vram_chunks_chunk_perm(&p, 4, &visit), VRAM_OK);
+    cr_assert_eq(visit.n, 5);
+    for (uint64_t k = 0; k < 5; k++) {
+        uint64_t i = vram_perm_at(&visit, k);
+        vram_chunk ch = {0};
+        cr_assert_eq(i, order[k]);
+        cr_assert_eq(vram_chunks_chunk(&p, i, &ch), VRAM_OK);
+        cr_assert_eq(vram_chunks_row_perm(&p, i, 4, &rows), VRAM_OK);
+        cr_assert_eq(rows.n, ch.rows);
+        for (uint64_t slot = 0; slot < ch.rows; slot++, pos++) {
+            uint64_t row = vram_perm_at(&rows, slot), smp = 0;
+            cr_assert_eq(row, order[5 + i * 200 + slot]);
+            cr_assert_eq(vram_chunks_sample(&p, ch.start + row, &smp), VRAM_OK);
+            hits[smp]++;
+            fixed += smp == pos;
+        }
+    }
+    for (int q = 0; q < 1000; q++) cr_assert_eq(hits[q], 1, "sample %d", q);
+    cr_assert_lt(fixed, 10, "%llu samples at their own position", (unsigned long long)fixed);
+    /* no such chunk: the status of vram_chunks_chunk, and the identity of [0, 1) */
+    cr_assert_eq(vram_chunks_row_perm(&p, 5, 4, &rows), VRAM_E_RANGE);
+    cr_assert_eq(rows.n, 1);
+    cr_assert_eq(vram_perm_at(&rows, 0), 0);
+    /* a plan with no chunk has no visiting order */
+    vram_chunks_plan none = p;
+    none.chunk_count = 0;
+    cr_assert_eq(vram_chunks_chunk_perm(&none, 4, &visit), VRAM_E_INVALID);
+    cr_assert_eq(vram_chunks_chunk_order(&none, 4, order, 5), VRAM_E_INVALID);
+    /* unshuffled: both are the identity */
+    vram_chunks_config c = base_config();
+    vram_chunks_plan plain = make_ok(&c);
+    cr_assert_eq(vram_chunks_chunk_perm(&plain, 4, &visit), VRAM_OK);
+    cr_assert_eq(vram_chunks_row_perm(&plain, 2, 4, &rows), VRAM_OK);
+    for (uint64_t k = 0; k < 5; k++) cr_assert_eq(vram_perm_at(&visit, k), k);
+    for (uint64_t r = 0; r < 200; r++) cr_assert_eq(vram_perm_at(&rows, r), r);
+}
+
+Test(shuffle, a_chunk_of_a_trillion_rows_is_read_at_any_slot) {
+    /* 10^12 one-byte samples in one chunk: no order is written, any slot costs O(1) */
+    vram_chunks_config c = base_config();
+    vram_perm rows;
+    vram_chunk ch = {0};
+    c.samples = UINT64_C(1000000000000);
+    c.sample_bytes = 1;
+    c.batch = 1000;
+    c.budget_bytes = 2 * c.samples;
+    c.shuffle = 1;
+    c.seed = 3;
+    vram_chunks_plan p = make_ok(&c);
+    cr_assert_eq(p.chunk_count, 1);
+    cr_assert_eq(vram_chunks_chunk(&p, 0, &ch), VRAM_OK);
+    cr_assert_eq(vram_chunks_row_perm(&p, 0, 0, &rows), VRAM_OK);
+    cr_assert_eq(rows.n, c.samples);
+    uint64_t slots[] = {0, 1, 2, 999999999999u, 500000000000u, 123456789u};
+    uint64_t got[6];
+    for (int k = 0; k < 6; k++) {
+        got[k] = vram_perm_at(&rows, slots[k]);
+        cr_assert_lt(got[k], c.samples);
+        cr_assert_eq(vram_perm_index_of(&rows, got[k]), slots[k]);
+        for (int j = 0; j < k; j++) cr_assert_neq(got[k], got[j]);
+    }
+    /* an array of it is refused for the buffer it does not fit, not attempted */
+    uint64_t small[8];
+    cr_assert_eq(vram_chunks_sample_order(&p, 0, 0, small, 8), VRAM_E_BUFFER);
 }
 
 Test(shuffle, drop_last_drops_different_samples_each_epoch) {

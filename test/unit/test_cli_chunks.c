@@ -368,3 +368,61 @@ Test(cli_chunks, output_is_bounded) {
     cr_expect(strstr(r.out, "chunks not shown"), "%s", r.out);
     cli_result_free(&r);
 }
+
+/* Bounded work (issue 29 item 8): text --shuffle costs O(what it prints). A chunk of 10^12
+   samples prints its first 8 positions of the order at once: each is computed on its own
+   (vramkit/perm.h), no order is materialised (it once shuffled a whole chunk first: 27 s and
+   272 MB for 10^9 samples, and refused 2^27 or more). The positions are the chunk's, distinct,
+   and the ones the JSON form lists for a plan small enough to list. */
+Test(cli_chunks, shuffle_text_costs_what_it_prints) {
+    const char *huge[] = {"chunks", "--samples", "1000000000000", "--sample-bytes", "1",
+                          "--batch", "1000", "--budget", "2TB", "--shuffle", "--seed", "5", NULL};
+    cli_result r = cli_run(huge);
+    expect_clean_success(&r);
+    cr_assert(strstr(r.out, "chunks          1 of up to 1000000000000 samples"), "%s", r.out);
+    const char *o = strstr(r.out, "order:");
+    cr_assert_not_null(o, "%s", r.out);
+    uint64_t got[8];
+    char *end = NULL;
+    o += strlen("order:");
+    for (int k = 0; k < 8; k++) {
+        got[k] = strtoull(o, &end, 10);
+        cr_assert(end != o, "8 positions: %s", r.out);
+        cr_assert_lt(got[k], UINT64_C(1000000000000));
+        for (int j = 0; j < k; j++) cr_assert_neq(got[k], got[j]);
+        o = end;
+    }
+    cr_assert(strncmp(o, " ... (1000000000000 in all)\n", 28) == 0, "%s", o);
+    cli_result_free(&r);
+    /* its JSON would list every position: refused before a byte is written */
+    const char *json[] = {"chunks", "--samples", "1000000000000", "--sample-bytes", "1",
+                          "--batch", "1000", "--budget", "2TB", "--shuffle", "--json", NULL};
+    r = cli_run(json);
+    cr_expect_eq(r.exit_code, 2, "%s", r.err);
+    cr_expect(strstr(r.err, "an order of each position (--shuffle)"), "%s", r.err);
+    cr_expect_str_empty(r.out);
+    cli_result_free(&r);
+    /* text and JSON print the same order */
+    const char *small_text[] = {"chunks", "--samples", "5000", "--sample-bytes", "1", "--batch",
+                                "10", "--budget", "2000", "--shuffle", "--seed", "5", "--epoch",
+                                "3", NULL};
+    const char *small_json[] = {"chunks", "--samples", "5000", "--sample-bytes", "1", "--batch",
+                                "10", "--budget", "2000", "--shuffle", "--seed", "5", "--epoch",
+                                "3", "--json", NULL};
+    cli_result t = cli_run(small_text), j = cli_run(small_json);
+    expect_clean_success(&t);
+    expect_clean_success(&j);
+    cJSON *doc = jparse(j.out);
+    const cJSON *first = cJSON_GetArrayItem(jarr(doc, "chunks"), 0);
+    const cJSON *ord = jarr(first, "order");
+    char want[256] = "";
+    size_t len = 0;
+    len += (size_t)snprintf(want + len, sizeof want - len, "order:");
+    for (int k = 0; k < 8; k++)
+        len += (size_t)snprintf(want + len, sizeof want - len, " %llu",
+                                (unsigned long long)jcount_at(ord, k));
+    cr_assert(strstr(t.out, want), "text lacks '%s':\n%s", want, t.out);
+    cJSON_Delete(doc);
+    cli_result_free(&t);
+    cli_result_free(&j);
+}
