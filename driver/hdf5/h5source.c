@@ -95,7 +95,8 @@ static vram_status child_lost(vram_h5_file *f, vram_status recv_st, const char *
         return vram_errorf(err, cap, VRAM_E_FORMAT, "%s: HDF5 crashed (%s) %s: the file is malformed (HDF5 runs in "
                            "a child process: the crash cost only that)", f->path, how, what);
     return vram_errorf(err, cap, VRAM_E_IO, "%s: the HDF5 child ('%s " VRAM_H5_CHILD_COMMAND "') ended (%s) %s: "
-                       "is it this vramkit's command? (VRAMKIT_EXE names it)", f->path, f->child_exe, how, what);
+                       "is it this vramkit's command, with its HDF5 program vramkit-h5 beside it? (VRAMKIT_EXE names "
+                       "it)", f->path, f->child_exe, how, what);
 }
 
 /* Receives the header of a message of `kind` with at most `max` bytes of payload. */

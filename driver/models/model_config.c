@@ -129,16 +129,19 @@ static vram_status cfg_number(const cfg *c, const char *key, const cJSON **j) {
     return VRAM_OK;
 }
 
+/* The value readers below (cfg_num, cfg_bool, cfg_int, ...) write their output on every path,
+ * def on an error: callers chain them in one condition and use the outputs after it, and an
+ * output left unwritten on a path the compiler cannot rule out (it cannot see that vram__fail
+ * never returns VRAM_OK) is what -Wmaybe-uninitialized reports at -O3. */
+
 /* An architecture number: absent or null -> def; else an exact integer in [min, limit]. */
 static vram_status cfg_num(const cfg *c, const char *key, uint64_t def, uint64_t min,
                            uint64_t limit, uint64_t *out) {
     char num[40];
     const cJSON *j;
     vram_status st = cfg_number(c, key, &j);
-    if (st != VRAM_OK || j == NULL) {
-        *out = def;
-        return st;
-    }
+    *out = def;
+    if (st != VRAM_OK || j == NULL) return st;
     double v = j->valuedouble;
     uint64_t u;
     if (v < 0)
@@ -161,10 +164,8 @@ static vram_status cfg_num(const cfg *c, const char *key, uint64_t def, uint64_t
 
 static vram_status cfg_bool(const cfg *c, const char *key, int def, int *out) {
     const cJSON *j = cfg_get(c, key);
-    if (j == NULL) {
-        *out = def;
-        return VRAM_OK;
-    }
+    *out = def;
+    if (j == NULL) return VRAM_OK;
     if (!cJSON_IsBool(j))
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not true or false",
                           key, vram__json_type(j));
@@ -225,6 +226,7 @@ static vram_status cfg_int(const cfg *c, const char *key, int64_t def, int64_t m
     const cJSON *j = cfg_get(c, key);
     uint64_t u;
     vram_status st;
+    *out = def;
     if (cJSON_IsNumber(j) && j->valuedouble < 0) {
         const double v = j->valuedouble;
         if (v < (double)min || v != (double)(int64_t)v)

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "model_safetensors.h"
+#include "model_scan.h"
 #include "util/file.h"
 
 typedef struct st_span {
@@ -177,18 +178,18 @@ static vram_status st_tensor(const cJSON *t, vram__tensor_acc *acc, vram__set *n
         return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                           "tensor %s appears twice in the header", vram__quote(name, nlen, q));
     if (chk != NULL) {
-        vram__set_entry *w = vram__set_get(chk->map, name, nlen, 0);
+        vram__st_name *w = vram__st_names_get(&chk->ix->tensors, name, nlen);
         if (w == NULL)
             return vram__fail(err, errcap, VRAM_E_FORMAT, label,
                               "holds tensor %s, which the index's weight_map does not list",
                               vram__quote(name, nlen, q));
-        if (w->value != chk->shard)
-            return vram__fail(
-                err, errcap, VRAM_E_FORMAT, label,
-                "holds tensor %s, which the index's weight_map puts in %s",
-                vram__quote(name, nlen, q),
-                vram__quote(chk->shard_names[w->value], strlen(chk->shard_names[w->value]), q2));
-        w->aux = 1;
+        if (w->val != chk->shard) {
+            const vram__st_name *f = &chk->ix->shards.v[w->val];
+            return vram__fail(err, errcap, VRAM_E_FORMAT, label,
+                              "holds tensor %s, which the index's weight_map puts in %s",
+                              vram__quote(name, nlen, q), vram__quote(f->s, f->len, q2));
+        }
+        w->seen = 1;
     }
     st_mxfp4_packed(name, nlen, nd, nd > 0 ? dims : NULL, &numel, &dt);
     if ((st = vram__acc_add(acc, name, nlen, nd, nd > 0 ? dims : NULL, numel, bytes, dt, label, err,
@@ -292,141 +293,33 @@ typedef struct fp_value {
     uint32_t noff;
 } fp_value;
 
-static const char *fp_ws(const char *p, const char *e) {
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-        p++;
-    return p;
-}
-
-/* A string without escapes at p (its opening quote): its bytes in [*s, *s + *n); the byte
- * after its closing quote, or NULL. What the text check (vram__json_text_check) would refuse
- * in it is refused too: raw control bytes, and anything but printable UTF-8 (DEL and bytes
- * of 0x80 and above are rare enough to be left to the tree-based read when not). */
-/* Does any of the 8 bytes of x need a closer look: a byte below 0x20, a backslash, or one of
- * 0x7f and above (word-at-a-time tests, exact for "any": a carry only follows a byte that
- * already answers yes)? */
-static int fp_unusual8(uint64_t x) {
-    const uint64_t ones = 0x0101010101010101u, high = ones * 0x80u;
-    const uint64_t y = x ^ (ones * 0x5cu);
-    const uint64_t below20 = (x - ones * 0x20u) & ~x & high;
-    const uint64_t backslash = (y - ones) & ~y & high;
-    const uint64_t above7e = ((x + ones) | x) & high;
-    return (below20 | backslash | above7e) != 0;
-}
-
-static const char *fp_str(const char *p, const char *e, const char **s, size_t *n) {
-    const char *q, *r;
-    int unusual = 0;
-    if (p >= e || *p != '"') return NULL;
-    p++;
-    q = memchr(p, '"', (size_t)(e - p));
-    if (q == NULL) return NULL;
-    /* the bytes between, 8 at a time, then one by one from a word that needs a closer look */
-    for (r = p; r + 8 <= q; r += 8) {
-        uint64_t x;
-        memcpy(&x, r, 8);
-        if (fp_unusual8(x)) break;
-    }
-    for (; r < q; r++) {
-        const unsigned char c = (unsigned char)*r;
-        if (c == '\\' || c < 0x20) return NULL;
-        unusual |= c >= 0x7f;
-    }
-    if (unusual) {
-        size_t at;
-        char what[64];
-        if (!vram__name_ok(p, (size_t)(q - p), &at, what)) return NULL;
-    }
-    *s = p;
-    *n = (size_t)(q - p);
-    return q + 1;
-}
-
-/* A member's name at p and the colon after it: the value's first byte, or NULL. */
-static const char *fp_member(const char *p, const char *e, const char **k, size_t *kn) {
-    if ((p = fp_str(p, e, k, kn)) == NULL) return NULL;
-    p = fp_ws(p, e);
-    if (p >= e || *p != ':') return NULL;
-    return fp_ws(p + 1, e);
-}
-
-/* After a member's value at *pp: 1 with a comma (*pp at the next member), 2 with the closing
- * brace (*pp past it), 0 with anything else. */
-static int fp_after(const char **pp, const char *e) {
-    const char *p = fp_ws(*pp, e);
-    if (p < e && *p == ',') {
-        *pp = fp_ws(p + 1, e);
-        return 1;
-    }
-    if (p < e && *p == '}') {
-        *pp = p + 1;
-        return 2;
-    }
-    return 0;
-}
-
-/* An array of at most max plain integers (digits only, no leading zero, at most 15 digits:
- * below 2^53, exact as the tree-based read requires). */
-static const char *fp_ints(const char *p, const char *e, uint64_t *out, uint32_t max,
-                           uint32_t *count) {
-    uint32_t n = 0;
-    if (p >= e || *p != '[') return NULL;
-    p = fp_ws(p + 1, e);
-    if (p < e && *p == ']') {
-        *count = 0;
-        return p + 1;
-    }
-    for (;;) {
-        uint64_t v = 0;
-        int digits = 0;
-        if (p >= e || *p < '0' || *p > '9' || n == max) return NULL;
-        if (*p == '0' && p + 1 < e && p[1] >= '0' && p[1] <= '9') return NULL;
-        while (p < e && *p >= '0' && *p <= '9') {
-            if (++digits > 15) return NULL;
-            v = v * 10u + (uint64_t)(*p - '0');
-            p++;
-        }
-        if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) return NULL;
-        out[n++] = v;
-        p = fp_ws(p, e);
-        if (p < e && *p == ',') {
-            p = fp_ws(p + 1, e);
-            continue;
-        }
-        if (p < e && *p == ']') break;
-        return NULL;
-    }
-    *count = n;
-    return p + 1;
-}
-
 /* One tensor's object at p. */
 static const char *fp_tensor_value(const char *p, const char *e, fp_value *v) {
     int seen_d = 0, seen_s = 0, seen_o = 0;
     memset(v, 0, sizeof *v);
     if (p >= e || *p != '{') return NULL;
-    p = fp_ws(p + 1, e);
+    p = vram__scan_ws(p + 1, e);
     if (p < e && *p == '}') return p + 1;
     for (;;) {
         const char *k;
         size_t kn;
         int next;
-        if ((p = fp_member(p, e, &k, &kn)) == NULL) return NULL;
+        if ((p = vram__scan_member(p, e, &k, &kn)) == NULL) return NULL;
         if (kn == 5 && memcmp(k, "dtype", 5) == 0 && !seen_d) {
             seen_d = 1;
-            if ((p = fp_str(p, e, &v->dtype, &v->dlen)) == NULL) return NULL;
+            if ((p = vram__scan_str(p, e, &v->dtype, &v->dlen)) == NULL) return NULL;
         } else if (kn == 5 && memcmp(k, "shape", 5) == 0 && !seen_s) {
             seen_s = 1;
             v->have_shape = 1;
-            if ((p = fp_ints(p, e, v->dims, VRAM_SAFETENSORS_MAX_DIMS, &v->nd)) == NULL)
+            if ((p = vram__scan_ints(p, e, v->dims, VRAM_SAFETENSORS_MAX_DIMS, &v->nd)) == NULL)
                 return NULL;
         } else if (kn == 12 && memcmp(k, "data_offsets", 12) == 0 && !seen_o) {
             seen_o = 1;
-            if ((p = fp_ints(p, e, v->off, 2, &v->noff)) == NULL) return NULL;
+            if ((p = vram__scan_ints(p, e, v->off, 2, &v->noff)) == NULL) return NULL;
         } else {
             return NULL; /* another member, or one twice */
         }
-        if ((next = fp_after(&p, e)) != 1) return next == 2 ? p : NULL;
+        if ((next = vram__scan_after(&p, e)) != 1) return next == 2 ? p : NULL;
     }
 }
 
@@ -435,13 +328,13 @@ static const char *fp_metadata(const char *p, const char *e) {
     const char *s;
     size_t n;
     if (p >= e || *p != '{') return NULL;
-    p = fp_ws(p + 1, e);
+    p = vram__scan_ws(p + 1, e);
     if (p < e && *p == '}') return p + 1;
     for (;;) {
         int next;
-        if ((p = fp_member(p, e, &s, &n)) == NULL || (p = fp_str(p, e, &s, &n)) == NULL)
+        if ((p = vram__scan_member(p, e, &s, &n)) == NULL || (p = vram__scan_str(p, e, &s, &n)) == NULL)
             return NULL;
-        if ((next = fp_after(&p, e)) != 1) return next == 2 ? p : NULL;
+        if ((next = vram__scan_after(&p, e)) != 1) return next == 2 ? p : NULL;
     }
 }
 
@@ -458,24 +351,6 @@ static int fp_numbers(const fp_value *v, vram_dtype *dt, uint64_t *numel, uint64
     if (v->off[1] - v->off[0] != *bytes) return 0;
     *numel = n;
     return 1;
-}
-
-static uint32_t fp_hash(const char *s, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15u ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        h = (h ^ x) * 0xff51afd7ed558ccdu;
-        h ^= h >> 32;
-    }
-    if (i < n) {
-        uint64_t x = 0;
-        memcpy(&x, s + i, n - i);
-        h = (h ^ x) * 0xff51afd7ed558ccdu;
-        h ^= h >> 32;
-    }
-    return (uint32_t)(h ^ (h >> 29));
 }
 
 static int fp_span_cmp(const void *a, const void *b) {
@@ -499,7 +374,7 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
     int ok = 0;
     *t = NULL;
     *n = 0;
-    p = fp_ws(p, e);
+    p = vram__scan_ws(p, e);
     if (p >= e || *p != '{') return 0;
     /* an upper bound on the tensors: one '{' each after the first */
     for (const char *q = p + 1; (q = memchr(q, '{', (size_t)(e - q))) != NULL; q++)
@@ -510,7 +385,7 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
     spans = malloc((cap > 0 ? cap : 1) * sizeof *spans);
     slots = calloc(tcap, sizeof *slots); /* index + 1; 0: empty */
     if (ts == NULL || spans == NULL || slots == NULL) goto done;
-    p = fp_ws(p + 1, e);
+    p = vram__scan_ws(p + 1, e);
     if (p < e && *p == '}') {
         p++;
     } else {
@@ -518,7 +393,7 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
             const char *k;
             size_t kn;
             int next;
-            if ((p = fp_member(p, e, &k, &kn)) == NULL) goto done;
+            if ((p = vram__scan_member(p, e, &k, &kn)) == NULL) goto done;
             if (kn == 12 && memcmp(k, "__metadata__", 12) == 0) {
                 if ((p = fp_metadata(p, e)) == NULL) goto done;
             } else {
@@ -528,7 +403,7 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
                 if (count == cap || kn > UINT32_MAX) goto done;
                 if ((p = fp_tensor_value(p, e, &v)) == NULL) goto done;
                 if (!fp_numbers(&v, &dt, &numel, &bytes)) goto done;
-                const uint32_t h = fp_hash(k, kn);
+                const uint32_t h = vram__scan_hash(k, kn);
                 size_t at = h & (tcap - 1);
                 while (slots[at] != 0) {
                     const fp_tensor *o = &ts[slots[at] - 1];
@@ -537,8 +412,8 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
                     at = (at + 1) & (tcap - 1);
                 }
                 if (chk != NULL) {
-                    const vram__set_entry *w = vram__set_get(chk->map, k, kn, 0);
-                    if (w == NULL || w->value != chk->shard) goto done;
+                    const vram__st_name *w = vram__st_names_get(&chk->ix->tensors, k, kn);
+                    if (w == NULL || w->val != chk->shard) goto done;
                 }
                 slots[at] = (uint32_t)(count + 1);
                 fp_tensor *x = &ts[count];
@@ -556,11 +431,11 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
                 spans[count].end = v.off[1];
                 count++;
             }
-            if ((next = fp_after(&p, e)) == 2) break;
+            if ((next = vram__scan_after(&p, e)) == 2) break;
             if (next == 0) goto done;
         }
     }
-    if (fp_ws(p, e) != e) goto done;
+    if (vram__scan_ws(p, e) != e) goto done;
     /* the offsets tile [0, data_bytes) */
     {
         uint64_t at = 0;
@@ -600,7 +475,7 @@ static vram_status fp_add(const fp_tensor *ts, size_t count, vram__tensor_acc *a
         uint64_t numel = x->numel;
         vram_dtype dt = (vram_dtype)x->dt;
         if (x->nd > 0) dims[x->nd - 1] = x->dlast;
-        if (chk != NULL) vram__set_get(chk->map, x->name, x->len, 0)->aux = 1;
+        if (chk != NULL) vram__st_names_get(&chk->ix->tensors, x->name, x->len)->seen = 1;
         st_mxfp4_packed(x->name, x->len, x->nd, x->nd > 0 ? dims : NULL, &numel, &dt);
         vram_status st = vram__acc_add(acc, x->name, x->len, x->nd, x->nd > 0 ? dims : NULL,
                                        numel, x->bytes, dt, label, err, errcap);
@@ -777,96 +652,22 @@ vram_status vram_safetensors_read(const char *path, vram_model *m, char *err, si
 
 /* ---- sharded: model.safetensors.index.json -------------------------------------------- */
 
-/* A shard name is a file name next to the index: no separators, no way up. */
-static int shard_name_ok(const char *s) {
-    return s[0] != '\0' && strchr(s, '/') == NULL && strchr(s, '\\') == NULL &&
-           strstr(s, "..") == NULL && strcmp(s, ".") != 0;
-}
-
 vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *err, size_t errcap) {
-    char q[VRAM__QUOTE_CAP], q2[VRAM__QUOTE_CAP];
+    char q[VRAM__QUOTE_CAP];
     char *text = NULL;
     size_t len = 0;
+    vram__st_index ix;
+    vram__tensor_acc acc;
     if (err != NULL && errcap > 0) err[0] = '\0';
     vram_status st = vram__read_small_file(path, VRAM_JSON_FILE_MAX, &text, &len, err, errcap);
     if (st != VRAM_OK) return st;
-    cJSON *doc = NULL;
-    st = vram__json_object(text, len, 0, path, NULL, &doc, err, errcap);
-    free(text);
-    if (st != VRAM_OK) return st;
-
-    vram__set map = {0}, shard_ids = {0};
-    vram__tensor_acc acc;
-    const char **shards = NULL;
-    uint64_t *expect = NULL; /* tensors the map puts in each shard */
-    size_t nshards = 0;
-    memset(&acc, 0, sizeof acc);
-
-    const cJSON *wm =
-        cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "weight_map") : NULL;
-    if (!cJSON_IsObject(doc)) {
-        st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "is %s, not a JSON object",
-                        vram__json_type(doc));
-    } else if (wm == NULL) {
-        st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "has no weight_map");
-    } else if (!cJSON_IsObject(wm)) {
-        st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "weight_map is %s, not an object",
-                        vram__json_type(wm));
-    } else if (wm->child == NULL) {
-        st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "weight_map is empty");
-    }
-
     /* the map: tensor -> shard number, shards numbered in order of first mention */
-    size_t entries = 0;
-    for (const cJSON *e = st == VRAM_OK ? wm->child : NULL; e != NULL && st == VRAM_OK; e = e->next)
-        entries++;
-    if (st == VRAM_OK) {
-        shards = malloc(entries * sizeof *shards);
-        expect = malloc(entries * sizeof *expect);
-        if (shards == NULL || expect == NULL)
-            st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
+    st = vram__st_index_parse(text, len, path, &ix, err, errcap);
+    if (st != VRAM_OK) {
+        free(text);
+        return st;
     }
-    for (const cJSON *e = st == VRAM_OK ? wm->child : NULL; e != NULL && st == VRAM_OK;
-         e = e->next) {
-        vram__set_entry *se, *te;
-        int found;
-        if (!cJSON_IsString(e)) {
-            st = vram__fail(err, errcap, VRAM_E_FORMAT, path,
-                            "weight_map entry %s is %s, not a file name",
-                            vram__quote(e->string, strlen(e->string), q), vram__json_type(e));
-            break;
-        }
-        const char *file = e->valuestring;
-        if (!shard_name_ok(file)) {
-            st = vram__fail(err, errcap, VRAM_E_FORMAT, path,
-                            "weight_map puts tensor %s in %s: a shard must be a plain file name "
-                            "next to the index (no path separator, no \"..\")",
-                            vram__quote(e->string, strlen(e->string), q),
-                            vram__quote(file, strlen(file), q2));
-            break;
-        }
-        if (vram__set_put(&shard_ids, file, strlen(file), 0, &se, &found) != VRAM_OK) {
-            st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
-            break;
-        }
-        if (!found) {
-            se->value = nshards;
-            shards[nshards] = file;
-            expect[nshards++] = 0;
-        }
-        expect[se->value]++; /* tensors the map puts in this shard */
-        uint64_t shard = se->value;
-        if (vram__set_put(&map, e->string, strlen(e->string), 0, &te, &found) != VRAM_OK) {
-            st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
-            break;
-        }
-        if (found) {
-            st = vram__fail(err, errcap, VRAM_E_FORMAT, path, "weight_map lists tensor %s twice",
-                            vram__quote(e->string, strlen(e->string), q));
-            break;
-        }
-        te->value = shard;
-    }
+    memset(&acc, 0, sizeof acc);
 
     /* each shard, next to the index */
     char dir[PATH_MAX];
@@ -877,12 +678,14 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
         snprintf(dir, sizeof dir, "/");
     else
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    for (size_t i = 0; i < nshards && st == VRAM_OK; i++) {
+    for (size_t i = 0; i < ix.shards.n && st == VRAM_OK; i++) {
+        const vram__st_name *shard = &ix.shards.v[i];
         char sp[PATH_MAX];
-        int w = snprintf(sp, sizeof sp, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, shards[i]);
+        int w = snprintf(sp, sizeof sp, "%s/%.*s", strcmp(dir, "/") == 0 ? "" : dir,
+                         (int)shard->len, shard->s);
         if (w < 0 || (size_t)w >= sizeof sp) {
             st = vram__fail(err, errcap, VRAM_E_IO, path, "shard %s: %s",
-                            vram__quote(shards[i], strlen(shards[i]), q), strerror(ENAMETOOLONG));
+                            vram__quote(shard->s, shard->len, q), strerror(ENAMETOOLONG));
             break;
         }
         if (access(sp, F_OK) != 0) {
@@ -890,28 +693,27 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
                input, exit 2); one that is there but cannot be read is the environment's */
             int e = errno;
             st = vram__fail(err, errcap, e == ENOENT || e == ENOTDIR ? VRAM_E_FORMAT : VRAM_E_IO,
-                            path, "shard %s (%s): %s%s",
-                            vram__quote(shards[i], strlen(shards[i]), q), sp, strerror(e),
+                            path, "shard %s (%s): %s%s", vram__quote(shard->s, shard->len, q), sp,
+                            strerror(e),
                             e == ENOENT || e == ENOTDIR
                                 ? "; the index names it, so the model is incomplete"
                                 : "");
             break;
         }
-        vram__shard_check chk = {&map, i, shards};
+        vram__shard_check chk = {&ix, (uint32_t)i};
         const uint64_t before = acc.stats.tensors;
         st = vram__safetensors_read_into(sp, &acc, &chk, err, errcap);
         if (st != VRAM_OK) break;
         /* every tensor the map puts here was found here: the shard holds only tensors the
            map puts here, each once, so it is enough that it holds as many (the map is walked
            only to name the one that is missing) */
-        if (acc.stats.tensors - before == expect[i]) continue;
-        for (const cJSON *e = wm->child; e != NULL; e = e->next) {
-            vram__set_entry *te = vram__set_get(&map, e->string, strlen(e->string), 0);
-            if (te != NULL && te->value == i && te->aux == 0) {
-                st =
-                    vram__fail(err, errcap, VRAM_E_FORMAT, sp,
-                               "tensor %s is missing: the index's weight_map puts it in this shard",
-                               vram__quote(e->string, strlen(e->string), q));
+        if (acc.stats.tensors - before == shard->val) continue;
+        for (size_t k = 0; k < ix.tensors.n; k++) {
+            const vram__st_name *t = &ix.tensors.v[k];
+            if (t->val == i && t->seen == 0) {
+                st = vram__fail(err, errcap, VRAM_E_FORMAT, sp,
+                                "tensor %s is missing: the index's weight_map puts it in this shard",
+                                vram__quote(t->s, t->len, q));
                 break;
             }
         }
@@ -921,10 +723,7 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
         if (err != NULL && errcap > 0) err[0] = '\0';
     }
     vram__set_free(&acc.blocks);
-    vram__set_free(&map);
-    vram__set_free(&shard_ids);
-    free(shards);
-    free(expect);
-    cJSON_Delete(doc);
+    vram__st_index_free(&ix);
+    free(text);
     return st;
 }

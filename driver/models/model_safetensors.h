@@ -36,12 +36,52 @@ VRAM_NODISCARD vram_status vram_safetensors_read(const char *path, vram_model *m
  * map must be in its shard, and every shard must hold only tensors the map lists for it. */
 VRAM_NODISCARD vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *err,
                                                        size_t errcap);
-/* What a shard of a sharded safetensors model must hold: the weight_map as a set of
- * tensor names (value = shard number, aux = 1 once seen) and this shard's number. */
+/* ---- the index's weight_map ----------------------------------------------------------------
+ *
+ * A table of names (tensors or shard files) that point into text the caller keeps: the
+ * index's own bytes, or its cJSON tree. Open addressing over an array kept in insertion
+ * order. */
+typedef struct vram__st_name {
+    const char *s;
+    uint32_t len, hash;
+    uint32_t val;  /* a tensor: its shard's number; a shard: how many tensors the map puts in it */
+    uint32_t seen; /* a tensor: found in its shard */
+} vram__st_name;
+typedef struct vram__st_names {
+    vram__st_name *v; /* in order of first insertion */
+    size_t n, vcap;
+    uint32_t *slots; /* index into v + 1; 0: empty */
+    size_t scap;     /* a power of two, at least 2 n */
+} vram__st_names;
+/* The entry of s[0 .. len), or NULL. */
+vram__st_name *vram__st_names_get(const vram__st_names *t, const char *s, size_t len);
+
+/* A model.safetensors.index.json's weight_map as Python's json reads it (a key given twice,
+ * at the top or in the map: the last): the tensors in the map's order, each with its shard's
+ * number, and the shards numbered in the order the map first names them. */
+typedef struct vram__st_index {
+    vram__st_names tensors, shards;
+    struct cJSON *doc; /* the tree the names point into (the tree-based read), or NULL */
+} vram__st_index;
+/* The index text[0 .. len) (label names it in messages): a streaming read of the common form
+ * (an object whose "weight_map" is an object of plain strings, other members any JSON value,
+ * no escapes, no key twice), else the cJSON tree (vram__st_index_parse_tree), which the
+ * streaming read never contradicts (the unit tests and fuzz_st_index hold them to the same
+ * answers). The names may point into text: keep it while ix is used. Checks: a JSON object
+ * with a non-empty "weight_map" object whose values are plain file names (no path separator,
+ * no ".."). On error ix holds nothing. */
+VRAM_NODISCARD vram_status vram__st_index_parse(const char *text, size_t len, const char *label,
+                                                vram__st_index *ix, char *err, size_t errcap);
+VRAM_NODISCARD vram_status vram__st_index_parse_tree(const char *text, size_t len,
+                                                     const char *label, vram__st_index *ix,
+                                                     char *err, size_t errcap);
+void vram__st_index_free(vram__st_index *ix);
+
+/* What a shard of a sharded safetensors model must hold: the index, and this shard's number
+ * (each tensor found is marked seen). */
 typedef struct vram__shard_check {
-    vram__set *map;
-    uint64_t shard;
-    const char *const *shard_names; /* every shard's name in the weight_map, for messages */
+    const vram__st_index *ix;
+    uint32_t shard;
 } vram__shard_check;
 /* vram_safetensors_parse into an accumulator, with an optional shard check. */
 VRAM_NODISCARD vram_status vram__safetensors_parse_into(const char *json, size_t len,

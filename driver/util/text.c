@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- numbers and sizes ------------------------------------------------------------- */
 
@@ -78,15 +79,14 @@ vram_status vram_parse_size(const char *text, uint64_t *out) {
     }
     if (ndig == 0) return VRAM_E_INVALID;
     while (*p == ' ') p++;
-    char unit[8];
-    size_t ulen = strlen(p);
-    if (ulen >= sizeof unit) return VRAM_E_INVALID;
-    for (size_t i = 0; i <= ulen; i++) unit[i] = (char)tolower((unsigned char)p[i]);
+    const size_t ulen = strlen(p);
     uint64_t factor = 1;
     if (ulen > 0) {
+        /* the unit in any case, compared in place (a lower-cased copy in a buffer of 8 was
+           what gcc -O3 took for a write past its end) */
         size_t i, n = sizeof units / sizeof units[0];
         for (i = 0; i < n; i++)
-            if (strcmp(unit, units[i].name) == 0) break;
+            if (strcasecmp(p, units[i].name) == 0) break;
         if (i == n) return VRAM_E_INVALID;
         factor = units[i].factor;
     } else if (has_dot) {

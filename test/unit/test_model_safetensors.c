@@ -9,8 +9,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../fuzz/gen/model_fixtures.h"
+#include "../fuzz/gen/st_index_agree.h"
 #include "models/model_read.h"
 
 static char tmp[64];
@@ -446,6 +448,63 @@ Test(safetensors, index_refuses_paths_in_shard_names) {
                "no path separator", NULL);
     write_index(tmp, "{\"weight_map\":{\"a.weight\":\"..\"}}");
     expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "'..'", NULL, NULL);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"/etc/passwd\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "'/etc/passwd'",
+               "no path separator", NULL);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"s1.safetensors\",\"b.weight\":\"..\\\\x\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "'..\\x'", "no path separator",
+               NULL);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\".\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "'.'", "no path separator", NULL);
+}
+
+/* A shard that is not a regular file (a directory, a FIFO that no one writes) is refused with
+ * its name, never read or waited on (environment: exit 3). */
+Test(safetensors, index_shard_not_a_regular_file) {
+    char err[512], path[4096];
+    cr_assert_eq(mkdir(fx_path(path, tmp, "s1.safetensors"), 0700), 0);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"s1.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_IO, err, "s1.safetensors",
+               "not a regular file", NULL);
+    cr_assert_eq(mkfifo(fx_path(path, tmp, "s2.safetensors"), 0600), 0);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"s2.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_IO, err, "s2.safetensors", "FIFO", NULL);
+}
+
+/* A key given twice in the index means what Python's json (and so transformers) reads: the
+ * last (issue 29), in the weight_map and at its top. Here the first mention of 'a.weight'
+ * names a shard that is not there: read as the first, the model would be incomplete. */
+Test(safetensors, index_duplicate_keys_last_wins) {
+    const char *a[] = {"a.weight"};
+    const char *body =
+        "{\"weight_map\":{\"a.weight\":\"gone.safetensors\",\"a.weight\":\"s2.safetensors\"}}";
+    char err[512], cmd[600], py[64] = "";
+    write_shard(tmp, "s2.safetensors", a, 1);
+    write_index(tmp, body);
+    cr_assert_eq(read_index(err, sizeof err), VRAM_OK, "%s", err);
+    /* Python's own json says which shard it reads */
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"weight_map\"]"
+             "[\"a.weight\"])' %s/model.safetensors.index.json",
+             tmp);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    cr_assert_not_null(fgets(py, sizeof py, p));
+    cr_assert_eq(pclose(p), 0);
+    cr_expect_str_eq(py, "s2.safetensors\n");
+    /* the whole map given twice: the last */
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"gone.safetensors\"},\"metadata\":{},"
+                     "\"weight_map\":{\"a.weight\":\"s2.safetensors\"}}");
+    cr_assert_eq(read_index(err, sizeof err), VRAM_OK, "%s", err);
+    /* and a tensor moved by its second mention out of the shard that holds it */
+    const char *s2[] = {"a.weight", "c"}, *s1[] = {"b"};
+    write_shard(tmp, "s2.safetensors", s2, 2);
+    write_shard(tmp, "s1.safetensors", s1, 1);
+    write_index(tmp, "{\"weight_map\":{\"a.weight\":\"s2.safetensors\",\"c\":\"s2.safetensors\","
+                     "\"b\":\"s1.safetensors\",\"a.weight\":\"s1.safetensors\"}}");
+    expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "s2.safetensors",
+               "holds tensor 'a.weight', which the index's weight_map puts in 's1.safetensors'",
+               NULL);
 }
 
 Test(safetensors, index_tensor_missing_from_its_shard) {
@@ -490,8 +549,8 @@ Test(safetensors, index_shape_errors) {
         {"{\"weight_map\":[]}", "weight_map is an array, not an object"},
         {"{\"weight_map\":{}}", "weight_map is empty"},
         {"{\"weight_map\":{\"a\":1}}", "weight_map entry 'a' is a number, not a file name"},
-        {"{\"weight_map\":{\"a\":\"s.safetensors\",\"a\":\"s.safetensors\"}}",
-         "weight_map lists tensor 'a' twice"},
+        {"{\"weight_map\":{\"a\":\"s.safetensors\"}, \"weight_map\":{}}", "weight_map is empty"},
+        {"{\"weight_map\":{\"a\":\"s.safetensors\"}} x", "bytes after the JSON object"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_index(tmp, cases[i].body);
@@ -616,4 +675,91 @@ Test(safetensors, streaming_and_tree_reads_agree) {
     }
     closedir(d);
     cr_assert_gt(seeds, 0);
+}
+
+/* The index's two reads (the streaming one, with its fallback, and the cJSON tree): the same
+ * answer on every index; the common form decided by the streaming read alone. */
+Test(safetensors, index_streaming_and_tree_reads_agree) {
+    static const struct {
+        const char *json;
+        int streamed; /* the streaming read must decide it */
+    } cases[] = {
+        /* the common form, with what transformers and others write beside the map */
+        {"{\"metadata\":{\"total_size\":1234},\"weight_map\":{\"a.weight\":\"s1.safetensors\","
+         "\"b.weight\":\"s2.safetensors\",\"c\":\"s1.safetensors\"}}",
+         1},
+        {" {\n  \"weight_map\" : { \"a\" : \"x.safetensors\" } ,\n \"metadata\": {\"total_size\": "
+         "-1.5e+3, \"parameters\": [1, 2.25, true, false, null, {\"k\": [\"v\", []]}], "
+         "\"name\": \"caf\xc3\xa9\"}}\n",
+         1},
+        {"{\"weight_map\":{\"\":\"x\",\"caf\xc3\xa9\":\"y.safetensors\"}}", 1},
+        /* outside the form: left to the tree read, which decides */
+        {"{\"weight_map\":{\"a\\u0062\":\"x.safetensors\"}}", 0},
+        {"{\"weight_map\":{\"a\":\"x.safetensors\",\"a\":\"y.safetensors\",\"b\":\"x.safetensors\"}}",
+         0},
+        {"{\"weight_map\":{\"a\":\"x.safetensors\"},\"weight_map\":{\"b\":\"y.safetensors\"}}", 0},
+        {"{\"metadata\":{\"n\":012},\"weight_map\":{\"a\":\"x\"}}", 0},
+        {"{\"metadata\":{\"n\":1.},\"weight_map\":{\"a\":\"x\"}}", 0},
+        {"{\"metadata\":{\"n\":+1},\"weight_map\":{\"a\":\"x\"}}", 0},
+        {"{\"metadata\":{\"n\":1e},\"weight_map\":{\"a\":\"x\"}}", 0},
+        {"{\"metadata\":{\"n\":tru},\"weight_map\":{\"a\":\"x\"}}", 0},
+        {"{\"metadata\":{\"n\":1234567890123456789012345678901234567890123},\"weight_map\":{\"a\":"
+         "\"x\"}}",
+         0},
+        {"{\"metadata\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]],\"weight_map\":{\"a\":\"x\"}}", 0},
+        {"{\"metadata\":\"\x7f\",\"weight_map\":{\"a\":\"x\"}}", 0},
+        {"\xef\xbb\xbf{\"weight_map\":{\"a\":\"x\"}}", 0},
+        /* defects: the same message */
+        {"{\"weight_map\":{\"a\":\"../x\"}}", 0},
+        {"{\"weight_map\":{\"a\":\"x\",\"b\":\"d/x\"}}", 0},
+        {"{\"weight_map\":{\"a\":\".\"}}", 0},
+        {"{\"weight_map\":{\"a\":\"\"}}", 0},
+        {"{\"weight_map\":{\"a\":1}}", 0},
+        {"{\"weight_map\":{}}", 0},
+        {"{\"weight_map\":[]}", 0},
+        {"{\"metadata\":{}}", 0},
+        {"{}", 0},
+        {"[]", 0},
+        {"", 0},
+        {"{\"weight_map\":{\"a\":\"x\"}} x", 0},
+        {"{\"weight_map\":{\"a\":\"x\"}", 0},
+        {"{\"weight_map\":{\"a\":\"x\",}}", 0},
+        {"{\"weight_map\":{\"a\x01\":\"x\"}}", 0},
+        {"{\"weight_map\":{\"a\x7f\":\"x\"}}", 0},
+        {"{\"weight_map\":{\"a\xff\":\"x\"}}", 0},
+        {"{\"weight_map\":{\"a\":\"x\xc3\"}}", 0},
+        {"{\"weight_map\":{\"a\\n\":\"x\"}}", 0},
+        {"{\"metadata\":{\"v\":\"\\ud800\"},\"weight_map\":{\"a\":\"x\"}}", 0},
+        {"{\"weight_map\":{\"a\":\"x\"}\x0b}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int streamed;
+        const char *why = st_index_disagree(cases[i].json, strlen(cases[i].json), &streamed);
+        cr_expect_null(why, "case %zu (%s): the reads differ in %s", i, cases[i].json, why);
+        if (cases[i].streamed)
+            cr_expect(streamed, "case %zu (%s): the streaming read decides", i, cases[i].json);
+    }
+    /* and every seed of the index fuzzer's corpus */
+    DIR *d = opendir(VRAMKIT_SOURCE_DIR "/test/fuzz/corpus/st_index");
+    struct dirent *e;
+    int seeds = 0, streamed_seeds = 0;
+    cr_assert_not_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char p[512];
+        static char buf[1 << 20];
+        int streamed;
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, VRAMKIT_SOURCE_DIR "/test/fuzz/corpus/st_index/%s", e->d_name);
+        FILE *f = fopen(p, "rb");
+        cr_assert_not_null(f);
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        const char *why = st_index_disagree(buf, n, &streamed);
+        cr_expect_null(why, "seed %s: the reads differ in %s", e->d_name, why);
+        seeds++;
+        streamed_seeds += streamed;
+    }
+    closedir(d);
+    cr_assert_gt(seeds, 0);
+    cr_assert_gt(streamed_seeds, 0);
 }

@@ -648,7 +648,19 @@ Test(stream_h5, the_hdf5_child_is_found_or_named) {
     setenv("VRAMKIT_EXE", "/bin/true", 1);
     cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_IO);
     cr_assert(strstr(err, "the HDF5 child ('/bin/true __h5') ended (exit 0) while reading the file's metadata: "
-                          "is it this vramkit's command? (VRAMKIT_EXE names it)"), "%s", err);
+                          "is it this vramkit's command, with its HDF5 program vramkit-h5 beside it? "
+                          "(VRAMKIT_EXE names it)"), "%s", err);
+    /* vramkit without vramkit-h5 beside it (HDF5 is linked into that program alone): the
+       child says so and exits 3 */
+    char lone[128], cmd[512];
+    snprintf(lone, sizeof lone, "%s/lone", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && cp %s %s/vramkit", lone, VRAMKIT_EXE, lone);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/vramkit", lone);
+    setenv("VRAMKIT_EXE", cmd, 1);
+    cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_IO);
+    cr_assert(strstr(err, "ended (exit 3) while reading the file's metadata: is it this vramkit's command, with "
+                          "its HDF5 program vramkit-h5 beside it?"), "%s", err);
     setenv("VRAMKIT_EXE", "/nonexistent/vramkit", 1);
     cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_IO);
     cr_assert(strstr(err, "cannot start the HDF5 child '/nonexistent/vramkit __h5': No such file or directory"),

@@ -1,5 +1,5 @@
 /* test/fuzz/gen/gen_corpus.c — writes the seed corpora of the model-reader fuzzers:
- * corpus/safetensors/, corpus/gguf/ and corpus/config/ (real-shaped files from
+ * corpus/safetensors/, corpus/gguf/, corpus/config/ and corpus/st_index/ (real-shaped files from
  * model_fixtures.h, kept small, plus malformed ones). Names say what the readers must
  * answer, and test_model_read.c checks that they do:
  *   ok_*   a whole file that parses (safetensors: as an image; GGUF: from memory)
@@ -494,6 +494,46 @@ static void gen_corrupted(void) {
     flip_seed("config", "ok_gpt2", "bad_value_control", "gelu_new", 2, "\x01", 1);
 }
 
+/* ---- model.safetensors.index.json ----------------------------------------------------------- */
+
+/* Indexes as transformers writes them (a 3-shard Llama-style map with its metadata), the
+ * forms around them (blanks, other members, nested values) and what the streaming read must
+ * leave to the tree (escapes, keys twice, paths, numbers cJSON reads its own way). */
+static void gen_st_index(void) {
+    static const char *const parts[] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                                        "self_attn.o_proj", "mlp.gate_proj",    "mlp.up_proj",
+                                        "mlp.down_proj",    "input_layernorm"};
+    fx_buf b = {0};
+    fx_printf(&b, "{\n  \"metadata\": {\n    \"total_size\": 2200096768\n  },\n  \"weight_map\": {\n");
+    fx_printf(&b, "    \"lm_head.weight\": \"model-00003-of-00003.safetensors\",\n");
+    for (int l = 0; l < 6; l++)
+        for (int k = 0; k < 8; k++)
+            fx_printf(&b, "    \"model.layers.%d.%s.weight\": \"model-%05d-of-00003.safetensors\",\n",
+                      l, parts[k], 1 + l / 3);
+    fx_printf(&b, "    \"model.norm.weight\": \"model-00003-of-00003.safetensors\"\n  }\n}\n");
+    out("st_index", "ok_llama_3_shards", b.p, b.n);
+    fx_free(&b);
+    static const struct {
+        const char *name, *text;
+    } seeds[] = {
+        {"ok_compact", "{\"weight_map\":{\"a.weight\":\"s1.safetensors\",\"b\":\"s2.safetensors\"},"
+                       "\"metadata\":{\"total_size\":8,\"format\":\"pt\",\"x\":[1,-2.5e3,true,null,{}]}}"},
+        {"ok_utf8", "{\"weight_map\":{\"caf\xc3\xa9.w\":\"\xe6\xa8\xa1\xe5\x9e\x8b.safetensors\"}}"},
+        {"tree_escape", "{\"weight_map\":{\"a\\u0062\":\"s1.safetensors\"}}"},
+        {"tree_key_twice", "{\"weight_map\":{\"a\":\"s1.safetensors\",\"a\":\"s2.safetensors\"}}"},
+        {"tree_map_twice", "{\"weight_map\":{\"a\":\"s1.safetensors\"},\"weight_map\":{\"b\":\"s2\"}}"},
+        {"tree_number", "{\"metadata\":{\"total_size\":1E400},\"weight_map\":{\"a\":\"s\"}}"},
+        {"bad_path", "{\"weight_map\":{\"a\":\"s1.safetensors\",\"b\":\"../s2.safetensors\"}}"},
+        {"bad_absolute", "{\"weight_map\":{\"a\":\"/etc/passwd\"}}"},
+        {"bad_not_string", "{\"weight_map\":{\"a\":[\"s1.safetensors\"]}}"},
+        {"bad_empty", "{\"metadata\":{},\"weight_map\":{}}"},
+        {"bad_truncated", "{\"weight_map\":{\"a\":\"s1.safetensors\""},
+        {"bad_control", "{\"weight_map\":{\"a\x07\":\"s1.safetensors\"}}"},
+    };
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        out("st_index", seeds[i].name, seeds[i].text, strlen(seeds[i].text));
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s CORPUS_DIR (test/fuzz/corpus)\n", argv[0]);
@@ -504,5 +544,6 @@ int main(int argc, char **argv) {
     gen_gguf();
     gen_config();
     gen_corrupted();
+    gen_st_index();
     return 0;
 }

@@ -393,15 +393,15 @@ static const h5b_base h5b_bases[] = {
 static inline int h5b_side_files(const char *dir) {
     char p[4096];
     int rc = 0;
-    snprintf(p, sizeof p, "%s/%s", dir, H5B_EXT_TARGET);
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, H5B_EXT_TARGET) >= sizeof p) return -1;
     hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0 || h5b_xy(f, 80, 6, H5P_DEFAULT, H5P_DEFAULT, NULL, NULL, H5T_IEEE_F32LE) != 0) rc = -1;
     if (f >= 0) H5Fclose(f);
-    snprintf(p, sizeof p, "%s/%s", dir, H5B_VDS_SOURCE);
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, H5B_VDS_SOURCE) >= sizeof p) return -1;
     f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0 || h5b_xy(f, 50, 6, H5P_DEFAULT, H5P_DEFAULT, NULL, NULL, H5T_IEEE_F32LE) != 0) rc = -1;
     if (f >= 0) H5Fclose(f);
-    snprintf(p, sizeof p, "%s/%s", dir, H5B_EXT_RAW);
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, H5B_EXT_RAW) >= sizeof p) return -1;
     FILE *raw = fopen(p, "wb");
     if (raw) {
         float v[64 * 6];

@@ -1,0 +1,43 @@
+/* driver/hdf5/h5child_exec.c — `vramkit __h5` in the vramkit command: it becomes the HDF5 child
+ * program, vramkit-h5, built and installed beside vramkit (h5child.c is its code). HDF5 and what
+ * it loads (libcurl, TLS, Kerberos, LDAP: about 40 libraries, ~8 ms of every start,
+ * test/bench/RESULTS.md) are linked into vramkit-h5 alone, so the commands that never read an
+ * HDF5 file do not load them. The parent still starts `vramkit __h5` (isolate/helper.h): one
+ * exec more for the commands that stream, the protocol and VRAMKIT_EXE unchanged. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream/h5desc.h"
+
+#define H5_PROGRAM "vramkit-h5"
+
+int vram_h5_child_main(int argc, char **argv) {
+    char self[PATH_MAX], path[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0 || (size_t)n >= sizeof self - 1) {
+        fprintf(stderr, "vramkit: " VRAM_H5_CHILD_COMMAND ": cannot find this program (/proc/self/exe: %s)\n",
+                n < 0 ? strerror(errno) : "path too long");
+        return 3;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash != NULL) *slash = '\0';
+    if ((size_t)snprintf(path, sizeof path, "%s/" H5_PROGRAM, slash != NULL ? self : ".") >= sizeof path) {
+        fprintf(stderr, "vramkit: " VRAM_H5_CHILD_COMMAND ": the path of " H5_PROGRAM " is too long\n");
+        return 3;
+    }
+    /* its argv: the program, then ours ("__h5"): its main hands argv + 1 to the child */
+    char **args = calloc((size_t)argc + 2, sizeof *args);
+    if (args == NULL) return 3;
+    args[0] = path;
+    for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
+    execv(path, args);
+    fprintf(stderr, "vramkit: " VRAM_H5_CHILD_COMMAND ": cannot run the HDF5 child program %s: %s (it is built and "
+                    "installed beside vramkit)\n", path, strerror(errno));
+    free(args);
+    return 3;
+}
