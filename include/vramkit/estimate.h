@@ -1775,6 +1775,43 @@ typedef struct vram_recommendation {
                                   estimated (status) is all zero with the preset's format */
 } vram_recommendation;
 
+/* One preset on a GPU with `budget` bytes (0: none), from its estimate's expected bytes,
+ * blocks, bytes of a block and of the rest (base): the bytes on the GPU and on the CPU,
+ * whether it fits, and (offload) the blocks kept on the GPU. cpu: on the host, which
+ * always "fits" (host memory is the caller's check); offload: the non-block part and k
+ * blocks on the GPU, the other blocks' weights on the CPU (the blocks run where they live,
+ * as llama.cpp: each side holds its share), fitting with k >= 1; else all on the GPU. */
+typedef struct vram__fit {
+    uint64_t gpu, cpu, k;
+    int fits;
+} vram__fit;
+
+/*@ assigns \nothing;
+    ensures \result.fits == 0 || \result.fits == 1; */
+VRAM_DEF vram__fit vram__preset_fit(uint64_t expected, uint64_t blocks, uint64_t block_bytes,
+                                    uint64_t base_bytes, int on_cpu, int offload,
+                                    uint64_t budget) {
+    vram__fit f = {0, 0, 0, 0};
+    if (on_cpu) {
+        f.cpu = expected;
+        f.fits = 1;
+    } else if (offload) {
+        vram__acc acc = {0};
+        /* as strategy.h's gpu_cpu: a block that adds nothing lets every block fit */
+        if (blocks != 0 && budget != 0 && base_bytes <= budget)
+            f.k = block_bytes == 0 ? blocks
+                                   : vram__min_u64((budget - base_bytes) / block_bytes, blocks);
+        /* with k == 0: what the smallest split (one block) would need */
+        f.gpu = vram__a(&acc, base_bytes, vram__m(&acc, f.k != 0 ? f.k : 1u, block_bytes));
+        f.cpu = vram__m(&acc, blocks - f.k, block_bytes);
+        f.fits = f.k >= 1 && !acc.overflow;
+    } else {
+        f.gpu = expected;
+        f.fits = budget != 0 && expected <= budget;
+    }
+    return f;
+}
+
 /* Estimate every preset for the workload and pick the highest-precision one whose
  * expected GPU bytes fit `budget` (free GPU memory minus whatever margin the caller keeps;
  * 0 = no GPU, so cpu). int4_offload fits when its non-block part and at least one block
@@ -1817,6 +1854,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
         vram_workload pw = *w;
         vram_estimate est; /* a local, stored into r at the end of the round */
         const vram_estimate *e = &est;
+        vram__fit f;
         pw.format = formats[p];
         pw.cpu = on_cpu[p];
         if (pw.cpu) pw.compute = VRAM_DTYPE_NONE; /* f32 on the CPU */
@@ -1828,30 +1866,12 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
             r.est[p] = vram__est_empty(formats[p]);
             continue;
         }
-        if (on_cpu[p]) {
-            r.cpu_bytes[p] = e->expected;
-            fits[p] = 1;
-        } else if (offload[p]) {
-            /* the non-block part and k blocks on the GPU, the other blocks' weights on
-               the CPU; the blocks run where they live (llama.cpp), so each side holds
-               its share */
-            vram__acc acc = {0};
-            uint64_t k = 0;
-            /* as strategy.h's gpu_cpu: a block that adds nothing lets every block fit */
-            if (e->blocks != 0 && budget != 0 && e->base_bytes <= budget)
-                k = e->block_bytes == 0 ? e->blocks
-                                        : vram__min_u64((budget - e->base_bytes) / e->block_bytes,
-                                                        e->blocks);
-            /* with k == 0: what the smallest split (one block) would need */
-            r.gpu_bytes[p] = vram__a(&acc, e->base_bytes,
-                                     vram__m(&acc, k != 0 ? k : 1u, e->block_bytes));
-            r.cpu_bytes[p] = vram__m(&acc, e->blocks - k, e->block_bytes);
-            fits[p] = k >= 1 && !acc.overflow;
-            if (fits[p] && p == (int)VRAM_PRESET_INT4_OFFLOAD) r.gpu_blocks = k;
-        } else {
-            r.gpu_bytes[p] = e->expected;
-            fits[p] = budget != 0 && e->expected <= budget;
-        }
+        f = vram__preset_fit(e->expected, e->blocks, e->block_bytes, e->base_bytes,
+                             on_cpu[p], offload[p], budget);
+        r.gpu_bytes[p] = f.gpu;
+        r.cpu_bytes[p] = f.cpu;
+        fits[p] = f.fits;
+        if (fits[p] && p == (int)VRAM_PRESET_INT4_OFFLOAD) r.gpu_blocks = f.k;
         if (fits[p] && chosen < 0) chosen = p;
         r.est[p] = est;
     }

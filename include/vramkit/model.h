@@ -912,6 +912,32 @@ VRAM_DEF vram__part vram__block_params(uint64_t h, uint64_t q, uint64_t kv, uint
     return r;
 }
 
+/* The blocks of two stacks: e blocks of x and d blocks of y, part by part. A block <= 1.2 *
+ * 10^13 parameters and 2 * 10^4 blocks: far below 2^64, so plain arithmetic. */
+/*@ requires e <= VRAM_ARCH_MAX_LAYERS && d <= VRAM_ARCH_MAX_LAYERS;
+    requires x.params <= 12000000000000 && x.mp <= 12000000000000;
+    requires x.mr <= 12000000 && x.mc <= 12;
+    requires y.params <= 12000000000000 && y.mp <= 12000000000000;
+    requires y.mr <= 12000000 && y.mc <= 12;
+    assigns \nothing;
+    ensures \result.params <= 240000000000000000; */
+VRAM_DEF vram__part vram__stacks_sum(uint64_t e, vram__part x, uint64_t d, vram__part y) {
+    vram__part r;
+    /*@ ghost vram__lemma_mul_le(e, VRAM_ARCH_MAX_LAYERS, x.params, 12000000000000);
+              vram__lemma_mul_le(d, VRAM_ARCH_MAX_LAYERS, y.params, 12000000000000);
+              vram__lemma_mul_le(e, VRAM_ARCH_MAX_LAYERS, x.mp, 12000000000000);
+              vram__lemma_mul_le(d, VRAM_ARCH_MAX_LAYERS, y.mp, 12000000000000);
+              vram__lemma_mul_le(e, VRAM_ARCH_MAX_LAYERS, x.mr, 12000000);
+              vram__lemma_mul_le(d, VRAM_ARCH_MAX_LAYERS, y.mr, 12000000);
+              vram__lemma_mul_le(e, VRAM_ARCH_MAX_LAYERS, x.mc, 12);
+              vram__lemma_mul_le(d, VRAM_ARCH_MAX_LAYERS, y.mc, 12); */
+    r.params = e * x.params + d * y.params;
+    r.mp = e * x.mp + d * y.mp;
+    r.mr = e * x.mr + d * y.mr;
+    r.mc = e * x.mc + d * y.mc;
+    return r;
+}
+
 /* vram_arch_params' two steps (split so that the prover handles one at a time; values in,
  * values out). The blocks: every block's parameters and matrices, times the blocks of each
  * stack (the other fields of the result 0). */
@@ -926,7 +952,7 @@ VRAM_DEF vram_param_count vram__arch_blocks(vram_arch a, uint64_t q, uint64_t kv
     const uint64_t dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : inter;
     const vram__part zero = {0, 0, 0, 0};
     uint64_t enc_layers, dec_layers;
-    vram__part eb, db;
+    vram__part eb, db, all;
     if (family == VRAM_FAMILY_ENCODER_DECODER) {
         enc_layers = a.encoder_layers;
         dec_layers = a.decoder_layers;
@@ -947,21 +973,13 @@ VRAM_DEF vram_param_count vram__arch_blocks(vram_arch a, uint64_t q, uint64_t kv
     } else {
         db = zero;
     }
-    /* a block <= 1.2 * 10^13 parameters and 2 * 10^4 blocks: far below 2^64 */
-    /*@ ghost vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.params, 12000000000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.params, 12000000000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mp, 12000000000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mp, 12000000000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mr, 12000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mr, 12000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mc, 12);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mc, 12); */
+    all = vram__stacks_sum(enc_layers, eb, dec_layers, db);
     c.encoder_block = eb.params;
     c.decoder_block = db.params;
-    c.blocks = enc_layers * eb.params + dec_layers * db.params;
-    c.matrix_params = enc_layers * eb.mp + dec_layers * db.mp;
-    c.matrix_rows = enc_layers * eb.mr + dec_layers * db.mr;
-    c.matrices = enc_layers * eb.mc + dec_layers * db.mc;
+    c.blocks = all.params;
+    c.matrix_params = all.mp;
+    c.matrix_rows = all.mr;
+    c.matrices = all.mc;
     c.block_count = enc_layers + dec_layers;
     c.active = c.blocks; /* dense: every parameter of a block is used */
     return c;
