@@ -57,8 +57,20 @@ static void u64_or_default(char *buf, size_t cap, const char *name, uint64_t v) 
     else snprintf(buf + n, cap - n, " %s=default", name);
 }
 
-void vram_calib_workload_key(const vram_workload *w, char *buf, size_t cap) {
+void vram_calib_workload_key(const vram_workload *given, const vram_estimate *e, char *buf,
+                             size_t cap) {
+    vram_workload rw = *given;
+    const vram_workload *w = &rw;
     size_t n;
+    if (e != NULL) { /* what the defaults resolved to: "--seq 2048" and the default 2048 agree */
+        rw.batch = e->batch;
+        rw.seq = e->seq;
+        rw.src_len = e->src_len;
+        rw.tgt_len = e->tgt_len;
+        rw.logits = e->logits;
+        rw.image_tokens = e->image_tokens;
+        rw.images = 0; /* counted in image_tokens */
+    }
     snprintf(buf, cap, "mode=%s", w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
     u64_or_default(buf, cap, "batch", w->batch > 1 ? w->batch : 1u);
     u64_or_default(buf, cap, "seq", w->seq);
@@ -83,9 +95,17 @@ void vram_calib_workload_key(const vram_workload *w, char *buf, size_t cap) {
 
 /* ---- the chain's context ---------------------------------------------------------------- */
 
+/* An estimate of p's model with the workload (any strategy's: the values the key resolves do
+ * not depend on the format), NULL when the plan has none. */
+static const vram_estimate *plan_estimate(const vram_plan *p) {
+    for (int i = 0; i < p->chain.count; i++)
+        if (p->chain.cand[i].status == VRAM_OK) return &p->chain.cand[i].estimate;
+    return NULL;
+}
+
 void vram_calib_chain_from_plan(vram_try_chain *c, const vram_plan *p, uint64_t *expected) {
     snprintf(c->calib_model, sizeof c->calib_model, "%s", p->comps[0].model_arg);
-    vram_calib_workload_key(&p->w, c->calib_workload, sizeof c->calib_workload);
+    vram_calib_workload_key(&p->w, plan_estimate(p), c->calib_workload, sizeof c->calib_workload);
     for (int i = 0; i < p->chain.count; i++) {
         const vram_candidate *k = &p->chain.cand[i];
         if (k->fits && k->device >= 0 && k->device < VRAM_PLAN_MAX_GPUS && k->gpu_mask == (1u << k->device))
@@ -103,8 +123,15 @@ void vram_calib_chain_from_doc(vram_try_chain *c, const char *path, uint64_t *ex
     FILE *f;
     if (p == NULL) return;
     if (vram_plan_doc_load(path, "--plan", p, err, sizeof err) == VRAM_OK && p->single) {
+        /* the saved plan holds the workload as given: its model resolves the defaults (when
+           it cannot be read now, the key keeps them unresolved and matches no plan's) */
+        vram_estimate e;
+        vram_workload x = p->w;
+        x.format = VRAM_DTYPE_NONE; /* as published: any format resolves the same values */
+        int have = vram_model_find(p->comps[0].model_arg, &p->comps[0].m, err, sizeof err) == VRAM_OK &&
+                   vram_estimate_model(&p->comps[0].m.model, &x, &e) == VRAM_OK;
         snprintf(c->calib_model, sizeof c->calib_model, "%s", p->comps[0].model_arg);
-        vram_calib_workload_key(&p->w, c->calib_workload, sizeof c->calib_workload);
+        vram_calib_workload_key(&p->w, have ? &e : NULL, c->calib_workload, sizeof c->calib_workload);
     }
     free(p);
     /* each strategy's bytes on its one device, as the saved plan says */
@@ -281,7 +308,7 @@ vram_status vram_calib_plan_apply(vram_plan *p, const char *path, vram_calib_pla
     }
     out->used = 1;
     snprintf(model, sizeof model, "%s", p->comps[0].model_arg);
-    vram_calib_workload_key(&p->w, key, sizeof key);
+    vram_calib_workload_key(&p->w, plan_estimate(p), key, sizeof key);
     while ((n = getline(&line, &lcap, f)) >= 0) {
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
         if (n == 0) continue;

@@ -31,8 +31,12 @@ vram_status vram_calib_path(const char *arg, char *path, size_t cap, int *is_def
                             size_t ecap);
 
 /* The workload's key: its fields that change memory (not the weights' format, which is the
- * strategy's), defaults written as such: "mode=infer batch=1 seq=default ...". */
-void vram_calib_workload_key(const vram_workload *w, char *buf, size_t cap);
+ * strategy's): "mode=infer batch=1 seq=1024 ...". Batch, lengths, image tokens and logits as
+ * e (an estimate of the model with w) resolved them, so that a default and the value it
+ * resolves to are one key; the compute format as given ("default": it resolves per strategy).
+ * e NULL: every default written as such ("seq=default"). */
+void vram_calib_workload_key(const vram_workload *w, const vram_estimate *e, char *buf,
+                             size_t cap);
 
 /* What try and run need to write records for a chain from a plan: the model and the workload's
  * key into c (calib_model, calib_workload), each row's expected bytes on its one GPU into

@@ -200,13 +200,24 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_safetensors(const char *text
     ensures \result == VRAM_OK || \result == VRAM_E_UNHANDLED;
     ensures \result == VRAM_OK ==> VRAM_DTYPE_NONE < *out < VRAM_DTYPE_COUNT; */
 VRAM_DEF VRAM_NODISCARD vram_status vram_dtype_from_ggml(uint32_t type, vram_dtype *out) {
-#define VRAM__DTYPE_FROM_GGML(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) \
-    if ((gg) >= 0 && type == (uint32_t)(gg)) {                                  \
-        *out = id;                                                              \
-        return VRAM_OK;                                                         \
+    /* the list's numbers in its order (-1: none), searched as a table: one short path for
+       the prover instead of one branch per format */
+    static const int ggml[VRAM_DTYPE_COUNT] = {
+        -1, /* NONE */
+#define VRAM__DTYPE_GGML(id, nm, b, bb, g, gb, g2, g2b, rb, tb, gg, st, k) gg,
+        VRAM_DTYPE_LIST(VRAM__DTYPE_GGML)
+#undef VRAM__DTYPE_GGML
+    };
+    int t;
+    /*@ loop invariant VRAM_DTYPE_NONE + 1 <= t <= VRAM_DTYPE_COUNT;
+        loop assigns t;
+        loop variant VRAM_DTYPE_COUNT - t; */
+    for (t = VRAM_DTYPE_NONE + 1; t < VRAM_DTYPE_COUNT; t++) {
+        if (ggml[t] >= 0 && type == (uint32_t)ggml[t]) {
+            *out = (vram_dtype)t;
+            return VRAM_OK;
+        }
     }
-    VRAM_DTYPE_LIST(VRAM__DTYPE_FROM_GGML)
-#undef VRAM__DTYPE_FROM_GGML
     return VRAM_E_UNHANDLED;
 }
 

@@ -446,41 +446,55 @@ VRAM_DEF vram__act vram__cross_act(vram__acc *acc, uint64_t t, uint64_t src, uin
     return r;
 }
 
+/* LoRA's inputs + outputs per block: of the attention matrices it adapts (attn), of the
+ * MLP's (mlp: of inner width inter; dec_mlp: of dec_i, an encoder-decoder's decoder block);
+ * mats: the MLP's matrices. Bounded (widths <= 10^6), so plain sums. */
+typedef struct vram__lora_w {
+    uint64_t attn, mlp, dec_mlp;
+} vram__lora_w;
+
+/*@ requires h <= VRAM_ARCH_MAX_WIDTH && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
+    requires inter <= VRAM_ARCH_MAX_WIDTH && dec_i <= VRAM_ARCH_MAX_WIDTH && mats <= 3;
+    assigns \nothing;
+    ensures \result.attn <= 8 * VRAM_ARCH_MAX_WIDTH;
+    ensures \result.mlp <= 6 * VRAM_ARCH_MAX_WIDTH && \result.dec_mlp <= 6 * VRAM_ARCH_MAX_WIDTH; */
+VRAM_DEF vram__lora_w vram__lora_widths(uint64_t h, uint64_t q, uint64_t kv, uint64_t inter,
+                                        uint64_t dec_i, uint64_t mats, uint32_t t) {
+    vram__lora_w w = {0, 0, 0};
+    if (t & VRAM_LORA_Q) w.attn += h + q;
+    if (t & VRAM_LORA_K) w.attn += h + kv;
+    if (t & VRAM_LORA_V) w.attn += h + kv;
+    if (t & VRAM_LORA_O) w.attn += q + h;
+    if (t & VRAM_LORA_MLP) {
+        w.mlp = mats * (h + inter);
+        w.dec_mlp = mats * (h + dec_i);
+    }
+    return w;
+}
+
 /* LoRA adapter parameters: rank x (inputs + outputs) per adapted matrix, per block. */
 /*@ requires \valid(acc);
     requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q;
     assigns acc->overflow; */
 VRAM_DEF uint64_t vram__lora_params(vram__acc *acc, vram_arch a, uint64_t rank,
                                     uint32_t targets, uint64_t q, uint64_t kv) {
-    const uint64_t h = a.hidden, inter = a.intermediate;
+    const uint64_t inter = a.intermediate;
     const uint64_t dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : inter;
     const uint64_t mats = a.mlp == VRAM_MLP_GATED ? 3u : 2u; /* MLP matrices */
     const uint32_t t = targets != 0 ? targets : (VRAM_LORA_Q | VRAM_LORA_V);
-    uint64_t per_attn = 0, per_mlp = 0, enc, dec, total;
-    if (t & VRAM_LORA_Q) per_attn += h + q;
-    if (t & VRAM_LORA_K) per_attn += h + kv;
-    if (t & VRAM_LORA_V) per_attn += h + kv;
-    if (t & VRAM_LORA_O) per_attn += q + h;
-    if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
-        enc = a.encoder_layers;
-        dec = a.decoder_layers;
-    } else if (a.family == VRAM_FAMILY_ENCODER) {
-        enc = a.layers;
-        dec = 0;
-    } else {
-        enc = 0;
-        dec = a.layers;
-    }
-    if (t & VRAM_LORA_MLP) per_mlp = mats * (h + inter);
+    const vram__lora_w w = vram__lora_widths(a.hidden, q, kv, inter, dec_i, mats, t);
+    const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
+    const uint64_t enc = encdec                               ? a.encoder_layers
+                         : a.family == VRAM_FAMILY_ENCODER ? a.layers
+                                                              : 0u;
+    const uint64_t dec = encdec                               ? a.decoder_layers
+                         : a.family == VRAM_FAMILY_ENCODER ? 0u
+                                                              : a.layers;
     /* encoder blocks: self-attention + MLP; decoder blocks of an encoder-decoder: two
        attentions + MLP; decoder-only blocks: one attention + MLP */
-    total = vram__m(acc, enc, per_attn + per_mlp);
-    if (a.family == VRAM_FAMILY_ENCODER_DECODER) {
-        uint64_t per_dec_mlp = (t & VRAM_LORA_MLP) ? mats * (h + dec_i) : 0u;
-        total = vram__a(acc, total, vram__m(acc, dec, 2u * per_attn + per_dec_mlp));
-    } else {
-        total = vram__a(acc, total, vram__m(acc, dec, per_attn + per_mlp));
-    }
+    const uint64_t total =
+        vram__a(acc, vram__m(acc, enc, w.attn + w.mlp),
+                vram__m(acc, dec, encdec ? 2u * w.attn + w.dec_mlp : w.attn + w.mlp));
     return vram__m(acc, total, rank);
 }
 
@@ -883,40 +897,59 @@ VRAM_DEF vram__est_terms vram__est_weights(vram__acc *acc, vram__est_in in, uint
  * the rest is loaded in a plain float format (as vLLM, llama.cpp and transformers' MXFP4
  * kernels run them); a tensor list read as published has them as stored; quantised (int8,
  * int4, GGUF blocks), they take the target format like the other matrices. */
+/* The experts' bytes within the weights (xb), and the weights' low, expected and high
+ * with them (changed only where the experts keep their own format). */
+typedef struct vram__xw {
+    uint64_t xb, lo, w, hi;
+} vram__xw;
+
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF vram__xw vram__est_expert_bytes(vram__acc *acc, vram__est_in in, int have_stats,
+                                         vram__xw x) {
+    const uint64_t xv = in.XP > in.XQ ? in.XP - in.XQ : 0u; /* the experts' vectors */
+    if (have_stats && in.format == in.published) {
+        x.xb = in.XB;
+    } else if (in.xformat != VRAM_DTYPE_NONE && !vram__matrix_only(in.format)) {
+        const uint64_t plain = vram__bytes(acc, in.format, in.XP, 0);
+        x.xb = vram__a(acc, vram__bytes(acc, in.xformat, in.XQ, in.XR),
+                       vram__bytes(acc, in.format, xv, 0));
+        if (x.w >= plain && x.hi >= plain) {
+            x.w = vram__a(acc, x.w - plain, x.xb);
+            x.hi = vram__a(acc, x.hi - plain, x.xb);
+            /* the low end moves with them (a guessed arch's low is below the expected) */
+            x.lo = x.lo >= plain ? vram__a(acc, x.lo - plain, x.xb) : vram__min_u64(x.lo, x.w);
+        }
+    } else if (vram__matrix_only(in.format)) {
+        x.xb = vram__a(acc, vram__bytes(acc, in.format, in.XQ, in.XR),
+                       vram__bytes(acc, in.compute, xv, 0));
+    } else {
+        x.xb = vram__bytes(acc, in.format, in.XP, 0);
+    }
+    return x;
+}
+
 /*@ requires \valid(acc);
     assigns acc->overflow;
     ensures \result.act == t.act && \result.act_hi == t.act_hi;
     ensures \result.log == t.log && \result.log_hi == t.log_hi; */
 VRAM_DEF vram__est_terms vram__est_experts(vram__acc *acc, vram__est_in in, int have_stats,
                                            vram__est_terms t) {
-    uint64_t xb = 0, idle = 0;
-    const uint64_t xv = in.XP > in.XQ ? in.XP - in.XQ : 0u; /* the experts' vectors */
+    uint64_t idle = 0;
+    vram__xw x;
     if (in.E != 0 && in.K <= in.E) idle = vram__muldiv(acc, in.XP, in.E - in.K, in.E);
     t.active = in.P > idle ? in.P - idle : 0u;
-    if (in.XP == 0) {
-        t.expert_bytes = 0;
-        return t;
-    }
-    if (have_stats && in.format == in.published) {
-        xb = in.XB;
-    } else if (in.xformat != VRAM_DTYPE_NONE && !vram__matrix_only(in.format)) {
-        const uint64_t plain = vram__bytes(acc, in.format, in.XP, 0);
-        xb = vram__a(acc, vram__bytes(acc, in.xformat, in.XQ, in.XR),
-                     vram__bytes(acc, in.format, xv, 0));
-        if (t.weights >= plain && t.w_hi >= plain) {
-            t.weights = vram__a(acc, t.weights - plain, xb);
-            t.w_hi = vram__a(acc, t.w_hi - plain, xb);
-            /* the low end moves with them (a guessed arch's low is below the expected) */
-            t.w_lo = t.w_lo >= plain ? vram__a(acc, t.w_lo - plain, xb)
-                                     : vram__min_u64(t.w_lo, t.weights);
-        }
-    } else if (vram__matrix_only(in.format)) {
-        xb = vram__a(acc, vram__bytes(acc, in.format, in.XQ, in.XR),
-                     vram__bytes(acc, in.compute, xv, 0));
-    } else {
-        xb = vram__bytes(acc, in.format, in.XP, 0);
-    }
-    t.expert_bytes = vram__min_u64(xb, t.weights);
+    t.expert_bytes = 0;
+    if (in.XP == 0) return t;
+    x.xb = 0;
+    x.lo = t.w_lo;
+    x.w = t.weights;
+    x.hi = t.w_hi;
+    x = vram__est_expert_bytes(acc, in, have_stats, x);
+    t.w_lo = x.lo;
+    t.weights = x.w;
+    t.w_hi = x.hi;
+    t.expert_bytes = vram__min_u64(x.xb, x.w);
     return t;
 }
 
@@ -1004,9 +1037,57 @@ VRAM_DEF vram__est_terms vram__est_logits_train(vram__acc *acc, vram_arch a, vra
     return t;
 }
 
+/* Training with an arch, one block's full set of activations per stack: the encoder's (e;
+ * zero without encoder blocks) and the decoder's (d, with cross-attention in an
+ * encoder-decoder; zero without decoder blocks). Soft-capped attention runs unfused whatever
+ * `flash` says. */
+typedef struct vram__act2 {
+    vram__act e, d;
+} vram__act2;
+
+/*@ requires \valid(acc) && in.c <= 4294967295;
+    assigns acc->overflow; */
+VRAM_DEF vram__act2 vram__est_block_acts(vram__acc *acc, vram_arch a, int flash,
+                                         vram__est_in in) {
+    const uint64_t s = in.s, src = in.src, tgt = in.tgt;
+    const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
+    const int fused = flash && (in.ops & VRAM_OPS_SOFTCAP) == 0;
+    vram__act2 r = {{0, 0}, {0, 0}};
+    vram__act ca = {0, 0};
+    vram__blk k;
+    k.b = in.b;
+    k.h = in.h;
+    k.q = in.q;
+    k.kv = in.kv;
+    k.a = in.heads;
+    k.c = in.c;
+    k.mlp = a.mlp;
+    k.norm = in.norm;
+    k.ops = in.ops;
+    k.flash = fused;
+    k.x = 0;
+    if (in.enc) {
+        k.s = encdec ? src : s;
+        k.i = a.intermediate;
+        r.e = vram__block_act(acc, k);
+    }
+    if (in.dec) {
+        k.s = encdec ? tgt : s;
+        k.i = in.dec_i;
+        k.x = in.xh;
+        r.d = vram__block_act(acc, k);
+    }
+    if (in.enc && in.dec)
+        ca = vram__cross_act(acc, tgt, src, in.b, in.h, in.q, in.kv, in.heads, in.c, in.norm,
+                             in.ops, fused);
+    r.d.low = vram__a(acc, r.d.low, ca.low);
+    r.d.expected = vram__a(acc, r.d.expected, ca.expected);
+    return r;
+}
+
 /* Training with an arch: activations kept for the backward pass (each block's input with
- * checkpointing `ckpt`, and one block's full set while it is recomputed; or every block's
- * full set), and the logits. Soft-capped attention runs unfused whatever `flash` says.
+ * checkpointing `ckpt`, and one block's full set (vram__est_block_acts) while it is
+ * recomputed; or every block's full set), and the logits.
  * high: an eighth more, for the tensors of a model's own that the pattern leaves out (more
  * norms, a relative position bias, a router's logits). */
 /*@ requires \valid(acc) && in.c <= 4294967295;
@@ -1014,53 +1095,24 @@ VRAM_DEF vram__est_terms vram__est_logits_train(vram__acc *acc, vram_arch a, vra
     ensures \result.act <= \result.act_hi && \result.log <= \result.log_hi; */
 VRAM_DEF vram__est_terms vram__est_act_train(vram__acc *acc, vram_arch a, int flash, int ckpt,
                                              vram__est_in in, vram__est_terms t) {
-    const uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
     const uint64_t enc = in.enc, dec = in.dec;
-    const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
-    const int fused = flash && (in.ops & VRAM_OPS_SOFTCAP) == 0;
-    const uint64_t es = encdec ? src : s, ds = encdec ? tgt : s;
-    vram__act ea = {0, 0}, da = {0, 0}, ca = {0, 0};
-    vram__blk k;
+    const vram__act2 k = vram__est_block_acts(acc, a, flash, in);
     uint64_t act_lo, act;
-    k.b = b;
-    k.h = h;
-    k.q = in.q;
-    k.kv = in.kv;
-    k.a = in.heads;
-    k.c = c;
-    k.mlp = a.mlp;
-    k.norm = in.norm;
-    k.ops = in.ops;
-    k.flash = fused;
-    k.x = 0;
-    if (enc) {
-        k.s = es;
-        k.i = a.intermediate;
-        ea = vram__block_act(acc, k);
-    }
-    if (dec) {
-        k.s = ds;
-        k.i = in.dec_i;
-        k.x = in.xh;
-        da = vram__block_act(acc, k);
-    }
-    if (enc && dec)
-        ca = vram__cross_act(acc, tgt, src, b, h, in.q, in.kv, in.heads, c, in.norm, in.ops,
-                             fused);
-    da.low = vram__a(acc, da.low, ca.low);
-    da.expected = vram__a(acc, da.expected, ca.expected);
-    t.block_full = vram__max_u64(ea.expected, da.expected);
+    t.block_full = vram__max_u64(k.e.expected, k.d.expected);
     if (ckpt) {
         /* each block keeps its input; one block's full set lives while recomputed */
-        uint64_t keep =
+        const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
+        const uint64_t c = in.c, b = in.b, h = in.h;
+        const uint64_t es = encdec ? in.src : in.s, ds = encdec ? in.tgt : in.s;
+        const uint64_t keep =
             vram__a(acc, vram__m(acc, enc, vram__m(acc, c, vram__m(acc, es, vram__m(acc, b, h)))),
                     vram__m(acc, dec, vram__m(acc, c, vram__m(acc, ds, vram__m(acc, b, h)))));
-        act_lo = vram__a(acc, keep, vram__max_u64(ea.low, da.low));
+        act_lo = vram__a(acc, keep, vram__max_u64(k.e.low, k.d.low));
         act = vram__a(acc, keep, t.block_full);
         t.block_act = keep; /* the recomputed block is one at a time: not per block */
     } else {
-        act_lo = vram__a(acc, vram__m(acc, enc, ea.low), vram__m(acc, dec, da.low));
-        act = vram__a(acc, vram__m(acc, enc, ea.expected), vram__m(acc, dec, da.expected));
+        act_lo = vram__a(acc, vram__m(acc, enc, k.e.low), vram__m(acc, dec, k.d.low));
+        act = vram__a(acc, vram__m(acc, enc, k.e.expected), vram__m(acc, dec, k.d.expected));
         t.block_act = act; /* every block's full set */
     }
     t.act_lo = vram__min_u64(act_lo, act);
@@ -1143,87 +1195,125 @@ VRAM_DEF uint64_t vram__infer_ws(vram__acc *acc, vram__ws w) {
     return vram__a(acc, vram__m(acc, 4u, vram__m(acc, w.bs, w.h)), vram__max_u64(mlp, attn));
 }
 
-/* Inference with an arch: the working set of the longest pass (vram__infer_ws), in bytes,
- * beside the KV cache. An encoder-decoder's encoder runs before the decoder has any cache:
- * the peak is the larger of the encoder's working set alone and the decoder's (over the
- * target, with the encoder's output kept) beside the cache; the activations count what is
- * alive beside the cache at that peak. low: 2 hidden states fewer and an eighth less; high:
- * an eighth more (a model's own tensors the pattern leaves out or counts too many of). */
+/* Inference with an arch, in parts (each a short path for the prover; values in, values
+ * out). The working set of the longest pass (vram__infer_ws), in bytes: ws, the decoder's (or
+ * the only stack's) beside the KV cache, with an encoder-decoder's encoder output kept; enc,
+ * an encoder-decoder's encoder alone (0 otherwise); full, the hidden states the logits are
+ * made from; two, two hidden states over the longest sequence (what low leaves out). */
+typedef struct vram__ws_infer {
+    uint64_t ws, enc, full, two;
+} vram__ws_infer;
+
 /*@ requires \valid(acc) && in.c <= 4294967295;
-    assigns acc->overflow;
-    ensures \result.act <= \result.act_hi && \result.log == t.log && \result.log_hi == t.log_hi; */
-VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int flash,
-                                             vram__est_in in, vram__est_terms t) {
-    const uint64_t b = in.b, s = in.s, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
-    const uint64_t dec = in.dec, kv = in.kv;
+    assigns acc->overflow; */
+VRAM_DEF vram__ws_infer vram__est_ws_infer(vram__acc *acc, vram_arch a, int flash,
+                                           vram__est_in in) {
+    const uint64_t b = in.b, src = in.src, tgt = in.tgt, c = in.c, h = in.h;
     const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
     vram__ws w;
-    uint64_t ws, enc_ws = 0, act, two;
+    vram__ws_infer r;
     w.h = h;
     w.q = in.q;
-    w.kv = kv;
+    w.kv = in.kv;
     w.a = in.heads;
     w.c = c;
     w.mlp = a.mlp;
     w.ops = in.ops;
     w.fused = flash && (in.ops & VRAM_OPS_SOFTCAP) == 0;
     w.xh = encdec ? 0u : in.xh;
-    w.len = encdec ? vram__max_u64(tgt, src) : s;
-    w.bs = vram__m(acc, b, encdec ? tgt : s);
+    w.len = encdec ? vram__max_u64(tgt, src) : in.s;
+    w.bs = vram__m(acc, b, encdec ? tgt : in.s);
     w.i = encdec ? in.dec_i : vram__max_u64(a.intermediate, in.dec_i);
-    ws = vram__m(acc, c, vram__infer_ws(acc, w));
-    t.block_full = vram__m(acc, c, vram__m(acc, w.bs, h)); /* the hidden states beside logits */
-    two = vram__m(acc, 2u * c, vram__m(acc, vram__m(acc, b, w.len), h));
+    r.ws = vram__m(acc, c, vram__infer_ws(acc, w));
+    r.full = vram__m(acc, c, vram__m(acc, w.bs, h)); /* the hidden states beside logits */
+    r.two = vram__m(acc, 2u * c, vram__m(acc, vram__m(acc, b, w.len), h));
+    r.enc = 0;
     if (encdec) {
         /* the encoder's output, kept while the decoder runs */
-        ws = vram__a(acc, ws, vram__m(acc, c, vram__m(acc, vram__m(acc, b, src), h)));
+        r.ws = vram__a(acc, r.ws, vram__m(acc, c, vram__m(acc, vram__m(acc, b, src), h)));
         w.len = src;
         w.bs = vram__m(acc, b, src);
         w.i = a.intermediate;
-        enc_ws = vram__m(acc, c, vram__infer_ws(acc, w));
+        r.enc = vram__m(acc, c, vram__infer_ws(acc, w));
     }
-    act = ws;
-    /* KV cache: self-attention k and v per decoder block over the whole sequence;
-       an encoder-decoder's decoder also keeps cross-attention k, v over the source */
+    return r;
+}
+
+/* The KV cache of a decoder stack (in.dec blocks): self-attention k and v per block over the
+ * whole sequence; an encoder-decoder's decoder also keeps cross-attention k, v over the
+ * source. Per token: k and v of kv width, or latent attention's compressed KV and rotary key
+ * (what vLLM, SGLang and llama.cpp keep; not the heads it expands to); only the blocks with
+ * attention keep them, the recurrent mixers a state of fixed size (model.h's
+ * vram_cache_shape). bytes: expected (and low), hi: high, cause: why they differ. */
+typedef struct vram__kv_infer {
+    uint64_t bytes, hi;
+    vram_cause cause;
+} vram__kv_infer;
+
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF vram__kv_infer vram__est_kv_infer(vram__acc *acc, vram_arch a, vram__est_in in) {
+    const uint64_t b = in.b, c = in.c, dec = in.dec;
+    const int encdec = a.family == VRAM_FAMILY_ENCODER_DECODER;
+    const uint64_t toks = encdec ? vram__a(acc, in.tgt, in.src) : in.s;
+    const vram_cache_shape cs = vram__arch_cache_of(a);
+    const uint64_t attn = vram__min_u64(cs.attn_blocks, dec);
+    const uint64_t per_tok = cs.per_token;
+    const uint64_t state = vram__m(acc, cs.state, vram__m(acc, b, c));
+    const uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
+    vram__kv_infer r;
+    r.bytes = vram__m(acc, attn, block_kv);
+    r.hi = r.bytes;
+    r.cause = VRAM_CAUSE_EXACT;
+    /* sliding window shorter than the sequence: the windowed blocks keep the window's
+       tokens only (low and expected); high stays every block over the whole sequence */
+    if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
+        a.sliding_window < toks) {
+        const uint64_t wl = vram__min_u64(a.window_layers, attn);
+        const uint64_t win_kv =
+            vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window, b), c));
+        const uint64_t windowed =
+            vram__a(acc, vram__m(acc, attn - wl, block_kv), vram__m(acc, wl, win_kv));
+        r.bytes = vram__min_u64(windowed, r.hi);
+        r.cause = VRAM_CAUSE_SWA;
+    }
+    r.bytes = vram__a(acc, r.bytes, state);
+    r.hi = vram__a(acc, r.hi, state);
+    return r;
+}
+
+/* Inference with an arch: the working set of the longest pass (vram__est_ws_infer) beside
+ * the KV cache (vram__est_kv_infer, without decoder blocks none). An encoder-decoder's
+ * encoder runs before the decoder has any cache: the peak is the larger of the encoder's
+ * working set alone and the decoder's (over the target, with the encoder's output kept)
+ * beside the cache; the activations count what is alive beside the cache at that peak.
+ * low: 2 hidden states fewer and an eighth less; high: an eighth more (a model's own tensors
+ * the pattern leaves out or counts too many of). */
+/*@ requires \valid(acc) && in.c <= 4294967295;
+    assigns acc->overflow;
+    ensures \result.act <= \result.act_hi && \result.log == t.log && \result.log_hi == t.log_hi; */
+VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int flash,
+                                             vram__est_in in, vram__est_terms t) {
+    const vram__ws_infer w = vram__est_ws_infer(acc, a, flash, in);
+    uint64_t ws = w.ws, act = w.ws, two;
+    t.block_full = w.full;
     t.kv_bytes = 0;
     t.kv_hi = 0;
     t.kv_cause = VRAM_CAUSE_EXACT;
-    if (dec) {
-        uint64_t toks = encdec ? vram__a(acc, tgt, src) : s;
-        /* per token: k and v of kv width, or latent attention's compressed KV and rotary
-           key (what vLLM, SGLang and llama.cpp keep; not the heads it expands to); only the
-           blocks with attention keep them, the recurrent mixers a state of fixed size
-           (model.h's vram_cache_shape) */
-        const vram_cache_shape cs = vram__arch_cache_of(a);
-        const uint64_t attn = vram__min_u64(cs.attn_blocks, dec);
-        const uint64_t per_tok = cs.per_token;
-        const uint64_t state = vram__m(acc, cs.state, vram__m(acc, b, c));
-        uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
-        t.kv_bytes = vram__m(acc, attn, block_kv);
-        t.kv_hi = t.kv_bytes;
-        /* sliding window shorter than the sequence: the windowed blocks keep the window's
-           tokens only (low and expected); high stays every block over the whole sequence */
-        if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
-            a.sliding_window < toks) {
-            const uint64_t wl = vram__min_u64(a.window_layers, attn);
-            const uint64_t win_kv =
-                vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window, b), c));
-            const uint64_t windowed =
-                vram__a(acc, vram__m(acc, attn - wl, block_kv), vram__m(acc, wl, win_kv));
-            t.kv_bytes = vram__min_u64(windowed, t.kv_hi);
-            t.kv_cause = VRAM_CAUSE_SWA;
-        }
-        t.kv_bytes = vram__a(acc, t.kv_bytes, state);
-        t.kv_hi = vram__a(acc, t.kv_hi, state);
+    if (in.dec) {
+        const vram__kv_infer kv = vram__est_kv_infer(acc, a, in);
+        t.kv_bytes = kv.bytes;
+        t.kv_hi = kv.hi;
+        t.kv_cause = kv.cause;
     }
     /* an encoder-decoder's encoder alone, larger than the decoder beside the cache (the
        eighths of the range are of that working set, not of what it exceeds the cache by) */
-    if (encdec && enc_ws > vram__a(acc, t.kv_bytes, ws)) {
-        act = enc_ws - t.kv_bytes;
-        ws = enc_ws;
+    if (a.family == VRAM_FAMILY_ENCODER_DECODER && w.enc > vram__a(acc, t.kv_bytes, ws)) {
+        act = w.enc - t.kv_bytes;
+        ws = w.enc;
     }
     t.act = act;
-    two = vram__a(acc, two, ws / 8u);
+    two = vram__a(acc, w.two, ws / 8u);
     t.act_lo = act > two ? act - two : 0u;
     t.act_hi = vram__a(acc, act, ws / 8u);
     t.act_cause = VRAM_CAUSE_SOFTMAX_FP32;
@@ -1685,6 +1775,43 @@ typedef struct vram_recommendation {
                                   estimated (status) is all zero with the preset's format */
 } vram_recommendation;
 
+/* One preset on a GPU with `budget` bytes (0: none), from its estimate's expected bytes,
+ * blocks, bytes of a block and of the rest (base): the bytes on the GPU and on the CPU,
+ * whether it fits, and (offload) the blocks kept on the GPU. cpu: on the host, which
+ * always "fits" (host memory is the caller's check); offload: the non-block part and k
+ * blocks on the GPU, the other blocks' weights on the CPU (the blocks run where they live,
+ * as llama.cpp: each side holds its share), fitting with k >= 1; else all on the GPU. */
+typedef struct vram__fit {
+    uint64_t gpu, cpu, k;
+    int fits;
+} vram__fit;
+
+/*@ assigns \nothing;
+    ensures \result.fits == 0 || \result.fits == 1; */
+VRAM_DEF vram__fit vram__preset_fit(uint64_t expected, uint64_t blocks, uint64_t block_bytes,
+                                    uint64_t base_bytes, int on_cpu, int offload,
+                                    uint64_t budget) {
+    vram__fit f = {0, 0, 0, 0};
+    if (on_cpu) {
+        f.cpu = expected;
+        f.fits = 1;
+    } else if (offload) {
+        vram__acc acc = {0};
+        /* as strategy.h's gpu_cpu: a block that adds nothing lets every block fit */
+        if (blocks != 0 && budget != 0 && base_bytes <= budget)
+            f.k = block_bytes == 0 ? blocks
+                                   : vram__min_u64((budget - base_bytes) / block_bytes, blocks);
+        /* with k == 0: what the smallest split (one block) would need */
+        f.gpu = vram__a(&acc, base_bytes, vram__m(&acc, f.k != 0 ? f.k : 1u, block_bytes));
+        f.cpu = vram__m(&acc, blocks - f.k, block_bytes);
+        f.fits = f.k >= 1 && !acc.overflow;
+    } else {
+        f.gpu = expected;
+        f.fits = budget != 0 && expected <= budget;
+    }
+    return f;
+}
+
 /* Estimate every preset for the workload and pick the highest-precision one whose
  * expected GPU bytes fit `budget` (free GPU memory minus whatever margin the caller keeps;
  * 0 = no GPU, so cpu). int4_offload fits when its non-block part and at least one block
@@ -1727,6 +1854,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
         vram_workload pw = *w;
         vram_estimate est; /* a local, stored into r at the end of the round */
         const vram_estimate *e = &est;
+        vram__fit f;
         pw.format = formats[p];
         pw.cpu = on_cpu[p];
         if (pw.cpu) pw.compute = VRAM_DTYPE_NONE; /* f32 on the CPU */
@@ -1738,30 +1866,12 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_estimate_recommend(const vram_model *m,
             r.est[p] = vram__est_empty(formats[p]);
             continue;
         }
-        if (on_cpu[p]) {
-            r.cpu_bytes[p] = e->expected;
-            fits[p] = 1;
-        } else if (offload[p]) {
-            /* the non-block part and k blocks on the GPU, the other blocks' weights on
-               the CPU; the blocks run where they live (llama.cpp), so each side holds
-               its share */
-            vram__acc acc = {0};
-            uint64_t k = 0;
-            /* as strategy.h's gpu_cpu: a block that adds nothing lets every block fit */
-            if (e->blocks != 0 && budget != 0 && e->base_bytes <= budget)
-                k = e->block_bytes == 0 ? e->blocks
-                                        : vram__min_u64((budget - e->base_bytes) / e->block_bytes,
-                                                        e->blocks);
-            /* with k == 0: what the smallest split (one block) would need */
-            r.gpu_bytes[p] = vram__a(&acc, e->base_bytes,
-                                     vram__m(&acc, k != 0 ? k : 1u, e->block_bytes));
-            r.cpu_bytes[p] = vram__m(&acc, e->blocks - k, e->block_bytes);
-            fits[p] = k >= 1 && !acc.overflow;
-            if (fits[p] && p == (int)VRAM_PRESET_INT4_OFFLOAD) r.gpu_blocks = k;
-        } else {
-            r.gpu_bytes[p] = e->expected;
-            fits[p] = budget != 0 && e->expected <= budget;
-        }
+        f = vram__preset_fit(e->expected, e->blocks, e->block_bytes, e->base_bytes,
+                             on_cpu[p], offload[p], budget);
+        r.gpu_bytes[p] = f.gpu;
+        r.cpu_bytes[p] = f.cpu;
+        fits[p] = f.fits;
+        if (fits[p] && p == (int)VRAM_PRESET_INT4_OFFLOAD) r.gpu_blocks = f.k;
         if (fits[p] && chosen < 0) chosen = p;
         r.est[p] = est;
     }

@@ -347,6 +347,88 @@ VRAM_DEF int vram__expert_name(const char *name, size_t len) {
     return 0;
 }
 
+/* vram_tensor_classify's scan for the block index (values out, for the prover): range 1
+ * when the index has more than 18 digits; else in_block, block and stack_len as
+ * vram_tensor_class has them. */
+typedef struct vram__block_at {
+    int range, in_block;
+    uint64_t block;
+    size_t stack_len;
+} vram__block_at;
+
+/*@ requires \valid_read(name + (0 .. len - 1));
+    assigns \nothing;
+    ensures \result.stack_len <= len; */
+VRAM_DEF vram__block_at vram__block_of(const char *name, size_t len) {
+    size_t seg = 0; /* start of the current segment */
+    vram__block_at r = {0, 0, 0, 0};
+    /*@ loop invariant 0 <= seg <= len && r.stack_len <= len;
+        loop assigns seg, r;
+        loop variant len - seg; */
+    while (seg < len && !r.in_block) {
+        size_t end = seg;
+        /*@ loop invariant seg <= end <= len;
+            loop assigns end;
+            loop variant len - end; */
+        while (end < len && name[end] != '.') end++;
+        /* segment name[seg .. end); is it a container word followed by ".digits." or
+           ".digits" at the end? */
+        if (end < len && vram__container_word(name, len, seg, end)) {
+            uint64_t v = 0;
+            size_t d = end + 1; /* first byte after the dot, then after the digits */
+            int k = vram__digits(name, len, end + 1, &v, &d);
+            if (k < 0) {
+                r.range = 1;
+                return r;
+            }
+            if (k > 0 && (d >= len || name[d] == '.')) {
+                r.in_block = 1;
+                r.block = v;
+                r.stack_len = seg;
+            }
+        }
+        if (end >= len) break; /* the last segment */
+        seg = end + 1;
+    }
+    return r;
+}
+
+/* vram_tensor_classify's matrices: a 2-D weight ("...weight") inside a block or outside, a
+ * block's experts fused into one 3-D tensor ("...weight" or "..._proj"; rows = experts x
+ * rows of one, range 1 when that passes 2^64). */
+typedef struct vram__matrix_at {
+    int range, matrix, outer;
+    uint64_t rows;
+} vram__matrix_at;
+
+/*@ requires \valid_read(name + (0 .. len - 1));
+    requires ndims == 0 || \valid_read(dims + (0 .. ndims - 1));
+    assigns \nothing; */
+VRAM_DEF vram__matrix_at vram__matrix_of(const char *name, size_t len, uint32_t ndims,
+                                         const uint64_t *dims, int in_block, int expert) {
+    vram__matrix_at m = {0, 0, 0, 0};
+    if (ndims == 2 && len >= 6 && vram__word_at(name, len, len - 6, "weight", 6)) {
+        if (in_block)
+            m.matrix = 1;
+        else
+            m.outer = 1;
+        m.rows = dims[0];
+    } else if (ndims == 3 && expert &&
+               ((len >= 6 && vram__word_at(name, len, len - 6, "weight", 6)) ||
+                (len >= 5 && vram__word_at(name, len, len - 5, "_proj", 5)))) {
+        /* the experts of a block fused into one tensor (GGUF's ffn_up_exps, gpt-oss's
+           gate_up_proj): a matrix per expert, rows = experts x rows of one */
+        uint64_t rows;
+        if (vram__mul_u64(dims[0], dims[1], &rows) != VRAM_OK) {
+            m.range = 1;
+            return m;
+        }
+        m.matrix = 1;
+        m.rows = rows;
+    }
+    return m;
+}
+
 /* Sort a tensor by name and shape. The block index is the first dot-separated segment of
  * digits that follows a segment "layers", "layer", "h", "blk", "block" or "blocks" (the
  * names of Hugging Face, GPT-2, GGUF and timm checkpoints); a matrix is a 2-D tensor inside
@@ -362,10 +444,8 @@ VRAM_DEF int vram__expert_name(const char *name, size_t len) {
 VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_classify(const char *name, size_t len,
                                                          uint32_t ndims, const uint64_t *dims,
                                                          vram_tensor_class *out) {
-    size_t seg = 0; /* start of the current segment */
-    int in_block = 0;
-    uint64_t block = 0;
-    size_t stack_len = 0;
+    vram__block_at k;
+    vram__matrix_at m;
     out->in_block = 0;
     out->block = 0;
     out->stack_len = 0;
@@ -373,52 +453,94 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_classify(const char *name, size_
     out->outer_matrix = 0;
     out->rows = 0;
     out->expert = 0;
-    /*@ loop invariant 0 <= seg <= len && stack_len <= len;
-        loop assigns seg, in_block, block, stack_len;
-        loop variant len - seg; */
-    while (seg < len && !in_block) {
-        size_t end = seg;
-        /*@ loop invariant seg <= end <= len;
-            loop assigns end;
-            loop variant len - end; */
-        while (end < len && name[end] != '.') end++;
-        /* segment name[seg .. end); is it a container word followed by ".digits." or
-           ".digits" at the end? */
-        if (end < len && vram__container_word(name, len, seg, end)) {
-            uint64_t v = 0;
-            size_t d = end + 1; /* first byte after the dot, then after the digits */
-            int r = vram__digits(name, len, end + 1, &v, &d);
-            if (r < 0) return VRAM_E_RANGE;
-            if (r > 0 && (d >= len || name[d] == '.')) {
-                in_block = 1;
-                block = v;
-                stack_len = seg;
-            }
-        }
-        if (end >= len) break; /* the last segment */
-        seg = end + 1;
-    }
-    out->in_block = in_block;
-    out->block = block;
-    out->stack_len = stack_len;
-    out->expert = in_block && vram__expert_name(name, len);
-    if (ndims == 2 && len >= 6 && vram__word_at(name, len, len - 6, "weight", 6)) {
-        if (in_block)
-            out->matrix = 1;
-        else
-            out->outer_matrix = 1;
-        out->rows = dims[0];
-    } else if (ndims == 3 && out->expert &&
-               ((len >= 6 && vram__word_at(name, len, len - 6, "weight", 6)) ||
-                (len >= 5 && vram__word_at(name, len, len - 5, "_proj", 5)))) {
-        /* the experts of a block fused into one tensor (GGUF's ffn_up_exps, gpt-oss's
-           gate_up_proj): a matrix per expert, rows = experts x rows of one */
-        uint64_t rows;
-        if (vram__mul_u64(dims[0], dims[1], &rows) != VRAM_OK) return VRAM_E_RANGE;
-        out->matrix = 1;
-        out->rows = rows;
-    }
+    k = vram__block_of(name, len);
+    if (k.range) return VRAM_E_RANGE;
+    out->in_block = k.in_block;
+    out->block = k.block;
+    out->stack_len = k.stack_len;
+    out->expert = k.in_block && vram__expert_name(name, len);
+    m = vram__matrix_of(name, len, ndims, dims, k.in_block, out->expert);
+    if (m.range) return VRAM_E_RANGE;
+    out->matrix = m.matrix;
+    out->outer_matrix = m.outer;
+    out->rows = m.rows;
     return VRAM_OK;
+}
+
+/* vram_tensor_stats_add's steps (values in, values out: each a short path for the prover).
+ * What one tensor adds: n elements in `bytes` bytes of format slot ti, the rows of a matrix,
+ * and its class. */
+typedef struct vram__stats_in {
+    uint64_t n, bytes, rows;
+    int ti, in_block, matrix, outer, expert;
+} vram__stats_in;
+
+/*@ predicate vram_stats_fit(vram_tensor_stats x, vram__stats_in a) =
+      0 <= a.ti < VRAM_DTYPE_COUNT &&
+      x.tensors < UINT64_MAX && a.n <= UINT64_MAX - x.params &&
+      a.bytes <= UINT64_MAX - x.bytes &&
+      (a.in_block != 0 ==>
+         a.n <= UINT64_MAX - x.block_params && a.bytes <= UINT64_MAX - x.block_bytes) &&
+      (a.matrix != 0 ==>
+         a.n <= UINT64_MAX - x.matrix_params && a.rows <= UINT64_MAX - x.matrix_rows &&
+         x.matrices < UINT64_MAX) &&
+      (a.matrix == 0 && a.outer != 0 ==>
+         a.n <= UINT64_MAX - x.outer_params && a.rows <= UINT64_MAX - x.outer_rows &&
+         x.outer_matrices < UINT64_MAX) &&
+      a.bytes <= UINT64_MAX - x.dtype_bytes[a.ti] &&
+      (a.expert != 0 ==>
+         a.n <= UINT64_MAX - x.expert_params && a.bytes <= UINT64_MAX - x.expert_bytes); */
+
+/* 1 when every sum of the tensor's addition fits (a + b wraps iff b > UINT64_MAX - a). */
+/*@ requires 0 <= a.ti < VRAM_DTYPE_COUNT;
+    assigns \nothing;
+    ensures \result == 0 || \result == 1;
+    ensures \result == 1 ==> vram_stats_fit(x, a); */
+VRAM_DEF int vram__stats_fit(vram_tensor_stats x, vram__stats_in a) {
+    if (x.tensors == UINT64_MAX || a.n > UINT64_MAX - x.params || a.bytes > UINT64_MAX - x.bytes)
+        return 0;
+    if (a.in_block && (a.n > UINT64_MAX - x.block_params || a.bytes > UINT64_MAX - x.block_bytes))
+        return 0;
+    if (a.matrix && (a.n > UINT64_MAX - x.matrix_params || a.rows > UINT64_MAX - x.matrix_rows ||
+                     x.matrices == UINT64_MAX))
+        return 0;
+    if (!a.matrix && a.outer &&
+        (a.n > UINT64_MAX - x.outer_params || a.rows > UINT64_MAX - x.outer_rows ||
+         x.outer_matrices == UINT64_MAX))
+        return 0;
+    if (a.bytes > UINT64_MAX - x.dtype_bytes[a.ti]) return 0;
+    if (a.expert && (a.n > UINT64_MAX - x.expert_params || a.bytes > UINT64_MAX - x.expert_bytes))
+        return 0;
+    return 1;
+}
+
+/* x with the tensor added. */
+/*@ requires vram_stats_fit(x, a);
+    assigns \nothing; */
+VRAM_DEF vram_tensor_stats vram__stats_plus(vram_tensor_stats x, vram__stats_in a) {
+    x.tensors += 1u;
+    x.params += a.n;
+    x.bytes += a.bytes;
+    if (a.in_block) {
+        x.block_params += a.n;
+        x.block_bytes += a.bytes;
+    }
+    if (a.matrix) {
+        x.matrix_params += a.n;
+        x.matrix_rows += a.rows;
+        x.matrices += 1u;
+    } else if (a.outer) {
+        x.outer_params += a.n;
+        x.outer_rows += a.rows;
+        x.outer_matrices += 1u;
+    }
+    x.dtype_bytes[a.ti] += a.bytes;
+    if (a.expert) {
+        x.expert_params += a.n;
+        x.expert_bytes += a.bytes;
+    }
+    if (a.bytes > x.largest_bytes) x.largest_bytes = a.bytes;
+    return x;
 }
 
 /* Add one tensor to the statistics: n elements, stored in `bytes` bytes of format t (NONE
@@ -432,53 +554,22 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_stats_add(vram_tensor_stats *s,
                                                           const vram_tensor_class *c,
                                                           uint64_t n, uint64_t bytes,
                                                           vram_dtype t) {
-    vram_tensor_stats x = *s;
-    const int in_block = c->in_block, matrix = c->matrix, outer = c->outer_matrix;
-    const int expert = c->expert;
-    const uint64_t rows = c->rows;
+    const vram_tensor_stats x = *s;
+    vram__stats_in a;
+    a.n = n;
+    a.bytes = bytes;
+    a.rows = c->rows;
+    a.in_block = c->in_block;
+    a.matrix = c->matrix;
+    a.outer = c->outer_matrix;
+    a.expert = c->expert;
     /* the format's slot, NONE's for a format outside the table (indexed by an int that is
        checked, not by the enum, so the bound is plain for the prover) */
-    int ti = (int)t;
-    if (ti <= (int)VRAM_DTYPE_NONE || ti >= (int)VRAM_DTYPE_COUNT) ti = (int)VRAM_DTYPE_NONE;
-    /* every sum checked before any is made (a + b wraps iff b > UINT64_MAX - a), so that
-       *s is written whole or not at all */
-    if (x.tensors == UINT64_MAX || n > UINT64_MAX - x.params || bytes > UINT64_MAX - x.bytes)
-        return VRAM_E_OVERFLOW;
-    if (in_block && (n > UINT64_MAX - x.block_params || bytes > UINT64_MAX - x.block_bytes))
-        return VRAM_E_OVERFLOW;
-    if (matrix && (n > UINT64_MAX - x.matrix_params || rows > UINT64_MAX - x.matrix_rows ||
-                   x.matrices == UINT64_MAX))
-        return VRAM_E_OVERFLOW;
-    if (!matrix && outer &&
-        (n > UINT64_MAX - x.outer_params || rows > UINT64_MAX - x.outer_rows ||
-         x.outer_matrices == UINT64_MAX))
-        return VRAM_E_OVERFLOW;
-    if (bytes > UINT64_MAX - x.dtype_bytes[ti]) return VRAM_E_OVERFLOW;
-    if (expert && (n > UINT64_MAX - x.expert_params || bytes > UINT64_MAX - x.expert_bytes))
-        return VRAM_E_OVERFLOW;
-    x.tensors += 1u;
-    x.params += n;
-    x.bytes += bytes;
-    if (in_block) {
-        x.block_params += n;
-        x.block_bytes += bytes;
-    }
-    if (matrix) {
-        x.matrix_params += n;
-        x.matrix_rows += rows;
-        x.matrices += 1u;
-    } else if (outer) {
-        x.outer_params += n;
-        x.outer_rows += rows;
-        x.outer_matrices += 1u;
-    }
-    x.dtype_bytes[ti] += bytes;
-    if (expert) {
-        x.expert_params += n;
-        x.expert_bytes += bytes;
-    }
-    if (bytes > x.largest_bytes) x.largest_bytes = bytes;
-    *s = x;
+    a.ti = (int)t;
+    if (a.ti <= (int)VRAM_DTYPE_NONE || a.ti >= (int)VRAM_DTYPE_COUNT) a.ti = (int)VRAM_DTYPE_NONE;
+    /* every sum checked before any is made, so that *s is written whole or not at all */
+    if (!vram__stats_fit(x, a)) return VRAM_E_OVERFLOW;
+    *s = vram__stats_plus(x, a);
     return VRAM_OK;
 }
 
@@ -821,6 +912,32 @@ VRAM_DEF vram__part vram__block_params(uint64_t h, uint64_t q, uint64_t kv, uint
     return r;
 }
 
+/* The blocks of two stacks: e blocks of x and d blocks of y, part by part. A block <= 1.2 *
+ * 10^13 parameters and 2 * 10^4 blocks: far below 2^64, so plain arithmetic. */
+/*@ requires e <= VRAM_ARCH_MAX_LAYERS && d <= VRAM_ARCH_MAX_LAYERS;
+    requires x.params <= 12000000000000 && x.mp <= 12000000000000;
+    requires x.mr <= 12000000 && x.mc <= 12;
+    requires y.params <= 12000000000000 && y.mp <= 12000000000000;
+    requires y.mr <= 12000000 && y.mc <= 12;
+    assigns \nothing;
+    ensures \result.params <= 240000000000000000; */
+VRAM_DEF vram__part vram__stacks_sum(uint64_t e, vram__part x, uint64_t d, vram__part y) {
+    vram__part r;
+    /*@ ghost vram__lemma_mul_le(e, VRAM_ARCH_MAX_LAYERS, x.params, 12000000000000);
+              vram__lemma_mul_le(d, VRAM_ARCH_MAX_LAYERS, y.params, 12000000000000);
+              vram__lemma_mul_le(e, VRAM_ARCH_MAX_LAYERS, x.mp, 12000000000000);
+              vram__lemma_mul_le(d, VRAM_ARCH_MAX_LAYERS, y.mp, 12000000000000);
+              vram__lemma_mul_le(e, VRAM_ARCH_MAX_LAYERS, x.mr, 12000000);
+              vram__lemma_mul_le(d, VRAM_ARCH_MAX_LAYERS, y.mr, 12000000);
+              vram__lemma_mul_le(e, VRAM_ARCH_MAX_LAYERS, x.mc, 12);
+              vram__lemma_mul_le(d, VRAM_ARCH_MAX_LAYERS, y.mc, 12); */
+    r.params = e * x.params + d * y.params;
+    r.mp = e * x.mp + d * y.mp;
+    r.mr = e * x.mr + d * y.mr;
+    r.mc = e * x.mc + d * y.mc;
+    return r;
+}
+
 /* vram_arch_params' two steps (split so that the prover handles one at a time; values in,
  * values out). The blocks: every block's parameters and matrices, times the blocks of each
  * stack (the other fields of the result 0). */
@@ -835,7 +952,7 @@ VRAM_DEF vram_param_count vram__arch_blocks(vram_arch a, uint64_t q, uint64_t kv
     const uint64_t dec_i = a.decoder_intermediate != 0 ? a.decoder_intermediate : inter;
     const vram__part zero = {0, 0, 0, 0};
     uint64_t enc_layers, dec_layers;
-    vram__part eb, db;
+    vram__part eb, db, all;
     if (family == VRAM_FAMILY_ENCODER_DECODER) {
         enc_layers = a.encoder_layers;
         dec_layers = a.decoder_layers;
@@ -856,21 +973,13 @@ VRAM_DEF vram_param_count vram__arch_blocks(vram_arch a, uint64_t q, uint64_t kv
     } else {
         db = zero;
     }
-    /* a block <= 1.2 * 10^13 parameters and 2 * 10^4 blocks: far below 2^64 */
-    /*@ ghost vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.params, 12000000000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.params, 12000000000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mp, 12000000000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mp, 12000000000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mr, 12000000);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mr, 12000000);
-              vram__lemma_mul_le(enc_layers, VRAM_ARCH_MAX_LAYERS, eb.mc, 12);
-              vram__lemma_mul_le(dec_layers, VRAM_ARCH_MAX_LAYERS, db.mc, 12); */
+    all = vram__stacks_sum(enc_layers, eb, dec_layers, db);
     c.encoder_block = eb.params;
     c.decoder_block = db.params;
-    c.blocks = enc_layers * eb.params + dec_layers * db.params;
-    c.matrix_params = enc_layers * eb.mp + dec_layers * db.mp;
-    c.matrix_rows = enc_layers * eb.mr + dec_layers * db.mr;
-    c.matrices = enc_layers * eb.mc + dec_layers * db.mc;
+    c.blocks = all.params;
+    c.matrix_params = all.mp;
+    c.matrix_rows = all.mr;
+    c.matrices = all.mc;
     c.block_count = enc_layers + dec_layers;
     c.active = c.blocks; /* dense: every parameter of a block is used */
     return c;
@@ -953,6 +1062,84 @@ VRAM_DEF vram__part vram__mixer_params(vram__acc *ov, uint64_t h, vram_arch a) {
     return p;
 }
 
+/* vram__arch_moe_blocks' steps (each a short path for the prover; values in, values out).
+ * A block's MLP with experts: one routed expert (ex), all of them (all_ex), and the block's
+ * MLP (moe: a router of hidden x experts, + experts with ROUTER_BIAS, the routed experts and
+ * the shared MLP); moe and ex zero without experts or with NO_MLP. Checked. */
+typedef struct vram__moe_mlp {
+    vram__part ex, all_ex, moe;
+} vram__moe_mlp;
+
+/*@ requires h <= VRAM_ARCH_MAX_WIDTH && xi <= VRAM_ARCH_MAX_WIDTH;
+    requires shared <= VRAM_ARCH_MAX_WIDTH;
+    requires mlp == VRAM_MLP_PLAIN || mlp == VRAM_MLP_GATED;
+    requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF vram__moe_mlp vram__moe_mlp_of(vram__acc *ov, uint64_t h, uint64_t e, uint64_t xi,
+                                        uint64_t shared, vram_mlp mlp, uint32_t flags,
+                                        uint32_t moe_flags, int no_mlp) {
+    const uint32_t xflags = (moe_flags & VRAM_MOE_EXPERT_BIAS) ? VRAM_ARCH_MLP_BIAS : 0u;
+    const vram__part zero = {0, 0, 0, 0};
+    vram__moe_mlp x;
+    vram__part router;
+    x.ex = vram__mlp_params(h, xi, mlp, xflags);
+    x.all_ex = vram__part_times(ov, e, x.ex);
+    router.mp = vram__m(ov, h, e);
+    router.params = (moe_flags & VRAM_MOE_ROUTER_BIAS) ? vram__a(ov, router.mp, e) : router.mp;
+    router.mr = e;
+    router.mc = 1;
+    x.moe = vram__part_add(ov, router, x.all_ex);
+    if (shared != 0) x.moe = vram__part_add(ov, x.moe, vram__mlp_params(h, shared, mlp, flags));
+    if (e == 0 || no_mlp) x.moe = zero;
+    if (e == 0 || no_mlp) x.ex = zero;
+    return x;
+}
+
+/* How many blocks hold each part: attention (attn), a recurrent mixer (mix), a dense MLP
+ * (dense), a MoE MLP (moe), all of them (layers) their norms (norms parameters a block);
+ * idle: the routed experts a token is not sent to. */
+typedef struct vram__moe_n {
+    uint64_t layers, attn, mix, dense, moe, idle, norms;
+    int no_mlp;
+} vram__moe_n;
+
+/* The blocks' sum: each part times the blocks that hold it. Checked. */
+/*@ requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF vram__part vram__moe_sum(vram__acc *ov, vram__part at, vram__part mx, vram__part dense,
+                                  vram__part moe, vram__moe_n n) {
+    vram__part nrm, blocks;
+    nrm.params = n.norms;
+    nrm.mp = nrm.mr = nrm.mc = 0;
+    blocks = vram__part_add(ov, vram__part_times(ov, n.attn, at), vram__part_times(ov, n.mix, mx));
+    blocks = vram__part_add(ov, blocks, vram__part_times(ov, n.dense, dense));
+    blocks = vram__part_add(ov, blocks, vram__part_times(ov, n.moe, moe));
+    return vram__part_add(ov, blocks, vram__part_times(ov, n.layers, nrm));
+}
+
+/* The count from the blocks' sum and one block's parts. Checked. */
+/*@ requires \valid(ov);
+    assigns *ov; */
+VRAM_DEF vram_param_count vram__moe_count(vram__acc *ov, vram__part at, vram__part dense,
+                                          vram__moe_mlp x, vram__part blocks, vram__moe_n n) {
+    vram_param_count c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const uint64_t idle = vram__m(ov, n.moe, vram__m(ov, n.idle, x.ex.params));
+    c.encoder_block = 0;
+    /* one attention block: its MLP the routed one when there are experts */
+    c.decoder_block = vram__a(ov, vram__a(ov, at.params, n.norms),
+                              n.moe != 0 ? x.moe.params : dense.params);
+    c.blocks = blocks.params;
+    c.matrix_params = blocks.mp;
+    c.matrix_rows = blocks.mr;
+    c.matrices = blocks.mc;
+    c.block_count = n.layers;
+    c.active = c.blocks >= idle ? c.blocks - idle : c.blocks;
+    c.expert_params = n.no_mlp ? 0u : vram__m(ov, n.moe, x.all_ex.params);
+    c.expert_matrix_params = n.no_mlp ? 0u : vram__m(ov, n.moe, x.all_ex.mp);
+    c.expert_matrix_rows = n.no_mlp ? 0u : vram__m(ov, n.moe, x.all_ex.mr);
+    return c;
+}
+
 /* The blocks of a decoder with experts, latent attention or recurrent mixers
  * (vram__arch_blocks' fields, and active: the blocks' parameters one token goes through;
  * the routed experts' parameters). Each block has a token mixer, an MLP and norms:
@@ -961,71 +1148,42 @@ VRAM_DEF vram__part vram__mixer_params(vram__acc *ov, uint64_t h, vram_arch a) {
  *   MLP: none with NO_MLP; else a dense MLP of width intermediate in dense_layers blocks
  *     (all without experts: DeepSeek's first blocks, Llama 4's interleaved ones), in the
  *     others a router of hidden x experts (+ experts with ROUTER_BIAS), the routed experts
- *     and the shared MLP;
+ *     and the shared MLP (vram__moe_mlp_of);
  *   norms: two (one with PARALLEL or NO_MLP).
  * Checked: *ov set when a sum passes 2^64. */
 /*@ requires vram_arch_ok(a) && q <= VRAM_ARCH_MAX_WIDTH && kv <= q && \valid(ov);
     assigns *ov; */
 VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_t kv, vram__acc *ov) {
-    vram_param_count c = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const uint64_t h = a.hidden, e = a.experts, layers = a.layers;
     const uint64_t norm = a.norm == VRAM_NORM_LAYER ? 2u * h : h;
     const int no_mlp = (a.flags & VRAM_ARCH_NO_MLP) != 0;
-    const uint64_t norms = (no_mlp || (a.flags & VRAM_ARCH_PARALLEL)) ? norm : 2u * norm;
-    const uint64_t dense_n = e != 0 ? a.dense_layers : layers;
-    const uint64_t moe_n = layers - dense_n;
-    const uint64_t mix_n = a.mixer_layers;
-    const uint64_t attn_n = (a.flags & VRAM_ARCH_MIXER_ALSO) ? layers : layers - mix_n;
     const uint64_t xi = a.expert_intermediate != 0 ? a.expert_intermediate : a.intermediate;
-    const uint32_t xflags = (a.moe_flags & VRAM_MOE_EXPERT_BIAS) ? VRAM_ARCH_MLP_BIAS : 0u;
     const vram__part zero = {0, 0, 0, 0};
-    vram__part at, mx, dense, moe, ex, all_ex, router, blocks, nrm;
-    uint64_t hd, vd, idle;
+    vram__part at, mx, dense;
+    vram__moe_mlp x;
+    vram__moe_n n;
+    n.layers = layers;
+    n.norms = (no_mlp || (a.flags & VRAM_ARCH_PARALLEL)) ? norm : 2u * norm;
+    n.dense = e != 0 ? a.dense_layers : layers;
+    n.moe = layers - n.dense;
+    n.mix = a.mixer_layers;
+    n.attn = (a.flags & VRAM_ARCH_MIXER_ALSO) ? layers : layers - n.mix;
+    n.idle = e - a.experts_per_token;
+    n.no_mlp = no_mlp;
     if (a.kv_lora_rank != 0) {
-        hd = a.head_dim;
-        vd = a.v_head_dim != 0 ? a.v_head_dim : (hd > a.rope_dim ? hd - a.rope_dim : 0u);
+        const uint64_t hd = a.head_dim;
+        const uint64_t vd =
+            a.v_head_dim != 0 ? a.v_head_dim : (hd > a.rope_dim ? hd - a.rope_dim : 0u);
         at = vram__mla_params(ov, h, a.heads, hd, vd, a.q_lora_rank, a.kv_lora_rank,
                               a.rope_dim, a.flags);
     } else {
         at = vram__attn_params(h, q, kv, a.flags);
     }
-    mx = mix_n != 0 ? vram__mixer_params(ov, h, a) : zero;
+    mx = n.mix != 0 ? vram__mixer_params(ov, h, a) : zero;
     dense = no_mlp ? zero : vram__mlp_params(h, a.intermediate, a.mlp, a.flags);
-    ex = vram__mlp_params(h, xi, a.mlp, xflags);
-    all_ex = vram__part_times(ov, e, ex);
-    router.mp = vram__m(ov, h, e);
-    router.params = (a.moe_flags & VRAM_MOE_ROUTER_BIAS) ? vram__a(ov, router.mp, e)
-                                                          : router.mp;
-    router.mr = e;
-    router.mc = 1;
-    moe = vram__part_add(ov, router, all_ex);
-    if (a.shared_intermediate != 0)
-        moe = vram__part_add(ov, moe, vram__mlp_params(h, a.shared_intermediate, a.mlp, a.flags));
-    if (e == 0 || no_mlp) moe = zero;
-    if (e == 0 || no_mlp) ex = zero;
-    nrm.params = norms;
-    nrm.mp = nrm.mr = nrm.mc = 0;
-    /* the experts a token is not sent to */
-    idle = vram__m(ov, e - a.experts_per_token, ex.params);
-    blocks = vram__part_add(ov, vram__part_times(ov, attn_n, at), vram__part_times(ov, mix_n, mx));
-    blocks = vram__part_add(ov, blocks, vram__part_times(ov, dense_n, dense));
-    blocks = vram__part_add(ov, blocks, vram__part_times(ov, moe_n, moe));
-    blocks = vram__part_add(ov, blocks, vram__part_times(ov, layers, nrm));
-    c.encoder_block = 0;
-    /* one attention block: its MLP the routed one when there are experts */
-    c.decoder_block = vram__a(ov, vram__a(ov, at.params, norms),
-                                   moe_n != 0 ? moe.params : dense.params);
-    c.blocks = blocks.params;
-    c.matrix_params = blocks.mp;
-    c.matrix_rows = blocks.mr;
-    c.matrices = blocks.mc;
-    c.block_count = layers;
-    idle = vram__m(ov, moe_n, idle);
-    c.active = c.blocks >= idle ? c.blocks - idle : c.blocks;
-    c.expert_params = no_mlp ? 0u : vram__m(ov, moe_n, all_ex.params);
-    c.expert_matrix_params = no_mlp ? 0u : vram__m(ov, moe_n, all_ex.mp);
-    c.expert_matrix_rows = no_mlp ? 0u : vram__m(ov, moe_n, all_ex.mr);
-    return c;
+    x = vram__moe_mlp_of(ov, h, e, xi, a.shared_intermediate, a.mlp, a.flags, a.moe_flags,
+                         no_mlp);
+    return vram__moe_count(ov, at, dense, x, vram__moe_sum(ov, at, mx, dense, x.moe, n), n);
 }
 
 /* The rest: embeddings (and their norm), final norms, the head, extra parameters, and the

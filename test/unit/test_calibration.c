@@ -16,6 +16,8 @@
 #include "cli_run.h"
 #include "isolate/peak.h"
 #include "json_check.h"
+#include "models/model_find.h"
+#include "plan/calibration.h"
 
 /* ---- the child's own report -------------------------------------------------------------- */
 
@@ -258,6 +260,94 @@ Test(calibration, a_measured_peak_below_the_estimate_still_fits) {
     cJSON *other = run_json(args, NULL, 0);
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(other, "calibration"), "strategies")), 0);
     cJSON_Delete(other);
+}
+
+/* The key is made of what the defaults resolve to: gpt2's default sequence is its context,
+ * 1024, so the default and --seq 1024 are one workload; --seq 512 is another. */
+static void key_of(const vram_model_ref *m, vram_workload w, int resolve, char *buf, size_t cap) {
+    vram_estimate e;
+    cr_assert_eq(vram_estimate_model(&m->model, &w, &e), VRAM_OK);
+    vram_calib_workload_key(&w, resolve ? &e : NULL, buf, cap);
+}
+
+Test(calibration, a_default_and_its_value_are_one_key) {
+    static vram_model_ref m; /* large */
+    char err[256], dflt[320], given[320], other[320], train_d[320], train_g[320];
+    vram_workload w = {0};
+    cr_assert_eq(vram_model_find("gpt2", &m, err, sizeof err), VRAM_OK, "%s", err);
+    key_of(&m, w, 1, dflt, sizeof dflt);
+    cr_expect(strstr(dflt, " seq=1024 ") != NULL && strstr(dflt, " batch=1 ") != NULL, "%s", dflt);
+    cr_expect(strstr(dflt, "logits=last") != NULL, "inference logits resolved: %s", dflt);
+    w.seq = 1024;
+    w.batch = 1;
+    w.logits = VRAM_LOGITS_LAST;
+    key_of(&m, w, 1, given, sizeof given);
+    cr_expect_str_eq(given, dflt, "the values the defaults resolve to, given, are the same key");
+    w.seq = 512;
+    key_of(&m, w, 1, other, sizeof other);
+    cr_expect_str_neq(other, dflt);
+    /* training: the default logits are all of them, and the default accumulation 1 */
+    vram_workload t = {0};
+    t.mode = VRAM_MODE_TRAIN;
+    key_of(&m, t, 1, train_d, sizeof train_d);
+    t.logits = VRAM_LOGITS_ALL;
+    t.grad_accum = 1;
+    t.seq = 1024;
+    key_of(&m, t, 1, train_g, sizeof train_g);
+    cr_expect_str_eq(train_g, train_d);
+    /* without an estimate the defaults stay as such (a saved plan whose model is not here) */
+    w.seq = 0;
+    key_of(&m, w, 0, other, sizeof other);
+    cr_expect(strstr(other, " seq=default ") != NULL, "%s", other);
+}
+
+Test(calibration, a_record_applies_to_the_value_its_default_resolved_to) {
+    char cal[128];
+    snprintf(cal, sizeof cal, "%s/cal.jsonl", dir);
+    try_model(cal, "3000000000"); /* the default sequence: gpt2's 1024 */
+    cJSON *rec = jparse_file(cal);
+    cr_assert(cJSON_IsObject(rec));
+    cr_expect(strstr(cJSON_GetObjectItem(rec, "workload")->valuestring, " seq=1024 ") != NULL,
+              "%s", cJSON_GetObjectItem(rec, "workload")->valuestring);
+    cJSON_Delete(rec);
+    static const char *const seqs[] = {"1024", "512"};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"plan", "--model", "gpt2", "--assume-gpu", "2GiB", "--seq", seqs[i],
+                              "--json", "--calibration", cal, NULL};
+        cJSON *doc = run_json(args, NULL, 0);
+        const cJSON *list = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "calibration"), "strategies");
+        cr_expect_eq(cJSON_GetArraySize(list), i == 0 ? 1 : 0, "--seq %s", seqs[i]);
+        cr_expect_str_eq(cJSON_GetObjectItem(doc, "chosen")->valuestring, i == 0 ? "int8" : "fp16",
+                         "--seq %s: planned with the measured peak only where it applies", seqs[i]);
+        cJSON_Delete(doc);
+    }
+}
+
+/* try --plan FILE: the saved plan holds the workload as given; its model resolves the key. */
+Test(calibration, a_saved_plan_keys_its_records_by_the_resolved_values) {
+    char cal[128], saved[128], script[512];
+    snprintf(cal, sizeof cal, "%s/cal.jsonl", dir);
+    snprintf(saved, sizeof saved, "%s/plan.json", dir);
+    const char *save[] = {"plan", "--model", "gpt2", "--assume-gpu", "2GiB", "--save", saved, NULL};
+    cli_result r = cli_run_env(save, NULL);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cli_result_free(&r);
+    child_script(script, sizeof script, "3000000000", "true");
+    const char *env[] = {"VRAMKIT_NVML_LIBRARY=" VRAMKIT_FAKE_NVML, fake_env(), NULL};
+    const char *args[] = {"try", "--plan", saved, "--calibration", cal, "--", "sh", "-c", script, NULL};
+    r = cli_run_env(args, env);
+    cr_assert_eq(r.exit_code, 0, "%s", r.err);
+    cli_result_free(&r);
+    cJSON *rec = jparse_file(cal);
+    cr_assert(cJSON_IsObject(rec));
+    cr_expect(strstr(cJSON_GetObjectItem(rec, "workload")->valuestring, " seq=1024 ") != NULL,
+              "%s", cJSON_GetObjectItem(rec, "workload")->valuestring);
+    cJSON_Delete(rec);
+    const char *plan[] = {"plan", "--model", "gpt2", "--assume-gpu", "2GiB", "--seq", "1024",
+                          "--json", "--calibration", cal, NULL};
+    cJSON *doc = run_json(plan, NULL, 0);
+    cr_expect_str_eq(cJSON_GetObjectItem(doc, "chosen")->valuestring, "int8");
+    cJSON_Delete(doc);
 }
 
 Test(calibration, bad_lines_are_skipped_and_counted) {
