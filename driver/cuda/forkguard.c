@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "util/device_slots.h"
+
 static atomic_int fg_initialised;
 static atomic_int fg_tripped;
 static pthread_once_t fg_once = PTHREAD_ONCE_INIT;
@@ -162,31 +164,7 @@ vram_status vram_fork_guard_wrap(const vram_device_ops *inner, vram_fork_guarded
     t.flags = inner->flags;
     t.backend = inner->backend;
     t.ctx = g;
-    t.driver_version = fg_driver_version;
-    t.runtime_version = fg_runtime_version;
-    t.device_count = fg_device_count;
-    t.device_info = fg_device_info;
-    t.mem_info = fg_mem_info;
-    t.attribute = fg_attribute;
-    t.set_device = fg_set_device;
-    t.release_device = fg_release_device;
-    t.dev_alloc = fg_dev_alloc;
-    t.dev_free = fg_dev_free;
-    t.host_alloc_pinned = fg_host_alloc_pinned;
-    t.host_free_pinned = fg_host_free_pinned;
-    t.host_register = fg_host_register;
-    t.host_unregister = fg_host_unregister;
-    t.stream_create = fg_stream_create;
-    t.stream_destroy = fg_stream_destroy;
-    t.stream_sync = fg_stream_sync;
-    t.memcpy_async = fg_memcpy_async;
-    t.event_create = fg_event_create;
-    t.event_destroy = fg_event_destroy;
-    t.event_record = fg_event_record;
-    t.event_query = fg_event_query;
-    t.event_sync = fg_event_sync;
-    t.stream_wait_event = fg_stream_wait_event;
-    t.last_error = fg_last_error;
+    VRAM_DEVICE_OPS_FILL(t, fg)
     *out = t;
     return VRAM_OK;
 }
