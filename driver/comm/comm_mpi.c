@@ -152,19 +152,7 @@ vram_status vram_comm_mpi(const vram_comm_config *cfg, vram_comm_ops *out) {
     MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(m->comm, &m->rank);
     MPI_Comm_size(m->comm, &m->world);
-    out->api_version = VRAM_COMM_API_VERSION;
-    out->size = (uint32_t)sizeof *out;
-    out->flags = VRAM_COMM_HOST_BUFFERS;
-    out->backend = "mpi";
-    out->ctx = m;
-    out->rank = m->rank;
-    out->world = m->world;
-    out->all_reduce = mpi_all_reduce;
-    out->broadcast = mpi_broadcast;
-    out->barrier = mpi_barrier;
-    out->wait = mpi_wait;
-    out->last_error = mpi_last_error;
-    out->destroy = mpi_destroy;
+    VRAM_COMM_OPS_FILL(out, mpi, VRAM_COMM_HOST_BUFFERS, "mpi", m, m->rank, m->world);
     return VRAM_OK;
 fail_init:
     free(m);

@@ -190,19 +190,7 @@ vram_status vram_comm_nccl(const vram_comm_config *cfg, const vram_comm_ops *boo
         }
         if (r == ncclInProgress && (st = settle(n, r, "init", deadline_of(n))) != VRAM_OK) goto failed;
     }
-    out->api_version = VRAM_COMM_API_VERSION;
-    out->size = (uint32_t)sizeof *out;
-    out->flags = VRAM_COMM_DEVICE_BUFFERS;
-    out->backend = "nccl";
-    out->ctx = n;
-    out->rank = n->rank;
-    out->world = n->world;
-    out->all_reduce = nccl_all_reduce;
-    out->broadcast = nccl_broadcast;
-    out->barrier = nccl_barrier;
-    out->wait = nccl_wait;
-    out->last_error = nccl_last_error;
-    out->destroy = nccl_destroy;
+    VRAM_COMM_OPS_FILL(out, nccl, VRAM_COMM_DEVICE_BUFFERS, "nccl", n, n->rank, n->world);
     return VRAM_OK;
 failed:
     if (n->comm != NULL && !n->aborted) ncclCommAbort(n->comm);
