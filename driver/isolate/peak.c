@@ -3,17 +3,11 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "nvml/nvml.h"
+#include "util/clock.h"
 #include "util/text.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void vram_peak_init(vram_peak *p, const struct vram_gpumem_ops *mem, const char *why) {
     memset(p, 0, sizeof *p);
@@ -26,7 +20,7 @@ void vram_peak_tick(vram_peak *p, pid_t group) {
     const vram_gpumem_ops *m = p->mem;
     uint64_t per[VRAM_PEAK_MAX_GPUS] = {0}, sum = 0;
     int ndev = 0, found = 0;
-    double t = now_s();
+    double t = vram_now_s();
     if (m == NULL || group <= 0 || t < p->next_s) return;
     p->next_s = t + VRAM_PEAK_EVERY_S;
     if (m->device_count(m->ctx, &ndev) != VRAM_OK) return;

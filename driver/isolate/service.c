@@ -19,6 +19,7 @@
 #include "exec_shim.h"
 #include "isolate.h"
 #include "nvml/nvml.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 #define LINE_MAX_BYTES (64u * 1024u) /* a longer line is passed through in pieces */
@@ -105,12 +106,6 @@ void vram_run_free(vram_run_opts *o) {
 
 /* ---- events ----------------------------------------------------------------------------------- */
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The supervisor's state while it runs. */
 typedef struct linebuf {
     char *buf;
@@ -148,7 +143,7 @@ static vram_run_event event(const run_state *st, vram_run_event_kind kind) {
     vram_run_event e;
     memset(&e, 0, sizeof e);
     e.kind = kind;
-    e.elapsed_s = now_s() - st->t0;
+    e.elapsed_s = vram_now_s() - st->t0;
     e.attempt = st->attempt;
     e.strategy = st->strategy;
     e.gpu_known = st->peak.samples > 0;
@@ -220,7 +215,7 @@ static void read_memory(run_state *st, pid_t group, int now) {
 static void mark_ready(run_state *st, const char *how) {
     if (st->ready) return;
     st->ready = 1;
-    st->ready_at = now_s();
+    st->ready_at = vram_now_s();
     read_memory(st, st->group, 1);
     vram_run_event e = event(st, VRAM_RUN_READY);
     e.how = how;
@@ -347,7 +342,7 @@ static int on_tick(void *ctx, pid_t pid) {
         if (is_kill_signal(fwd_sigs[i]) && st->stop_signal == 0) {
             double grace = st->o->grace_s > 0 ? st->o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S;
             st->stop_signal = fwd_sigs[i];
-            st->kill_at = now_s() + grace;
+            st->kill_at = vram_now_s() + grace;
         }
         vram_run_event e = event(st, VRAM_RUN_SIGNAL);
         e.signal = fwd_sigs[i];
@@ -355,7 +350,7 @@ static int on_tick(void *ctx, pid_t pid) {
         tell(st, &e);
     }
     /* a service that ignores the stop: its whole group is killed after the grace period */
-    if (st->stop_signal && !st->killed && now_s() >= st->kill_at) {
+    if (st->stop_signal && !st->killed && vram_now_s() >= st->kill_at) {
         vram_run_event e = event(st, VRAM_RUN_KILL);
         kill(-pid, SIGCONT); /* (SIGKILL ends a stopped process all the same) */
         kill(-pid, SIGKILL);
@@ -366,7 +361,7 @@ static int on_tick(void *ctx, pid_t pid) {
         tell(st, &e);
     }
     if (!st->ready && (st->o->ready_port || st->o->ready_file)) {
-        double t = now_s();
+        double t = vram_now_s();
         if (t >= st->next_probe) {
             st->next_probe = t + PROBE_EVERY_S;
             if (st->o->ready_port && port_open(st->o->ready_port)) mark_ready(st, "port");
@@ -408,7 +403,7 @@ static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err
     st->stop_signal = 0;
     st->kill_at = 0;
     st->killed = 0;
-    st->started = now_s();
+    st->started = vram_now_s();
     st->next_probe = 0;
     vram_peak_init(&st->peak, st->mem, st->no_mem);
     st->predicted_high = o->chain.gpu_high[a->strategy];
@@ -447,7 +442,7 @@ static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err
     vram_attempt_end end = vram_isolate_end(&a->t.res);
     a->t.outcome = vram_attempt_explain(&end, &a->t.ev);
     a->ready = st->ready;
-    a->after_ready_s = st->ready ? now_s() - st->ready_at : 0.0;
+    a->after_ready_s = st->ready ? vram_now_s() - st->ready_at : 0.0;
     return VRAM_OK;
 }
 
@@ -469,11 +464,11 @@ static int pending_stop(void) {
 
 /* Waits ms milliseconds, or less when a stop signal comes. Returns that signal, or 0. */
 static int backoff_wait(uint32_t ms) {
-    double until = now_s() + ms / 1000.0;
+    double until = vram_now_s() + ms / 1000.0;
     for (;;) {
         int s = pending_stop();
         if (s) return s;
-        double left = until - now_s();
+        double left = until - vram_now_s();
         if (left <= 0) return 0;
         if (left > 0.05) left = 0.05;
         struct timespec ts = {0, (long)(left * 1e9)};
@@ -539,7 +534,7 @@ vram_status vram_run(const vram_run_opts *o, int *code, char *err, size_t cap) {
         return vram_errorf(err, cap, VRAM_E_INVALID, "the policy is out of range");
     memset(&st, 0, sizeof st);
     st.o = o;
-    st.t0 = now_s();
+    st.t0 = vram_now_s();
 
     struct sigaction sa, old[N_FWD], ign, old_pipe;
     memset(&sa, 0, sizeof sa);

@@ -23,6 +23,7 @@
 
 #include "cuda/cuda_device.h"
 #include "isolate/isolate.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 #define PROBE_EXE_MAX 4096
@@ -68,12 +69,6 @@ static void probe_fail(vram_probe_result *out, int ran, vram_status st, const ch
     out->ran = ran;
     out->status = st;
     probe_detail(out, "%s", why);
-}
-
-static double probe_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int probe_status_from_name(const char *name, vram_status *out) {
@@ -384,9 +379,9 @@ static int probe_test_hook(const char *hook, vram_probe_kind kind, int device) {
     if (strcmp(hook, "trap") == 0) {
         vram_probe_result r;
         probe_reset(&r, kind, device);
-        double t0 = probe_now();
+        double t0 = vram_now_s();
         vram__probe_trap(device, &r);
-        r.seconds = probe_now() - t0;
+        r.seconds = vram_now_s() - t0;
         probe_print(&r);
         return r.ran ? (r.status == VRAM_OK ? VRAM_PROBE_EXIT_WORKS : VRAM_PROBE_EXIT_FAILS) : VRAM_PROBE_EXIT_NOT_RUN;
     }
@@ -415,9 +410,9 @@ int vram_probe_child_main(int argc, char **argv) {
 
     vram_probe_result r;
     probe_reset(&r, kind, (int)dev);
-    double t0 = probe_now();
+    double t0 = vram_now_s();
     vram__probe_execute(kind, (int)dev, &r);
-    r.seconds = probe_now() - t0;
+    r.seconds = vram_now_s() - t0;
     probe_print(&r);
     if (!r.ran) return VRAM_PROBE_EXIT_NOT_RUN;
     return r.status == VRAM_OK ? VRAM_PROBE_EXIT_WORKS : VRAM_PROBE_EXIT_FAILS;
