@@ -256,16 +256,12 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
     vram_json_begin_object(j);
     vram_json_key_string(j, "version", VRAM_VERSION_STRING);
     vram_json_key_string(j, "verdict", rc == 3 ? "no_gpu" : rc == 1 ? "errors" : "ok");
-    vram_json_key(j, "headline");
-    if (rc == 3) vram_json_string(j, r->headline);
-    else vram_json_null(j);
+    vram_json_key_string(j, "headline", rc == 3 ? r->headline : NULL);
     vram_json_key_i64(j, "exit_code", rc);
     vram_json_key(j, "driver");
     vram_json_begin_object(j);
     vram_json_key_i64(j, "cuda_version", s->driver_version);
-    vram_json_key(j, "kernel_module");
-    if (rep->kernel_module[0]) vram_json_string(j, rep->kernel_module);
-    else vram_json_null(j);
+    vram_json_key_string(j, "kernel_module", rep->kernel_module[0] ? rep->kernel_module : NULL);
     vram_json_end_object(j);
     vram_json_key_i64(j, "runtime_version", s->runtime_version);
     vram_json_key_string(j, "backend", rep->backend[0] ? rep->backend : NULL);
@@ -285,9 +281,7 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
     vram_json_key_bool(j, "wsl2", f->wsl2);
     vram_json_key_bool(j, "jetson", f->jetson);
     vram_json_key_bool(j, "vgpu", f->vgpu);
-    vram_json_key(j, "physical_gpus");
-    if (f->physical_gpus > 0) vram_json_i64(j, f->physical_gpus);
-    else vram_json_null(j);
+    vram_json_key_i64_or_null(j, "physical_gpus", f->physical_gpus > 0, f->physical_gpus);
     vram_json_end_object(j);
     vram_json_key(j, "environment");
     vram_json_begin_object(j);
@@ -325,9 +319,8 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
                     {"memory_pools", g->memory_pools},
                     {"host_register", g->host_register}};
         for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
-            vram_json_key(j, caps[k].name);
-            if (caps[k].v == VRAM_UNKNOWN) vram_json_null(j);
-            else vram_json_bool(j, caps[k].v == VRAM_YES);
+            vram_json_key_bool_or_null(j, caps[k].name, caps[k].v != VRAM_UNKNOWN,
+                                       caps[k].v == VRAM_YES);
         }
         vram_json_key(j, "probes");
         vram_json_begin_array(j);
@@ -337,9 +330,7 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
                 vram_json_begin_object(j);
                 vram_json_key_string(j, "name", vram_probe_name((vram_probe_kind)k));
                 vram_json_key_bool(j, "ran", p->ran);
-                vram_json_key(j, "ok");
-                if (p->ran) vram_json_bool(j, p->status == VRAM_OK);
-                else vram_json_null(j);
+                vram_json_key_bool_or_null(j, "ok", p->ran, p->status == VRAM_OK);
                 vram_json_key(j, "status");
                 vram_json_string(j, vram_status_name(p->ran ? p->status : rep->probe_run[d][k]));
                 vram_json_key_i64(j, "cuda_error", p->cuda_error);
@@ -360,9 +351,7 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
         vram_json_begin_object(j);
         vram_json_key_string(j, "label", r->label);
         vram_json_key_u64(j, "need_bytes", r->need);
-        vram_json_key(j, "preset");
-        if (r->rec_ok) vram_json_string(j, vram_preset_name(r->rec.chosen));
-        else vram_json_null(j);
+        vram_json_key_string(j, "preset", r->rec_ok ? vram_preset_name(r->rec.chosen) : NULL);
         vram_json_key(j, "device");
         if (r->rec_ok && r->rec_device >= 0) vram_json_i64(j, r->rec_device);
         else if (r->rec_ok) vram_json_string(j, "cpu");
@@ -380,9 +369,7 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
         vram_json_begin_object(j);
         vram_json_key_string(j, "id", vram_finding_name(fs[i].id));
         vram_json_key_string(j, "severity", vram_severity_name(fs[i].severity));
-        vram_json_key(j, "device");
-        if (fs[i].device >= 0) vram_json_i64(j, fs[i].device);
-        else vram_json_null(j);
+        vram_json_key_i64_or_null(j, "device", fs[i].device >= 0, fs[i].device);
         vram_json_key_string(j, "summary", sum);
         vram_json_key(j, "evidence");
         vram_json_begin_object(j);

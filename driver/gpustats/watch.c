@@ -268,12 +268,8 @@ void vram_watch_process_json(vram_json *j, int d, const vram_gpumem_proc *p, uin
     int known = p->used_bytes != VRAM_GPUMEM_UNKNOWN;
     line_begin(j, "process", time_ms, stamp, d);
     vram_json_key_u64(j, "pid", p->pid);
-    vram_json_key(j, "command");
-    if (have) vram_json_string(j, cmd);
-    else vram_json_null(j);
+    vram_json_key_string(j, "command", have ? cmd : NULL);
     vram_json_key_string(j, "kind", kind);
-    vram_json_key(j, "used_bytes");
-    if (known) vram_json_u64(j, p->used_bytes);
-    else vram_json_null(j);
+    vram_json_key_u64_or_null(j, "used_bytes", known, p->used_bytes);
     vram_json_end_object(j);
 }

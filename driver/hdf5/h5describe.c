@@ -53,16 +53,8 @@ void vram_h5_json(vram_json *j, const vram_h5_file *f) {
         vram_json_key_string(j, "filters", ds->filters);
         vram_json_key_u64(j, "row_bytes", ds->row_bytes);
         vram_json_key_string(j, "read_path", vram_h5_path_name(ds->path));
-        vram_json_key(j, "reason");
-        if (ds->path == VRAM_H5_PATH_HDF5)
-            vram_json_string(j, ds->reason);
-        else
-            vram_json_null(j);
-        vram_json_key(j, "offset");
-        if (ds->path == VRAM_H5_PATH_CONTIGUOUS)
-            vram_json_u64(j, ds->offset);
-        else
-            vram_json_null(j);
+        vram_json_key_string(j, "reason", ds->path == VRAM_H5_PATH_HDF5 ? ds->reason : NULL);
+        vram_json_key_u64_or_null(j, "offset", ds->path == VRAM_H5_PATH_CONTIGUOUS, ds->offset);
         vram_json_key_u64(j, "chunk_rows", ds->chunk_rows);
         vram_json_key_u64(j, "chunks", ds->nchunks);
         vram_json_end_object(j);

@@ -121,18 +121,11 @@ uint64_t vram_peak_bytes(const vram_peak *p) {
 void vram_peak_json(vram_json *j, const vram_peak *p) {
     int g = vram_peak_gpu(p);
     vram_json_begin_object(j);
-    vram_json_key(j, "nvml_peak_bytes");
-    if (p->seen) vram_json_u64(j, p->total_peak);
-    else vram_json_null(j);
-    vram_json_key(j, "nvml_peak_gpu");
-    if (g >= 0) vram_json_i64(j, g);
-    else vram_json_null(j);
-    vram_json_key(j, "reported_peak_bytes");
-    if (p->reported) vram_json_u64(j, p->reported_bytes);
-    else vram_json_null(j);
-    vram_json_key(j, "reported_device");
-    if (p->reported && p->reported_device >= 0) vram_json_i64(j, p->reported_device);
-    else vram_json_null(j);
+    vram_json_key_u64_or_null(j, "nvml_peak_bytes", p->seen, p->total_peak);
+    vram_json_key_i64_or_null(j, "nvml_peak_gpu", g >= 0, g);
+    vram_json_key_u64_or_null(j, "reported_peak_bytes", p->reported, p->reported_bytes);
+    vram_json_key_i64_or_null(j, "reported_device", p->reported && p->reported_device >= 0,
+                              p->reported_device);
     vram_json_key_u64(j, "samples", p->samples);
     vram_json_key_string(j, "source", p->mem ? "nvml" : "none");
     vram_json_key_string(j, "nvml_unavailable", p->mem ? NULL : p->no_nvml);

@@ -632,35 +632,24 @@ static void ev_str(vram_json *j, const char *key, const char *v) {
     free(t);
 }
 
-static void ev_int(vram_json *j, const char *key, int have, int64_t v) {
-    vram_json_key(j, key);
-    if (have) vram_json_i64(j, v);
-    else vram_json_null(j);
-}
-
 static void ev_memory(vram_json *j, const vram_run_event *e) {
-    vram_json_key(j, "gpu_bytes");
-    if (e->gpu_known) vram_json_u64(j, e->gpu_bytes);
-    else vram_json_null(j);
-    vram_json_key(j, "gpu_peak_bytes");
-    if (e->gpu_known) vram_json_u64(j, e->gpu_peak);
-    else vram_json_null(j);
+    vram_json_key_u64_or_null(j, "gpu_bytes", e->gpu_known, e->gpu_bytes);
+    vram_json_key_u64_or_null(j, "gpu_peak_bytes", e->gpu_known, e->gpu_peak);
 }
 
 static void ev_ended(vram_json *j, const vram_run_event *e) {
     const vram_isolate_result *r = &e->a->res;
-    ev_int(j, "attempt", 1, e->attempt);
+    vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
     ev_str(j, "strategy", e->strategy);
-    ev_int(j, "pid", r->pid > 0, r->pid);
+    vram_json_key_i64_or_null(j, "pid", r->pid > 0, r->pid);
     ev_str(j, "outcome", vram_attempt_outcome_name(e->a->outcome));
     ev_str(j, "rule", vram_attempt_rule_name(e->a->ev.rule));
-    ev_int(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0, r->exit_code);
+    vram_json_key_i64_or_null(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
+                              r->exit_code);
     ev_str(j, "signal", r->signal ? vram_signal_name(r->signal) : NULL);
     vram_json_key_bool(j, "ready", e->ready);
     vram_json_key_double(j, "seconds", r->seconds);
-    vram_json_key(j, "after_ready_s");
-    if (e->ready) vram_json_double(j, e->after_ready_s);
-    else vram_json_null(j);
+    vram_json_key_double_or_null(j, "after_ready_s", e->ready, e->after_ready_s);
     ev_str(j, "start_error", r->how == VRAM_ATTEMPT_NOT_STARTED ? r->start_error : NULL);
     ev_memory(j, e);
     vram_json_key(j, "measured");
@@ -684,7 +673,7 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
     case VRAM_RUN_START:
         ev_str(j, "gpu_memory", e->gpu_memory_unknown ? NULL : "nvml");
         if (e->gpu_memory_unknown) ev_str(j, "gpu_memory_unknown", e->gpu_memory_unknown);
-        ev_int(j, "pid", 1, e->pid);
+        vram_json_key_i64_or_null(j, "pid", 1, e->pid);
         ev_str(j, "source", vram_try_chain_kind(&o->chain));
         ev_str(j, "value", vram_try_chain_value(&o->chain));
         vram_json_key(j, "strategies");
@@ -693,14 +682,14 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
         vram_json_end_array(j);
         break;
     case VRAM_RUN_ATTEMPT:
-        ev_int(j, "attempt", 1, e->attempt);
+        vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
         ev_str(j, "strategy", e->strategy);
         ev_str(j, "device", e->device);
         ev_str(j, "dtype", e->dtype);
-        ev_int(j, "restart", e->restart > 0, e->restart);
+        vram_json_key_i64_or_null(j, "restart", e->restart > 0, e->restart);
         break;
     case VRAM_RUN_READY:
-        ev_int(j, "attempt", 1, e->attempt);
+        vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
         ev_str(j, "strategy", e->strategy);
         ev_str(j, "how", e->how);
         vram_json_key_double(j, "seconds", e->seconds);
@@ -708,18 +697,18 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
         break;
     case VRAM_RUN_SIGNAL:
         ev_str(j, "signal", vram_signal_name(e->signal));
-        ev_int(j, "pid", 1, e->pid);
+        vram_json_key_i64_or_null(j, "pid", 1, e->pid);
         break;
     case VRAM_RUN_KILL:
-        ev_int(j, "attempt", 1, e->attempt);
+        vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
         ev_str(j, "strategy", e->strategy);
         ev_str(j, "after", vram_signal_name(e->signal));
         vram_json_key_double(j, "grace_s", e->seconds);
         ev_str(j, "signal", "SIGKILL");
-        ev_int(j, "pid", 1, e->pid);
+        vram_json_key_i64_or_null(j, "pid", 1, e->pid);
         break;
     case VRAM_RUN_MEMORY_OVER:
-        ev_int(j, "attempt", 1, e->attempt);
+        vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
         ev_str(j, "strategy", e->strategy);
         vram_json_key_u64(j, "gpu_bytes", e->gpu_bytes);
         vram_json_key_u64(j, "predicted_high_bytes", e->predicted_high);
@@ -732,16 +721,16 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
         break;
     case VRAM_RUN_RESTART:
         ev_str(j, "strategy", e->strategy);
-        ev_int(j, "restart", 1, e->restart_no);
+        vram_json_key_i64_or_null(j, "restart", 1, e->restart_no);
         vram_json_key_double(j, "delay_s", e->delay_s);
         break;
     case VRAM_RUN_EXIT:
-        ev_int(j, "code", 1, e->code);
+        vram_json_key_i64_or_null(j, "code", 1, e->code);
         ev_str(j, "why", vram_supervise_why_name(e->why));
         break;
     default: /* give_up */
         ev_str(j, "why", vram_supervise_why_name(e->why));
-        ev_int(j, "code", 1, e->code);
+        vram_json_key_i64_or_null(j, "code", 1, e->code);
         break;
     }
     vram_json_end_object(j);

@@ -183,14 +183,6 @@ static void json_value(vram_json *j, const cJSON *v) {
     }
 }
 
-static void json_int_or_null(vram_json *j, const char *key, int have, int64_t v) {
-    vram_json_key(j, key);
-    if (have)
-        vram_json_i64(j, v);
-    else
-        vram_json_null(j);
-}
-
 static void json_attempt(vram_json *j, const vram_try_attempt *a) {
     const vram_isolate_result *r = &a->res;
     const vram_attempt_evidence *ev = &a->ev;
@@ -214,10 +206,10 @@ static void json_attempt(vram_json *j, const vram_try_attempt *a) {
     else
         vram_json_null(j);
     vram_json_key_string(j, "source", ev->source);
-    json_int_or_null(j, "cuda_code", ev->cuda_code != 0, ev->cuda_code);
-    json_int_or_null(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
-                     r->exit_code);
-    json_int_or_null(j, "signal", r->signal != 0, r->signal);
+    vram_json_key_i64_or_null(j, "cuda_code", ev->cuda_code != 0, ev->cuda_code);
+    vram_json_key_i64_or_null(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
+                              r->exit_code);
+    vram_json_key_i64_or_null(j, "signal", r->signal != 0, r->signal);
     vram_json_key_string(j, "signal_name", r->signal_name);
     vram_json_key_double(j, "seconds", r->seconds);
     vram_json_key_bool(j, "timed_out", r->how == VRAM_ATTEMPT_TIMED_OUT);
@@ -232,17 +224,13 @@ static void json_attempt(vram_json *j, const vram_try_attempt *a) {
     vram_json_key(j, "stdout_tail");
     json_text(j, r->out.data ? r->out.data : "", r->out.len);
     vram_json_key_u64(j, "stdout_bytes", r->out.total);
-    json_int_or_null(j, "escaped", r->escaped >= 0, r->escaped);
+    vram_json_key_i64_or_null(j, "escaped", r->escaped >= 0, r->escaped);
     vram_json_key(j, "result");
     if (a->result)
         json_value(j, a->result);
     else
         vram_json_null(j);
-    vram_json_key(j, "result_error");
-    if (a->result_error[0])
-        vram_json_string(j, a->result_error);
-    else
-        vram_json_null(j);
+    vram_json_key_string(j, "result_error", a->result_error[0] ? a->result_error : NULL);
     vram_json_key(j, "measured");
     vram_peak_json(j, &a->measured);
     vram_json_end_object(j);
@@ -277,11 +265,7 @@ void vram_try_json(vram_json *j, const vram_try_opts *o, const vram_try_result *
         vram_json_end_object(j);
     }
     vram_json_end_array(j);
-    vram_json_key(j, "timeout_s");
-    if (o->timeout_s > 0)
-        vram_json_double(j, o->timeout_s);
-    else
-        vram_json_null(j);
+    vram_json_key_double_or_null(j, "timeout_s", o->timeout_s > 0, o->timeout_s);
     vram_json_key_double(j, "grace_s", o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S);
     vram_json_key(j, "attempts");
     vram_json_begin_array(j);

@@ -292,10 +292,6 @@ void vram_parallel_json(vram_json *j, const vram_parallel_report *rep) {
     vram_json_begin_object(j);
     terms_json(j, r->host, r->host_low, r->host_expected, r->host_high);
     vram_json_end_object(j);
-    vram_json_key(j, "fits");
-    if (rep->budget != 0)
-        vram_json_bool(j, r->gpu_expected <= rep->budget);
-    else
-        vram_json_null(j);
+    vram_json_key_bool_or_null(j, "fits", rep->budget != 0, r->gpu_expected <= rep->budget);
     vram_json_end_object(j);
 }
