@@ -632,6 +632,12 @@ static void ev_str(vram_json *j, const char *key, const char *v) {
     free(t);
 }
 
+/* The attempt an event is about: its number and its strategy. */
+static void ev_attempt(vram_json *j, const vram_run_event *e) {
+    vram_json_key_i64(j, "attempt", e->attempt);
+    ev_str(j, "strategy", e->strategy);
+}
+
 static void ev_memory(vram_json *j, const vram_run_event *e) {
     vram_json_key_u64_or_null(j, "gpu_bytes", e->gpu_known, e->gpu_bytes);
     vram_json_key_u64_or_null(j, "gpu_peak_bytes", e->gpu_known, e->gpu_peak);
@@ -639,8 +645,7 @@ static void ev_memory(vram_json *j, const vram_run_event *e) {
 
 static void ev_ended(vram_json *j, const vram_run_event *e) {
     const vram_isolate_result *r = &e->a->res;
-    vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
-    ev_str(j, "strategy", e->strategy);
+    ev_attempt(j, e);
     vram_json_key_i64_or_null(j, "pid", r->pid > 0, r->pid);
     ev_str(j, "outcome", vram_attempt_outcome_name(e->a->outcome));
     ev_str(j, "rule", vram_attempt_rule_name(e->a->ev.rule));
@@ -673,7 +678,7 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
     case VRAM_RUN_START:
         ev_str(j, "gpu_memory", e->gpu_memory_unknown ? NULL : "nvml");
         if (e->gpu_memory_unknown) ev_str(j, "gpu_memory_unknown", e->gpu_memory_unknown);
-        vram_json_key_i64_or_null(j, "pid", 1, e->pid);
+        vram_json_key_i64(j, "pid", e->pid);
         ev_str(j, "source", vram_try_chain_kind(&o->chain));
         ev_str(j, "value", vram_try_chain_value(&o->chain));
         vram_json_key(j, "strategies");
@@ -682,34 +687,30 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
         vram_json_end_array(j);
         break;
     case VRAM_RUN_ATTEMPT:
-        vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
-        ev_str(j, "strategy", e->strategy);
+        ev_attempt(j, e);
         ev_str(j, "device", e->device);
         ev_str(j, "dtype", e->dtype);
         vram_json_key_i64_or_null(j, "restart", e->restart > 0, e->restart);
         break;
     case VRAM_RUN_READY:
-        vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
-        ev_str(j, "strategy", e->strategy);
+        ev_attempt(j, e);
         ev_str(j, "how", e->how);
         vram_json_key_double(j, "seconds", e->seconds);
         ev_memory(j, e);
         break;
     case VRAM_RUN_SIGNAL:
         ev_str(j, "signal", vram_signal_name(e->signal));
-        vram_json_key_i64_or_null(j, "pid", 1, e->pid);
+        vram_json_key_i64(j, "pid", e->pid);
         break;
     case VRAM_RUN_KILL:
-        vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
-        ev_str(j, "strategy", e->strategy);
+        ev_attempt(j, e);
         ev_str(j, "after", vram_signal_name(e->signal));
         vram_json_key_double(j, "grace_s", e->seconds);
         ev_str(j, "signal", "SIGKILL");
-        vram_json_key_i64_or_null(j, "pid", 1, e->pid);
+        vram_json_key_i64(j, "pid", e->pid);
         break;
     case VRAM_RUN_MEMORY_OVER:
-        vram_json_key_i64_or_null(j, "attempt", 1, e->attempt);
-        ev_str(j, "strategy", e->strategy);
+        ev_attempt(j, e);
         vram_json_key_u64(j, "gpu_bytes", e->gpu_bytes);
         vram_json_key_u64(j, "predicted_high_bytes", e->predicted_high);
         break;
@@ -721,16 +722,16 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
         break;
     case VRAM_RUN_RESTART:
         ev_str(j, "strategy", e->strategy);
-        vram_json_key_i64_or_null(j, "restart", 1, e->restart_no);
+        vram_json_key_i64(j, "restart", e->restart_no);
         vram_json_key_double(j, "delay_s", e->delay_s);
         break;
     case VRAM_RUN_EXIT:
-        vram_json_key_i64_or_null(j, "code", 1, e->code);
+        vram_json_key_i64(j, "code", e->code);
         ev_str(j, "why", vram_supervise_why_name(e->why));
         break;
     default: /* give_up */
         ev_str(j, "why", vram_supervise_why_name(e->why));
-        vram_json_key_i64_or_null(j, "code", 1, e->code);
+        vram_json_key_i64(j, "code", e->code);
         break;
     }
     vram_json_end_object(j);
