@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "plan/calibration.h"
+#include "plan/plan_run.h"
 
 int cli_chain_dashes(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
@@ -41,18 +42,27 @@ const char *cli_chain_self_exe(const char *cmd) {
     return NULL;
 }
 
-int cli_calib_path(const char *cmd, const char *arg, char *path, size_t cap, int *is_default) {
+int cli_calib_option(cli_calib *k, const char *name, const char *arg) {
+    if (strcmp(name, "calibration") != 0) return 0;
+    k->arg = arg;
+    return 1;
+}
+
+int cli_chain_plan(const char *cmd, vram_try_chain *c, cli_calib *k) {
     char err[4400];
-    vram_status st = vram_calib_path(arg, path, cap, is_default, err, sizeof err);
+    vram_status st = VRAM_OK;
+    if (c->plan_file || c->model)
+        st = vram_calib_path(k->arg, k->path, sizeof k->path, &k->is_default, err, sizeof err);
+    if (st == VRAM_OK) st = vram_plan_chain(c, err, sizeof err);
     return st == VRAM_OK ? -1 : cli_fail(cmd, st, err);
 }
 
-void cli_calib_record(const char *cmd, const char *path, int is_default, const vram_try_chain *c,
+void cli_calib_record(const char *cmd, const cli_calib *cal, const vram_try_chain *c,
                       const char *strategy, const char *outcome, const vram_peak *m) {
     char err[4400];
     for (int k = 0; k < c->n; k++) {
         if (strcmp(c->strategies[k], strategy) != 0) continue;
-        if (vram_calib_append(path, is_default, cmd, c, k, outcome, m, err, sizeof err) != VRAM_OK)
+        if (vram_calib_append(cal->path, cal->is_default, cmd, c, k, outcome, m, err, sizeof err) != VRAM_OK)
             fprintf(stderr, "vramkit: %s: warning: the measured peak was not recorded: %s\n", cmd, err);
         return;
     }

@@ -21,12 +21,23 @@ int cli_chain_command(const char *cmd, int argc, char **argv, int dd, char *cons
  * stderr, where it cannot be run. */
 const char *cli_chain_self_exe(const char *cmd);
 
-/* The calibration file (plan/calibration.h) of --calibration `arg` (NULL: the default; "none":
- * none, path ""): -1 with path and *is_default, else the exit code after the error line. */
-int cli_calib_path(const char *cmd, const char *arg, char *path, size_t cap, int *is_default);
+/* --calibration FILE|none, as try and run take it: the option, then the calibration file
+ * (plan/calibration.h) it names. */
+typedef struct cli_calib {
+    const char *arg; /* --calibration (NULL: the default; "none": none) */
+    char path[4096]; /* the file ("": none), once cli_chain_plan has found it */
+    int is_default;
+} cli_calib;
+
+/* An option setter's first step: 1 when name is "calibration" (taken into k), else 0. */
+int cli_calib_option(cli_calib *k, const char *name, const char *arg);
+/* After the options: with --plan or --model, the calibration file into k, then the strategies
+ * from the plan (vram_plan_chain). -1 when both are done, else the exit code after the error
+ * line. */
+int cli_chain_plan(const char *cmd, vram_try_chain *c, cli_calib *k);
 /* Appends the record of an attempt of `strategy` under chain c (nothing when c is not from a
- * plan or path is ""); a failure is a warning on stderr: the attempt ran all the same. */
-void cli_calib_record(const char *cmd, const char *path, int is_default, const vram_try_chain *c,
+ * plan or there is no file); a failure is a warning on stderr: the attempt ran all the same. */
+void cli_calib_record(const char *cmd, const cli_calib *k, const vram_try_chain *c,
                       const char *strategy, const char *outcome, const vram_peak *m);
 /* The attempt's measured line ("measured peak: ...") into buf when there is something to say
  * (NVML is there, or the child reported); 0 when not. */

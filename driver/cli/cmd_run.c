@@ -55,17 +55,12 @@ static void usage(FILE *out) {
 /* The options: run's own, and the calibration file's. */
 typedef struct run_args {
     vram_run_opts o;
-    const char *calibration; /* NULL: the default */
-    char calib_path[4096];
-    int calib_default;
+    cli_calib calib;
 } run_args;
 
 static vram_status set(void *ctx, const char *name, const char *arg, char *err, size_t cap) {
     run_args *t = ctx;
-    if (strcmp(name, "calibration") == 0) {
-        t->calibration = arg;
-        return VRAM_OK;
-    }
+    if (cli_calib_option(&t->calib, name, arg)) return VRAM_OK;
     return vram_run_set(&t->o, name, arg, err, cap);
 }
 
@@ -85,19 +80,14 @@ static int parse(int argc, char **argv, run_args *t) {
     if ((rc = cli_set(CMD, vram_run_check(o, err, sizeof err), err))) return rc;
     if ((rc = cli_chain_command(CMD, argc, argv, dd, &o->command, &o->ncommand))) return rc;
     if (o->ready_timeout_s == 0) o->ready_timeout_s = VRAM_RUN_DEFAULT_READY_TIMEOUT_S;
-    if ((o->chain.plan_file || o->chain.model) &&
-        (rc = cli_calib_path(CMD, t->calibration, t->calib_path, sizeof t->calib_path, &t->calib_default)) >= 0)
-        return rc;
-    vram_status st = vram_plan_chain(&o->chain, err, sizeof err);
-    return st == VRAM_OK ? -1 : cli_fail(CMD, st, err);
+    return cli_chain_plan(CMD, &o->chain, &t->calib);
 }
 
 /* ---- what happens, on stderr and as JSON lines ----------------------------------------------- */
 
 typedef struct events {
     const vram_run_opts *o;
-    const char *calib_path; /* "" : none */
-    int calib_default;
+    const cli_calib *calib; /* where each start's measured peak is recorded */
     FILE *f;    /* --events (NULL: none) */
     int own;    /* f was opened here */
     int failed; /* a write failed */
@@ -193,7 +183,7 @@ static void on_event(void *ctx, const vram_run_event *e) {
             char line[256];
             if (cli_measured_line(e->measured, line, sizeof line))
                 fprintf(stderr, "vramkit: run: %s: %s\n", e->strategy, line);
-            cli_calib_record(CMD, ev->calib_path, ev->calib_default, &o->chain, e->strategy,
+            cli_calib_record(CMD, ev->calib, &o->chain, e->strategy,
                              vram_attempt_outcome_name(e->a->outcome), e->measured);
         }
         break;
@@ -241,8 +231,7 @@ int cmd_run(int argc, char **argv) {
     }
     memset(&ev, 0, sizeof ev);
     ev.o = o;
-    ev.calib_path = ra.calib_path;
-    ev.calib_default = ra.calib_default;
+    ev.calib = &ra.calib;
     if (o->events) {
         if (strcmp(o->events, "-") == 0) {
             ev.f = stdout;

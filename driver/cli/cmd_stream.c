@@ -11,6 +11,7 @@
 #include "cli_stream.h"
 #include "loader/session.h"
 #include "loader/verify.h"
+#include "util/clock.h"
 
 #define CMD "stream"
 #define DEFAULT_BATCH VRAM_STREAM_DEFAULT_BATCH
@@ -188,7 +189,7 @@ static int stream_all(vram_stream_session *s, vram_stream_verifier *v, int show)
         if ((st = vram_streamer_release(s->s, &b)) != VRAM_OK)
             return cli_error(VRAM_EXIT_ENV, CMD, "releasing a batch: %s", vram_status_str(st));
         if (show) {
-            double t = vram_stream_now();
+            double t = vram_now_s();
             if (t - last_draw > 0.1 || seen == total_batches) {
                 progress((double)seen / (double)total_batches, b.epoch_index + 1u, epochs,
                          vram_stream_rate(bytes, t - s->started));
@@ -222,7 +223,7 @@ int cmd_stream(int argc, char **argv) {
     }
     if ((rc = stream_all(s, verify ? &v : NULL, !json && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO))) >= 0)
         goto out;
-    if (vram_stream_report_make(s, vram_stream_now() - s->started, &r) != VRAM_OK) {
+    if (vram_stream_report_make(s, vram_now_s() - s->started, &r) != VRAM_OK) {
         rc = cli_error(VRAM_EXIT_ENV, CMD, "out of host memory");
         goto out;
     }

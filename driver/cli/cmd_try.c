@@ -79,17 +79,12 @@ enum { FLAG_JSON = 1u << 0 };
 /* The options: try's own, and the calibration file's. */
 typedef struct try_args {
     vram_try_opts o;
-    const char *calibration; /* NULL: the default */
-    char calib_path[4096];
-    int calib_default;
+    cli_calib calib;
 } try_args;
 
 static vram_status set(void *ctx, const char *name, const char *arg, char *err, size_t cap) {
     try_args *t = ctx;
-    if (strcmp(name, "calibration") == 0) {
-        t->calibration = arg;
-        return VRAM_OK;
-    }
+    if (cli_calib_option(&t->calib, name, arg)) return VRAM_OK;
     return vram_try_set(&t->o, name, arg, err, cap);
 }
 
@@ -107,11 +102,7 @@ static int parse(int argc, char **argv, try_args *t, int *json) {
     if ((rc = cli_chain_stray(CMD, argv, dd, optind))) return rc;
     if ((rc = cli_set(CMD, vram_try_chain_check(&o->chain, err, sizeof err), err))) return rc;
     if ((rc = cli_chain_command(CMD, argc, argv, dd, &o->command, &o->ncommand))) return rc;
-    if ((o->chain.plan_file || o->chain.model) &&
-        (rc = cli_calib_path(CMD, t->calibration, t->calib_path, sizeof t->calib_path, &t->calib_default)) >= 0)
-        return rc;
-    vram_status st = vram_plan_chain(&o->chain, err, sizeof err);
-    return st == VRAM_OK ? -1 : cli_fail(CMD, st, err);
+    return cli_chain_plan(CMD, &o->chain, &t->calib);
 }
 
 /* ---- text -------------------------------------------------------------------------------- */
@@ -238,7 +229,7 @@ int cmd_try(int argc, char **argv) {
     }
     for (int i = 0; i < r.n; i++) /* the attempts that ran, for plan --calibration */
         if (r.attempts[i].res.how != VRAM_ATTEMPT_NOT_STARTED)
-            cli_calib_record(CMD, ta.calib_path, ta.calib_default, &o->chain, r.attempts[i].strategy,
+            cli_calib_record(CMD, &ta.calib, &o->chain, r.attempts[i].strategy,
                              vram_attempt_outcome_name(r.attempts[i].outcome), &r.attempts[i].measured);
     rc = st != VRAM_OK ? cli_error(VRAM_EXIT_ENV, CMD, "%s", err) : answer(o, &r, json);
     vram_try_free(&r);

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "gpustats/watch.h"
+#include "util/clock.h"
 
 #define CMD "watch"
 
@@ -101,12 +102,6 @@ static void sleep_until(uint64_t deadline_ns) {
         int e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
         if (e == 0 || e != EINTR) break;
     }
-}
-
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- output ----------------------------------------------------------------------- */
@@ -262,7 +257,7 @@ static int run(out_opts *o) {
 
     print_header(o, &w, w.first, w.last - w.first + 1);
     fflush(o->out);
-    uint64_t start = mono_ns();
+    uint64_t start = vram_now_ns();
     rc = VRAM_EXIT_OK;
     for (uint64_t i = 0; (o->w.count == 0 || i < o->w.count) && !stop_requested; i++) {
         if (i > 0) {

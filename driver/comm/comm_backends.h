@@ -43,6 +43,26 @@ VRAM_NODISCARD vram_status vram_comm_mpi(const vram_comm_config *cfg, vram_comm_
 VRAM_NODISCARD vram_status vram_comm_nccl(const vram_comm_config *cfg, const vram_comm_ops *boot,
                                           int device, vram_comm_ops *out);
 
+/* For the backends: writes the table out (a vram_comm_ops *) of a backend whose functions are
+ * named after the slots they fill (single_all_reduce, mpi_wait, ...): the version and size, the
+ * flags, name, ctx, rank and world given, and every function slot from prefix_<slot>. */
+#define VRAM_COMM_OPS_FILL(out, prefix, flags_, name, ctx_, rank_, world_)                        \
+    do {                                                                                          \
+        (out)->api_version = VRAM_COMM_API_VERSION;                                               \
+        (out)->size = (uint32_t)sizeof *(out);                                                    \
+        (out)->flags = (flags_);                                                                  \
+        (out)->backend = (name);                                                                  \
+        (out)->ctx = (ctx_);                                                                      \
+        (out)->rank = (rank_);                                                                    \
+        (out)->world = (world_);                                                                  \
+        (out)->all_reduce = prefix##_all_reduce;                                                  \
+        (out)->broadcast = prefix##_broadcast;                                                    \
+        (out)->barrier = prefix##_barrier;                                                        \
+        (out)->wait = prefix##_wait;                                                              \
+        (out)->last_error = prefix##_last_error;                                                  \
+        (out)->destroy = prefix##_destroy;                                                        \
+    } while (0)
+
 /* ---- training steps across ranks (host buffers) -------------------------------------------
  * Each needs a table with VRAM_COMM_HOST_BUFFERS (else VRAM_E_INVALID) and is called by every
  * rank in the same order. */

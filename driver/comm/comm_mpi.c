@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "comm/comm_backends.h"
+#include "util/clock.h"
 
 typedef struct mpi_ctx {
     MPI_Comm comm;
@@ -19,12 +20,6 @@ typedef struct mpi_ctx {
     vram_status sticky; /* a failure of the job: every later call returns it */
     char err[512];
 } mpi_ctx;
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static vram_status fail(mpi_ctx *m, vram_status st, const char *call, int code) {
     char text[MPI_MAX_ERROR_STRING] = "";
@@ -44,14 +39,14 @@ static vram_status fail(mpi_ctx *m, vram_status st, const char *call, int code) 
 /* Waits for req until the deadline, driving MPI's progress; sleeps a little between tests so a
  * long wait does not take a core from the ranks that still compute. */
 static vram_status finish(mpi_ctx *m, MPI_Request *req, const char *call) {
-    double deadline = now_s() + (double)m->timeout_ms / 1000.0;
+    double deadline = vram_now_s() + (double)m->timeout_ms / 1000.0;
     long nap_ns = 1000;
     for (;;) {
         int done = 0;
         int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) return fail(m, VRAM_E_COMM, call, rc);
         if (done) return VRAM_OK;
-        if (now_s() > deadline) return fail(m, VRAM_E_TIMEOUT, call, MPI_SUCCESS);
+        if (vram_now_s() > deadline) return fail(m, VRAM_E_TIMEOUT, call, MPI_SUCCESS);
         struct timespec nap = {0, nap_ns};
         nanosleep(&nap, NULL);
         if (nap_ns < 1000000) nap_ns *= 2;
@@ -152,19 +147,7 @@ vram_status vram_comm_mpi(const vram_comm_config *cfg, vram_comm_ops *out) {
     MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(m->comm, &m->rank);
     MPI_Comm_size(m->comm, &m->world);
-    out->api_version = VRAM_COMM_API_VERSION;
-    out->size = (uint32_t)sizeof *out;
-    out->flags = VRAM_COMM_HOST_BUFFERS;
-    out->backend = "mpi";
-    out->ctx = m;
-    out->rank = m->rank;
-    out->world = m->world;
-    out->all_reduce = mpi_all_reduce;
-    out->broadcast = mpi_broadcast;
-    out->barrier = mpi_barrier;
-    out->wait = mpi_wait;
-    out->last_error = mpi_last_error;
-    out->destroy = mpi_destroy;
+    VRAM_COMM_OPS_FILL(out, mpi, VRAM_COMM_HOST_BUFFERS, "mpi", m, m->rank, m->world);
     return VRAM_OK;
 fail_init:
     free(m);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "comm/comm_backends.h"
+#include "util/clock.h"
 
 typedef struct nccl_ctx {
     ncclComm_t comm;
@@ -22,12 +23,6 @@ typedef struct nccl_ctx {
     int aborted;
     char err[512];
 } nccl_ctx;
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void nap(long *ns) {
     struct timespec t = {0, *ns};
@@ -58,7 +53,7 @@ static vram_status fail(nccl_ctx *n, vram_status st, const char *call, const cha
 static vram_status settle(nccl_ctx *n, ncclResult_t r, const char *call, double deadline) {
     long ns = 1000;
     while (r == ncclInProgress) {
-        if (now_s() > deadline) return fail(n, VRAM_E_TIMEOUT, call, NULL);
+        if (vram_now_s() > deadline) return fail(n, VRAM_E_TIMEOUT, call, NULL);
         nap(&ns);
         if (ncclCommGetAsyncError(n->comm, &r) != ncclSuccess) r = ncclInternalError;
     }
@@ -66,7 +61,7 @@ static vram_status settle(nccl_ctx *n, ncclResult_t r, const char *call, double 
     return VRAM_OK;
 }
 
-static double deadline_of(const nccl_ctx *n) { return now_s() + (double)n->timeout_ms / 1000.0; }
+static double deadline_of(const nccl_ctx *n) { return vram_now_s() + (double)n->timeout_ms / 1000.0; }
 
 static ncclDataType_t nccl_type(vram_comm_dtype t) {
     return t == VRAM_COMM_U32 ? ncclUint32 : t == VRAM_COMM_F64 ? ncclFloat64 : ncclFloat32;
@@ -114,7 +109,7 @@ static vram_status nccl_wait(void *ctx, vram_stream stream) {
                      n->world, n->device, cudaGetErrorString(q));
             return VRAM_E_CUDA;
         }
-        if (now_s() > deadline) return fail(n, VRAM_E_TIMEOUT, "wait", NULL);
+        if (vram_now_s() > deadline) return fail(n, VRAM_E_TIMEOUT, "wait", NULL);
         nap(&ns);
     }
 }
@@ -190,19 +185,7 @@ vram_status vram_comm_nccl(const vram_comm_config *cfg, const vram_comm_ops *boo
         }
         if (r == ncclInProgress && (st = settle(n, r, "init", deadline_of(n))) != VRAM_OK) goto failed;
     }
-    out->api_version = VRAM_COMM_API_VERSION;
-    out->size = (uint32_t)sizeof *out;
-    out->flags = VRAM_COMM_DEVICE_BUFFERS;
-    out->backend = "nccl";
-    out->ctx = n;
-    out->rank = n->rank;
-    out->world = n->world;
-    out->all_reduce = nccl_all_reduce;
-    out->broadcast = nccl_broadcast;
-    out->barrier = nccl_barrier;
-    out->wait = nccl_wait;
-    out->last_error = nccl_last_error;
-    out->destroy = nccl_destroy;
+    VRAM_COMM_OPS_FILL(out, nccl, VRAM_COMM_DEVICE_BUFFERS, "nccl", n, n->rank, n->world);
     return VRAM_OK;
 failed:
     if (n->comm != NULL && !n->aborted) ncclCommAbort(n->comm);

@@ -48,22 +48,12 @@ static const char *single_last_error(void *ctx) {
 }
 
 static void single_destroy(void *ctx) { (void)ctx; }
+#define single_wait single_barrier /* nothing is ever queued: waiting is the barrier */
 
 vram_status vram_comm_single(vram_comm_ops *out) {
     if (out == NULL) return VRAM_E_INVALID;
     memset(out, 0, sizeof *out);
-    out->api_version = VRAM_COMM_API_VERSION;
-    out->size = (uint32_t)sizeof *out;
-    out->flags = VRAM_COMM_HOST_BUFFERS;
-    out->backend = "single";
-    out->rank = 0;
-    out->world = 1;
-    out->all_reduce = single_all_reduce;
-    out->broadcast = single_broadcast;
-    out->barrier = single_barrier;
-    out->wait = single_barrier;
-    out->last_error = single_last_error;
-    out->destroy = single_destroy;
+    VRAM_COMM_OPS_FILL(out, single, VRAM_COMM_HOST_BUFFERS, "single", NULL, 0, 1);
     return VRAM_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "cuda_device.h"
 #include "cuda_internal.h"
 #include "forkguard.h"
+#include "util/device_slots.h"
 
 /* The VRAM_ATTR_* numbers are CUdevice_attribute numbers; the runtime shares three of
  * them (the fallback when the driver does not export cuDeviceGetAttribute). */
@@ -541,7 +542,7 @@ static vram_status cuda_stream_wait_event(void *ctx, vram_stream s, vram_event e
     return VRAM_CUDA_CALL(cudaStreamWaitEvent, ((cudaStream_t)s, (cudaEvent_t)e, 0));
 }
 
-static int cuda_last_error_slot(void *ctx) {
+static int cuda_last_error(void *ctx) {
     (void)ctx;
     return vram__cuda_last_error();
 }
@@ -586,31 +587,7 @@ vram_status vram_cuda_ops(vram_device_ops *ops) {
     t.size = (uint32_t)sizeof(vram_device_ops);
     t.backend = "cuda";
     t.ctx = &cuda_backend_state;
-    t.driver_version = cuda_driver_version;
-    t.runtime_version = cuda_runtime_version;
-    t.device_count = cuda_device_count;
-    t.device_info = cuda_device_info;
-    t.mem_info = cuda_mem_info;
-    t.attribute = cuda_attribute;
-    t.set_device = cuda_set_device;
-    t.release_device = cuda_release_device;
-    t.dev_alloc = cuda_dev_alloc;
-    t.dev_free = cuda_dev_free;
-    t.host_alloc_pinned = cuda_host_alloc_pinned;
-    t.host_free_pinned = cuda_host_free_pinned;
-    t.host_register = cuda_host_register;
-    t.host_unregister = cuda_host_unregister;
-    t.stream_create = cuda_stream_create;
-    t.stream_destroy = cuda_stream_destroy;
-    t.stream_sync = cuda_stream_sync;
-    t.memcpy_async = cuda_memcpy_async;
-    t.event_create = cuda_event_create;
-    t.event_destroy = cuda_event_destroy;
-    t.event_record = cuda_event_record;
-    t.event_query = cuda_event_query;
-    t.event_sync = cuda_event_sync;
-    t.stream_wait_event = cuda_stream_wait_event;
-    t.last_error = cuda_last_error_slot;
+    VRAM_DEVICE_OPS_FILL(t, cuda)
     *ops = t;
     return VRAM_OK;
 }

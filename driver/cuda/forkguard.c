@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "util/device_slots.h"
+
 static atomic_int fg_initialised;
 static atomic_int fg_tripped;
 static pthread_once_t fg_once = PTHREAD_ONCE_INIT;
@@ -46,103 +48,41 @@ vram_status vram_fork_guard_check(void) {
         if (vram_fork_guard_tripped()) return VRAM_E_FORKED; \
     } while (0)
 
-static vram_status fg_driver_version(void *ctx, int *v) {
-    FG_GUARD();
-    return FG_INNER(ctx)->driver_version(FG_INNER(ctx)->ctx, v);
-}
-static vram_status fg_runtime_version(void *ctx, int *v) {
-    FG_GUARD();
-    return FG_INNER(ctx)->runtime_version(FG_INNER(ctx)->ctx, v);
-}
-static vram_status fg_device_count(void *ctx, int *n) {
-    FG_GUARD();
-    return FG_INNER(ctx)->device_count(FG_INNER(ctx)->ctx, n);
-}
-static vram_status fg_device_info(void *ctx, int device, vram_device_info *out) {
-    FG_GUARD();
-    return FG_INNER(ctx)->device_info(FG_INNER(ctx)->ctx, device, out);
-}
-static vram_status fg_mem_info(void *ctx, int device, uint64_t *free_bytes, uint64_t *total_bytes) {
-    FG_GUARD();
-    return FG_INNER(ctx)->mem_info(FG_INNER(ctx)->ctx, device, free_bytes, total_bytes);
-}
-static vram_status fg_attribute(void *ctx, int device, int attr, int *value) {
-    FG_GUARD();
-    return FG_INNER(ctx)->attribute(FG_INNER(ctx)->ctx, device, attr, value);
-}
-static vram_status fg_set_device(void *ctx, int device) {
-    FG_GUARD();
-    return FG_INNER(ctx)->set_device(FG_INNER(ctx)->ctx, device);
-}
-static vram_status fg_release_device(void *ctx, int device) {
-    FG_GUARD();
-    return FG_INNER(ctx)->release_device(FG_INNER(ctx)->ctx, device);
-}
-static vram_status fg_dev_alloc(void *ctx, int device, uint64_t bytes, void **ptr) {
-    FG_GUARD();
-    return FG_INNER(ctx)->dev_alloc(FG_INNER(ctx)->ctx, device, bytes, ptr);
-}
-static vram_status fg_dev_free(void *ctx, int device, void *ptr) {
-    FG_GUARD();
-    return FG_INNER(ctx)->dev_free(FG_INNER(ctx)->ctx, device, ptr);
-}
-static vram_status fg_host_alloc_pinned(void *ctx, uint64_t bytes, void **ptr) {
-    FG_GUARD();
-    return FG_INNER(ctx)->host_alloc_pinned(FG_INNER(ctx)->ctx, bytes, ptr);
-}
-static vram_status fg_host_free_pinned(void *ctx, void *ptr) {
-    FG_GUARD();
-    return FG_INNER(ctx)->host_free_pinned(FG_INNER(ctx)->ctx, ptr);
-}
-static vram_status fg_host_register(void *ctx, void *ptr, uint64_t bytes) {
-    FG_GUARD();
-    return FG_INNER(ctx)->host_register(FG_INNER(ctx)->ctx, ptr, bytes);
-}
-static vram_status fg_host_unregister(void *ctx, void *ptr) {
-    FG_GUARD();
-    return FG_INNER(ctx)->host_unregister(FG_INNER(ctx)->ctx, ptr);
-}
-static vram_status fg_stream_create(void *ctx, int device, vram_stream *out) {
-    FG_GUARD();
-    return FG_INNER(ctx)->stream_create(FG_INNER(ctx)->ctx, device, out);
-}
-static vram_status fg_stream_destroy(void *ctx, vram_stream s) {
-    FG_GUARD();
-    return FG_INNER(ctx)->stream_destroy(FG_INNER(ctx)->ctx, s);
-}
-static vram_status fg_stream_sync(void *ctx, vram_stream s) {
-    FG_GUARD();
-    return FG_INNER(ctx)->stream_sync(FG_INNER(ctx)->ctx, s);
-}
-static vram_status fg_memcpy_async(void *ctx, void *dst, const void *src, uint64_t bytes,
-                                   vram_copy_kind kind, vram_stream s) {
-    FG_GUARD();
-    return FG_INNER(ctx)->memcpy_async(FG_INNER(ctx)->ctx, dst, src, bytes, kind, s);
-}
-static vram_status fg_event_create(void *ctx, vram_event *out) {
-    FG_GUARD();
-    return FG_INNER(ctx)->event_create(FG_INNER(ctx)->ctx, out);
-}
-static vram_status fg_event_destroy(void *ctx, vram_event e) {
-    FG_GUARD();
-    return FG_INNER(ctx)->event_destroy(FG_INNER(ctx)->ctx, e);
-}
-static vram_status fg_event_record(void *ctx, vram_event e, vram_stream s) {
-    FG_GUARD();
-    return FG_INNER(ctx)->event_record(FG_INNER(ctx)->ctx, e, s);
-}
-static vram_status fg_event_query(void *ctx, vram_event e) {
-    FG_GUARD();
-    return FG_INNER(ctx)->event_query(FG_INNER(ctx)->ctx, e);
-}
-static vram_status fg_event_sync(void *ctx, vram_event e) {
-    FG_GUARD();
-    return FG_INNER(ctx)->event_sync(FG_INNER(ctx)->ctx, e);
-}
-static vram_status fg_stream_wait_event(void *ctx, vram_stream s, vram_event e) {
-    FG_GUARD();
-    return FG_INNER(ctx)->stream_wait_event(FG_INNER(ctx)->ctx, s, e);
-}
+/* A guarded slot: refused after a fork, else the inner table's slot with the same arguments. */
+#define FG_SLOT(slot, params, ...)                                                                 \
+    static vram_status fg_##slot params {                                                          \
+        FG_GUARD();                                                                                \
+        return FG_INNER(ctx)->slot(FG_INNER(ctx)->ctx, __VA_ARGS__);                               \
+    }
+
+FG_SLOT(driver_version, (void *ctx, int *v), v)
+FG_SLOT(runtime_version, (void *ctx, int *v), v)
+FG_SLOT(device_count, (void *ctx, int *n), n)
+FG_SLOT(device_info, (void *ctx, int device, vram_device_info *out), device, out)
+FG_SLOT(mem_info, (void *ctx, int device, uint64_t *free_bytes, uint64_t *total_bytes), device,
+        free_bytes, total_bytes)
+FG_SLOT(attribute, (void *ctx, int device, int attr, int *value), device, attr, value)
+FG_SLOT(set_device, (void *ctx, int device), device)
+FG_SLOT(release_device, (void *ctx, int device), device)
+FG_SLOT(dev_alloc, (void *ctx, int device, uint64_t bytes, void **ptr), device, bytes, ptr)
+FG_SLOT(dev_free, (void *ctx, int device, void *ptr), device, ptr)
+FG_SLOT(host_alloc_pinned, (void *ctx, uint64_t bytes, void **ptr), bytes, ptr)
+FG_SLOT(host_free_pinned, (void *ctx, void *ptr), ptr)
+FG_SLOT(host_register, (void *ctx, void *ptr, uint64_t bytes), ptr, bytes)
+FG_SLOT(host_unregister, (void *ctx, void *ptr), ptr)
+FG_SLOT(stream_create, (void *ctx, int device, vram_stream *out), device, out)
+FG_SLOT(stream_destroy, (void *ctx, vram_stream s), s)
+FG_SLOT(stream_sync, (void *ctx, vram_stream s), s)
+FG_SLOT(memcpy_async, (void *ctx, void *dst, const void *src, uint64_t bytes, vram_copy_kind kind,
+                       vram_stream s),
+        dst, src, bytes, kind, s)
+FG_SLOT(event_create, (void *ctx, vram_event *out), out)
+FG_SLOT(event_destroy, (void *ctx, vram_event e), e)
+FG_SLOT(event_record, (void *ctx, vram_event e, vram_stream s), e, s)
+FG_SLOT(event_query, (void *ctx, vram_event e), e)
+FG_SLOT(event_sync, (void *ctx, vram_event e), e)
+FG_SLOT(stream_wait_event, (void *ctx, vram_stream s, vram_event e), s, e)
+
 static int fg_last_error(void *ctx) {
     if (vram_fork_guard_tripped()) return VRAM_FORK_GUARD_CUDA_CODE;
     return FG_INNER(ctx)->last_error(FG_INNER(ctx)->ctx);
@@ -162,31 +102,7 @@ vram_status vram_fork_guard_wrap(const vram_device_ops *inner, vram_fork_guarded
     t.flags = inner->flags;
     t.backend = inner->backend;
     t.ctx = g;
-    t.driver_version = fg_driver_version;
-    t.runtime_version = fg_runtime_version;
-    t.device_count = fg_device_count;
-    t.device_info = fg_device_info;
-    t.mem_info = fg_mem_info;
-    t.attribute = fg_attribute;
-    t.set_device = fg_set_device;
-    t.release_device = fg_release_device;
-    t.dev_alloc = fg_dev_alloc;
-    t.dev_free = fg_dev_free;
-    t.host_alloc_pinned = fg_host_alloc_pinned;
-    t.host_free_pinned = fg_host_free_pinned;
-    t.host_register = fg_host_register;
-    t.host_unregister = fg_host_unregister;
-    t.stream_create = fg_stream_create;
-    t.stream_destroy = fg_stream_destroy;
-    t.stream_sync = fg_stream_sync;
-    t.memcpy_async = fg_memcpy_async;
-    t.event_create = fg_event_create;
-    t.event_destroy = fg_event_destroy;
-    t.event_record = fg_event_record;
-    t.event_query = fg_event_query;
-    t.event_sync = fg_event_sync;
-    t.stream_wait_event = fg_stream_wait_event;
-    t.last_error = fg_last_error;
+    VRAM_DEVICE_OPS_FILL(t, fg)
     *out = t;
     return VRAM_OK;
 }

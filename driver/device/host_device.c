@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/device_slots.h"
+
 #define HOST_DEV_ALIGN 256u /* what cudaMalloc guarantees; code tuned on it may rely on it */
 
 static const char host_device_name[] = "host (CPU memory)";
@@ -68,28 +70,28 @@ static uint64_t host_free_bytes(uint64_t total) {
 
 /* ---- versions and inventory ------------------------------------------------------ */
 
-static vram_status host_driver_version(void *ctx, int *version) {
+static vram_status hostmem_driver_version(void *ctx, int *version) {
     (void)ctx;
     if (version == NULL) return VRAM_E_INVALID;
     *version = 0;
     return VRAM_OK;
 }
 
-static vram_status host_runtime_version(void *ctx, int *version) {
+static vram_status hostmem_runtime_version(void *ctx, int *version) {
     (void)ctx;
     if (version == NULL) return VRAM_E_INVALID;
     *version = 0;
     return VRAM_OK;
 }
 
-static vram_status host_device_count(void *ctx, int *count) {
+static vram_status hostmem_device_count(void *ctx, int *count) {
     (void)ctx;
     if (count == NULL) return VRAM_E_INVALID;
     *count = 1;
     return VRAM_OK;
 }
 
-static vram_status host_device_info(void *ctx, int device, vram_device_info *out) {
+static vram_status hostmem_device_info(void *ctx, int device, vram_device_info *out) {
     (void)ctx;
     if (out == NULL || device != 0) return VRAM_E_INVALID;
     memset(out, 0, sizeof *out);
@@ -111,8 +113,8 @@ static vram_status host_device_info(void *ctx, int device, vram_device_info *out
     return VRAM_OK;
 }
 
-static vram_status host_mem_info(void *ctx, int device, uint64_t *free_bytes,
-                                 uint64_t *total_bytes) {
+static vram_status hostmem_mem_info(void *ctx, int device, uint64_t *free_bytes,
+                                    uint64_t *total_bytes) {
     (void)ctx;
     if (free_bytes == NULL || total_bytes == NULL || device != 0) return VRAM_E_INVALID;
     *total_bytes = host_total_bytes();
@@ -120,7 +122,7 @@ static vram_status host_mem_info(void *ctx, int device, uint64_t *free_bytes,
     return VRAM_OK;
 }
 
-static vram_status host_attribute(void *ctx, int device, int attr, int *value) {
+static vram_status hostmem_attribute(void *ctx, int device, int attr, int *value) {
     (void)ctx;
     if (value == NULL || device != 0) return VRAM_E_INVALID;
     switch (attr) {
@@ -136,13 +138,13 @@ static vram_status host_attribute(void *ctx, int device, int attr, int *value) {
 
 /* ---- memory ---------------------------------------------------------------------- */
 
-static vram_status host_set_device(void *ctx, int device) {
+static vram_status hostmem_set_device(void *ctx, int device) {
     (void)ctx;
     return device == 0 ? VRAM_OK : VRAM_E_INVALID;
 }
 
 /* Nothing is held on the machine's own memory beyond what the caller allocated. */
-static vram_status host_release_device(void *ctx, int device) {
+static vram_status hostmem_release_device(void *ctx, int device) {
     (void)ctx;
     return device == 0 ? VRAM_OK : VRAM_E_INVALID;
 }
@@ -160,38 +162,38 @@ static vram_status host_aligned(uint64_t bytes, size_t align, void **ptr) {
     return VRAM_OK;
 }
 
-static vram_status host_dev_alloc(void *ctx, int device, uint64_t bytes, void **ptr) {
+static vram_status hostmem_dev_alloc(void *ctx, int device, uint64_t bytes, void **ptr) {
     (void)ctx;
     if (device != 0) return VRAM_E_INVALID;
     return host_aligned(bytes, HOST_DEV_ALIGN, ptr);
 }
 
-static vram_status host_dev_free(void *ctx, int device, void *ptr) {
+static vram_status hostmem_dev_free(void *ctx, int device, void *ptr) {
     (void)ctx;
     if (device != 0) return VRAM_E_INVALID;
     free(ptr);
     return VRAM_OK;
 }
 
-static vram_status host_alloc_pinned(void *ctx, uint64_t bytes, void **ptr) {
+static vram_status hostmem_host_alloc_pinned(void *ctx, uint64_t bytes, void **ptr) {
     (void)ctx;
     long page = sysconf(_SC_PAGESIZE);
     return host_aligned(bytes, page > 0 ? (size_t)page : 4096u, ptr);
 }
 
-static vram_status host_free_pinned(void *ctx, void *ptr) {
+static vram_status hostmem_host_free_pinned(void *ctx, void *ptr) {
     (void)ctx;
     free(ptr);
     return VRAM_OK;
 }
 
 /* All host memory is as good as pinned here: registration has nothing to do. */
-static vram_status host_register(void *ctx, void *ptr, uint64_t bytes) {
+static vram_status hostmem_host_register(void *ctx, void *ptr, uint64_t bytes) {
     (void)ctx;
     return ptr == NULL || bytes == 0 ? VRAM_E_INVALID : VRAM_OK;
 }
 
-static vram_status host_unregister(void *ctx, void *ptr) {
+static vram_status hostmem_host_unregister(void *ctx, void *ptr) {
     (void)ctx;
     return ptr == NULL ? VRAM_E_INVALID : VRAM_OK;
 }
@@ -207,27 +209,27 @@ static vram_status host_token(void **out) {
     return *out != NULL ? VRAM_OK : VRAM_E_OOM;
 }
 
-static vram_status host_stream_create(void *ctx, int device, vram_stream *out) {
+static vram_status hostmem_stream_create(void *ctx, int device, vram_stream *out) {
     (void)ctx;
     if (device != 0) return VRAM_E_INVALID;
     return host_token(out);
 }
 
-static vram_status host_stream_destroy(void *ctx, vram_stream s) {
+static vram_status hostmem_stream_destroy(void *ctx, vram_stream s) {
     (void)ctx;
     if (s == NULL) return VRAM_E_INVALID; /* the default stream is not destroyed */
     free(s);
     return VRAM_OK;
 }
 
-static vram_status host_stream_sync(void *ctx, vram_stream s) {
+static vram_status hostmem_stream_sync(void *ctx, vram_stream s) {
     (void)ctx;
     (void)s;
     return VRAM_OK;
 }
 
-static vram_status host_memcpy_async(void *ctx, void *dst, const void *src, uint64_t bytes,
-                                     vram_copy_kind kind, vram_stream s) {
+static vram_status hostmem_memcpy_async(void *ctx, void *dst, const void *src, uint64_t bytes,
+                                        vram_copy_kind kind, vram_stream s) {
     (void)ctx;
     (void)s;
     if (kind < VRAM_COPY_H2D || kind > VRAM_COPY_H2H) return VRAM_E_INVALID;
@@ -237,41 +239,41 @@ static vram_status host_memcpy_async(void *ctx, void *dst, const void *src, uint
     return VRAM_OK;
 }
 
-static vram_status host_event_create(void *ctx, vram_event *out) {
+static vram_status hostmem_event_create(void *ctx, vram_event *out) {
     (void)ctx;
     return host_token(out);
 }
 
-static vram_status host_event_destroy(void *ctx, vram_event e) {
+static vram_status hostmem_event_destroy(void *ctx, vram_event e) {
     (void)ctx;
     if (e == NULL) return VRAM_E_INVALID;
     free(e);
     return VRAM_OK;
 }
 
-static vram_status host_event_record(void *ctx, vram_event e, vram_stream s) {
+static vram_status hostmem_event_record(void *ctx, vram_event e, vram_stream s) {
     (void)ctx;
     (void)s;
     return e == NULL ? VRAM_E_INVALID : VRAM_OK;
 }
 
-static vram_status host_event_query(void *ctx, vram_event e) {
+static vram_status hostmem_event_query(void *ctx, vram_event e) {
     (void)ctx;
     return e == NULL ? VRAM_E_INVALID : VRAM_OK;
 }
 
-static vram_status host_event_sync(void *ctx, vram_event e) {
+static vram_status hostmem_event_sync(void *ctx, vram_event e) {
     (void)ctx;
     return e == NULL ? VRAM_E_INVALID : VRAM_OK;
 }
 
-static vram_status host_stream_wait_event(void *ctx, vram_stream s, vram_event e) {
+static vram_status hostmem_stream_wait_event(void *ctx, vram_stream s, vram_event e) {
     (void)ctx;
     (void)s;
     return e == NULL ? VRAM_E_INVALID : VRAM_OK;
 }
 
-static int host_last_error(void *ctx) {
+static int hostmem_last_error(void *ctx) {
     (void)ctx;
     return 0; /* no CUDA call is ever made */
 }
@@ -284,30 +286,6 @@ vram_device_ops vram_host_ops(void) {
     ops.flags = VRAM_DEVICE_HOST_MEMORY;
     ops.backend = "host";
     ops.ctx = NULL;
-    ops.driver_version = host_driver_version;
-    ops.runtime_version = host_runtime_version;
-    ops.device_count = host_device_count;
-    ops.device_info = host_device_info;
-    ops.mem_info = host_mem_info;
-    ops.attribute = host_attribute;
-    ops.set_device = host_set_device;
-    ops.release_device = host_release_device;
-    ops.dev_alloc = host_dev_alloc;
-    ops.dev_free = host_dev_free;
-    ops.host_alloc_pinned = host_alloc_pinned;
-    ops.host_free_pinned = host_free_pinned;
-    ops.host_register = host_register;
-    ops.host_unregister = host_unregister;
-    ops.stream_create = host_stream_create;
-    ops.stream_destroy = host_stream_destroy;
-    ops.stream_sync = host_stream_sync;
-    ops.memcpy_async = host_memcpy_async;
-    ops.event_create = host_event_create;
-    ops.event_destroy = host_event_destroy;
-    ops.event_record = host_event_record;
-    ops.event_query = host_event_query;
-    ops.event_sync = host_event_sync;
-    ops.stream_wait_event = host_stream_wait_event;
-    ops.last_error = host_last_error;
+    VRAM_DEVICE_OPS_FILL(ops, hostmem)
     return ops;
 }

@@ -358,11 +358,8 @@ int vram_machine_best(const vram_machine *m, uint64_t *budget) {
 }
 
 void vram_machine_view_json(vram_json *j, const vram_machine_view *v) {
-    vram_json_key(j, "gpu_source");
-    vram_json_string(j, v->source);
-    vram_json_key(j, "gpu_source_note");
-    if (v->note[0]) vram_json_string(j, v->note);
-    else vram_json_null(j);
+    vram_json_key_string(j, "gpu_source", v->source);
+    vram_json_key_string(j, "gpu_source_note", v->note[0] ? v->note : NULL);
     vram_json_key(j, "tenants");
     if (!v->tenants_known) {
         vram_json_null(j);
@@ -372,19 +369,12 @@ void vram_machine_view_json(vram_json *j, const vram_machine_view *v) {
     for (int i = 0; i < v->ntenants; i++) {
         const vram_machine_tenant *t = &v->tenants[i];
         vram_json_begin_object(j);
-        vram_json_key(j, "gpu");
-        vram_json_u64(j, (uint64_t)t->gpu);
-        vram_json_key(j, "pid");
-        vram_json_u64(j, t->pid);
-        vram_json_key(j, "name");
-        if (t->name[0]) vram_json_string(j, t->name);
-        else vram_json_null(j);
-        vram_json_key(j, "bytes");
-        if (t->bytes == VRAM_GPUMEM_UNKNOWN) vram_json_null(j);
-        else vram_json_u64(j, t->bytes);
+        vram_json_key_u64(j, "gpu", (uint64_t)t->gpu);
+        vram_json_key_u64(j, "pid", t->pid);
+        vram_json_key_string(j, "name", t->name[0] ? t->name : NULL);
+        vram_json_key_u64_or_null(j, "bytes", t->bytes != VRAM_GPUMEM_UNKNOWN, t->bytes);
         vram_json_end_object(j);
     }
     vram_json_end_array(j);
-    vram_json_key(j, "tenants_more");
-    vram_json_u64(j, (uint64_t)v->tenants_more);
+    vram_json_key_u64(j, "tenants_more", (uint64_t)v->tenants_more);
 }

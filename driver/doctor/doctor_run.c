@@ -254,53 +254,34 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
     const size_t nf = r->nf;
     const int rc = r->exit_code, usable = r->usable;
     vram_json_begin_object(j);
-    vram_json_key(j, "version");
-    vram_json_string(j, VRAM_VERSION_STRING);
-    vram_json_key(j, "verdict");
-    vram_json_string(j, rc == 3 ? "no_gpu" : rc == 1 ? "errors" : "ok");
-    vram_json_key(j, "headline");
-    if (rc == 3) vram_json_string(j, r->headline);
-    else vram_json_null(j);
-    vram_json_key(j, "exit_code");
-    vram_json_i64(j, rc);
+    vram_json_key_string(j, "version", VRAM_VERSION_STRING);
+    vram_json_key_string(j, "verdict", rc == 3 ? "no_gpu" : rc == 1 ? "errors" : "ok");
+    vram_json_key_string(j, "headline", rc == 3 ? r->headline : NULL);
+    vram_json_key_i64(j, "exit_code", rc);
     vram_json_key(j, "driver");
     vram_json_begin_object(j);
-    vram_json_key(j, "cuda_version");
-    vram_json_i64(j, s->driver_version);
-    vram_json_key(j, "kernel_module");
-    if (rep->kernel_module[0]) vram_json_string(j, rep->kernel_module);
-    else vram_json_null(j);
+    vram_json_key_i64(j, "cuda_version", s->driver_version);
+    vram_json_key_string(j, "kernel_module", rep->kernel_module[0] ? rep->kernel_module : NULL);
     vram_json_end_object(j);
-    vram_json_key(j, "runtime_version");
-    vram_json_i64(j, s->runtime_version);
-    vram_json_key(j, "backend");
-    vram_json_string(j, rep->backend[0] ? rep->backend : NULL);
-    vram_json_key(j, "cuda_built");
-    vram_json_bool(j, rep->cuda_built);
+    vram_json_key_i64(j, "runtime_version", s->runtime_version);
+    vram_json_key_string(j, "backend", rep->backend[0] ? rep->backend : NULL);
+    vram_json_key_bool(j, "cuda_built", rep->cuda_built);
     vram_json_key(j, "archs");
     vram_json_begin_array(j);
     for (int i = 0; i < f->n_archs; i++) {
         vram_json_begin_object(j);
-        vram_json_key(j, "cc");
-        vram_json_i64(j, f->archs[i].cc);
-        vram_json_key(j, "sass");
-        vram_json_bool(j, f->archs[i].sass);
-        vram_json_key(j, "ptx");
-        vram_json_bool(j, f->archs[i].ptx);
+        vram_json_key_i64(j, "cc", f->archs[i].cc);
+        vram_json_key_bool(j, "sass", f->archs[i].sass);
+        vram_json_key_bool(j, "ptx", f->archs[i].ptx);
         vram_json_end_object(j);
     }
     vram_json_end_array(j);
     vram_json_key(j, "platform");
     vram_json_begin_object(j);
-    vram_json_key(j, "wsl2");
-    vram_json_bool(j, f->wsl2);
-    vram_json_key(j, "jetson");
-    vram_json_bool(j, f->jetson);
-    vram_json_key(j, "vgpu");
-    vram_json_bool(j, f->vgpu);
-    vram_json_key(j, "physical_gpus");
-    if (f->physical_gpus > 0) vram_json_i64(j, f->physical_gpus);
-    else vram_json_null(j);
+    vram_json_key_bool(j, "wsl2", f->wsl2);
+    vram_json_key_bool(j, "jetson", f->jetson);
+    vram_json_key_bool(j, "vgpu", f->vgpu);
+    vram_json_key_i64_or_null(j, "physical_gpus", f->physical_gpus > 0, f->physical_gpus);
     vram_json_end_object(j);
     vram_json_key(j, "environment");
     vram_json_begin_object(j);
@@ -309,12 +290,9 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
     json_env(j, rep->alloc_conf_var ? rep->alloc_conf_var : "PYTORCH_CUDA_ALLOC_CONF", f->alloc_conf);
     json_env(j, "LD_LIBRARY_PATH", f->ld_library_path);
     vram_json_end_object(j);
-    vram_json_key(j, "snapshot_status");
-    vram_json_string(j, vram_status_name(s->status));
-    vram_json_key(j, "snapshot_cuda_error");
-    vram_json_i64(j, s->cuda_error);
-    vram_json_key(j, "usable_gpus");
-    vram_json_i64(j, usable);
+    vram_json_key_string(j, "snapshot_status", vram_status_name(s->status));
+    vram_json_key_i64(j, "snapshot_cuda_error", s->cuda_error);
+    vram_json_key_i64(j, "usable_gpus", usable);
 
     vram_json_key(j, "devices");
     vram_json_begin_array(j);
@@ -322,26 +300,17 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
     for (int d = 0; d < n; d++) {
         const vram_device_info *g = &s->devices[d];
         vram_json_begin_object(j);
-        vram_json_key(j, "ordinal");
-        vram_json_i64(j, d);
-        vram_json_key(j, "name");
-        vram_json_string(j, g->name);
-        vram_json_key(j, "cc");
-        vram_json_i64(j, vram_device_cc(g));
-        vram_json_key(j, "total_bytes");
-        vram_json_u64(j, g->total_bytes);
-        vram_json_key(j, "free_bytes");
-        vram_json_u64(j, g->free_bytes);
+        vram_json_key_i64(j, "ordinal", d);
+        vram_json_key_string(j, "name", g->name);
+        vram_json_key_i64(j, "cc", vram_device_cc(g));
+        vram_json_key_u64(j, "total_bytes", g->total_bytes);
+        vram_json_key_u64(j, "free_bytes", g->free_bytes);
         vram_json_key(j, "used_bytes");
         vram_json_u64(j, g->total_bytes > g->free_bytes ? g->total_bytes - g->free_bytes : 0);
-        vram_json_key(j, "multiprocessors");
-        vram_json_i64(j, g->multiprocessors);
-        vram_json_key(j, "copy_engines");
-        vram_json_i64(j, g->copy_engines);
-        vram_json_key(j, "integrated");
-        vram_json_bool(j, g->integrated);
-        vram_json_key(j, "compute_mode");
-        vram_json_string(j, vram_doctor_compute_mode_name(g->compute_mode));
+        vram_json_key_i64(j, "multiprocessors", g->multiprocessors);
+        vram_json_key_i64(j, "copy_engines", g->copy_engines);
+        vram_json_key_bool(j, "integrated", g->integrated);
+        vram_json_key_string(j, "compute_mode", vram_doctor_compute_mode_name(g->compute_mode));
         const struct {
             const char *name;
             vram_tristate v;
@@ -350,9 +319,8 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
                     {"memory_pools", g->memory_pools},
                     {"host_register", g->host_register}};
         for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
-            vram_json_key(j, caps[k].name);
-            if (caps[k].v == VRAM_UNKNOWN) vram_json_null(j);
-            else vram_json_bool(j, caps[k].v == VRAM_YES);
+            vram_json_key_bool_or_null(j, caps[k].name, caps[k].v != VRAM_UNKNOWN,
+                                       caps[k].v == VRAM_YES);
         }
         vram_json_key(j, "probes");
         vram_json_begin_array(j);
@@ -360,21 +328,14 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
             for (int k = 0; k < VRAM_PROBE_COUNT; k++) {
                 const vram_probe_result *p = &rep->probes[d][k];
                 vram_json_begin_object(j);
-                vram_json_key(j, "name");
-                vram_json_string(j, vram_probe_name((vram_probe_kind)k));
-                vram_json_key(j, "ran");
-                vram_json_bool(j, p->ran);
-                vram_json_key(j, "ok");
-                if (p->ran) vram_json_bool(j, p->status == VRAM_OK);
-                else vram_json_null(j);
+                vram_json_key_string(j, "name", vram_probe_name((vram_probe_kind)k));
+                vram_json_key_bool(j, "ran", p->ran);
+                vram_json_key_bool_or_null(j, "ok", p->ran, p->status == VRAM_OK);
                 vram_json_key(j, "status");
                 vram_json_string(j, vram_status_name(p->ran ? p->status : rep->probe_run[d][k]));
-                vram_json_key(j, "cuda_error");
-                vram_json_i64(j, p->cuda_error);
-                vram_json_key(j, "detail");
-                vram_json_string(j, p->detail);
-                vram_json_key(j, "seconds");
-                vram_json_double(j, p->seconds);
+                vram_json_key_i64(j, "cuda_error", p->cuda_error);
+                vram_json_key_string(j, "detail", p->detail);
+                vram_json_key_double(j, "seconds", p->seconds);
                 vram_json_end_object(j);
             }
         }
@@ -388,13 +349,9 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
         vram_json_null(j);
     } else {
         vram_json_begin_object(j);
-        vram_json_key(j, "label");
-        vram_json_string(j, r->label);
-        vram_json_key(j, "need_bytes");
-        vram_json_u64(j, r->need);
-        vram_json_key(j, "preset");
-        if (r->rec_ok) vram_json_string(j, vram_preset_name(r->rec.chosen));
-        else vram_json_null(j);
+        vram_json_key_string(j, "label", r->label);
+        vram_json_key_u64(j, "need_bytes", r->need);
+        vram_json_key_string(j, "preset", r->rec_ok ? vram_preset_name(r->rec.chosen) : NULL);
         vram_json_key(j, "device");
         if (r->rec_ok && r->rec_device >= 0) vram_json_i64(j, r->rec_device);
         else if (r->rec_ok) vram_json_string(j, "cpu");
@@ -410,39 +367,28 @@ void vram_doctor_json(vram_json *j, const vram_doctor_result *r) {
         vram_doctor_finding_text(&fs[i], sum, sizeof sum, rem, sizeof rem, ev, sizeof ev);
         if (fs[i].severity >= VRAM_SEV_INFO && fs[i].severity <= VRAM_SEV_ERROR) counts[fs[i].severity]++;
         vram_json_begin_object(j);
-        vram_json_key(j, "id");
-        vram_json_string(j, vram_finding_name(fs[i].id));
-        vram_json_key(j, "severity");
-        vram_json_string(j, vram_severity_name(fs[i].severity));
-        vram_json_key(j, "device");
-        if (fs[i].device >= 0) vram_json_i64(j, fs[i].device);
-        else vram_json_null(j);
-        vram_json_key(j, "summary");
-        vram_json_string(j, sum);
+        vram_json_key_string(j, "id", vram_finding_name(fs[i].id));
+        vram_json_key_string(j, "severity", vram_severity_name(fs[i].severity));
+        vram_json_key_i64_or_null(j, "device", fs[i].device >= 0, fs[i].device);
+        vram_json_key_string(j, "summary", sum);
         vram_json_key(j, "evidence");
         vram_json_begin_object(j);
         for (int k = 0; k < VRAM_FINDING_EVIDENCE; k++) {
             vram_evidence_spec sp = vram_finding_evidence(fs[i].id, k);
             if (sp.name == NULL) continue;
-            vram_json_key(j, sp.name);
-            vram_json_i64(j, fs[i].ev[k]);
+            vram_json_key_i64(j, sp.name, fs[i].ev[k]);
         }
         vram_json_end_object(j);
-        vram_json_key(j, "evidence_text");
-        vram_json_string(j, ev);
-        vram_json_key(j, "remedy");
-        vram_json_string(j, rem);
+        vram_json_key_string(j, "evidence_text", ev);
+        vram_json_key_string(j, "remedy", rem);
         vram_json_end_object(j);
     }
     vram_json_end_array(j);
     vram_json_key(j, "counts");
     vram_json_begin_object(j);
-    vram_json_key(j, "error");
-    vram_json_i64(j, counts[VRAM_SEV_ERROR]);
-    vram_json_key(j, "warning");
-    vram_json_i64(j, counts[VRAM_SEV_WARNING]);
-    vram_json_key(j, "info");
-    vram_json_i64(j, counts[VRAM_SEV_INFO]);
+    vram_json_key_i64(j, "error", counts[VRAM_SEV_ERROR]);
+    vram_json_key_i64(j, "warning", counts[VRAM_SEV_WARNING]);
+    vram_json_key_i64(j, "info", counts[VRAM_SEV_INFO]);
     vram_json_end_object(j);
     vram_json_end_object(j);
 }

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "util/text.h"
 #include "cuda/cuda_device.h"
+#include "util/clock.h"
 
 struct vram_gpustats {
     vram_device_ops ops;
@@ -26,12 +26,6 @@ struct vram_gpustats {
     uint64_t dropped;
     char error[256];
 };
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
 
 /* " (CUDA error N)" when the backend recorded one. */
 static void cuda_suffix(const vram_device_ops *ops, char *buf, size_t cap) {
@@ -124,7 +118,7 @@ vram_status vram_gpustats_open(const vram_device_ops *ops, const vram_monitor_co
         memcpy(g->names[d], info.name, sizeof g->names[d]);
         g->reserved[d] = VRAM_GPUSTATS_UNKNOWN;
     }
-    g->t0_ns = now_ns();
+    g->t0_ns = vram_now_ns();
     *out = g;
     return VRAM_OK;
 }
@@ -179,7 +173,7 @@ vram_status vram_gpustats_sample_device(vram_gpustats *g, int device, int epoch_
         return VRAM_E_FORMAT;
     }
     memset(&s, 0, sizeof s);
-    s.time_ms = (now_ns() - g->t0_ns) / UINT64_C(1000000);
+    s.time_ms = (vram_now_ns() - g->t0_ns) / UINT64_C(1000000);
     s.device = device;
     s.used_bytes = total_b - free_b;
     s.free_bytes = free_b;

@@ -202,33 +202,29 @@ double vram_watch_used_percent(uint64_t used, uint64_t total) {
 
 /* ---- JSON lines ------------------------------------------------------------------------------ */
 
+/* The members every JSON line begins with: what it is, when, and on which device. Opens the
+ * line's object; the caller adds its own members and closes it. */
+static void line_begin(vram_json *j, const char *type, uint64_t time_ms, const char *stamp,
+                       int device) {
+    vram_json_begin_object(j);
+    vram_json_key_string(j, "type", type);
+    vram_json_key_u64(j, "elapsed_ms", time_ms);
+    vram_json_key_string(j, "timestamp", stamp);
+    vram_json_key_i64(j, "device", device);
+}
+
 void vram_watch_sample_json(vram_json *j, const vram_watch *w, const vram_monitor_sample *s,
                             uint64_t epoch, const char *stamp) {
     const char *name = vram_gpustats_device_name(w->g, s->device);
     double pct = vram_watch_used_percent(s->used_bytes, s->total_bytes);
-    vram_json_begin_object(j);
-    vram_json_key(j, "type");
-    vram_json_string(j, "sample");
-    vram_json_key(j, "elapsed_ms");
-    vram_json_u64(j, s->time_ms);
-    vram_json_key(j, "timestamp");
-    vram_json_string(j, stamp);
-    vram_json_key(j, "device");
-    vram_json_i64(j, s->device);
-    vram_json_key(j, "name");
-    vram_json_string(j, name);
-    vram_json_key(j, "used_bytes");
-    vram_json_u64(j, s->used_bytes);
-    vram_json_key(j, "free_bytes");
-    vram_json_u64(j, s->free_bytes);
-    vram_json_key(j, "total_bytes");
-    vram_json_u64(j, s->total_bytes);
-    vram_json_key(j, "used_percent");
-    vram_json_double(j, pct);
-    vram_json_key(j, "epoch");
-    vram_json_u64(j, epoch);
-    vram_json_key(j, "epoch_mark");
-    vram_json_bool(j, s->epoch_mark);
+    line_begin(j, "sample", s->time_ms, stamp, s->device);
+    vram_json_key_string(j, "name", name);
+    vram_json_key_u64(j, "used_bytes", s->used_bytes);
+    vram_json_key_u64(j, "free_bytes", s->free_bytes);
+    vram_json_key_u64(j, "total_bytes", s->total_bytes);
+    vram_json_key_double(j, "used_percent", pct);
+    vram_json_key_u64(j, "epoch", epoch);
+    vram_json_key_bool(j, "epoch_mark", s->epoch_mark);
     vram_json_end_object(j);
 }
 
@@ -240,49 +236,26 @@ void vram_watch_warning_json(vram_json *j, const vram_watch *w, const vram_monit
     const char *sev = vram_monitor_severity_name(x->severity);
     const char *rec = vram_monitor_warning_recommendation(x->id);
     vram_gpustats_format_summary(x, line, sizeof line);
-    vram_json_begin_object(j);
-    vram_json_key(j, "type");
-    vram_json_string(j, "warning");
-    vram_json_key(j, "elapsed_ms");
-    vram_json_u64(j, x->time_ms);
-    vram_json_key(j, "timestamp");
-    vram_json_string(j, stamp);
-    vram_json_key(j, "device");
-    vram_json_i64(j, x->device);
-    vram_json_key(j, "name");
-    vram_json_string(j, name);
-    vram_json_key(j, "id");
-    vram_json_string(j, id);
-    vram_json_key(j, "severity");
-    vram_json_string(j, sev);
-    vram_json_key(j, "message");
-    vram_json_string(j, line);
-    vram_json_key(j, "recommendation");
-    vram_json_string(j, rec);
-    vram_json_key(j, "used_bytes");
-    vram_json_u64(j, x->used);
-    vram_json_key(j, "free_bytes");
-    vram_json_u64(j, x->free);
-    vram_json_key(j, "total_bytes");
-    vram_json_u64(j, x->total);
-    vram_json_key(j, "epoch");
-    vram_json_u64(j, x->epoch);
-    vram_json_key(j, "threshold_bytes");
-    vram_json_u64(j, x->threshold);
+    line_begin(j, "warning", x->time_ms, stamp, x->device);
+    vram_json_key_string(j, "name", name);
+    vram_json_key_string(j, "id", id);
+    vram_json_key_string(j, "severity", sev);
+    vram_json_key_string(j, "message", line);
+    vram_json_key_string(j, "recommendation", rec);
+    vram_json_key_u64(j, "used_bytes", x->used);
+    vram_json_key_u64(j, "free_bytes", x->free);
+    vram_json_key_u64(j, "total_bytes", x->total);
+    vram_json_key_u64(j, "epoch", x->epoch);
+    vram_json_key_u64(j, "threshold_bytes", x->threshold);
     if (x->id == VRAM_MONITOR_NEAR_LIMIT) {
-        vram_json_key(j, "limit_percent");
-        vram_json_double(j, (double)x->limit_ppm / 1e4);
+        vram_json_key_double(j, "limit_percent", (double)x->limit_ppm / 1e4);
     } else {
-        vram_json_key(j, "growth_bytes");
-        vram_json_u64(j, x->growth);
-        vram_json_key(j, "from_bytes");
-        vram_json_u64(j, x->from);
-        vram_json_key(j, "to_bytes");
-        vram_json_u64(j, x->to);
+        vram_json_key_u64(j, "growth_bytes", x->growth);
+        vram_json_key_u64(j, "from_bytes", x->from);
+        vram_json_key_u64(j, "to_bytes", x->to);
     }
     if (x->id == VRAM_MONITOR_RISING_FLOOR) {
-        vram_json_key(j, "epochs");
-        vram_json_u64(j, x->epochs);
+        vram_json_key_u64(j, "epochs", x->epochs);
     }
     vram_json_end_object(j);
 }
@@ -293,24 +266,10 @@ void vram_watch_process_json(vram_json *j, int d, const vram_gpumem_proc *p, uin
     int have = vram_watch_command(p->pid, cmd, sizeof cmd);
     const char *kind = p->graphics ? "graphics" : "compute";
     int known = p->used_bytes != VRAM_GPUMEM_UNKNOWN;
-    vram_json_begin_object(j);
-    vram_json_key(j, "type");
-    vram_json_string(j, "process");
-    vram_json_key(j, "elapsed_ms");
-    vram_json_u64(j, time_ms);
-    vram_json_key(j, "timestamp");
-    vram_json_string(j, stamp);
-    vram_json_key(j, "device");
-    vram_json_i64(j, d);
-    vram_json_key(j, "pid");
-    vram_json_u64(j, p->pid);
-    vram_json_key(j, "command");
-    if (have) vram_json_string(j, cmd);
-    else vram_json_null(j);
-    vram_json_key(j, "kind");
-    vram_json_string(j, kind);
-    vram_json_key(j, "used_bytes");
-    if (known) vram_json_u64(j, p->used_bytes);
-    else vram_json_null(j);
+    line_begin(j, "process", time_ms, stamp, d);
+    vram_json_key_u64(j, "pid", p->pid);
+    vram_json_key_string(j, "command", have ? cmd : NULL);
+    vram_json_key_string(j, "kind", kind);
+    vram_json_key_u64_or_null(j, "used_bytes", known, p->used_bytes);
     vram_json_end_object(j);
 }

@@ -37,43 +37,26 @@ void vram_h5_path_text(const vram_h5_dataset *ds, char *buf, size_t cap) {
 }
 
 void vram_h5_json(vram_json *j, const vram_h5_file *f) {
-    vram_json_key(j, "file");
-    vram_json_string(j, f->path);
+    vram_json_key_string(j, "file", f->path);
     vram_json_key(j, "datasets");
     vram_json_begin_array(j);
     for (uint32_t d = 0; d < f->datasets; d++) {
         const vram_h5_dataset *ds = &f->ds[d];
         vram_json_begin_object(j);
-        vram_json_key(j, "name");
-        vram_json_string(j, ds->name);
+        vram_json_key_string(j, "name", ds->name);
         vram_json_key(j, "shape");
         vram_json_begin_array(j);
         for (int i = 0; i < ds->rank; i++) vram_json_u64(j, ds->dims[i]);
         vram_json_end_array(j);
-        vram_json_key(j, "type");
-        vram_json_string(j, ds->type);
-        vram_json_key(j, "layout");
-        vram_json_string(j, ds->layout);
-        vram_json_key(j, "filters");
-        vram_json_string(j, ds->filters);
-        vram_json_key(j, "row_bytes");
-        vram_json_u64(j, ds->row_bytes);
-        vram_json_key(j, "read_path");
-        vram_json_string(j, vram_h5_path_name(ds->path));
-        vram_json_key(j, "reason");
-        if (ds->path == VRAM_H5_PATH_HDF5)
-            vram_json_string(j, ds->reason);
-        else
-            vram_json_null(j);
-        vram_json_key(j, "offset");
-        if (ds->path == VRAM_H5_PATH_CONTIGUOUS)
-            vram_json_u64(j, ds->offset);
-        else
-            vram_json_null(j);
-        vram_json_key(j, "chunk_rows");
-        vram_json_u64(j, ds->chunk_rows);
-        vram_json_key(j, "chunks");
-        vram_json_u64(j, ds->nchunks);
+        vram_json_key_string(j, "type", ds->type);
+        vram_json_key_string(j, "layout", ds->layout);
+        vram_json_key_string(j, "filters", ds->filters);
+        vram_json_key_u64(j, "row_bytes", ds->row_bytes);
+        vram_json_key_string(j, "read_path", vram_h5_path_name(ds->path));
+        vram_json_key_string(j, "reason", ds->path == VRAM_H5_PATH_HDF5 ? ds->reason : NULL);
+        vram_json_key_u64_or_null(j, "offset", ds->path == VRAM_H5_PATH_CONTIGUOUS, ds->offset);
+        vram_json_key_u64(j, "chunk_rows", ds->chunk_rows);
+        vram_json_key_u64(j, "chunks", ds->nchunks);
         vram_json_end_object(j);
     }
     vram_json_end_array(j);

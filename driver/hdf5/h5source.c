@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/text.h"
 
@@ -104,7 +105,7 @@ static vram_status recv_header(vram_h5_file *f, uint32_t want, uint64_t max, uin
                                char *err, size_t cap) {
     uint8_t hdr[VRAM_H5_MSG_HEADER];
     uint32_t kind;
-    vram_status st = vram_helper_recv(&f->child, hdr, sizeof hdr, vram_helper_now() + f->timeout_s + GRACE_S);
+    vram_status st = vram_helper_recv(&f->child, hdr, sizeof hdr, vram_now_s() + f->timeout_s + GRACE_S);
     if (st != VRAM_OK) return child_lost(f, st, what, err, cap);
     if (vram_h5_parse_header(hdr, &kind, len) != VRAM_OK || kind != want || *len > max) {
         vram_helper_end(&f->child, 0.0, NULL, 0);
@@ -143,7 +144,7 @@ static vram_status child_start(vram_h5_file *f, const char *const *names, uint32
         vram_helper_end(&f->child, 0.0, NULL, 0);
         return vram_errorf(err, cap, VRAM_E_NOMEM, "out of host memory for the description of %s", f->path);
     }
-    st = vram_helper_recv(&f->child, p, (size_t)len, vram_helper_now() + f->timeout_s + GRACE_S);
+    st = vram_helper_recv(&f->child, p, (size_t)len, vram_now_s() + f->timeout_s + GRACE_S);
     if (st != VRAM_OK) {
         free(p);
         return child_lost(f, st, what, err, cap);
@@ -215,7 +216,7 @@ static vram_status child_read(vram_h5_file *f, uint32_t d, uint64_t first, uint6
             break;
         /* status, message, byte count; then exactly the rows asked for, or none */
         uint8_t head[8 + VRAM_H5_MAX_MESSAGE + 8];
-        double deadline = vram_helper_now() + f->timeout_s + GRACE_S;
+        double deadline = vram_now_s() + f->timeout_s + GRACE_S;
         if ((st = vram_helper_recv(&f->child, head, 8, deadline)) != VRAM_OK) {
             st = child_lost(f, st, what, err, cap);
             break;

@@ -19,15 +19,10 @@
 #include <vramkit/attempt.h>
 
 #include "isolate.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 extern char **environ;
-
-double vram_helper_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int executable(const char *p) { return access(p, X_OK) == 0; }
 
@@ -157,7 +152,7 @@ vram_status vram_helper_recv(vram_helper *h, void *p, size_t n, double deadline)
     if (!vram_helper_mine(h)) return VRAM_E_IO;
     while (n > 0) {
         if (h->sock < 0) return VRAM_E_IO;
-        double left = deadline - vram_helper_now();
+        double left = deadline - vram_now_s();
         if (left <= 0) return VRAM_E_TIMEOUT;
         struct pollfd pf = {h->sock, POLLIN, 0};
         int ms = left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
@@ -191,11 +186,11 @@ int vram_helper_end(vram_helper *h, double grace, char *how, size_t cap) {
         return 0;
     }
     if (h->pid > 0) {
-        double until = vram_helper_now() + grace;
+        double until = vram_now_s() + grace;
         pid_t w;
         for (;;) {
             w = waitpid(h->pid, &status, WNOHANG);
-            if (w != 0 || vram_helper_now() >= until) break;
+            if (w != 0 || vram_now_s() >= until) break;
             struct timespec ts = {0, 2000000};
             nanosleep(&ts, NULL);
         }

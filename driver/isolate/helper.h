@@ -47,13 +47,10 @@ int vram_helper_mine(const vram_helper *h);
 /* Sends all n bytes. VRAM_E_IO when the helper is gone (no SIGPIPE is raised). */
 vram_status vram_helper_send(vram_helper *h, const void *p, size_t n);
 
-/* Receives exactly n bytes before `deadline` (CLOCK_MONOTONIC seconds, vram_helper_now).
+/* Receives exactly n bytes before `deadline` (CLOCK_MONOTONIC seconds: vram_now_s, util/clock.h).
  * VRAM_OK; VRAM_E_IO when the helper closed its side (it ended, or is ending) or a read
  * failed; VRAM_E_TIMEOUT when the deadline passed first. */
 vram_status vram_helper_recv(vram_helper *h, void *p, size_t n, double deadline);
-
-/* CLOCK_MONOTONIC in seconds. */
-double vram_helper_now(void);
 
 /* Waits up to `grace` seconds for the helper to end by itself, then kills its process group
  * (SIGKILL), reaps it, and says how it ended into how: "exit 2", "SIGSEGV", "killed after

@@ -28,6 +28,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/clock.h"
+
 extern char **environ;
 
 /* The core names signals by their Linux numbers (attempt.h); make sure this platform's
@@ -47,12 +49,6 @@ VRAM_SIGNAL_LIST(VRAM__CHECK_SIGNAL)
 #define ISO_READS_PER_TURN 16
 /* How often on_tick runs at least, in milliseconds, when tick_ms is 0. */
 #define ISO_HOOK_TICK_MS 100
-
-static double iso_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void iso_close(int *fd) {
     if (*fd >= 0) {
@@ -601,7 +597,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     int have_fa = 0, have_attr = 0, rc;
-    double t0 = iso_now();
+    double t0 = vram_now_s();
 
     rings[0].buf = (char *)malloc(VRAM_ISOLATE_TAIL_BYTES);
     rings[1].buf = (char *)malloc(VRAM_ISOLATE_TAIL_BYTES);
@@ -645,7 +641,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
     }
 
     pid_t pid;
-    t0 = iso_now();
+    t0 = vram_now_s();
     /* glibc reports a failed exec through the return value (the child is a vfork that
      * shares the error), so "no such program" is known here, not as exit code 127 */
     rc = posix_spawnp(&pid, prog, &fa, &attr, (char *const *)o->argv, envp);
@@ -666,7 +662,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
         int ended = 0, tick = 1;
         outp[0] = errp[0] = -1; /* owned by fds[] now */
         for (;;) {
-            double now = iso_now();
+            double now = vram_now_s();
             if (!ended && child_ended(pid)) {
                 ended = 1;
                 ended_at = now;
@@ -676,7 +672,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
             if (!ended && o->on_tick != NULL) {
                 int f = o->on_tick(o->hook_ctx, pid);
                 if ((f & VRAM_ISOLATE_TICK_NO_TIMEOUT) && !res->sent_term) deadline = INFINITY;
-                now = iso_now();
+                now = vram_now_s();
             }
             int cancel = o->cancel != NULL && *o->cancel != 0;
             if (!ended && !res->sent_term && (now >= deadline || cancel)) {
@@ -780,7 +776,7 @@ vram_status vram_isolate_run(const vram_isolate_opts *o, vram_isolate_result *re
     }
 
 done:
-    if (res->how == VRAM_ATTEMPT_NOT_STARTED) res->seconds = iso_now() - t0;
+    if (res->how == VRAM_ATTEMPT_NOT_STARTED) res->seconds = vram_now_s() - t0;
     iso_close(&outp[0]);
     iso_close(&outp[1]);
     iso_close(&errp[0]);

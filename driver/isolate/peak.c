@@ -3,17 +3,11 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "nvml/nvml.h"
+#include "util/clock.h"
 #include "util/text.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 void vram_peak_init(vram_peak *p, const struct vram_gpumem_ops *mem, const char *why) {
     memset(p, 0, sizeof *p);
@@ -26,7 +20,7 @@ void vram_peak_tick(vram_peak *p, pid_t group) {
     const vram_gpumem_ops *m = p->mem;
     uint64_t per[VRAM_PEAK_MAX_GPUS] = {0}, sum = 0;
     int ndev = 0, found = 0;
-    double t = now_s();
+    double t = vram_now_s();
     if (m == NULL || group <= 0 || t < p->next_s) return;
     p->next_s = t + VRAM_PEAK_EVERY_S;
     if (m->device_count(m->ctx, &ndev) != VRAM_OK) return;
@@ -127,18 +121,11 @@ uint64_t vram_peak_bytes(const vram_peak *p) {
 void vram_peak_json(vram_json *j, const vram_peak *p) {
     int g = vram_peak_gpu(p);
     vram_json_begin_object(j);
-    vram_json_key(j, "nvml_peak_bytes");
-    if (p->seen) vram_json_u64(j, p->total_peak);
-    else vram_json_null(j);
-    vram_json_key(j, "nvml_peak_gpu");
-    if (g >= 0) vram_json_i64(j, g);
-    else vram_json_null(j);
-    vram_json_key(j, "reported_peak_bytes");
-    if (p->reported) vram_json_u64(j, p->reported_bytes);
-    else vram_json_null(j);
-    vram_json_key(j, "reported_device");
-    if (p->reported && p->reported_device >= 0) vram_json_i64(j, p->reported_device);
-    else vram_json_null(j);
+    vram_json_key_u64_or_null(j, "nvml_peak_bytes", p->seen, p->total_peak);
+    vram_json_key_i64_or_null(j, "nvml_peak_gpu", g >= 0, g);
+    vram_json_key_u64_or_null(j, "reported_peak_bytes", p->reported, p->reported_bytes);
+    vram_json_key_i64_or_null(j, "reported_device", p->reported && p->reported_device >= 0,
+                              p->reported_device);
     vram_json_key_u64(j, "samples", p->samples);
     vram_json_key_string(j, "source", p->mem ? "nvml" : "none");
     vram_json_key_string(j, "nvml_unavailable", p->mem ? NULL : p->no_nvml);

@@ -19,6 +19,7 @@
 #include "exec_shim.h"
 #include "isolate.h"
 #include "nvml/nvml.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 #define LINE_MAX_BYTES (64u * 1024u) /* a longer line is passed through in pieces */
@@ -105,12 +106,6 @@ void vram_run_free(vram_run_opts *o) {
 
 /* ---- events ----------------------------------------------------------------------------------- */
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The supervisor's state while it runs. */
 typedef struct linebuf {
     char *buf;
@@ -148,7 +143,7 @@ static vram_run_event event(const run_state *st, vram_run_event_kind kind) {
     vram_run_event e;
     memset(&e, 0, sizeof e);
     e.kind = kind;
-    e.elapsed_s = now_s() - st->t0;
+    e.elapsed_s = vram_now_s() - st->t0;
     e.attempt = st->attempt;
     e.strategy = st->strategy;
     e.gpu_known = st->peak.samples > 0;
@@ -220,7 +215,7 @@ static void read_memory(run_state *st, pid_t group, int now) {
 static void mark_ready(run_state *st, const char *how) {
     if (st->ready) return;
     st->ready = 1;
-    st->ready_at = now_s();
+    st->ready_at = vram_now_s();
     read_memory(st, st->group, 1);
     vram_run_event e = event(st, VRAM_RUN_READY);
     e.how = how;
@@ -347,7 +342,7 @@ static int on_tick(void *ctx, pid_t pid) {
         if (is_kill_signal(fwd_sigs[i]) && st->stop_signal == 0) {
             double grace = st->o->grace_s > 0 ? st->o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S;
             st->stop_signal = fwd_sigs[i];
-            st->kill_at = now_s() + grace;
+            st->kill_at = vram_now_s() + grace;
         }
         vram_run_event e = event(st, VRAM_RUN_SIGNAL);
         e.signal = fwd_sigs[i];
@@ -355,7 +350,7 @@ static int on_tick(void *ctx, pid_t pid) {
         tell(st, &e);
     }
     /* a service that ignores the stop: its whole group is killed after the grace period */
-    if (st->stop_signal && !st->killed && now_s() >= st->kill_at) {
+    if (st->stop_signal && !st->killed && vram_now_s() >= st->kill_at) {
         vram_run_event e = event(st, VRAM_RUN_KILL);
         kill(-pid, SIGCONT); /* (SIGKILL ends a stopped process all the same) */
         kill(-pid, SIGKILL);
@@ -366,7 +361,7 @@ static int on_tick(void *ctx, pid_t pid) {
         tell(st, &e);
     }
     if (!st->ready && (st->o->ready_port || st->o->ready_file)) {
-        double t = now_s();
+        double t = vram_now_s();
         if (t >= st->next_probe) {
             st->next_probe = t + PROBE_EVERY_S;
             if (st->o->ready_port && port_open(st->o->ready_port)) mark_ready(st, "port");
@@ -408,7 +403,7 @@ static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err
     st->stop_signal = 0;
     st->kill_at = 0;
     st->killed = 0;
-    st->started = now_s();
+    st->started = vram_now_s();
     st->next_probe = 0;
     vram_peak_init(&st->peak, st->mem, st->no_mem);
     st->predicted_high = o->chain.gpu_high[a->strategy];
@@ -447,7 +442,7 @@ static vram_status run_attempt(run_state *st, attempt *a, int restart, char *err
     vram_attempt_end end = vram_isolate_end(&a->t.res);
     a->t.outcome = vram_attempt_explain(&end, &a->t.ev);
     a->ready = st->ready;
-    a->after_ready_s = st->ready ? now_s() - st->ready_at : 0.0;
+    a->after_ready_s = st->ready ? vram_now_s() - st->ready_at : 0.0;
     return VRAM_OK;
 }
 
@@ -469,11 +464,11 @@ static int pending_stop(void) {
 
 /* Waits ms milliseconds, or less when a stop signal comes. Returns that signal, or 0. */
 static int backoff_wait(uint32_t ms) {
-    double until = now_s() + ms / 1000.0;
+    double until = vram_now_s() + ms / 1000.0;
     for (;;) {
         int s = pending_stop();
         if (s) return s;
-        double left = until - now_s();
+        double left = until - vram_now_s();
         if (left <= 0) return 0;
         if (left > 0.05) left = 0.05;
         struct timespec ts = {0, (long)(left * 1e9)};
@@ -539,7 +534,7 @@ vram_status vram_run(const vram_run_opts *o, int *code, char *err, size_t cap) {
         return vram_errorf(err, cap, VRAM_E_INVALID, "the policy is out of range");
     memset(&st, 0, sizeof st);
     st.o = o;
-    st.t0 = now_s();
+    st.t0 = vram_now_s();
 
     struct sigaction sa, old[N_FWD], ign, old_pipe;
     memset(&sa, 0, sizeof sa);
@@ -637,35 +632,29 @@ static void ev_str(vram_json *j, const char *key, const char *v) {
     free(t);
 }
 
-static void ev_int(vram_json *j, const char *key, int have, int64_t v) {
-    vram_json_key(j, key);
-    if (have) vram_json_i64(j, v);
-    else vram_json_null(j);
+/* The attempt an event is about: its number and its strategy. */
+static void ev_attempt(vram_json *j, const vram_run_event *e) {
+    vram_json_key_i64(j, "attempt", e->attempt);
+    ev_str(j, "strategy", e->strategy);
 }
 
 static void ev_memory(vram_json *j, const vram_run_event *e) {
-    vram_json_key(j, "gpu_bytes");
-    if (e->gpu_known) vram_json_u64(j, e->gpu_bytes);
-    else vram_json_null(j);
-    vram_json_key(j, "gpu_peak_bytes");
-    if (e->gpu_known) vram_json_u64(j, e->gpu_peak);
-    else vram_json_null(j);
+    vram_json_key_u64_or_null(j, "gpu_bytes", e->gpu_known, e->gpu_bytes);
+    vram_json_key_u64_or_null(j, "gpu_peak_bytes", e->gpu_known, e->gpu_peak);
 }
 
 static void ev_ended(vram_json *j, const vram_run_event *e) {
     const vram_isolate_result *r = &e->a->res;
-    ev_int(j, "attempt", 1, e->attempt);
-    ev_str(j, "strategy", e->strategy);
-    ev_int(j, "pid", r->pid > 0, r->pid);
+    ev_attempt(j, e);
+    vram_json_key_i64_or_null(j, "pid", r->pid > 0, r->pid);
     ev_str(j, "outcome", vram_attempt_outcome_name(e->a->outcome));
     ev_str(j, "rule", vram_attempt_rule_name(e->a->ev.rule));
-    ev_int(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0, r->exit_code);
+    vram_json_key_i64_or_null(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
+                              r->exit_code);
     ev_str(j, "signal", r->signal ? vram_signal_name(r->signal) : NULL);
     vram_json_key_bool(j, "ready", e->ready);
     vram_json_key_double(j, "seconds", r->seconds);
-    vram_json_key(j, "after_ready_s");
-    if (e->ready) vram_json_double(j, e->after_ready_s);
-    else vram_json_null(j);
+    vram_json_key_double_or_null(j, "after_ready_s", e->ready, e->after_ready_s);
     ev_str(j, "start_error", r->how == VRAM_ATTEMPT_NOT_STARTED ? r->start_error : NULL);
     ev_memory(j, e);
     vram_json_key(j, "measured");
@@ -689,7 +678,7 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
     case VRAM_RUN_START:
         ev_str(j, "gpu_memory", e->gpu_memory_unknown ? NULL : "nvml");
         if (e->gpu_memory_unknown) ev_str(j, "gpu_memory_unknown", e->gpu_memory_unknown);
-        ev_int(j, "pid", 1, e->pid);
+        vram_json_key_i64(j, "pid", e->pid);
         ev_str(j, "source", vram_try_chain_kind(&o->chain));
         ev_str(j, "value", vram_try_chain_value(&o->chain));
         vram_json_key(j, "strategies");
@@ -698,34 +687,30 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
         vram_json_end_array(j);
         break;
     case VRAM_RUN_ATTEMPT:
-        ev_int(j, "attempt", 1, e->attempt);
-        ev_str(j, "strategy", e->strategy);
+        ev_attempt(j, e);
         ev_str(j, "device", e->device);
         ev_str(j, "dtype", e->dtype);
-        ev_int(j, "restart", e->restart > 0, e->restart);
+        vram_json_key_i64_or_null(j, "restart", e->restart > 0, e->restart);
         break;
     case VRAM_RUN_READY:
-        ev_int(j, "attempt", 1, e->attempt);
-        ev_str(j, "strategy", e->strategy);
+        ev_attempt(j, e);
         ev_str(j, "how", e->how);
         vram_json_key_double(j, "seconds", e->seconds);
         ev_memory(j, e);
         break;
     case VRAM_RUN_SIGNAL:
         ev_str(j, "signal", vram_signal_name(e->signal));
-        ev_int(j, "pid", 1, e->pid);
+        vram_json_key_i64(j, "pid", e->pid);
         break;
     case VRAM_RUN_KILL:
-        ev_int(j, "attempt", 1, e->attempt);
-        ev_str(j, "strategy", e->strategy);
+        ev_attempt(j, e);
         ev_str(j, "after", vram_signal_name(e->signal));
         vram_json_key_double(j, "grace_s", e->seconds);
         ev_str(j, "signal", "SIGKILL");
-        ev_int(j, "pid", 1, e->pid);
+        vram_json_key_i64(j, "pid", e->pid);
         break;
     case VRAM_RUN_MEMORY_OVER:
-        ev_int(j, "attempt", 1, e->attempt);
-        ev_str(j, "strategy", e->strategy);
+        ev_attempt(j, e);
         vram_json_key_u64(j, "gpu_bytes", e->gpu_bytes);
         vram_json_key_u64(j, "predicted_high_bytes", e->predicted_high);
         break;
@@ -737,16 +722,16 @@ int vram_run_event_json(vram_json *j, const vram_run_event *e, const vram_run_op
         break;
     case VRAM_RUN_RESTART:
         ev_str(j, "strategy", e->strategy);
-        ev_int(j, "restart", 1, e->restart_no);
+        vram_json_key_i64(j, "restart", e->restart_no);
         vram_json_key_double(j, "delay_s", e->delay_s);
         break;
     case VRAM_RUN_EXIT:
-        ev_int(j, "code", 1, e->code);
+        vram_json_key_i64(j, "code", e->code);
         ev_str(j, "why", vram_supervise_why_name(e->why));
         break;
     default: /* give_up */
         ev_str(j, "why", vram_supervise_why_name(e->why));
-        ev_int(j, "code", 1, e->code);
+        vram_json_key_i64(j, "code", e->code);
         break;
     }
     vram_json_end_object(j);

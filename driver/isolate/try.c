@@ -183,14 +183,6 @@ static void json_value(vram_json *j, const cJSON *v) {
     }
 }
 
-static void json_int_or_null(vram_json *j, const char *key, int have, int64_t v) {
-    vram_json_key(j, key);
-    if (have)
-        vram_json_i64(j, v);
-    else
-        vram_json_null(j);
-}
-
 static void json_attempt(vram_json *j, const vram_try_attempt *a) {
     const vram_isolate_result *r = &a->res;
     const vram_attempt_evidence *ev = &a->ev;
@@ -205,29 +197,22 @@ static void json_attempt(vram_json *j, const vram_try_attempt *a) {
     vram_json_begin_array(j);
     for (char **p = a->argv; *p; p++) json_cstr(j, *p);
     vram_json_end_array(j);
-    vram_json_key(j, "outcome");
-    vram_json_string(j, vram_attempt_outcome_name(a->outcome));
-    vram_json_key(j, "rule");
-    vram_json_string(j, vram_attempt_rule_name(ev->rule));
-    vram_json_key(j, "reason");
-    vram_json_string(j, vram_attempt_rule_text(ev->rule));
+    vram_json_key_string(j, "outcome", vram_attempt_outcome_name(a->outcome));
+    vram_json_key_string(j, "rule", vram_attempt_rule_name(ev->rule));
+    vram_json_key_string(j, "reason", vram_attempt_rule_text(ev->rule));
     vram_json_key(j, "matched");
     if (ev->length > 0 && r->err.data)
         json_text(j, r->err.data + ev->offset, ev->length);
     else
         vram_json_null(j);
-    vram_json_key(j, "source");
-    vram_json_string(j, ev->source);
-    json_int_or_null(j, "cuda_code", ev->cuda_code != 0, ev->cuda_code);
-    json_int_or_null(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
-                     r->exit_code);
-    json_int_or_null(j, "signal", r->signal != 0, r->signal);
-    vram_json_key(j, "signal_name");
-    vram_json_string(j, r->signal_name);
-    vram_json_key(j, "seconds");
-    vram_json_double(j, r->seconds);
-    vram_json_key(j, "timed_out");
-    vram_json_bool(j, r->how == VRAM_ATTEMPT_TIMED_OUT);
+    vram_json_key_string(j, "source", ev->source);
+    vram_json_key_i64_or_null(j, "cuda_code", ev->cuda_code != 0, ev->cuda_code);
+    vram_json_key_i64_or_null(j, "exit_code", r->how != VRAM_ATTEMPT_NOT_STARTED && r->exit_code >= 0,
+                              r->exit_code);
+    vram_json_key_i64_or_null(j, "signal", r->signal != 0, r->signal);
+    vram_json_key_string(j, "signal_name", r->signal_name);
+    vram_json_key_double(j, "seconds", r->seconds);
+    vram_json_key_bool(j, "timed_out", r->how == VRAM_ATTEMPT_TIMED_OUT);
     vram_json_key(j, "start_error");
     if (r->how == VRAM_ATTEMPT_NOT_STARTED)
         json_cstr(j, r->start_error);
@@ -235,23 +220,17 @@ static void json_attempt(vram_json *j, const vram_try_attempt *a) {
         vram_json_null(j);
     vram_json_key(j, "stderr_tail");
     json_text(j, r->err.data ? r->err.data : "", r->err.len);
-    vram_json_key(j, "stderr_bytes");
-    vram_json_u64(j, r->err.total);
+    vram_json_key_u64(j, "stderr_bytes", r->err.total);
     vram_json_key(j, "stdout_tail");
     json_text(j, r->out.data ? r->out.data : "", r->out.len);
-    vram_json_key(j, "stdout_bytes");
-    vram_json_u64(j, r->out.total);
-    json_int_or_null(j, "escaped", r->escaped >= 0, r->escaped);
+    vram_json_key_u64(j, "stdout_bytes", r->out.total);
+    vram_json_key_i64_or_null(j, "escaped", r->escaped >= 0, r->escaped);
     vram_json_key(j, "result");
     if (a->result)
         json_value(j, a->result);
     else
         vram_json_null(j);
-    vram_json_key(j, "result_error");
-    if (a->result_error[0])
-        vram_json_string(j, a->result_error);
-    else
-        vram_json_null(j);
+    vram_json_key_string(j, "result_error", a->result_error[0] ? a->result_error : NULL);
     vram_json_key(j, "measured");
     vram_peak_json(j, &a->measured);
     vram_json_end_object(j);
@@ -267,8 +246,7 @@ void vram_try_json(vram_json *j, const vram_try_opts *o, const vram_try_result *
     vram_json_end_array(j);
     vram_json_key(j, "source");
     vram_json_begin_object(j);
-    vram_json_key(j, "kind");
-    vram_json_string(j, vram_try_chain_kind(&o->chain));
+    vram_json_key_string(j, "kind", vram_try_chain_kind(&o->chain));
     vram_json_key(j, "value");
     json_cstr(j, vram_try_chain_value(&o->chain));
     vram_json_end_object(j);
@@ -287,13 +265,8 @@ void vram_try_json(vram_json *j, const vram_try_opts *o, const vram_try_result *
         vram_json_end_object(j);
     }
     vram_json_end_array(j);
-    vram_json_key(j, "timeout_s");
-    if (o->timeout_s > 0)
-        vram_json_double(j, o->timeout_s);
-    else
-        vram_json_null(j);
-    vram_json_key(j, "grace_s");
-    vram_json_double(j, o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S);
+    vram_json_key_double_or_null(j, "timeout_s", o->timeout_s > 0, o->timeout_s);
+    vram_json_key_double(j, "grace_s", o->grace_s > 0 ? o->grace_s : VRAM_ISOLATE_DEFAULT_GRACE_S);
     vram_json_key(j, "attempts");
     vram_json_begin_array(j);
     for (int i = 0; i < n; i++) json_attempt(j, &as[i]);

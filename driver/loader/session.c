@@ -3,9 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "hdf5/h5describe.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 #define FAIL(...) return vram_errorf(err, cap, VRAM_E_INVALID, __VA_ARGS__)
@@ -101,12 +101,6 @@ vram_status vram_stream_check(vram_stream_opts *o, vram_ranks *ranks, char *err,
 
 /* ---- the session --------------------------------------------------------------------- */
 
-double vram_stream_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 vram_status vram_stream_session_close(vram_stream_session *s) {
     vram_status st = VRAM_OK;
     if (s == NULL) return VRAM_OK;
@@ -123,9 +117,9 @@ static vram_status open_streamer(vram_stream_session *s, const vram_stream_confi
     char why[VRAM_STREAM_ERR_MAX];
     vram_source src = vram_h5_source(s->f);
     vram_status st;
-    s->started = vram_stream_now();
+    s->started = vram_now_s();
     st = vram_streamer_open(&s->be.ops, &src, cfg, &s->s, why, sizeof why);
-    s->setup_seconds = vram_stream_now() - s->started;
+    s->setup_seconds = vram_now_s() - s->started;
     if (st == VRAM_E_NOSPACE) return vram_errorf(err, cap, st, "does not fit: %s", why);
     if (st != VRAM_OK) return vram_errorf(err, cap, st, "%s", why);
     return VRAM_OK;

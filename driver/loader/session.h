@@ -71,9 +71,6 @@ typedef struct vram_stream_report {
     uint64_t samples_checked, epochs_checked;
 } vram_stream_report;
 
-/* Seconds on the clock of `started` (CLOCK_MONOTONIC). */
-double vram_stream_now(void);
-
 /* Fills *r from the streamer (seconds is the caller's). VRAM_OK or VRAM_E_NOMEM. */
 vram_status vram_stream_report_make(const vram_stream_session *s, double seconds,
                                     vram_stream_report *r);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/device_slots.h"
+
 /* ---- what vramkit uses of NVML's API ------------------------------------------------------- */
 
 typedef int nv_return;      /* nvmlReturn_t */
@@ -412,22 +414,29 @@ static vram_status ad_device_info(void *ctx, int d, vram_device_info *out) {
     return ad_mem_info(ctx, d, &out->free_bytes, &out->total_bytes);
 }
 static vram_status ad_attribute(void *c, int d, int a, int *v) { (void)c; (void)d; (void)a; *v = 0; return ad_none(); }
-static vram_status ad_device(void *c, int d) { (void)c; (void)d; return ad_none(); }
-static vram_status ad_alloc(void *c, int d, uint64_t b, void **p) { (void)c; (void)d; (void)b; *p = NULL; return ad_none(); }
-static vram_status ad_free(void *c, int d, void *p) { (void)c; (void)d; (void)p; return ad_none(); }
-static vram_status ad_pinned(void *c, uint64_t b, void **p) { (void)c; (void)b; *p = NULL; return ad_none(); }
-static vram_status ad_ptr(void *c, void *p) { (void)c; (void)p; return ad_none(); }
-static vram_status ad_register(void *c, void *p, uint64_t b) { (void)c; (void)p; (void)b; return ad_none(); }
+static vram_status ad_set_device(void *c, int d) { (void)c; (void)d; return ad_none(); }
+static vram_status ad_dev_alloc(void *c, int d, uint64_t b, void **p) { (void)c; (void)d; (void)b; *p = NULL; return ad_none(); }
+static vram_status ad_dev_free(void *c, int d, void *p) { (void)c; (void)d; (void)p; return ad_none(); }
+static vram_status ad_host_alloc_pinned(void *c, uint64_t b, void **p) { (void)c; (void)b; *p = NULL; return ad_none(); }
+static vram_status ad_host_free_pinned(void *c, void *p) { (void)c; (void)p; return ad_none(); }
+static vram_status ad_host_register(void *c, void *p, uint64_t b) { (void)c; (void)p; (void)b; return ad_none(); }
 static vram_status ad_stream_create(void *c, int d, vram_stream *s) { (void)c; (void)d; *s = NULL; return ad_none(); }
-static vram_status ad_stream(void *c, vram_stream s) { (void)c; (void)s; return ad_none(); }
-static vram_status ad_copy(void *c, void *dst, const void *src, uint64_t b, vram_copy_kind k, vram_stream s) {
+static vram_status ad_stream_sync(void *c, vram_stream s) { (void)c; (void)s; return ad_none(); }
+static vram_status ad_memcpy_async(void *c, void *dst, const void *src, uint64_t b, vram_copy_kind k, vram_stream s) {
     (void)c; (void)dst; (void)src; (void)b; (void)k; (void)s;
     return ad_none();
 }
 static vram_status ad_event_create(void *c, vram_event *e) { (void)c; *e = NULL; return ad_none(); }
-static vram_status ad_event(void *c, vram_event e) { (void)c; (void)e; return ad_none(); }
+static vram_status ad_event_sync(void *c, vram_event e) { (void)c; (void)e; return ad_none(); }
 static vram_status ad_event_record(void *c, vram_event e, vram_stream s) { (void)c; (void)e; (void)s; return ad_none(); }
 static int ad_last_error(void *c) { (void)c; return 0; }
+/* the slots that share a stub above */
+#define ad_release_device ad_set_device
+#define ad_host_unregister ad_host_free_pinned
+#define ad_stream_destroy ad_stream_sync
+#define ad_event_destroy ad_event_sync
+#define ad_event_query ad_event_sync
+#define ad_stream_wait_event ad_event_record
 
 vram_device_ops vram_gpumem_device_ops(const vram_gpumem_ops *m) {
     vram_device_ops ops;
@@ -436,30 +445,6 @@ vram_device_ops vram_gpumem_device_ops(const vram_gpumem_ops *m) {
     ops.size = (uint32_t)sizeof ops;
     ops.backend = m->source;
     ops.ctx = (void *)m;
-    ops.driver_version = ad_driver_version;
-    ops.runtime_version = ad_runtime_version;
-    ops.device_count = ad_device_count;
-    ops.device_info = ad_device_info;
-    ops.mem_info = ad_mem_info;
-    ops.attribute = ad_attribute;
-    ops.set_device = ad_device;
-    ops.release_device = ad_device;
-    ops.dev_alloc = ad_alloc;
-    ops.dev_free = ad_free;
-    ops.host_alloc_pinned = ad_pinned;
-    ops.host_free_pinned = ad_ptr;
-    ops.host_register = ad_register;
-    ops.host_unregister = ad_ptr;
-    ops.stream_create = ad_stream_create;
-    ops.stream_destroy = ad_stream;
-    ops.stream_sync = ad_stream;
-    ops.memcpy_async = ad_copy;
-    ops.event_create = ad_event_create;
-    ops.event_destroy = ad_event;
-    ops.event_record = ad_event_record;
-    ops.event_query = ad_event;
-    ops.event_sync = ad_event;
-    ops.stream_wait_event = ad_event_record;
-    ops.last_error = ad_last_error;
+    VRAM_DEVICE_OPS_FILL(ops, ad)
     return ops;
 }

@@ -144,28 +144,12 @@ void vram_estimate_terms_json(vram_json *j, const vram_estimate *e) {
     for (int i = 0; i < VRAM_TERM_COUNT; i++) {
         const vram_term *t = &e->term[i];
         vram_json_begin_object(j);
-        vram_json_key(j, "name");
-        vram_json_string(j, vram_term_name((vram_term_id)i));
-        vram_json_key(j, "bytes");
-        vram_json_u64(j, t->expected);
-        vram_json_key(j, "low");
-        vram_json_u64(j, t->low);
-        vram_json_key(j, "high");
-        vram_json_u64(j, t->high);
-        vram_json_key(j, "cause");
-        vram_json_string(j, t->low == t->high ? "exact" : vram_cause_name(t->cause));
+        vram_term_range_json(j, vram_term_name((vram_term_id)i), t->expected, t->low, t->high);
+        vram_json_key_string(j, "cause", t->low == t->high ? "exact" : vram_cause_name(t->cause));
         vram_json_end_object(j);
     }
     vram_json_end_array(j);
-    vram_json_key(j, "total");
-    vram_json_begin_object(j);
-    vram_json_key(j, "low");
-    vram_json_u64(j, e->low);
-    vram_json_key(j, "expected");
-    vram_json_u64(j, e->expected);
-    vram_json_key(j, "high");
-    vram_json_u64(j, e->high);
-    vram_json_end_object(j);
+    vram_total_json(j, e->low, e->expected, e->high);
     vram_json_key(j, "notes");
     vram_json_begin_array(j);
     if (e->notes & VRAM_NOTE_NO_ARCH) vram_json_string(j, "no_arch");
@@ -175,57 +159,41 @@ void vram_estimate_terms_json(vram_json *j, const vram_estimate *e) {
 
 void vram_model_json(vram_json *j, const vram_model_ref *m, const vram_estimate *e) {
     vram_json_begin_object(j);
-    vram_json_key(j, "name");
-    vram_json_string(j, m->label);
-    vram_json_key(j, "source");
-    vram_json_string(j, m->source);
+    vram_json_key_string(j, "name", m->label);
+    vram_json_key_string(j, "source", m->source);
     if (m->hf_id[0]) {
-        vram_json_key(j, "hf_id");
-        vram_json_string(j, m->hf_id);
+        vram_json_key_string(j, "hf_id", m->hf_id);
     }
-    vram_json_key(j, "family");
-    vram_json_string(j, vram_family_name(m->model.arch.family));
-    vram_json_key(j, "params");
-    vram_json_u64(j, e->params);
+    vram_json_key_string(j, "family", vram_family_name(m->model.arch.family));
+    vram_json_key_u64(j, "params", e->params);
     if (m->model.arch.experts != 0) { /* a mixture of experts: what one token goes through */
-        vram_json_key(j, "active_params");
-        vram_json_u64(j, e->active_params);
-        vram_json_key(j, "experts");
-        vram_json_u64(j, m->model.arch.experts);
-        vram_json_key(j, "experts_per_token");
-        vram_json_u64(j, m->model.arch.experts_per_token);
+        vram_json_key_u64(j, "active_params", e->active_params);
+        vram_json_key_u64(j, "experts", m->model.arch.experts);
+        vram_json_key_u64(j, "experts_per_token", m->model.arch.experts_per_token);
     }
     if (e->expert_bytes != 0) {
-        vram_json_key(j, "expert_bytes");
-        vram_json_u64(j, e->expert_bytes);
+        vram_json_key_u64(j, "expert_bytes", e->expert_bytes);
     }
-    vram_json_key(j, "blocks");
-    vram_json_u64(j, e->blocks);
+    vram_json_key_u64(j, "blocks", e->blocks);
     vram_json_key(j, "published_format");
     vram_json_string(j, m->model.dtype != VRAM_DTYPE_NONE ? vram_dtype_name(m->model.dtype)
                                                          : "unknown");
     if (m->model.stats.tensors) {
-        vram_json_key(j, "tensors");
-        vram_json_u64(j, m->model.stats.tensors);
-        vram_json_key(j, "stored_bytes");
-        vram_json_u64(j, m->model.stats.bytes);
+        vram_json_key_u64(j, "tensors", m->model.stats.tensors);
+        vram_json_key_u64(j, "stored_bytes", m->model.stats.bytes);
     }
     if (m->model.guess_high != 0) {
         char as[160];
         vram_arch_reading(&m->model.arch, as, sizeof as);
-        vram_json_key(j, "read_as");
-        vram_json_string(j, as);
+        vram_json_key_string(j, "read_as", as);
         vram_json_key(j, "guessed_params");
         vram_json_begin_object(j);
-        vram_json_key(j, "low");
-        vram_json_u64(j, m->model.guess_low);
-        vram_json_key(j, "high");
-        vram_json_u64(j, m->model.guess_high);
+        vram_json_key_u64(j, "low", m->model.guess_low);
+        vram_json_key_u64(j, "high", m->model.guess_high);
         vram_json_end_object(j);
     }
     if (m->note[0]) {
-        vram_json_key(j, "note");
-        vram_json_string(j, m->note);
+        vram_json_key_string(j, "note", m->note);
     }
     vram_json_end_object(j);
 }
@@ -245,47 +213,32 @@ void vram_arch_reading(const vram_arch *a, char *buf, size_t cap) {
 
 void vram_workload_json(vram_json *j, const vram_workload *w, const vram_estimate *e) {
     vram_json_begin_object(j);
-    vram_json_key(j, "mode");
-    vram_json_string(j, w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
-    vram_json_key(j, "format");
-    vram_json_string(j, vram_dtype_name(e->format));
-    vram_json_key(j, "compute");
-    vram_json_string(j, vram_dtype_name(e->compute));
-    vram_json_key(j, "batch");
-    vram_json_u64(j, e->batch);
-    vram_json_key(j, "seq");
-    vram_json_u64(j, e->seq);
+    vram_json_key_string(j, "mode", w->mode == VRAM_MODE_TRAIN ? "train" : "infer");
+    vram_json_key_string(j, "format", vram_dtype_name(e->format));
+    vram_json_key_string(j, "compute", vram_dtype_name(e->compute));
+    vram_json_key_u64(j, "batch", e->batch);
+    vram_json_key_u64(j, "seq", e->seq);
     /* given, or resolved to something other than seq (whisper's 1500 source frames) */
     if (w->src_len || (e->src_len != 0 && e->src_len != e->seq)) {
-        vram_json_key(j, "src_len");
-        vram_json_u64(j, e->src_len);
+        vram_json_key_u64(j, "src_len", e->src_len);
     }
     if (w->tgt_len || (e->tgt_len != 0 && e->tgt_len != e->seq)) {
-        vram_json_key(j, "tgt_len");
-        vram_json_u64(j, e->tgt_len);
+        vram_json_key_u64(j, "tgt_len", e->tgt_len);
     }
     if (w->mode == VRAM_MODE_TRAIN) {
-        vram_json_key(j, "optimizer");
-        vram_json_string(j, vram_optimizer_name(w->optimizer));
-        vram_json_key(j, "checkpointing");
-        vram_json_bool(j, w->checkpointing);
-        vram_json_key(j, "grad_accum");
-        vram_json_u64(j, w->grad_accum ? w->grad_accum : 1u);
-        vram_json_key(j, "lora_rank");
-        vram_json_u64(j, w->lora_rank);
-        vram_json_key(j, "trainable_params");
-        vram_json_u64(j, e->trainable);
+        vram_json_key_string(j, "optimizer", vram_optimizer_name(w->optimizer));
+        vram_json_key_bool(j, "checkpointing", w->checkpointing);
+        vram_json_key_u64(j, "grad_accum", w->grad_accum ? w->grad_accum : 1u);
+        vram_json_key_u64(j, "lora_rank", w->lora_rank);
+        vram_json_key_u64(j, "trainable_params", e->trainable);
     }
     if (e->image_tokens != 0) {
-        vram_json_key(j, "image_tokens");
-        vram_json_u64(j, e->image_tokens);
+        vram_json_key_u64(j, "image_tokens", e->image_tokens);
     }
     if (e->logits != VRAM_LOGITS_DEFAULT) { /* resolved: last or all (none: no head) */
-        vram_json_key(j, "logits");
-        vram_json_string(j, e->logits == VRAM_LOGITS_ALL ? "all" : "last");
+        vram_json_key_string(j, "logits", e->logits == VRAM_LOGITS_ALL ? "all" : "last");
     }
-    vram_json_key(j, "flash_attention");
-    vram_json_bool(j, w->flash_attention);
+    vram_json_key_bool(j, "flash_attention", w->flash_attention);
     vram_json_end_object(j);
 }
 

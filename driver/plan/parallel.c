@@ -188,62 +188,54 @@ void vram_parallel_words(const vram_layout *l, uint64_t dp, char *buf, size_t ca
              (unsigned long long)l->tp, (unsigned long long)l->pp, (unsigned long long)dp);
 }
 
+void vram_term_range_json(vram_json *j, const char *name, uint64_t expected, uint64_t low,
+                          uint64_t high) {
+    vram_json_key_string(j, "name", name);
+    vram_json_key_u64(j, "bytes", expected);
+    vram_json_key_u64(j, "low", low);
+    vram_json_key_u64(j, "high", high);
+}
+
+void vram_total_json(vram_json *j, uint64_t low, uint64_t expected, uint64_t high) {
+    vram_json_key(j, "total");
+    vram_json_begin_object(j);
+    vram_json_key_u64(j, "low", low);
+    vram_json_key_u64(j, "expected", expected);
+    vram_json_key_u64(j, "high", high);
+    vram_json_end_object(j);
+}
+
 static void terms_json(vram_json *j, const vram_layout_term *t, uint64_t lo, uint64_t ex, uint64_t hi) {
     vram_json_key(j, "terms");
     vram_json_begin_array(j);
     for (int i = 0; i < VRAM_LT_COUNT; i++) {
         if (t[i].high == 0) continue;
         vram_json_begin_object(j);
-        vram_json_key(j, "name");
-        vram_json_string(j, vram_layout_term_name((vram_layout_term_id)i));
-        vram_json_key(j, "bytes");
-        vram_json_u64(j, t[i].expected);
-        vram_json_key(j, "low");
-        vram_json_u64(j, t[i].low);
-        vram_json_key(j, "high");
-        vram_json_u64(j, t[i].high);
-        vram_json_key(j, "cause");
-        vram_json_string(j, vram_cause_name(t[i].cause));
-        vram_json_key(j, "layout_cause");
-        vram_json_string(j, vram_layout_cause_name(t[i].why));
+        vram_term_range_json(j, vram_layout_term_name((vram_layout_term_id)i), t[i].expected,
+                             t[i].low, t[i].high);
+        vram_json_key_string(j, "cause", vram_cause_name(t[i].cause));
+        vram_json_key_string(j, "layout_cause", vram_layout_cause_name(t[i].why));
         vram_json_end_object(j);
     }
     vram_json_end_array(j);
-    vram_json_key(j, "total");
-    vram_json_begin_object(j);
-    vram_json_key(j, "low");
-    vram_json_u64(j, lo);
-    vram_json_key(j, "expected");
-    vram_json_u64(j, ex);
-    vram_json_key(j, "high");
-    vram_json_u64(j, hi);
-    vram_json_end_object(j);
+    vram_total_json(j, lo, ex, hi);
 }
 
 static void layout_json(vram_json *j, const vram_layout *l, uint64_t dp) {
-    vram_json_key(j, "nodes");
-    vram_json_u64(j, l->nodes);
-    vram_json_key(j, "gpus_per_node");
-    vram_json_u64(j, l->gpus_per_node);
-    vram_json_key(j, "gpus");
-    vram_json_u64(j, l->nodes * l->gpus_per_node);
-    vram_json_key(j, "zero");
-    vram_json_u64(j, l->zero);
-    vram_json_key(j, "tp");
-    vram_json_u64(j, l->tp);
-    vram_json_key(j, "pp");
-    vram_json_u64(j, l->pp);
-    vram_json_key(j, "dp");
-    vram_json_u64(j, dp);
+    vram_json_key_u64(j, "nodes", l->nodes);
+    vram_json_key_u64(j, "gpus_per_node", l->gpus_per_node);
+    vram_json_key_u64(j, "gpus", l->nodes * l->gpus_per_node);
+    vram_json_key_u64(j, "zero", l->zero);
+    vram_json_key_u64(j, "tp", l->tp);
+    vram_json_key_u64(j, "pp", l->pp);
+    vram_json_key_u64(j, "dp", dp);
 }
 
 static void near_json(vram_json *j, const vram_layout_near *n) {
     vram_json_begin_object(j);
     layout_json(j, &n->layout, n->dp);
-    vram_json_key(j, "expected_bytes");
-    vram_json_u64(j, n->expected);
-    vram_json_key(j, "short_bytes");
-    vram_json_u64(j, n->short_by);
+    vram_json_key_u64(j, "expected_bytes", n->expected);
+    vram_json_key_u64(j, "short_bytes", n->short_by);
     vram_json_end_object(j);
 }
 
@@ -255,23 +247,16 @@ void vram_parallel_json(vram_json *j, const vram_parallel_report *rep) {
     vram_json_key(j, "source");
     vram_json_string(j, rep->mode == 1 ? "given" : rep->auto_proposed ? "proposed_one_gpu_short"
                                                                       : "proposed");
-    vram_json_key(j, "budget_bytes");
-    vram_json_u64(j, rep->budget);
+    vram_json_key_u64(j, "budget_bytes", rep->budget);
     if (rep->mode == 2) {
         vram_json_key(j, "proposal");
         vram_json_begin_object(j);
-        vram_json_key(j, "found");
-        vram_json_bool(j, rep->p.found);
-        vram_json_key(j, "max_nodes");
-        vram_json_u64(j, rep->max_nodes);
-        vram_json_key(j, "gpus_per_node");
-        vram_json_u64(j, rep->gpus_per_node);
-        vram_json_key(j, "one_gpu_bytes");
-        vram_json_u64(j, rep->one_gpu);
-        vram_json_key(j, "tried");
-        vram_json_u64(j, rep->p.tried);
-        vram_json_key(j, "gpu_counts_short");
-        vram_json_u64(j, rep->p.counts_short);
+        vram_json_key_bool(j, "found", rep->p.found);
+        vram_json_key_u64(j, "max_nodes", rep->max_nodes);
+        vram_json_key_u64(j, "gpus_per_node", rep->gpus_per_node);
+        vram_json_key_u64(j, "one_gpu_bytes", rep->one_gpu);
+        vram_json_key_u64(j, "tried", rep->p.tried);
+        vram_json_key_u64(j, "gpu_counts_short", rep->p.counts_short);
         vram_json_key(j, "nearest");
         vram_json_begin_array(j);
         for (int i = 0; i < rep->p.nnear; i++) near_json(j, &rep->p.nearest[i]);
@@ -283,28 +268,22 @@ void vram_parallel_json(vram_json *j, const vram_parallel_report *rep) {
             vram_json_null(j);
         vram_json_end_object(j);
         if (!rep->p.found) {
-            vram_json_key(j, "fits");
-            vram_json_bool(j, 0);
+            vram_json_key_bool(j, "fits", 0);
             vram_json_end_object(j);
             return;
         }
     }
     layout_json(j, &r->layout, r->dp);
-    vram_json_key(j, "micro_batches");
-    vram_json_u64(j, r->layout.micro_batches);
+    vram_json_key_u64(j, "micro_batches", r->layout.micro_batches);
     vram_json_key(j, "offload");
     vram_json_begin_array(j);
     if (r->layout.offload & VRAM_OFFLOAD_OPTIMIZER) vram_json_string(j, "optimizer");
     if (r->layout.offload & VRAM_OFFLOAD_PARAMS) vram_json_string(j, "params");
     vram_json_end_array(j);
-    vram_json_key(j, "stage");
-    vram_json_string(j, r->layout.pp == 1 ? "only" : r->last_stage ? "last" : "first");
-    vram_json_key(j, "stage_blocks");
-    vram_json_u64(j, r->stage_blocks);
-    vram_json_key(j, "in_flight");
-    vram_json_u64(j, r->in_flight);
-    vram_json_key(j, "gpu_params");
-    vram_json_u64(j, r->gpu_params);
+    vram_json_key_string(j, "stage", r->layout.pp == 1 ? "only" : r->last_stage ? "last" : "first");
+    vram_json_key_u64(j, "stage_blocks", r->stage_blocks);
+    vram_json_key_u64(j, "in_flight", r->in_flight);
+    vram_json_key_u64(j, "gpu_params", r->gpu_params);
     vram_json_key(j, "per_gpu");
     vram_json_begin_object(j);
     terms_json(j, r->gpu, r->gpu_low, r->gpu_expected, r->gpu_high);
@@ -313,10 +292,6 @@ void vram_parallel_json(vram_json *j, const vram_parallel_report *rep) {
     vram_json_begin_object(j);
     terms_json(j, r->host, r->host_low, r->host_expected, r->host_high);
     vram_json_end_object(j);
-    vram_json_key(j, "fits");
-    if (rep->budget != 0)
-        vram_json_bool(j, r->gpu_expected <= rep->budget);
-    else
-        vram_json_null(j);
+    vram_json_key_bool_or_null(j, "fits", rep->budget != 0, r->gpu_expected <= rep->budget);
     vram_json_end_object(j);
 }

@@ -63,4 +63,11 @@ void vram_parallel_json(vram_json *j, const vram_parallel_report *r);
 const char *vram_parallel_offload_text(uint32_t bits);
 void vram_parallel_words(const vram_layout *l, uint64_t dp, char *buf, size_t cap);
 
+/* What an estimate's terms and a layout's terms write alike: a term's first members in its
+ * open object (name, bytes: the expected, low, high), and the "total" member of the open
+ * object ({"low", "expected", "high"}). */
+void vram_term_range_json(vram_json *j, const char *name, uint64_t expected, uint64_t low,
+                          uint64_t high);
+void vram_total_json(vram_json *j, uint64_t low, uint64_t expected, uint64_t high);
+
 #endif /* VRAMKIT_DRIVER_PARALLEL_H */

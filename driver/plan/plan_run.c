@@ -1,6 +1,7 @@
 /* driver/plan/plan_run.c — see plan_run.h. */
 #include "plan_run.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,25 +15,23 @@
 
 /* ---- options ------------------------------------------------------------------------- */
 
+/* The options kept as given (vram_plan_check looks at them together). */
+static const struct {
+    const char *name;
+    size_t at; /* of its const char * in vram_plan_request */
+} plan_text_opts[] = {{"load", offsetof(vram_plan_request, load)},
+                      {"save", offsetof(vram_plan_request, save)},
+                      {"strategy", offsetof(vram_plan_request, strategy)},
+                      {"calibration", offsetof(vram_plan_request, calibration)}};
+
 vram_status vram_plan_set(vram_plan *p, vram_plan_request *o, const char *name, const char *arg,
                           char *err, size_t cap) {
     vram_status st;
     if (strcmp(name, "model") == 0) return vram_plan_set_model(p, arg, err, cap);
     if (strcmp(name, "component") == 0) return vram_plan_add_component(p, arg, err, cap);
-    if (strcmp(name, "load") == 0) {
-        o->load = arg;
-        return VRAM_OK;
-    }
-    if (strcmp(name, "save") == 0) {
-        o->save = arg;
-        return VRAM_OK;
-    }
-    if (strcmp(name, "strategy") == 0) {
-        o->strategy = arg;
-        return VRAM_OK;
-    }
-    if (strcmp(name, "calibration") == 0) {
-        o->calibration = arg;
+    for (size_t i = 0; i < sizeof plan_text_opts / sizeof plan_text_opts[0]; i++) {
+        if (strcmp(name, plan_text_opts[i].name) != 0) continue;
+        *(const char **)(void *)((char *)o + plan_text_opts[i].at) = arg;
         return VRAM_OK;
     }
     if (strcmp(name, "emit") == 0) {

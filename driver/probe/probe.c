@@ -23,6 +23,7 @@
 
 #include "cuda/cuda_device.h"
 #include "isolate/isolate.h"
+#include "util/clock.h"
 #include "util/text.h"
 
 #define PROBE_EXE_MAX 4096
@@ -53,9 +54,7 @@ static void probe_reset(vram_probe_result *out, vram_probe_kind kind, int device
     out->device = device;
 }
 
-/* printf into detail; the text is kept to one line whatever went into it. */
-static void probe_detail(vram_probe_result *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void probe_detail(vram_probe_result *out, const char *fmt, ...) {
+void vram__probe_detail(vram_probe_result *out, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(out->detail, sizeof out->detail, fmt, ap);
@@ -67,13 +66,7 @@ static void probe_detail(vram_probe_result *out, const char *fmt, ...) {
 static void probe_fail(vram_probe_result *out, int ran, vram_status st, const char *why) {
     out->ran = ran;
     out->status = st;
-    probe_detail(out, "%s", why);
-}
-
-static double probe_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    vram__probe_detail(out, "%s", why);
 }
 
 static int probe_status_from_name(const char *name, vram_status *out) {
@@ -152,7 +145,7 @@ vram_status vram__probe_parse_result(const char *text, size_t len, vram_probe_ki
         out->ran = cJSON_IsTrue(ran) ? 1 : 0;
         out->status = verdict;
         out->cuda_error = (int)code->valuedouble;
-        probe_detail(out, "%s", detail->valuestring);
+        vram__probe_detail(out, "%s", detail->valuestring);
         out->seconds = secs->valuedouble;
         st = VRAM_OK;
     }
@@ -205,18 +198,18 @@ vram_status vram__probe_interpret(const vram_isolate_result *res, int timeout_ms
     probe_last_line(&res->err, line, sizeof line);
     const char *sep = line[0] != '\0' ? "; last stderr line: " : "";
     if (res->how == VRAM_ATTEMPT_TIMED_OUT) {
-        probe_detail(out, "probe child timed out after %.1f s and was killed%s%s",
-                     (timeout_ms > 0 ? timeout_ms : VRAM_PROBE_DEFAULT_TIMEOUT_MS) / 1000.0, sep, line);
+        vram__probe_detail(out, "probe child timed out after %.1f s and was killed%s%s",
+                           (timeout_ms > 0 ? timeout_ms : VRAM_PROBE_DEFAULT_TIMEOUT_MS) / 1000.0, sep, line);
     } else if (res->how == VRAM_ATTEMPT_SIGNALED) {
         char num[32];
         snprintf(num, sizeof num, "signal %d", res->signal);
-        probe_detail(out, "probe child killed by %s before reporting%s%s",
-                     res->signal_name != NULL ? res->signal_name : num, sep, line);
+        vram__probe_detail(out, "probe child killed by %s before reporting%s%s",
+                           res->signal_name != NULL ? res->signal_name : num, sep, line);
     } else if (why[0] != '\0') {
-        probe_detail(out, "probe child exited with code %d: %s", res->exit_code, why);
+        vram__probe_detail(out, "probe child exited with code %d: %s", res->exit_code, why);
     } else {
-        probe_detail(out, "probe child exited with code %d without a result line%s%s",
-                     res->exit_code, sep, line);
+        vram__probe_detail(out, "probe child exited with code %d without a result line%s%s",
+                           res->exit_code, sep, line);
     }
     return VRAM_OK;
 }
@@ -296,8 +289,8 @@ vram_status vram_probe_run(int device, vram_probe_kind kind, int timeout_ms, vra
         ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
         if (n <= 0 || (size_t)n >= sizeof self - 1) {
             out->status = VRAM_E_IO;
-            probe_detail(out, "cannot find this program (/proc/self/exe): %s",
-                         n < 0 ? strerror(errno) : "path too long");
+            vram__probe_detail(out, "cannot find this program (/proc/self/exe): %s",
+                               n < 0 ? strerror(errno) : "path too long");
             return VRAM_E_IO;
         }
         self[n] = '\0';
@@ -384,9 +377,9 @@ static int probe_test_hook(const char *hook, vram_probe_kind kind, int device) {
     if (strcmp(hook, "trap") == 0) {
         vram_probe_result r;
         probe_reset(&r, kind, device);
-        double t0 = probe_now();
+        double t0 = vram_now_s();
         vram__probe_trap(device, &r);
-        r.seconds = probe_now() - t0;
+        r.seconds = vram_now_s() - t0;
         probe_print(&r);
         return r.ran ? (r.status == VRAM_OK ? VRAM_PROBE_EXIT_WORKS : VRAM_PROBE_EXIT_FAILS) : VRAM_PROBE_EXIT_NOT_RUN;
     }
@@ -415,9 +408,9 @@ int vram_probe_child_main(int argc, char **argv) {
 
     vram_probe_result r;
     probe_reset(&r, kind, (int)dev);
-    double t0 = probe_now();
+    double t0 = vram_now_s();
     vram__probe_execute(kind, (int)dev, &r);
-    r.seconds = probe_now() - t0;
+    r.seconds = vram_now_s() - t0;
     probe_print(&r);
     if (!r.ran) return VRAM_PROBE_EXIT_NOT_RUN;
     return r.status == VRAM_OK ? VRAM_PROBE_EXIT_WORKS : VRAM_PROBE_EXIT_FAILS;

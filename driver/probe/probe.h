@@ -114,5 +114,7 @@ vram_status vram__probe_interpret(const struct vram_isolate_result *res, int tim
 void vram__probe_execute(vram_probe_kind kind, int device, vram_probe_result *out);
 /* The "trap" test hook's body (CUDA builds; the stub reports VRAM_E_NOT_BUILT). */
 void vram__probe_trap(int device, vram_probe_result *out);
+/* printf into out->detail, kept to one line whatever went into it (the parent and the child). */
+void vram__probe_detail(vram_probe_result *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* VRAMKIT_DRIVER_PROBE_H */

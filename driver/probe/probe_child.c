@@ -2,7 +2,6 @@
  * (`vramkit __probe KIND DEVICE`, driver/probe/probe.c). Each does the real thing once through the
  * CUDA table or, for what the table has no slot for (VMM, pools, kernels), through the same
  * checking macro; every step is undone, and a failure names the call and its error. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +21,6 @@
 #define KERNEL_N 4096
 #define ALLOC_ALIGN (2 * MiB)
 
-static void pc_detail(vram_probe_result *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void pc_detail(vram_probe_result *out, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->detail, sizeof out->detail, fmt, ap);
-    va_end(ap);
-}
 
 static int pc_is_cuda_status(vram_status st) {
     return st == VRAM_E_OOM || st == VRAM_E_NOT_SUPPORTED || st == VRAM_E_CUDA ||
@@ -43,11 +35,11 @@ static void pc_fail(vram_probe_result *out, int ran, vram_status st, const char 
         int code = vram__cuda_last_error();
         const char *call = vram__cuda_last_call();
         out->cuda_error = code;
-        pc_detail(out, "%s: %s: %s (%d, %s)", what, call, vram__cuda_error_text(code, call), code,
-                  vram_cuda_class_name(vram_cuda_error_class(code)));
+        vram__probe_detail(out, "%s: %s: %s (%d, %s)", what, call, vram__cuda_error_text(code, call), code,
+                           vram_cuda_class_name(vram_cuda_error_class(code)));
     } else {
         out->cuda_error = 0;
-        pc_detail(out, "%s: %s", what, vram_status_str(st));
+        vram__probe_detail(out, "%s: %s", what, vram_status_str(st));
     }
 }
 
@@ -55,6 +47,12 @@ static void pc_ok(vram_probe_result *out) {
     out->ran = 1;
     out->status = VRAM_OK;
     out->cuda_error = 0;
+}
+
+/* The probe ran, no call failed, and the device's answer was wrong: the caller says how. */
+static void pc_wrong(vram_probe_result *out) {
+    out->ran = 1;
+    out->status = VRAM_E_CUDA;
 }
 
 /* Opens the device: a driver, the device exists, it can be made current. Returns 1 when the
@@ -78,7 +76,7 @@ static int pc_open(vram_device_ops *ops, int device, vram_probe_result *out) {
     if (device >= n) {
         out->ran = 0;
         out->status = VRAM_E_NO_DEVICE;
-        pc_detail(out, "device %d does not exist (%d CUDA device%s visible)", device, n, n == 1 ? "" : "s");
+        vram__probe_detail(out, "device %d does not exist (%d CUDA device%s visible)", device, n, n == 1 ? "" : "s");
         return 0;
     }
     st = ops->set_device(ops->ctx, device);
@@ -118,7 +116,7 @@ static void probe_vmm(int device, vram_probe_result *out) {
         if (!need[i].have) {
             out->ran = 1;
             out->status = VRAM_E_NOT_SUPPORTED;
-            pc_detail(out, "the driver does not export %s (cudaGetDriverEntryPointByVersion)", need[i].name);
+            vram__probe_detail(out, "the driver does not export %s (cudaGetDriverEntryPointByVersion)", need[i].name);
             return;
         }
     }
@@ -191,15 +189,14 @@ static void probe_vmm(int device, vram_probe_result *out) {
         return;
     }
     if (!touched_ok) {
-        out->ran = 1;
-        out->status = VRAM_E_CUDA;
-        pc_detail(out, "vmm granule: mapped memory did not read back what was written");
+        pc_wrong(out);
+        vram__probe_detail(out, "vmm granule: mapped memory did not read back what was written");
         return;
     }
     char sz[32];
     pc_ok(out);
-    pc_detail(out, "reserved, created, mapped, wrote and read one %s granule, then released it",
-              pc_size(gran, sz, sizeof sz));
+    vram__probe_detail(out, "reserved, created, mapped, wrote and read one %s granule, then released it",
+                       pc_size(gran, sz, sizeof sz));
 }
 
 /* ---- pinned ------------------------------------------------------------------------ */
@@ -221,13 +218,12 @@ static void probe_pinned(vram_device_ops *ops, vram_probe_result *out) {
         return;
     }
     if (!ok) {
-        out->ran = 1;
-        out->status = VRAM_E_CUDA;
-        pc_detail(out, "pinned 64 MiB: pages did not read back what was written");
+        pc_wrong(out);
+        vram__probe_detail(out, "pinned 64 MiB: pages did not read back what was written");
         return;
     }
     pc_ok(out);
-    pc_detail(out, "allocated, touched and freed 64 MiB of pinned host memory (cudaHostAlloc)");
+    vram__probe_detail(out, "allocated, touched and freed 64 MiB of pinned host memory (cudaHostAlloc)");
 }
 
 /* ---- pool -------------------------------------------------------------------------- */
@@ -260,7 +256,7 @@ static void probe_pool(vram_device_ops *ops, int device, vram_probe_result *out)
         return;
     }
     pc_ok(out);
-    pc_detail(out, "allocated, wrote and freed 16 MiB from the default memory pool (cudaMallocAsync)");
+    vram__probe_detail(out, "allocated, wrote and freed 16 MiB from the default memory pool (cudaMallocAsync)");
 }
 
 /* ---- kernel ------------------------------------------------------------------------ */
@@ -285,7 +281,7 @@ static void probe_kernel(vram_device_ops *ops, int device, vram_probe_result *ou
     if (host == NULL) {
         out->ran = 1;
         out->status = VRAM_E_OOM;
-        pc_detail(out, "kernel: out of host memory");
+        vram__probe_detail(out, "kernel: out of host memory");
         return;
     }
     memset(host, 0, KERNEL_N * sizeof(int));
@@ -318,13 +314,12 @@ static void probe_kernel(vram_device_ops *ops, int device, vram_probe_result *ou
     if (st != VRAM_OK) {
         pc_fail(out, 1, st, what);
     } else if (wrong >= 0) {
-        out->ran = 1;
-        out->status = VRAM_E_CUDA;
-        pc_detail(out, "kernel ran but element %d is %d, not %d", wrong, host[wrong], vram_k_probe_value(wrong));
+        pc_wrong(out);
+        vram__probe_detail(out, "kernel ran but element %d is %d, not %d", wrong, host[wrong], vram_k_probe_value(wrong));
     } else {
         pc_ok(out);
-        pc_detail(out, "launched a kernel (image sm_%d, PTX %d) on compute capability %d.%d and checked its %d outputs",
-                  bin, ptx, major, minor, KERNEL_N);
+        vram__probe_detail(out, "launched a kernel (image sm_%d, PTX %d) on compute capability %d.%d and checked its %d outputs",
+                           bin, ptx, major, minor, KERNEL_N);
     }
     free(host);
 }
@@ -346,7 +341,7 @@ static void probe_alloc90(vram_device_ops *ops, int device, vram_probe_result *o
     if (bytes == 0) {
         out->ran = 1;
         out->status = VRAM_E_OOM;
-        pc_detail(out, "alloc90: only %s of %s free, nothing to allocate", b, c);
+        vram__probe_detail(out, "alloc90: only %s of %s free, nothing to allocate", b, c);
         return;
     }
     void *p = NULL;
@@ -364,7 +359,7 @@ static void probe_alloc90(vram_device_ops *ops, int device, vram_probe_result *o
         return;
     }
     pc_ok(out);
-    pc_detail(out, "allocated, touched and freed %s (90%% of %s free of %s)", a, b, c);
+    vram__probe_detail(out, "allocated, touched and freed %s (90%% of %s free of %s)", a, b, c);
 }
 
 /* ---- entry points ------------------------------------------------------------------ */
@@ -382,7 +377,7 @@ void vram__probe_execute(vram_probe_kind kind, int device, vram_probe_result *ou
     }
     out->ran = 0;
     out->status = VRAM_E_INVALID;
-    pc_detail(out, "unknown probe kind %d", (int)kind);
+    vram__probe_detail(out, "unknown probe kind %d", (int)kind);
 }
 
 void vram__probe_trap(int device, vram_probe_result *out) {
@@ -410,12 +405,12 @@ void vram__probe_trap(int device, vram_probe_result *out) {
     out->cuda_error = sticky_code;
     if (later != VRAM_E_CUDA_STICKY || later_code != sticky_code) {
         out->status = VRAM_E_STATE;
-        pc_detail(out, "trap kernel: %s gave %s (%d), but a later dev_alloc returned %s (last error %d)", call,
-                  vram__cuda_error_text(sticky_code, call), sticky_code, vram_status_name(later), later_code);
+        vram__probe_detail(out, "trap kernel: %s gave %s (%d), but a later dev_alloc returned %s (last error %d)", call,
+                           vram__cuda_error_text(sticky_code, call), sticky_code, vram_status_name(later), later_code);
         return;
     }
     out->status = VRAM_E_CUDA_STICKY;
-    pc_detail(out, "trap kernel: %s gave %s (%d, %s); a later dev_alloc was refused with %s", call,
-              vram__cuda_error_text(sticky_code, call), sticky_code,
-              vram_cuda_class_name(vram_cuda_error_class(sticky_code)), vram_status_name(later));
+    vram__probe_detail(out, "trap kernel: %s gave %s (%d, %s); a later dev_alloc was refused with %s", call,
+                       vram__cuda_error_text(sticky_code, call), sticky_code,
+                       vram_cuda_class_name(vram_cuda_error_class(sticky_code)), vram_status_name(later));
 }

@@ -111,30 +111,32 @@ void vram_json_finish(vram_json *j) {
     fflush(j->out);
 }
 
-void vram_json_key_u64(vram_json *j, const char *key, uint64_t v) {
-    vram_json_key(j, key);
-    vram_json_u64(j, v);
-}
-
-void vram_json_key_i64(vram_json *j, const char *key, int64_t v) {
-    vram_json_key(j, key);
-    vram_json_i64(j, v);
-}
-
-void vram_json_key_string(vram_json *j, const char *key, const char *s) {
-    vram_json_key(j, key);
-    vram_json_string(j, s);
-}
-
-void vram_json_key_bool(vram_json *j, const char *key, int v) {
-    vram_json_key(j, key);
-    vram_json_bool(j, v);
-}
-
-void vram_json_key_double(vram_json *j, const char *key, double v) {
-    vram_json_key(j, key);
-    vram_json_double(j, v);
-}
+/* The keyed shorthands: the key, then the value with its writer; the _or_null ones write null
+ * instead when there is no value. */
+#define VRAM__JSON_KEYED(suffix, type, write)                                                      \
+    void vram_json_key_##suffix(vram_json *j, const char *key, type v) {                          \
+        vram_json_key(j, key);                                                                    \
+        write(j, v);                                                                              \
+    }
+#define VRAM__JSON_KEYED_OR_NULL(suffix, type, write)                                              \
+    void vram_json_key_##suffix##_or_null(vram_json *j, const char *key, int have, type v) {      \
+        vram_json_key(j, key);                                                                    \
+        if (have)                                                                                 \
+            write(j, v);                                                                          \
+        else                                                                                      \
+            vram_json_null(j);                                                                    \
+    }
+VRAM__JSON_KEYED(u64, uint64_t, vram_json_u64)
+VRAM__JSON_KEYED(i64, int64_t, vram_json_i64)
+VRAM__JSON_KEYED(string, const char *, vram_json_string)
+VRAM__JSON_KEYED(bool, int, vram_json_bool)
+VRAM__JSON_KEYED(double, double, vram_json_double)
+VRAM__JSON_KEYED_OR_NULL(u64, uint64_t, vram_json_u64)
+VRAM__JSON_KEYED_OR_NULL(i64, int64_t, vram_json_i64)
+VRAM__JSON_KEYED_OR_NULL(bool, int, vram_json_bool)
+VRAM__JSON_KEYED_OR_NULL(double, double, vram_json_double)
+#undef VRAM__JSON_KEYED
+#undef VRAM__JSON_KEYED_OR_NULL
 
 /* ---- reading ------------------------------------------------------------------------------ */
 

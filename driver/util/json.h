@@ -39,6 +39,12 @@ void vram_json_key_i64(vram_json *j, const char *key, int64_t v);
 void vram_json_key_string(vram_json *j, const char *key, const char *s);
 void vram_json_key_bool(vram_json *j, const char *key, int v);
 void vram_json_key_double(vram_json *j, const char *key, double v);
+/* The same for a member that may have no value: null when !have (v is not looked at then). A
+ * string member without a value is vram_json_key_string with NULL. */
+void vram_json_key_u64_or_null(vram_json *j, const char *key, int have, uint64_t v);
+void vram_json_key_i64_or_null(vram_json *j, const char *key, int have, int64_t v);
+void vram_json_key_bool_or_null(vram_json *j, const char *key, int have, int v);
+void vram_json_key_double_or_null(vram_json *j, const char *key, int have, double v);
 
 /* ---- reading: JSON as Python reads it ------------------------------------------------------ */
 

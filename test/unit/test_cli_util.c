@@ -420,6 +420,36 @@ Test(cli_util, json_writer_output) {
     free(text);
 }
 
+/* The keyed shorthands write what the key and the value written apart would; the _or_null ones
+ * write null without a value, whatever the value (a 64-bit one that is 0 in its low 32 bits
+ * included). */
+static void build_keyed(vram_json *j) {
+    vram_json_begin_object(j);
+    vram_json_key_u64(j, "u", UINT64_C(1) << 32);
+    vram_json_key_i64(j, "i", -7);
+    vram_json_key_string(j, "s", NULL);
+    vram_json_key_bool(j, "b", 1);
+    vram_json_key_double(j, "d", 0.25);
+    vram_json_key_u64_or_null(j, "u1", 1, UINT64_C(1) << 32);
+    vram_json_key_u64_or_null(j, "u0", 0, 5);
+    vram_json_key_i64_or_null(j, "i1", 1, -3);
+    vram_json_key_i64_or_null(j, "i0", 0, -3);
+    vram_json_key_bool_or_null(j, "b1", 1, 0);
+    vram_json_key_bool_or_null(j, "b0", 0, 1);
+    vram_json_key_double_or_null(j, "d1", 1, 1.5);
+    vram_json_key_double_or_null(j, "d0", 0, 1.5);
+    vram_json_end_object(j);
+}
+
+Test(cli_util, json_writer_keyed) {
+    char *text = json_of(build_keyed);
+    cr_assert_str_eq(text,
+                     "{\"u\":4294967296,\"i\":-7,\"s\":null,\"b\":true,\"d\":0.25,"
+                     "\"u1\":4294967296,\"u0\":null,\"i1\":-3,\"i0\":null,\"b1\":false,\"b0\":null,"
+                     "\"d1\":1.5,\"d0\":null}\n");
+    free(text);
+}
+
 /* The writer's output is accepted by a real JSON parser (python3's), when one is here. */
 Test(cli_util, json_writer_is_valid_json) {
     if (system("python3 -c 'pass' >/dev/null 2>&1") != 0) cr_skip_test("python3 not available");
