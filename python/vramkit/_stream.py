@@ -656,13 +656,14 @@ class Stream:
         """Host memory, owned: each batch in one call, released in it (its rows kept in their
         chunk, or copied into a block), so nothing is held between batches."""
         take, tv, tref = self._lib.vram_api_stream_take, self._tv, self._tref
-        out_end, nd = TAKE_OUT + 9, len(self._layout)
+        out_end, nd, bs = TAKE_OUT + 9, len(self._layout), self._opts.batch
+        out_np, out_torch = self.output == "numpy", self.output == "torch"
         try:
             while not self._closed and serial == self._iterating and self._epoch < end:
                 if self._forked_from is not None:
                     self._check_process()
-                if self._samp_at + self._opts.batch > _SAMPLES:  # a fresh array of indices
-                    self._samp = _np.empty(max(_SAMPLES, self._opts.batch), dtype=_np.uint64)
+                if self._samp_at + bs > _SAMPLES:  # a fresh array of indices
+                    self._samp = _np.empty(max(_SAMPLES, bs), dtype=_np.uint64)
                     self._samp_ptr, self._samp_at = self._samp.ctypes.data, 0
                 tv[TAKE_SAMPLES] = self._samp_ptr + 8 * self._samp_at
                 if self.copying:
@@ -683,7 +684,13 @@ class Stream:
                 else:
                     if keep:
                         self._keep(keep, slot)
-                    arrays = self._kept(slot, count)
+                    if out_np:
+                        arrays = [r[slot:slot + count] for r in self._chunk[1]]
+                    elif out_torch and count == bs and not slot % bs:
+                        j = slot // bs
+                        arrays = [p[j] for p in self._chunk[2]]
+                    else:
+                        arrays = self._kept(slot, count)
                 batch = _new_batch(Batch)
                 batch._stream, batch._serial, batch._borrowed = self, 0, False
                 batch.count, batch.epoch, batch.epoch_index, batch.index = count, epoch, ei, index
