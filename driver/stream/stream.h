@@ -16,7 +16,8 @@
  * dataset d a region of samples_per_chunk rows, one after the other (so the plan's sample
  * bytes are the sum of the row bytes). Chunk q of the stream (q = 0, 1, ... over all epochs)
  * is the chunk visited (q mod chunk_count)-th in epoch q / chunk_count; it goes to device
- * buffer q mod buffers. Nothing is allocated after vram_streamer_open. */
+ * buffer q mod buffers. Nothing is allocated after vram_streamer_open but the buffer that
+ * vram_streamer_detach puts in place of one it hands over. */
 
 #define VRAM_STREAM_MAX_DATASETS 16u
 #define VRAM_STREAM_ERR_MAX 512u /* the longest error message kept */
