@@ -626,17 +626,33 @@ Test(stream, staging_follows_the_host_memory_flag_not_the_name) {
     fx_free(&f);
 }
 
+/* 100 samples of 8 bytes in batches of 10, chunks of 20 rows (2 batches each) in 2 buffers,
+ * one epoch. */
+static vram_stream_config two_batch_chunks(void) {
+    vram_stream_config c = base_cfg();
+    c.plan.batch = 10;
+    c.plan.budget_bytes = 2u * 20u * 8u;
+    c.epochs = 1;
+    return c;
+}
+
+/* The fixture of 100 such samples and a streamer over it (host memory). */
+static vram_streamer *open_two_batch_chunks(const vram_device_ops *ops, fixture *f,
+                                            vram_stream_config *c) {
+    vram_streamer *s = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    fx_make(f, 100, 8, 0);
+    *c = two_batch_chunks();
+    cr_assert_eq(vram_streamer_open(ops, &f->src, c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    return s;
+}
+
 Test(stream, holding_and_releasing_batches) {
     vram_device_ops ops = vram_host_ops();
     fixture f;
-    fx_make(&f, 100, 8, 0);
-    vram_stream_config c = base_cfg();
-    c.plan.batch = 10;
-    c.plan.budget_bytes = 2u * 20u * 8u; /* chunks of 20 rows: 2 batches each */
-    c.epochs = 1;
-    vram_streamer *s = NULL;
+    vram_stream_config c;
     char err[VRAM_STREAM_ERR_MAX];
-    cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    vram_streamer *s = open_two_batch_chunks(&ops, &f, &c);
     vram_batch a, b, x;
     cr_assert_eq(vram_streamer_next(s, &a), VRAM_OK);
     cr_assert_eq(vram_streamer_next(s, &b), VRAM_OK);
@@ -679,15 +695,10 @@ static int rows_ok(const void *p, uint64_t first, uint64_t n, uint64_t rb) {
 Test(stream, a_kept_chunk_is_reused_only_once_unkept_or_detached) {
     vram_device_ops ops = vram_host_ops();
     fixture f;
-    fx_make(&f, 100, 8, 0);
-    vram_stream_config c = base_cfg();
-    c.plan.batch = 10;
-    c.plan.budget_bytes = 2u * 20u * 8u; /* chunks of 20 rows in 2 buffers */
-    c.epochs = 1;
-    vram_streamer *s = NULL;
+    vram_stream_config c;
     char err[VRAM_STREAM_ERR_MAX];
+    vram_streamer *s = open_two_batch_chunks(&ops, &f, &c);
     void *mem = NULL;
-    cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
     vram_batch a, b, x;
     cr_assert_eq(vram_streamer_kept_blocker(s), UINT64_MAX);
     cr_assert_eq(vram_streamer_next(s, &a), VRAM_OK);
