@@ -4,6 +4,7 @@
 #include "api.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -450,7 +451,34 @@ struct vram_api_stream {
     vram_batch held;
     int holding;
     vram_event order; /* vram_api_stream_order's event (GPU; made when first needed) */
+    vram_api_keep *keeps;    /* the live keeps of this stream (a list, under keep_mu) */
+    vram_api_keep *cur_keep; /* the keep of the chunk being taken, or NULL */
+    uint64_t detached;
 };
+
+/* A kept chunk: while in the stream, the streamer's buffer (unkept on release); detached
+ * (mem set), memory of its own that the release frees with the backend's ops. */
+struct vram_api_keep {
+    vram_api_stream *s; /* NULL once detached for good (the stream closed) */
+    uint64_t q;
+    void *mem;
+    vram_device_ops ops;
+    int device;
+    vram_api_keep *prev, *next;
+};
+
+/* Keeps are released by the consumer's finalizers, on any thread, also after their stream
+ * closed: one lock for every keep list (never held while a call waits for a chunk). */
+static pthread_mutex_t keep_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void keep_unlink_locked(vram_api_keep *k) {
+    if (k->s == NULL) return;
+    if (k->prev) k->prev->next = k->next;
+    else k->s->keeps = k->next;
+    if (k->next) k->next->prev = k->prev;
+    if (k->s->cur_keep == k) k->s->cur_keep = NULL;
+    k->prev = k->next = NULL;
+}
 
 static int api_fail(char *err, size_t cap, int st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int api_fail(char *err, size_t cap, int st, const char *fmt, ...) {
@@ -531,6 +559,19 @@ int vram_api_stream_close(vram_api_stream *s) {
     vram_status st;
     if (s == NULL) return VRAM_OK;
     if (s->holding) (void)vram_streamer_release(s->s->s, &s->held);
+    /* the chunks still kept become memory of their keeps: everything else goes */
+    pthread_mutex_lock(&keep_mu);
+    while (s->keeps) {
+        vram_api_keep *k = s->keeps;
+        if (k->mem == NULL) {
+            (void)vram_streamer_detach(s->s->s, k->q, 0, &k->mem);
+            k->ops = s->s->be.ops;
+            k->device = s->s->be.device;
+        }
+        keep_unlink_locked(k);
+        k->s = NULL;
+    }
+    pthread_mutex_unlock(&keep_mu);
     if (s->order != NULL) (void)s->s->be.ops.event_destroy(s->s->be.ops.ctx, s->order);
     st = vram_stream_session_close(s->s);
     free(s);
@@ -704,4 +745,121 @@ int vram_api_stream_release(vram_api_stream *s, char *err, size_t cap) {
     s->holding = 0;
     if (st != VRAM_OK) return api_fail(err, cap, st, "releasing a batch: %s", vram_status_str(st));
     return VRAM_OK;
+}
+
+/* ---- taking batches: one call a batch, kept or copied ------------------------------------ */
+
+void vram_api_keep_release(vram_api_keep *k) {
+    if (k == NULL) return;
+    pthread_mutex_lock(&keep_mu);
+    if (k->mem != NULL)
+        (void)k->ops.dev_free(k->ops.ctx, k->device, k->mem);
+    else if (k->s != NULL)
+        (void)vram_streamer_unkeep(k->s->s->s, k->q);
+    keep_unlink_locked(k);
+    pthread_mutex_unlock(&keep_mu);
+    free(k);
+}
+
+uint64_t vram_api_stream_chunk_rows(const vram_api_stream *s) {
+    return s ? vram_streamer_plan(s->s->s)->samples_per_chunk : 0;
+}
+
+/* The next batch, or VRAM_E_STATE with t->blocked when a kept chunk is in the way and may
+ * not be detached. Detaches it otherwise. */
+static int take_next(vram_api_stream *s, vram_api_take *t, char *err, size_t cap) {
+    for (;;) {
+        vram_status st = vram_streamer_next(s->s->s, &s->held);
+        if (st == VRAM_E_STATE) {
+            uint64_t q = vram_streamer_kept_blocker(s->s->s);
+            vram_api_keep *k;
+            if (q != UINT64_MAX && !t->may_detach) {
+                t->blocked = 1;
+                return api_fail(err, cap, st, "stream: the batches of chunk %llu are still in use",
+                                (unsigned long long)q);
+            }
+            if (q != UINT64_MAX) {
+                pthread_mutex_lock(&keep_mu);
+                for (k = s->keeps; k != NULL && !(k->q == q && k->mem == NULL); k = k->next) {}
+                st = k ? vram_streamer_detach(s->s->s, q, 1, &k->mem) : VRAM_E_STATE;
+                if (k && k->mem) {
+                    k->ops = s->s->be.ops;
+                    k->device = s->s->be.device;
+                }
+                pthread_mutex_unlock(&keep_mu);
+                if (st != VRAM_OK)
+                    return api_fail(err, cap, st, "stream: a new chunk buffer in place of one still in "
+                                                  "use: %s", vram_status_str(st));
+                s->detached++;
+                continue;
+            }
+        }
+        if (st != VRAM_OK) {
+            const char *why = vram_streamer_error(s->s->s);
+            return api_fail(err, cap, st, "%s", why[0] ? why : vram_status_str(st));
+        }
+        return VRAM_OK;
+    }
+}
+
+int vram_api_stream_take(vram_api_stream *s, vram_api_take *t) {
+    const vram_batch *h;
+    uint32_t n;
+    int st;
+    char *err = t ? t->err : NULL;
+    size_t cap = t ? sizeof t->err : 0;
+    if (s == NULL || t == NULL) return VRAM_E_INVALID;
+    if (t->size != sizeof *t) return VRAM_E_VERSION; /* its err may not be where ours is */
+    if (t->mode != VRAM_API_TAKE_KEEP && t->mode != VRAM_API_TAKE_COPY)
+        return api_fail(err, cap, VRAM_E_INVALID, "stream: take mode %llu", (unsigned long long)t->mode);
+    if (s->holding)
+        return api_fail(err, cap, VRAM_E_STATE, "stream: the previous batch is still held (release it first)");
+    h = &s->held;
+    n = s->s->f->datasets;
+    memset(&t->count, 0, offsetof(vram_api_take, err) - offsetof(vram_api_take, count));
+    err[0] = '\0';
+    if ((st = take_next(s, t, err, cap)) != VRAM_OK) return st;
+    t->detached = s->detached;
+    if (h->done) {
+        t->done = 1;
+        return VRAM_OK;
+    }
+    s->holding = 1;
+    t->count = h->count;
+    t->epoch = h->epoch;
+    t->epoch_index = h->epoch_index;
+    t->index = h->index;
+    t->epoch_begin = (uint64_t)h->epoch_begin;
+    t->epoch_end = (uint64_t)h->epoch_end;
+    t->slot = h->slot_start;
+    if (t->samples_out) memcpy((void *)(uintptr_t)t->samples_out, h->samples, h->count * sizeof(uint64_t));
+    if (t->mode == VRAM_API_TAKE_KEEP) {
+        pthread_mutex_lock(&keep_mu);
+        if (s->cur_keep == NULL || s->cur_keep->q != h->chunk_seq) {
+            vram_api_keep *k = calloc(1, sizeof *k);
+            if (k == NULL) st = VRAM_E_NOMEM;
+            else if ((st = vram_streamer_keep(s->s->s, h)) != VRAM_OK) free(k);
+            else {
+                k->s = s;
+                k->q = h->chunk_seq;
+                k->next = s->keeps;
+                if (s->keeps) s->keeps->prev = k;
+                s->keeps = s->cur_keep = k;
+                t->keep = (uint64_t)(uintptr_t)k;
+            }
+        }
+        pthread_mutex_unlock(&keep_mu);
+        if (st != VRAM_OK) {
+            (void)vram_api_stream_release(s, NULL, 0);
+            return api_fail(err, cap, st, "stream: keeping a chunk: %s", vram_status_str(st));
+        }
+        for (uint32_t d = 0; d < n; d++) t->data[d] = (uint64_t)(uintptr_t)h->data[d];
+    } else {
+        for (uint32_t d = 0; d < n; d++) {
+            if (t->dst[d] == 0) continue;
+            memcpy((void *)(uintptr_t)t->dst[d], h->data[d], h->count * s->s->f->ds[d].row_bytes);
+            t->data[d] = t->dst[d];
+        }
+    }
+    return vram_api_stream_release(s, err, cap);
 }

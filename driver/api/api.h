@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Raised whenever a function or struct below changes. */
-#define VRAM_API_VERSION 3
+#define VRAM_API_VERSION 4
 
 int vram_api_version(void);
 /* vram_status names and one-line texts ("VRAM_E_OOM", "out of device memory"). */
@@ -160,7 +160,44 @@ uint64_t vram_api_stream_budget(const vram_api_stream *s);
  * waits for the work queued on `stream` so far. Nothing on the host or for the consumer
  * itself. 0 or a vram_status with err. */
 int vram_api_stream_order(vram_api_stream *s, void *stream, int consumer_waits, char *err, size_t cap);
-/* Stops the stream and frees everything (NULL is fine). 0 or the first teardown error. */
+/* Stops the stream and frees everything (NULL is fine) but the chunks still kept (below):
+ * their memory goes with their keeps. 0 or the first teardown error. */
 int vram_api_stream_close(vram_api_stream *s);
+
+/* ---- taking batches: one call a batch -------------------------------------------------------
+ * vram_api_stream_take gets the next batch and releases it in the same call, its rows either
+ * copied out (VRAM_API_TAKE_COPY: to dst[d], count * row_bytes(d) bytes each; a dst of 0 is
+ * skipped) or left in place in their chunk, which is then kept (VRAM_API_TAKE_KEEP: host
+ * memory without shuffle only, else VRAM_E_NOT_SUPPORTED): the first batch taken of each
+ * chunk comes with a keep, and that chunk's memory is not reused until
+ * vram_api_keep_release(keep), which may be called from any thread, also after the stream was
+ * closed (the chunk's memory then belongs to the keep). When the stream needs the buffer of a
+ * chunk still kept, take answers VRAM_E_STATE with blocked set (may_detach 0), or (1) gives
+ * the kept memory to its keep and allocates a new buffer in its place (detached counts them).
+ * Fields are 64-bit: pointers as integers, so that the struct reads as one array. */
+#define VRAM_API_TAKE_KEEP 1
+#define VRAM_API_TAKE_COPY 2
+typedef struct vram_api_keep vram_api_keep;
+typedef struct vram_api_take {
+    uint64_t size;        /* sizeof(vram_api_take), set by the caller */
+    /* in */
+    uint64_t mode;        /* VRAM_API_TAKE_KEEP or VRAM_API_TAKE_COPY */
+    uint64_t may_detach;
+    uint64_t samples_out; /* (uint64_t *) where the sample indices go (count of them), or 0 */
+    uint64_t dst[16];     /* COPY: where dataset d's rows go */
+    /* out (zeroed by each call) */
+    uint64_t count, epoch, epoch_index, index, epoch_begin, epoch_end, done;
+    uint64_t keep;        /* (vram_api_keep *) a keep of this batch's chunk (its first batch), or 0 */
+    uint64_t slot;        /* KEEP: the batch's first row within its chunk's region */
+    uint64_t blocked;     /* 1: VRAM_E_STATE because a kept chunk is in the way */
+    uint64_t detached;    /* kept chunks detached so far by this stream */
+    uint64_t data[16];    /* dataset d's rows: in the chunk (KEEP), dst[d] (COPY) */
+    char err[512];        /* the error's one line (two arguments a call: a batch's cost) */
+} vram_api_take;
+int vram_api_stream_take(vram_api_stream *s, vram_api_take *t);
+void vram_api_keep_release(vram_api_keep *k);
+/* Rows of each dataset's region in a chunk (a kept batch's region starts slot rows before
+ * its data). */
+uint64_t vram_api_stream_chunk_rows(const vram_api_stream *s);
 
 #endif /* VRAMKIT_DRIVER_API_H */

@@ -131,6 +131,7 @@ typedef struct dbuf {
     vram_chunk chunk;
     uint64_t epoch_index, visit;
     uint64_t delivered, released;
+    uint32_t kept; /* vram_streamer_keep: not reused until as many unkeeps */
 } dbuf;
 
 typedef struct task {
@@ -1338,8 +1339,8 @@ vram_status vram_streamer_next(vram_streamer *s, vram_batch *out) {
             pthread_mutex_unlock(&s->mu);
             return st;
         }
-        if (B->state == BUF_READY && B->seq != s->cur_q && B->released < B->delivered) {
-            /* the chunk needs this buffer, and the consumer still holds batches of it */
+        if (B->state == BUF_READY && B->seq != s->cur_q && (B->released < B->delivered || B->kept)) {
+            /* the chunk needs this buffer, and the consumer still holds or keeps batches of it */
             pthread_mutex_unlock(&s->mu);
             return VRAM_E_STATE;
         }
@@ -1383,11 +1384,20 @@ vram_status vram_streamer_next(vram_streamer *s, vram_batch *out) {
     /* the batch's buffer cannot change while it is held: no lock needed from here */
     uint64_t *samples = s->bsamples[g];
     const uint64_t *order = s->plan.config.shuffle ? B->order_host : NULL;
-    uint64_t n = s->plan.config.samples;
-    for (uint64_t k = 0; k < out->count; k++) {
-        uint64_t slot = slots.start + k;
-        uint64_t row = order ? order[slot] : slot;
-        samples[k] = (B->chunk.start + row) % n;
+    uint64_t n = s->plan.config.samples, base = B->chunk.start % n;
+    /* (chunk.start + row) mod n, without a division a row (they cost more than the rest) */
+    if (order) {
+        for (uint64_t k = 0; k < out->count; k++) {
+            uint64_t x = base + order[slots.start + k]; /* a row of the chunk: below n */
+            while (x >= n) x -= n;
+            samples[k] = x;
+        }
+    } else {
+        uint64_t x = (base + slots.start % n) % n;
+        for (uint64_t k = 0; k < out->count; k++) {
+            samples[k] = x;
+            if (++x == n) x = 0;
+        }
     }
     out->samples = samples;
     if (first_of_chunk) {
@@ -1434,6 +1444,30 @@ device_error: {
 }
 }
 
+/* A buffer whose batches were all delivered and released, and that nobody keeps, goes back
+ * to the producer (after the consumer's work on it). Under s->mu. */
+static vram_status buf_finish_locked(vram_streamer *s, dbuf *B) {
+    vram_status st = VRAM_OK;
+    if (B->released == B->chunk.batches && B->delivered == B->chunk.batches && B->kept == 0 &&
+        B->state == BUF_READY) {
+        st = s->ops.event_record(s->ops.ctx, B->done, s->cfg.consumer);
+        B->done_recorded = st == VRAM_OK;
+        B->state = BUF_FREE;
+        pthread_cond_broadcast(&s->cv);
+    }
+    return st;
+}
+
+/* A device error met outside the producer: the stream stops there. Under s->mu. */
+static void stop_device_locked(vram_streamer *s, vram_status st, const char *what) {
+    if (st != VRAM_OK && !s->stopped) {
+        s->stopped = 1;
+        s->stop_q = 0;
+        s->stop_status = st;
+        device_msg(s, s->err, sizeof s->err, what, st);
+    }
+}
+
 vram_status vram_streamer_release(vram_streamer *s, vram_batch *bt) {
     vram_status st = VRAM_OK;
     if (s == NULL || bt == NULL || bt->done) return VRAM_E_INVALID;
@@ -1448,25 +1482,93 @@ vram_status vram_streamer_release(vram_streamer *s, vram_batch *bt) {
     s->held_n--;
     s->serial_oldest++;
     B->released++;
-    if (B->released == B->chunk.batches && B->delivered == B->chunk.batches) {
-        st = s->ops.event_record(s->ops.ctx, B->done, s->cfg.consumer);
-        B->done_recorded = st == VRAM_OK;
-        B->state = BUF_FREE;
-        pthread_cond_broadcast(&s->cv);
-    }
+    st = buf_finish_locked(s, B);
     if (h.epoch_end) {
         double t = now_s();
         s->stats[h.epoch_index].seconds = t - s->epoch_mark;
         s->epoch_mark = t;
     }
-    if (st != VRAM_OK && !s->stopped) {
-        s->stopped = 1;
-        s->stop_q = 0;
-        s->stop_status = st;
-        device_msg(s, s->err, sizeof s->err, "recording that a buffer is done", st);
-    }
+    stop_device_locked(s, st, "recording that a buffer is done");
     pthread_mutex_unlock(&s->mu);
     bt->serial_ = UINT64_MAX;
+    return st;
+}
+
+/* The buffer that holds chunk q, kept; NULL when none. Under s->mu. */
+static dbuf *kept_buf_locked(vram_streamer *s, uint64_t q) {
+    dbuf *B = &s->bufs[q % s->nbuf];
+    return B->state == BUF_READY && B->seq == q && B->kept > 0 ? B : NULL;
+}
+
+vram_status vram_streamer_keep(vram_streamer *s, const vram_batch *b) {
+    if (s == NULL || b == NULL || b->done) return VRAM_E_INVALID;
+    if (!s->direct || s->plan.config.shuffle) return VRAM_E_NOT_SUPPORTED;
+    pthread_mutex_lock(&s->mu);
+    dbuf *B = &s->bufs[b->chunk_seq % s->nbuf];
+    if (s->held_n == 0 || b->serial_ < s->serial_oldest || b->serial_ >= s->serial_next ||
+        B->state != BUF_READY || B->seq != b->chunk_seq) {
+        pthread_mutex_unlock(&s->mu);
+        return VRAM_E_INVALID;
+    }
+    B->kept++;
+    pthread_mutex_unlock(&s->mu);
+    return VRAM_OK;
+}
+
+vram_status vram_streamer_unkeep(vram_streamer *s, uint64_t chunk_seq) {
+    vram_status st;
+    if (s == NULL) return VRAM_E_INVALID;
+    pthread_mutex_lock(&s->mu);
+    dbuf *B = kept_buf_locked(s, chunk_seq);
+    if (B == NULL) {
+        pthread_mutex_unlock(&s->mu);
+        return VRAM_E_INVALID;
+    }
+    B->kept--;
+    st = buf_finish_locked(s, B);
+    stop_device_locked(s, st, "recording that a buffer is done");
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
+uint64_t vram_streamer_kept_blocker(vram_streamer *s) {
+    uint64_t q = UINT64_MAX;
+    if (s == NULL) return q;
+    pthread_mutex_lock(&s->mu);
+    if (s->cur_q < s->total_q) {
+        dbuf *B = &s->bufs[s->cur_q % s->nbuf];
+        if (B->state == BUF_READY && B->seq != s->cur_q && B->kept > 0 &&
+            B->released == B->delivered)
+            q = B->seq;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return q;
+}
+
+vram_status vram_streamer_detach(vram_streamer *s, uint64_t chunk_seq, int replace, void **mem) {
+    vram_status st = VRAM_OK;
+    void *p = NULL;
+    if (s == NULL || mem == NULL) return VRAM_E_INVALID;
+    *mem = NULL;
+    /* the new buffer first, outside the lock (nothing else allocates it) */
+    if (replace && (st = s->ops.dev_alloc(s->ops.ctx, s->cfg.device, s->plan.bytes_per_chunk, &p)) != VRAM_OK)
+        return st;
+    pthread_mutex_lock(&s->mu);
+    dbuf *B = kept_buf_locked(s, chunk_seq);
+    if (B == NULL) {
+        pthread_mutex_unlock(&s->mu);
+        if (p) (void)s->ops.dev_free(s->ops.ctx, s->cfg.device, p);
+        return VRAM_E_INVALID;
+    }
+    *mem = B->dev;
+    B->dev = (uint8_t *)p;
+    B->kept = 0;
+    /* without a replacement the buffer stays READY and is never loaded again: only close follows */
+    if (replace) {
+        st = buf_finish_locked(s, B);
+        stop_device_locked(s, st, "recording that a buffer is done");
+    }
+    pthread_mutex_unlock(&s->mu);
     return st;
 }
 

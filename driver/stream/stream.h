@@ -16,7 +16,8 @@
  * dataset d a region of samples_per_chunk rows, one after the other (so the plan's sample
  * bytes are the sum of the row bytes). Chunk q of the stream (q = 0, 1, ... over all epochs)
  * is the chunk visited (q mod chunk_count)-th in epoch q / chunk_count; it goes to device
- * buffer q mod buffers. Nothing is allocated after vram_streamer_open. */
+ * buffer q mod buffers. Nothing is allocated after vram_streamer_open but the buffer that
+ * vram_streamer_detach puts in place of one it hands over. */
 
 #define VRAM_STREAM_MAX_DATASETS 16u
 #define VRAM_STREAM_ERR_MAX 512u /* the longest error message kept */
@@ -172,6 +173,22 @@ vram_status vram_streamer_next(vram_streamer *s, vram_batch *out);
  * Requires: b from vram_streamer_next. Guarantees: VRAM_OK; VRAM_E_INVALID for a batch that
  * is not the oldest held one; a device error. */
 vram_status vram_streamer_release(vram_streamer *s, vram_batch *b);
+
+/* Keeping a chunk: the batches of a chunk stay valid past their release (each batch's rows
+ * in place, zero-copy, as long as a consumer uses them). DIRECT staging without shuffle only
+ * (VRAM_E_NOT_SUPPORTED elsewhere: there a batch's rows are copied or gathered).
+ * vram_streamer_keep: the buffer of held batch b's chunk (b->chunk_seq) is not reused until
+ * as many vram_streamer_unkeep(chunk_seq) calls as keeps were made (each VRAM_OK, or
+ * VRAM_E_INVALID for a chunk that is not kept). While the chunk vram_streamer_next needs has
+ * its buffer kept, next answers VRAM_E_STATE without waiting; vram_streamer_kept_blocker then
+ * names the kept chunk in the way (UINT64_MAX: none). vram_streamer_detach hands the kept
+ * chunk's memory to the caller, who frees it with the ops' dev_free (its batches stay valid
+ * there): replace 1 puts a new buffer of the same size in its place (an allocation; the
+ * stream goes on), replace 0 none (only before close: the buffer is never loaded again). */
+vram_status vram_streamer_keep(vram_streamer *s, const vram_batch *b);
+vram_status vram_streamer_unkeep(vram_streamer *s, uint64_t chunk_seq);
+uint64_t vram_streamer_kept_blocker(vram_streamer *s);
+vram_status vram_streamer_detach(vram_streamer *s, uint64_t chunk_seq, int replace, void **mem);
 
 /* Counters of epoch_index (0-based), or of every epoch together with UINT64_MAX.
  * VRAM_E_RANGE past the last epoch. */

@@ -159,6 +159,62 @@ def test_owned_arrays_outlive_the_next_batch_and_close(h5):
             assert a.tobytes() == r[samples].tobytes()
 
 
+def test_unshuffled_batches_are_their_chunk_kept_while_arrays_live(h5):
+    """Without shuffle an owned batch is its rows in the streamer's chunk (no copy): batches
+    of a chunk lie one after the other; a chunk is reused only once no array over it is
+    left, so a loop that drops its batches never copies."""
+    ref = reference(h5, ["/features", "/targets"])
+    with vramkit.stream(h5, ["/features", "/targets"], batch=10, budget=16 * 1024, epochs=3,
+                        output="numpy") as s:
+        prev = None
+        adjacent = 0
+        for b in s:
+            x, y = b.arrays
+            assert x.tobytes() == ref[0][b.samples].tobytes()
+            assert y.tobytes() == ref[1][b.samples].tobytes()
+            if prev is not None and b.samples[0] == prev[0] + prev[1]:
+                adjacent += x.ctypes.data == prev[2] + prev[1] * x[0].nbytes
+            prev = (int(b.samples[-1]) + 1 - b.count, b.count, x.ctypes.data)
+            del x, y, b
+        assert adjacent > 0.5 * 3 * len(s), "batches of a chunk are views of it"
+        assert not s.copying
+
+
+def test_kept_unshuffled_batches_get_their_chunk_and_the_stream_copies_after(h5):
+    """Batches kept past their chunk (the stream needs its buffer again): the chunk's memory
+    stays with them and the stream takes a new buffer, then copies each batch (copying);
+    every kept batch still holds its rows after later batches and after close, and closing
+    gives back the threads and fds though arrays are kept."""
+    ref = reference(h5, ["/features", "/targets"])
+    gc.collect()
+    base = _resources()[1:]
+    kept = []
+    with vramkit.stream(h5, ["/features", "/targets"], batch=64, budget=16 * 1024, epochs=2,
+                        output="numpy") as s:
+        for b in s:
+            kept.append((b.samples, b.arrays))
+        assert s.copying, "the chunks were kept: the stream copies"
+        assert len(kept) == 2 * len(s)
+    gc.collect()
+    assert _resources()[1:] == base, "threads and fds after close, arrays still kept"
+    for samples, arrays in kept:
+        for a, r in zip(arrays, ref):
+            assert a.tobytes() == r[samples].tobytes()
+
+
+def test_one_batch_kept_for_long_leaves_the_others_right(h5):
+    ref = reference(h5, ["/targets"])[0]
+    with vramkit.stream(h5, "/targets", batch=10, budget=4096, epochs=3, output="numpy") as s:
+        it = iter(s)
+        first = next(it)
+        rest = [(b.samples.copy(), b.arrays[0].copy()) for b in it]
+        assert first.arrays[0].tobytes() == ref[:10].tobytes()
+    assert first.arrays[0].tobytes() == ref[:10].tobytes()
+    for samples, a in rest:
+        assert a.tobytes() == ref[samples].tobytes()
+    assert len(rest) == 3 * len(s) - 1
+
+
 def test_copy_option_gives_arrays_of_their_own(h5):
     with vramkit.stream(h5, "/targets", batch=100, budget=4096, output="numpy", copy=True) as s:
         bs = [b.arrays[0] for b in s]

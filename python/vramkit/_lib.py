@@ -10,7 +10,7 @@ import ctypes
 import os
 import shutil
 
-API_VERSION = 3  # driver/api/api.h: VRAM_API_VERSION
+API_VERSION = 4  # driver/api/api.h: VRAM_API_VERSION
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _lib = None
@@ -66,6 +66,23 @@ class Batch_(ctypes.Structure):
         ("samples", ctypes.POINTER(ctypes.c_uint64)),
         ("data", ctypes.c_void_p * 16),
     ]
+
+
+class Take_(ctypes.Structure):
+    """vram_api_take: every field 64 bits, so that it reads as one array (TAKE_* indices)."""
+    _fields_ = ([("size", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                 ("may_detach", ctypes.c_uint64), ("samples_out", ctypes.c_uint64),
+                 ("dst", ctypes.c_uint64 * 16)] +
+                [(n, ctypes.c_uint64) for n in ("count", "epoch", "epoch_index", "index",
+                                                 "epoch_begin", "epoch_end", "done", "keep",
+                                                 "slot", "blocked", "detached")] +
+                [("data", ctypes.c_uint64 * 16), ("err", ctypes.c_char * 512)])
+
+
+TAKE_KEEP, TAKE_COPY = 1, 2  # VRAM_API_TAKE_KEEP, VRAM_API_TAKE_COPY
+TAKE_MODE, TAKE_MAY_DETACH, TAKE_SAMPLES, TAKE_DST = 1, 2, 3, 4
+TAKE_OUT = 20    # count, epoch, epoch_index, index, epoch_begin, epoch_end, done, keep, slot,
+TAKE_DATA = 31   # blocked, detached; then data[16]
 
 
 def library_path():
@@ -167,6 +184,9 @@ def lib():
                                           ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p,
                                           ctypes.c_size_t]),
         ("vram_api_host_budget", ctypes.c_uint64, []),
+        ("vram_api_stream_take", ctypes.c_int, [S, ctypes.POINTER(Take_)]),
+        ("vram_api_keep_release", None, [ctypes.c_void_p]),
+        ("vram_api_stream_chunk_rows", ctypes.c_uint64, [S]),
     ]:
         f = getattr(L, name)
         f.restype = res

@@ -1,12 +1,15 @@
 """vramkit.stream: the streamer (driver/stream/stream.h) over an HDF5 file, batch after batch,
 epoch after epoch, as a PyTorch DataLoader is used.
 
-Ownership. By default (``borrow=False``) every batch's arrays own their memory: the rows are
-copied once out of the streamer's chunk buffer into a block of a small pool (host memory; on a
-GPU torch's caching allocator, by ``clone``), and the block goes back to the pool only when the
-last array, view or tensor over it is gone: a torch tensor's DLPack deleter, a NumPy view's
-base. Keep a tensor as long as you like, after the next batch or after close(): it still holds
-its samples. When the pool has no free block (you keep many batches), a new block is made.
+Ownership. By default (``borrow=False``) every batch's arrays own their memory: keep a
+tensor as long as you like, after the next batch or after close(). On the CPU without shuffle
+the arrays are the batch's rows in the streamer's chunk buffer (no copy), and the chunk is kept:
+its buffer is reused only once the last array, view or tensor over any of its batches is gone
+(a NumPy view's base, a torch tensor's storage, a DLPack deleter). Arrays still held when the
+stream needs that buffer again keep the chunk's memory (the stream takes a new buffer) and from
+then on each batch is copied into a pooled block (``copying`` is True). With shuffle (rows
+gathered) each batch is copied once into a pooled block, back in the pool when the last array
+over it is gone. On a GPU each batch is cloned into torch's caching allocator.
 
 ``borrow=True`` is the fast path: the arrays are the streamer's own buffers (no copy), valid
 until the next batch is asked for (or release(), or close()); the streamer then reuses that
@@ -27,10 +30,13 @@ used in a forked child raises.
 """
 
 import ctypes
+import gc
 import os
 import weakref
 
-from ._lib import Batch_, StreamOpts, VramkitError, lib, status_error
+from ._lib import (TAKE_COPY, TAKE_DATA, TAKE_DST, TAKE_KEEP, TAKE_MAY_DETACH, TAKE_MODE,
+                   TAKE_OUT, TAKE_SAMPLES, Batch_, StreamOpts, Take_, VramkitError, lib,
+                   status_error)
 
 try:
     import numpy as _np
@@ -41,6 +47,7 @@ _ERR = 512
 _WINDOW = 16      # epochs a C stream is opened for when each iteration is one epoch
 _POOL_BLOCKS = 4  # free blocks the owned-memory pool keeps
 _ALIGN = 64       # each dataset's rows in a block start at a multiple of this
+_SAMPLES = 1 << 16  # sample indices a rolling array of them holds (batches take slices)
 
 # HDF5 element types as h5source names them -> (NumPy type string, DLPack code, bits)
 _TYPES = {
@@ -223,35 +230,65 @@ class _Handle:
 
 
 class _Lease:
-    """A block of the pool while something uses it: NumPy arrays made from it have it as their
-    base, so it lives exactly as long as the last array, view or tensor over the block."""
-    __slots__ = ("__array_interface__", "block", "keep", "__weakref__")
+    """Memory while something uses it: NumPy arrays made from it have it as their base, so it
+    lives exactly as long as the last array, view or tensor over the memory; `keep` is what
+    keeps the memory itself alive (a kept chunk, the stream's handle)."""
+    __slots__ = ("__array_interface__", "keep", "__weakref__")
 
 
 def _lease(ptr, nbytes, keep):
     x = _Lease()
     x.__array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "data": (ptr, False),
                              "version": 3}
-    x.block, x.keep = None, keep
+    x.keep = keep
     return x
 
 
+class _Kept:
+    """A chunk of the C stream kept for the arrays over it (a keep of vram_api_stream_take):
+    released when the last of them is gone, to the streamer while it runs, else its memory
+    freed (the stream closed meanwhile). Never in a forked child: the keep is the parent's."""
+    __slots__ = ("release", "k", "pid", "getpid", "__weakref__")
+
+    def __init__(self, L, k):
+        self.release, self.k = L.vram_api_keep_release, k
+        self.pid, self.getpid = os.getpid(), os.getpid
+
+    def __del__(self):
+        if self.getpid() == self.pid:
+            self.release(self.k)
+
+
+class _Block:
+    """A block of the pool while something uses it (as _Lease); back in the pool after."""
+    __slots__ = ("__array_interface__", "block", "pool")
+
+    def __del__(self):
+        self.pool.back(self.block)
+
+
 class _Pool:
-    """Host blocks of one batch's bytes. take() gives a free block (or a new one); the block
-    comes back when its lease is collected, and is kept if fewer than _POOL_BLOCKS are free."""
+    """Host blocks of one batch's bytes. take() gives a free block (or a new one) as a uint8
+    array and its address; the block comes back when the last array over it is gone, and is
+    kept if fewer than _POOL_BLOCKS are free."""
 
     def __init__(self, nbytes):
         self.nbytes = max(1, nbytes)
         self.free = []
 
     def take(self):
-        block = self.free.pop() if self.free else _np.empty(self.nbytes, dtype=_np.uint8)
-        x = _lease(block.ctypes.data, self.nbytes, None)
-        x.block = block
-        weakref.finalize(x, self._back, block).atexit = False
-        return _np.asarray(x)
+        if self.free:
+            block = self.free.pop()
+        else:
+            a = _np.empty(self.nbytes, dtype=_np.uint8)
+            block = (a, a.ctypes.data)
+        x = _Block()
+        x.__array_interface__ = {"shape": (self.nbytes,), "typestr": "|u1",
+                                 "data": (block[1], False), "version": 3}
+        x.block, x.pool = block, self
+        return _np.asarray(x), block[1]
 
-    def _back(self, block):
+    def back(self, block):
         if len(self.free) < _POOL_BLOCKS:
             self.free.append(block)
 
@@ -265,6 +302,9 @@ class Batch:
     own their memory, unless the stream was opened with borrow=True: then they are valid until
     the next batch or release()."""
 
+    __slots__ = ("_stream", "_serial", "_borrowed", "count", "epoch", "epoch_index", "index",
+                 "epoch_begin", "epoch_end", "_samples", "_arrays", "__weakref__")
+
     def __init__(self, stream, b, borrowed):
         self._stream = stream
         self._serial = stream._serial
@@ -273,9 +313,16 @@ class Batch:
         self.epoch, self.epoch_index, self.index = b.epoch, b.epoch_index, b.index
         self.epoch_begin, self.epoch_end = bool(b.epoch_begin), bool(b.epoch_end)
         addr = ctypes.cast(b.samples, ctypes.c_void_p).value
-        self.samples = _np.frombuffer((ctypes.c_uint64 * b.count).from_address(addr),
-                                      dtype=_np.uint64).copy()
+        self._samples = _np.frombuffer((ctypes.c_uint64 * b.count).from_address(addr),
+                                       dtype=_np.uint64).copy()
         self._arrays = None
+
+    @property
+    def samples(self):
+        s = self._samples
+        if type(s) is tuple:  # a slice of a rolling array, taken when first asked for
+            s = self._samples = s[0][s[1]:s[2]]
+        return s
 
     def _check(self):
         if self._borrowed and (self._stream._serial != self._serial or self._stream._closed):
@@ -285,7 +332,8 @@ class Batch:
 
     @property
     def arrays(self):
-        self._check()
+        if self._borrowed:
+            self._check()
         return self._arrays
 
     def __getitem__(self, key):
@@ -305,6 +353,9 @@ class Batch:
         one is asked for). Owned batches hold nothing of the stream: a no-op."""
         if self._borrowed and self._stream._serial == self._serial and not self._stream._closed:
             self._stream._release()
+
+
+_new_batch = object.__new__
 
 
 _streams = weakref.WeakSet()  # every open Stream of this process (for fork)
@@ -425,15 +476,32 @@ class Stream:
             n += -(-(o.batch * r) // _ALIGN) * _ALIGN
         self._pool = _Pool(n) if self.device < 0 else None
         self._iterating = 0   # the serial of the running iteration (load_state_dict ends it)
+        # host memory, owned: one call a batch (vram_api_stream_take). Without shuffle each
+        # batch's rows stay in their chunk, which is kept while arrays over it live; with
+        # shuffle (rows gathered) each batch is copied into a block of the pool.
+        self._tv = None
+        self._chunk = None    # the kept chunk being taken: (its _Kept, regions, torch pieces)
+        self._samp, self._samp_at = None, _SAMPLES
+        self._collected = False
+        self.copying = bool(shuffle)
+        if self.device < 0 and not self.borrow:
+            t = Take_()
+            t.size = ctypes.sizeof(Take_)
+            self._t, self._tref = t, ctypes.byref(t)
+            self._tv = _np.frombuffer(t, dtype=_np.uint64)
+            self._tv[TAKE_MODE] = TAKE_COPY if self.copying else TAKE_KEEP
+            self._chunk_rows = L.vram_api_stream_chunk_rows(h)
         _streams.add(self)
 
     # -- the C stream, opened at an epoch for a window of epochs
 
     def _open(self, first_epoch, epochs):
         if self._handle is not None:
-            # let go of the old one: closed now, or (borrow=True) when its last array is gone
+            # let go of the old one: closed now, or (borrow=True) when its last array is gone;
+            # its chunks still kept live on with their arrays
             self._release()
             self._handle = None
+            self._chunk = None
             self._serial += 1
         o, L = self._opts, self._lib
         o.first_epoch, o.epochs = first_epoch, epochs
@@ -556,6 +624,11 @@ class Stream:
         end = self._end if self._end is not None else epoch + self._per_iter
         self._end = end
         self._seek(epoch, skip, end)
+        if self._tv is not None:
+            return self._run_take(serial, end)
+        return self._run_next(serial, end)
+
+    def _run_next(self, serial, end):
         L, b, err = self._lib, self._b, self._err
         ref = ctypes.byref(b)
         try:
@@ -579,14 +652,123 @@ class Stream:
             if serial == self._iterating and self._epoch >= end:
                 self._end = None
 
+    def _run_take(self, serial, end):
+        """Host memory, owned: each batch in one call, released in it (its rows kept in their
+        chunk, or copied into a block), so nothing is held between batches."""
+        take, tv, tref = self._lib.vram_api_stream_take, self._tv, self._tref
+        out_end, nd, bs = TAKE_OUT + 9, len(self._layout), self._opts.batch
+        out_np, out_torch = self.output == "numpy", self.output == "torch"
+        try:
+            while not self._closed and serial == self._iterating and self._epoch < end:
+                if self._forked_from is not None:
+                    self._check_process()
+                if self._samp_at + bs > _SAMPLES:  # a fresh array of indices
+                    self._samp = _np.empty(max(_SAMPLES, bs), dtype=_np.uint64)
+                    self._samp_ptr, self._samp_at = self._samp.ctypes.data, 0
+                tv[TAKE_SAMPLES] = self._samp_ptr + 8 * self._samp_at
+                if self.copying:
+                    block, bptr = self._pool.take()
+                    for d in range(nd):
+                        tv[TAKE_DST + d] = bptr + self._offsets[d]
+                st = take(self._handle.h, tref)
+                if st != 0:
+                    self._take_failed(st)
+                    continue
+                count, epoch, ei, index, eb, ee, done, keep, slot = tv[TAKE_OUT:out_end].tolist()
+                if done:  # the window ran out: the next epochs from a new C stream
+                    self._seek(self._epoch, 0, end)
+                    continue
+                self._c_at = (epoch, index + 1) if not ee else (epoch + 1, 0)
+                if self.copying:
+                    arrays = self._copied(block, count)
+                else:
+                    if keep:
+                        self._keep(keep, slot)
+                    if out_np:
+                        arrays = [r[slot:slot + count] for r in self._chunk[1]]
+                    elif out_torch and count == bs and not slot % bs:
+                        j = slot // bs
+                        arrays = [p[j] for p in self._chunk[2]]
+                    else:
+                        arrays = self._kept(slot, count)
+                batch = _new_batch(Batch)
+                batch._stream, batch._serial, batch._borrowed = self, 0, False
+                batch.count, batch.epoch, batch.epoch_index, batch.index = count, epoch, ei, index
+                batch.epoch_begin, batch.epoch_end = eb != 0, ee != 0
+                a = self._samp_at
+                batch._samples = (self._samp, a, a + count)
+                self._samp_at = a + count
+                batch._arrays = arrays if not self.copy else [
+                    x.copy() if hasattr(x, "copy") else x.clone() for x in arrays]
+                # the position after this batch (what state_dict reports while it is used)
+                self._epoch, self._skip = self._c_at
+                yield batch
+        finally:
+            if serial == self._iterating and self._epoch >= end:
+                self._end = None
+
+    def _take_failed(self, st):
+        """A take that failed. A kept chunk in the way (arrays of an earlier chunk still in
+        use): collected if a garbage collection frees them, else given its memory for good
+        (the stream takes a new buffer) and from then on each batch is copied (copying).
+        Any other error raises. The loop takes again after."""
+        tv = self._tv
+        if not tv[TAKE_OUT + 9]:  # not blocked
+            raise status_error(st, self._t.err.decode("utf-8", "replace"))
+        if not self._collected:
+            self._collected = True
+            gc.collect()  # arrays in a reference cycle
+            return
+        self.copying = True
+        self._chunk = None
+        tv[TAKE_MODE], tv[TAKE_MAY_DETACH] = TAKE_COPY, 1
+
+    def _keep(self, keep, slot):
+        """The first batch of a newly kept chunk: its regions as arrays (and torch tensors cut
+        into batches once), all over the chunk's keep."""
+        kept = _Kept(self._lib, keep)
+        self._collected = False
+        tv, rows, regions, pieces = self._tv, self._chunk_rows, [], []
+        for d, (dims, typestr, code, bits) in enumerate(self._layout):
+            base = int(tv[TAKE_DATA + d]) - slot * self._row[d]
+            r = _np.asarray(_lease(base, rows * self._row[d], kept)).view(typestr)
+            regions.append(r.reshape((rows,) + tuple(dims)))
+        if self.output == "torch":
+            import torch
+            pieces = [torch.from_numpy(r).split(self._opts.batch) for r in regions]
+        self._chunk = (kept, regions, pieces)
+
+    def _kept(self, slot, count):
+        kept, regions, pieces = self._chunk
+        if self.output == "numpy":
+            return [r[slot:slot + count] for r in regions]
+        if self.output == "torch":
+            j, rem = divmod(slot, self._opts.batch)
+            if rem == 0 and count == self._opts.batch:
+                return [p[j] for p in pieces]
+            import torch
+            return [torch.from_numpy(r[slot:slot + count]) for r in regions]
+        return [DeviceArray(r[slot:slot + count].ctypes.data, (count,) + tuple(dims), typestr,
+                            code, bits, -1, r)
+                for r, (dims, typestr, code, bits) in zip(regions, self._layout)]
+
+    def _copied(self, block, count):
+        out = []
+        for d, (dims, typestr, code, bits) in enumerate(self._layout):
+            off, shape = self._offsets[d], (count,) + tuple(dims)
+            if self.output == "raw":
+                out.append(DeviceArray(int(self._tv[TAKE_DST + d]), shape, typestr, code, bits,
+                                       -1, block))
+                continue
+            a = block[off:off + count * self._row[d]].view(typestr).reshape(shape)
+            out.append(self._host_out(a))
+        return out
+
     def _make(self, b):
         batch = Batch(self, b, self.borrow)
         if self.borrow:
             batch._arrays = [self._borrowed(batch, b.data[d], b.count, d)
                              for d in range(len(self._layout))]
-        elif self.device < 0:
-            batch._arrays = self._owned_host(b)
-            self._release()
         else:  # a GPU: torch's caching allocator holds the copies
             import torch
             views = [torch.from_dlpack(DeviceArray(b.data[d], [b.count] + list(dims), ts, code,
@@ -604,25 +786,6 @@ class Stream:
         if self.copy:
             batch._arrays = batch.copy()
         return batch
-
-    def _owned_host(self, b):
-        block = self._pool.take()
-        out = []
-        for d, (dims, typestr, code, bits) in enumerate(self._layout):
-            n = b.count * self._row[d]
-            off = self._offsets[d]
-            src = _np.frombuffer((ctypes.c_char * n).from_address(b.data[d]), dtype=_np.uint8) \
-                if n else _np.empty(0, dtype=_np.uint8)
-            dst = block[off:off + n]
-            _np.copyto(dst, src)
-            shape = (b.count,) + tuple(dims)
-            if self.output == "raw":
-                out.append(DeviceArray(block.ctypes.data + off, shape, typestr, code, bits, -1,
-                                       block))
-                continue
-            a = dst.view(typestr).reshape(shape)
-            out.append(self._host_out(a))
-        return out
 
     def _host_out(self, a):
         if self.output == "torch":
@@ -654,6 +817,7 @@ class Stream:
         self._holding = False
         self._serial += 1
         h, self._handle = self._handle, None
+        self._chunk = None  # a kept chunk lives on with its arrays, as memory of its own
         _streams.discard(self)
         if h is not None and self._pid == os.getpid() and self._forked_from is None:
             del h  # closes unless borrowed arrays still hold it

@@ -626,17 +626,33 @@ Test(stream, staging_follows_the_host_memory_flag_not_the_name) {
     fx_free(&f);
 }
 
+/* 100 samples of 8 bytes in batches of 10, chunks of 20 rows (2 batches each) in 2 buffers,
+ * one epoch. */
+static vram_stream_config two_batch_chunks(void) {
+    vram_stream_config c = base_cfg();
+    c.plan.batch = 10;
+    c.plan.budget_bytes = 2u * 20u * 8u;
+    c.epochs = 1;
+    return c;
+}
+
+/* The fixture of 100 such samples and a streamer over it (host memory). */
+static vram_streamer *open_two_batch_chunks(const vram_device_ops *ops, fixture *f,
+                                            vram_stream_config *c) {
+    vram_streamer *s = NULL;
+    char err[VRAM_STREAM_ERR_MAX];
+    fx_make(f, 100, 8, 0);
+    *c = two_batch_chunks();
+    cr_assert_eq(vram_streamer_open(ops, &f->src, c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    return s;
+}
+
 Test(stream, holding_and_releasing_batches) {
     vram_device_ops ops = vram_host_ops();
     fixture f;
-    fx_make(&f, 100, 8, 0);
-    vram_stream_config c = base_cfg();
-    c.plan.batch = 10;
-    c.plan.budget_bytes = 2u * 20u * 8u; /* chunks of 20 rows: 2 batches each */
-    c.epochs = 1;
-    vram_streamer *s = NULL;
+    vram_stream_config c;
     char err[VRAM_STREAM_ERR_MAX];
-    cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    vram_streamer *s = open_two_batch_chunks(&ops, &f, &c);
     vram_batch a, b, x;
     cr_assert_eq(vram_streamer_next(s, &a), VRAM_OK);
     cr_assert_eq(vram_streamer_next(s, &b), VRAM_OK);
@@ -665,6 +681,69 @@ Test(stream, holding_and_releasing_batches) {
     cr_assert(sc_row_ok((const uint8_t *)x.data[0], 0, 20, 8));
     cr_assert_eq(vram_streamer_release(s, &x), VRAM_OK);
     /* closing with chunks still loading is fine */
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+    fx_free(&f);
+}
+
+/* rows [first, first + n) of dataset 0, one after the other at p */
+static int rows_ok(const void *p, uint64_t first, uint64_t n, uint64_t rb) {
+    for (uint64_t k = 0; k < n; k++)
+        if (!sc_row_ok((const uint8_t *)p + k * rb, 0, first + k, rb)) return 0;
+    return 1;
+}
+
+Test(stream, a_kept_chunk_is_reused_only_once_unkept_or_detached) {
+    vram_device_ops ops = vram_host_ops();
+    fixture f;
+    vram_stream_config c;
+    char err[VRAM_STREAM_ERR_MAX];
+    vram_streamer *s = open_two_batch_chunks(&ops, &f, &c);
+    void *mem = NULL;
+    vram_batch a, b, x;
+    cr_assert_eq(vram_streamer_kept_blocker(s), UINT64_MAX);
+    cr_assert_eq(vram_streamer_next(s, &a), VRAM_OK);
+    cr_assert_eq(vram_streamer_keep(s, &a), VRAM_OK);
+    cr_assert_eq(vram_streamer_keep(s, &a), VRAM_OK, "keeps count");
+    cr_assert_eq(vram_streamer_release(s, &a), VRAM_OK);
+    cr_assert_eq(vram_streamer_keep(s, &a), VRAM_E_INVALID, "a released batch");
+    for (int k = 0; k < 3; k++) { /* the rest of chunk 0, chunk 1 in the other buffer */
+        cr_assert_eq(vram_streamer_next(s, &b), VRAM_OK);
+        cr_assert_eq(vram_streamer_release(s, &b), VRAM_OK);
+    }
+    cr_assert_eq(vram_streamer_next(s, &x), VRAM_E_STATE, "chunk 2 needs chunk 0's kept buffer");
+    cr_assert_eq(vram_streamer_kept_blocker(s), 0);
+    cr_assert(rows_ok(a.data[0], 0, 20, 8), "the kept chunk is intact");
+    cr_assert_eq(vram_streamer_unkeep(s, 0), VRAM_OK);
+    cr_assert_eq(vram_streamer_next(s, &x), VRAM_E_STATE, "kept once more");
+    cr_assert_eq(vram_streamer_unkeep(s, 7), VRAM_E_INVALID, "a chunk never kept");
+    cr_assert_eq(vram_streamer_detach(s, 7, 1, &mem), VRAM_E_INVALID);
+    cr_assert_null(mem);
+    cr_assert_eq(vram_streamer_detach(s, 0, 1, NULL), VRAM_E_INVALID);
+    cr_assert_eq(vram_streamer_detach(s, 0, 1, &mem), VRAM_OK);
+    cr_assert_eq(mem, a.data[0], "the chunk's memory, handed over");
+    cr_assert_eq(vram_streamer_unkeep(s, 0), VRAM_E_INVALID, "no longer the stream's");
+    cr_assert_eq(vram_streamer_next(s, &x), VRAM_OK, "chunk 2 in a new buffer");
+    cr_assert_neq(x.data[0], mem);
+    cr_assert_eq(x.samples[0], 40);
+    cr_assert(rows_ok(x.data[0], 40, 10, 8));
+    cr_assert(rows_ok(mem, 0, 20, 8), "the handed-over chunk is untouched");
+    cr_assert_eq(vram_streamer_keep(s, &x), VRAM_OK);
+    cr_assert_eq(vram_streamer_release(s, &x), VRAM_OK);
+    cr_assert_eq(ops.dev_free(ops.ctx, 0, mem), VRAM_OK);
+    /* before close: the kept chunk leaves without a replacement and outlives the stream */
+    cr_assert_eq(vram_streamer_detach(s, 2, 0, &mem), VRAM_OK);
+    cr_assert_eq(mem, x.data[0]);
+    cr_assert_eq(vram_streamer_close(s), VRAM_OK);
+    cr_assert(rows_ok(mem, 40, 10, 8), "valid after close");
+    cr_assert_eq(ops.dev_free(ops.ctx, 0, mem), VRAM_OK);
+
+    /* a shuffled batch is gathered, not in its chunk: nothing to keep */
+    c.plan.shuffle = 1;
+    cr_assert_eq(vram_streamer_open(&ops, &f.src, &c, &s, err, sizeof err), VRAM_OK, "%s", err);
+    cr_assert_eq(vram_streamer_next(s, &a), VRAM_OK);
+    cr_assert_eq(vram_streamer_keep(s, &a), VRAM_E_NOT_SUPPORTED);
+    cr_assert_eq(vram_streamer_keep(s, NULL), VRAM_E_INVALID);
+    cr_assert_eq(vram_streamer_release(s, &a), VRAM_OK);
     cr_assert_eq(vram_streamer_close(s), VRAM_OK);
     fx_free(&f);
 }
