@@ -38,7 +38,10 @@ Test(hw_nvml, memory_agrees_with_cuda_and_lists_this_process) {
     uint64_t total, free_b, used;
     VRAM_HW_OK(m.memory(m.ctx, 0, &total, &free_b, &used));
     /* NVML's 0 is PCI order, CUDA's 0 the fastest: alike on one-GPU machines (ci/gpu.sh) */
-    cr_expect_eq(total, (uint64_t)ctotal, "total NVML %llu, CUDA %zu", (unsigned long long)total, ctotal);
+    /* NVML's total is the memory on the board, CUDA's what it can hand out: on the first H200
+       run 150,754,820,096 against 150,109,880,320 (615 MiB, 0.4%) */
+    cr_expect(total >= (uint64_t)ctotal && total - ctotal <= total / 50, "total NVML %llu, CUDA %zu",
+              (unsigned long long)total, ctotal);
     uint64_t diff = free_b > cfree ? free_b - cfree : cfree - free_b;
     cr_expect_leq(diff, 256 * MIB, "free NVML %llu, CUDA %zu", (unsigned long long)free_b, cfree);
     vram_gpumem_proc procs[VRAM_GPUMEM_MAX_PROCS];
@@ -109,7 +112,9 @@ Test(hw_nvml, a_plan_reads_the_gpus_through_nvml) {
     VRAM_HW_CUDA(cudaSetDevice(0));
     VRAM_HW_CUDA(cudaGetDeviceProperties(&prop, 0));
     VRAM_HW_CUDA(cudaMemGetInfo(&cfree, &ctotal));
-    cr_expect_eq(g[0].total, (uint64_t)ctotal);
+    cr_expect(g[0].total >= (uint64_t)ctotal && g[0].total - ctotal <= g[0].total / 50,
+              "NVML total %llu, CUDA %zu (see memory_agrees_with_cuda...)",
+              (unsigned long long)g[0].total, ctotal);
     cr_expect_eq(g[0].cc_major, prop.major);
     cr_expect_eq(g[0].cc_minor, prop.minor);
     cr_expect_eq(v.tenants_known, 1, "%s", v.note);
