@@ -891,12 +891,6 @@ VRAM_DEF vram__est_terms vram__est_weights(vram__acc *acc, vram__est_in in, uint
     return t;
 }
 
-/* The routed experts: the parameters a token goes through (all but the experts it is not
- * sent to: (E - K) / E of the experts' parameters), and the experts' bytes within the
- * weights. Experts stored in their own format (in.xformat, gpt-oss's MXFP4) keep it when
- * the rest is loaded in a plain float format (as vLLM, llama.cpp and transformers' MXFP4
- * kernels run them); a tensor list read as published has them as stored; quantised (int8,
- * int4, GGUF blocks), they take the target format like the other matrices. */
 /* The experts' bytes within the weights (xb), and the weights' low, expected and high
  * with them (changed only where the experts keep their own format). */
 typedef struct vram__xw {
@@ -929,6 +923,12 @@ VRAM_DEF vram__xw vram__est_expert_bytes(vram__acc *acc, vram__est_in in, int ha
     return x;
 }
 
+/* The routed experts: the parameters a token goes through (all but the experts it is not
+ * sent to: (E - K) / E of the experts' parameters), and the experts' bytes within the
+ * weights. Experts stored in their own format (in.xformat, gpt-oss's MXFP4) keep it when
+ * the rest is loaded in a plain float format (as vLLM, llama.cpp and transformers' MXFP4
+ * kernels run them); a tensor list read as published has them as stored; quantised (int8,
+ * int4, GGUF blocks), they take the target format like the other matrices. */
 /*@ requires \valid(acc);
     assigns acc->overflow;
     ensures \result.act == t.act && \result.act_hi == t.act_hi;
