@@ -300,6 +300,7 @@ int vram_api_doctor(const char *options, char **out, char **err) {
 static int call_strings(api_call *c, const char *key, const char **out, int max) {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(c->options, key);
     int n = 0;
+    out[0] = NULL; /* absent: an empty list, never what the caller's stack held */
     if (a == NULL) return 0;
     if (!cJSON_IsArray(a)) return call_fail(c, 2, "%s: give a list of strings", key), -1;
     for (const cJSON *v = a->child; v != NULL; v = v->next) {
@@ -322,7 +323,7 @@ int vram_api_try(const char *options, char **out, char **err) {
     api_call c;
     vram_try_opts o;
     vram_try_result r;
-    const char *command[API_MAX_COMMAND], *env[VRAM_TRY_MAX_ENV + 1];
+    const char *command[API_MAX_COMMAND] = {NULL}, *env[VRAM_TRY_MAX_ENV + 1] = {NULL};
     char why[4400], exe[PATH_MAX];
     vram_status st;
     int rc;
