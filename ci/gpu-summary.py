@@ -216,6 +216,17 @@ def main():
     else:
         print("- python_stream.json is missing: vramkit.stream from Python and the h5py+torch loader did not run "
               "(see gpu.log).")
+    pc = load_json(os.path.join(a.out, "python_cpu.json"))
+    print("\n## Streaming from Python on the CPU (`bench_python_stream.py --device cpu`, defaults)\n")
+    if pc and isinstance(pc, dict) and "ratio_best" in pc:
+        print("- h5py slices into NumPy: epochs %s GB/s" % " ".join("%.2f" % g for g in pc["baseline_gb_per_s"]))
+        print("- vramkit.stream at its defaults (budget %d bytes): epochs %s GB/s; best epoch **%.2fx** the h5py "
+              "loader's" % (pc["budget"], " ".join("%.2f" % g for g in pc["vramkit_gb_per_s"]), pc["ratio_best"]))
+        if "ratio_dataloader_best" in pc:
+            print("- DataLoader(num_workers=2, pin_memory=True): epochs %s GB/s; vramkit **%.0fx** it" % (
+                " ".join("%.3f" % g for g in pc["dataloader_gb_per_s"]), pc["ratio_dataloader_best"]))
+    else:
+        print("- python_cpu.json is missing: the CPU comparison did not run (see gpu.log).")
     return 1 if bad else 0
 
 

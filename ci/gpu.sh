@@ -39,14 +39,16 @@
 #                        order with a reader a CPU (the default is at most 8): the readers A/B
 #   python-stream  40 s  vramkit.stream from Python into torch against user-report 004's
 #                        h5py+torch loader on the same file, 3 epochs each
+#   python-cpu     40 s  bench_python_stream.py --device cpu at its defaults (issue 30's CPU
+#                        target: the h5py chunk loader and DataLoader, on 16 cores, no GPU)
 # The estimates are guesses (nothing has run on the GPU yet) and add up to about 9 minutes: the
 # deadline keeps the command under 8, cutting from the end; what it leaves out is reported
 # "skipped (out of time)", and a second, shorter call can run it (GPU_STEPS below). Put the
 # first run's step times here.
 # SUMMARY.md is rewritten after every step, so a run cut anywhere (the tool's own limit, a
-# signal) still leaves one. OUTDIR gets at most 7 files (the device tool returns 8): SUMMARY.md,
+# signal) still leaves one. OUTDIR gets at most 8 files (the device tool returns 8): SUMMARY.md,
 # gpu.log (every step's output, the preflight first), hw-junit.xml, kernels.json,
-# torch_kernels.json, stream.txt, python_stream.json.
+# torch_kernels.json, stream.txt, python_stream.json, python_cpu.json.
 # Exit status: 0 when every step ran and passed, 1 otherwise, 3 when the preflight found
 # nothing to build with; 0 with a message and nothing run on a machine without an NVIDIA GPU.
 # Environment: DEADLINE (seconds for the whole run, 470), BUILD_DIR (build-gpu), GPU_JOBS
@@ -330,11 +332,11 @@ if [ "$configured" -eq 0 ]; then
     summarize
 fi
 if [ "$sim" = 1 ]; then
-    for s in python-tests sanitizer bench-kernels torch-kernels stream-gpu python-stream; do
+    for s in python-tests sanitizer bench-kernels torch-kernels stream-gpu python-stream python-cpu; do
         skip "$s" "simulation: no GPU"
     done
 elif [ "$configured" -ne 0 ]; then
-    for s in python-tests sanitizer bench-kernels torch-kernels stream-gpu python-stream; do
+    for s in python-tests sanitizer bench-kernels torch-kernels stream-gpu python-stream python-cpu; do
         skip "$s" "not configured"
     done
 else
@@ -367,6 +369,13 @@ else
         step python-stream 150 sh -c "PYTHONPATH='$root/python' VRAMKIT_LIBRARY='$build/driver/libvramkit_py.so' '$py' '$root/test/bench/bench_python_stream.py' --file '$h5' --device cuda:0 --budget 4GiB --epochs 3 --json >'$out/python_stream.json'"
     else
         skip python-stream "no streamed file, or no torch with CUDA and h5py"
+    fi
+    # issue 30's CPU figure on a machine with cores to spare for the readers: vramkit.stream at
+    # its defaults against the h5py chunk loader and DataLoader(num_workers=2), no GPU involved
+    if [ -n "$py" ] && "$py" -c 'import h5py, numpy' >/dev/null 2>&1; then
+        step python-cpu 150 sh -c "PYTHONPATH='$root/python' VRAMKIT_LIBRARY='$build/driver/libvramkit_py.so' '$py' '$root/test/bench/bench_python_stream.py' --device cpu --json >'$out/python_cpu.json'"
+    else
+        skip python-cpu "no h5py and numpy in python3"
     fi
 fi
 
