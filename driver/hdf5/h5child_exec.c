@@ -2,8 +2,9 @@
  * program, vramkit-h5, built and installed beside vramkit (h5child.c is its code). HDF5 and what
  * it loads (libcurl, TLS, Kerberos, LDAP: about 40 libraries, ~8 ms of every start,
  * test/bench/RESULTS.md) are linked into vramkit-h5 alone, so the commands that never read an
- * HDF5 file do not load them. The parent still starts `vramkit __h5` (isolate/helper.h): one
- * exec more for the commands that stream, the protocol and VRAMKIT_EXE unchanged. */
+ * HDF5 file do not load them. The parent starts vramkit-h5 itself where it finds it beside the
+ * vramkit it would run (h5source.c); this route serves a VRAMKIT_EXE that names a vramkit with
+ * no vramkit-h5 beside its name but one beside the program it links to. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,8 +13,6 @@
 #include <unistd.h>
 
 #include "stream/h5desc.h"
-
-#define H5_PROGRAM "vramkit-h5"
 
 int vram_h5_child_main(int argc, char **argv) {
     char self[PATH_MAX], path[PATH_MAX];
@@ -26,8 +25,8 @@ int vram_h5_child_main(int argc, char **argv) {
     self[n] = '\0';
     char *slash = strrchr(self, '/');
     if (slash != NULL) *slash = '\0';
-    if ((size_t)snprintf(path, sizeof path, "%s/" H5_PROGRAM, slash != NULL ? self : ".") >= sizeof path) {
-        fprintf(stderr, "vramkit: " VRAM_H5_CHILD_COMMAND ": the path of " H5_PROGRAM " is too long\n");
+    if ((size_t)snprintf(path, sizeof path, "%s/" VRAM_H5_PROGRAM, slash != NULL ? self : ".") >= sizeof path) {
+        fprintf(stderr, "vramkit: " VRAM_H5_CHILD_COMMAND ": the path of " VRAM_H5_PROGRAM " is too long\n");
         return 3;
     }
     /* its argv: the program, then ours ("__h5"): its main hands argv + 1 to the child */

@@ -19,6 +19,8 @@
 #define VRAM_H5_MAX_CHUNKS (UINT64_C(1) << 22)
 /* The internal command that runs the child. */
 #define VRAM_H5_CHILD_COMMAND "__h5"
+/* The HDF5 child program, built and installed beside the vramkit command. */
+#define VRAM_H5_PROGRAM "vramkit-h5"
 
 /* How a dataset's rows are read. */
 typedef enum vram_h5_path {

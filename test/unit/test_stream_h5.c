@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -661,6 +662,21 @@ Test(stream_h5, the_hdf5_child_is_found_or_named) {
     cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_IO);
     cr_assert(strstr(err, "ended (exit 3) while reading the file's metadata: is it this vramkit's command, with "
                           "its HDF5 program vramkit-h5 beside it?"), "%s", err);
+    /* vramkit-h5 beside the vramkit named is started itself, not through `vramkit __h5` (one
+       exec less an open): a stand-in vramkit that cannot run the child is never run */
+    char pair[128], h5[PATH_MAX], line[2 * PATH_MAX];
+    snprintf(pair, sizeof pair, "%s/pair", dir);
+    snprintf(h5, sizeof h5, "%s", VRAMKIT_EXE);
+    cr_assert_not_null(strrchr(h5, '/'));
+    strcpy(strrchr(h5, '/') + 1, VRAM_H5_PROGRAM);
+    snprintf(line, sizeof line, "mkdir -p %s && printf '#!/bin/sh\nexit 9\n' >%s/vramkit && chmod +x %s/vramkit && "
+             "ln -s %s %s/" VRAM_H5_PROGRAM, pair, pair, pair, h5, pair);
+    cr_assert_eq(system(line), 0);
+    snprintf(cmd, sizeof cmd, "%s/vramkit", pair);
+    setenv("VRAMKIT_EXE", cmd, 1);
+    cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_OK, "%s", err);
+    vram_h5_close(f);
+    f = NULL;
     setenv("VRAMKIT_EXE", "/nonexistent/vramkit", 1);
     cr_assert_eq(vram_h5_open(path, names, 1, &f, err, sizeof err), VRAM_E_IO);
     cr_assert(strstr(err, "cannot start the HDF5 child '/nonexistent/vramkit __h5': No such file or directory"),
