@@ -9,42 +9,43 @@
 #   run:   command "ci/gpu.sh"   carry [".gpu-deps"]   timeout_s 540
 # OUTDIR defaults to $OUT (the device tool's folder, whose files come back), else ./gpu-out.
 #
-# Steps, in order of what matters most, with what each should take on a 16-core H100; every
+# Steps, in order of what matters most, with what each took in the first run (an H200, 16
+# cores, 2026-11-27: 277 s in all; test/bench/RESULTS.md); every
 # limit is cut to what the deadline (DEADLINE, 470 s) leaves, a step with no time left is
 # skipped, a failed step is reported and the next one runs:
-#   preflight       5 s  prints what is here and what the run does about it: GPU, CPUs, memory,
+#   preflight      11 s  prints what is here and what the run does about it: GPU, CPUs, memory,
 #                        disk, glibc, nvcc (PATH, /usr/local/cuda), gcc, cmake (>= 3.21; pip's
 #                        too), ninja / make / the carried ninja, pkg-config (not needed),
 #                        python3 with torch/h5py/numpy/pytest, compute-sanitizer, NCCL (header
 #                        and library: toolkit, PyTorch's nvidia wheel, carried nccl.h; else the
 #                        NCCL backend is left out, said so), the carried .gpu-deps (checked)
-#   configure      20 s  build-gpu/, Ninja (else make), RelWithDebInfo, the GPU's architecture,
+#   configure       7 s  build-gpu/, Ninja (else make), RelWithDebInfo, the GPU's architecture,
 #                        HDF5/Criterion/cJSON from .gpu-deps alone (-DVRAMKIT_DEPS_PREFIX: no
 #                        pkg-config, no h5cc, RPATH into .gpu-deps/lib: no LD_LIBRARY_PATH),
 #                        MPI off, hw tests limited to HW_TIMEOUT seconds each
-#   build          40 s  only the target vramkit_gpu (hw tests, GPU benchmarks, the CLI, the
+#   build          30 s  only the target vramkit_gpu (hw tests, GPU benchmarks, the CLI, the
 #                        Python library), keep-going: a broken target fails its own test only
-#   hw-tests      150 s  ctest -L hw: one test at a time, one Criterion test at a time (--jobs
+#   hw-tests       63 s  ctest -L hw: one test at a time, one Criterion test at a time (--jobs
 #                        1), each at most HW_TIMEOUT (180 s), all stopped by the deadline
 #                        (--stop-time)
-#   hw-large       40 s  hw_large: 2^31 elements and more (8 GiB tensors), every element checked
-#   python-tests   20 s  the Python package over this build (test_gpu.py: batches into torch)
-#   sanitizer     100 s  compute-sanitizer memcheck over hw_kernels' kernel tests and hw_stream,
+#   hw-large       35 s  hw_large: 2^31 elements and more (8 GiB tensors), every element checked
+#   python-tests   26 s  the Python package over this build (test_gpu.py: batches into torch)
+#   sanitizer      69 s  compute-sanitizer memcheck over hw_kernels' kernel tests and hw_stream,
 #                        racecheck over the kernels that share memory (norm, quantisation);
 #                        any error it reports fails the step (ci/gpu-sanitize.sh)
-#   bench-kernels  40 s  bench_kernels --json: every kernel against the copy, and beside each its
+#   bench-kernels   1 s  bench_kernels --json: every kernel against the copy, and beside each its
 #                        variants (key@variant: list1, fold, v1, many) on the same data
-#   torch-kernels  40 s  the same shapes through PyTorch
-#   stream-gpu     50 s  bench_stream: a 4 GiB HDF5 file, 3 epochs in order, 2 shuffled, 2 in
+#   torch-kernels   5 s  the same shapes through PyTorch
+#   stream-gpu     13 s  bench_stream: a 4 GiB HDF5 file, 3 epochs in order, 2 shuffled, 2 in
 #                        order with a reader a CPU (the default is at most 8): the readers A/B
-#   python-stream  40 s  vramkit.stream from Python into torch against user-report 004's
+#   python-stream  13 s  vramkit.stream from Python into torch against user-report 004's
 #                        h5py+torch loader on the same file, 3 epochs each
-#   python-cpu     40 s  bench_python_stream.py --device cpu at its defaults (issue 30's CPU
+#   python-cpu    ~40 s  bench_python_stream.py --device cpu at its defaults (issue 30's CPU
 #                        target: the h5py chunk loader and DataLoader, on 16 cores, no GPU)
-# The estimates are guesses (nothing has run on the GPU yet) and add up to about 9 minutes: the
-# deadline keeps the command under 8, cutting from the end; what it leaves out is reported
-# "skipped (out of time)", and a second, shorter call can run it (GPU_STEPS below). Put the
-# first run's step times here.
+# (python-cpu is new since that run: a guess, most of it the 1 GiB file it writes.) About 5
+# minutes in all; the deadline keeps the command under 8, cutting from the end; what it leaves
+# out is reported "skipped (out of time)", and a second, shorter call can run it (GPU_STEPS
+# below).
 # SUMMARY.md is rewritten after every step, so a run cut anywhere (the tool's own limit, a
 # signal) still leaves one. OUTDIR gets at most 8 files (the device tool returns 8): SUMMARY.md,
 # gpu.log (every step's output, the preflight first), hw-junit.xml, kernels.json,
