@@ -15,9 +15,10 @@ constexpr int kMinBlocks = 2;       // resident blocks per SM the registers must
 // 1024 threads per SM that is 32-64 KiB in flight, above what the memory's latency asks for,
 // and it keeps the 2-byte types' converted values within 64 registers: no spills).
 // VRAM_K_VARIANT_HALF 1 (H4, the norm's kernel only): 4 packs of fp16/bf16 too, 64 bytes as
-// fp32: the first GPU run had the fp16 norm at 56-60% of copy against fp32's 96%, with the
-// same 8 round trips to memory per chunk for both (a chunk is 65536 elements either way), so
-// half the bytes per trip. The norm adds each element as it goes (56 registers, no spills);
+// fp32, loaded by a loop of their own (vram__k_sumsq_packs): the first GPU run had the fp16
+// norm at 56-60% of copy against fp32's 96%, and the default's SASS has one 16-byte load in
+// flight a thread for the 2-byte types (16 round trips a chunk of 65536 elements; fp32: 4
+// loads, 8 trips). The norm adds each element as it goes (56 registers, no spills);
 // unscale and scale convert a step's elements before storing them, and at 4 packs of 2-byte
 // types spill (64 registers, 20-36 bytes): they keep 2.
 template <typename T, bool H4 = false> constexpr int kUnroll = sizeof(T) == 4 || H4 ? 4 : 2;

@@ -130,6 +130,7 @@ template <typename T, int TPR, bool VEC, bool BITS>
 __device__ __forceinline__ void vram__k_quant_rows(const T *__restrict__ x, uint64_t rows, uint64_t cols,
                                                    int8_t *__restrict__ q, float *__restrict__ scales, int *nonfinite,
                                                    uint64_t block, uint64_t blocks) {
+    static_assert(VEC || !BITS, "the variant's codes branch a row on the vectorised path only");
     using P = vram__k_pack<T>;
     constexpr int N = P::N, RPB = kBlock / TPR;
     const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;

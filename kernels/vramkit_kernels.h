@@ -317,17 +317,19 @@ typedef enum vram_k_variant_kind {
      * 1: 4 elements a unit (an 8-byte load, one 16-byte store: a warp's store covers 512
      * contiguous bytes, every 32-byte sector written whole by one instruction) */
     VRAM_K_VARIANT_CAST = 3,
-    /* vram_k_quant_int8_rows and ..._many, fp16/bf16 rows in the one-pass kernel (the others:
-     * 0 always). 0: the absmax from the elements converted to fp32; 1: the absmax as the
-     * unsigned maximum of the elements' magnitude bits, two halves an instruction (inf and
-     * NaN are the largest: the row is non-finite when the maximum reaches the exponent's
-     * all-ones), and the next row group's packs loaded before the current one's codes are
-     * computed and stored */
+    /* vram_k_quant_int8_rows and ..._many, 16-byte aligned rows of the one-pass kernel (up to
+     * 8192 fp16/bf16 or 4096 fp32 columns; the others: 0 always). 0: the absmax from the
+     * elements converted to fp32, all-zero codes selected element by element; 1: the absmax
+     * as the unsigned maximum of the elements' magnitude bits (two fp16/bf16 an instruction;
+     * inf and NaN are the largest: the row is non-finite when the maximum reaches the
+     * exponent's all-ones), all-zero codes by one branch a row */
     VRAM_K_VARIANT_QUANT = 4,
     /* the norm (vram_k_l2norm, vram_k_sumsq, vram_k_clip_grad_norm's norm) on fp16/bf16
-     * tensors (fp32: 4 packs always; unscale and scale: 2 always). 0: 2 16-byte packs in
-     * flight a thread; 1: 4 (64 bytes, as fp32). Each thread adds its elements in the same
-     * order: the norm's bits are the default's */
+     * tensors (fp32 and unscale/scale: 0 always). 0: 2 16-byte packs a step, the aligned or
+     * element-by-element load chosen pack by pack (compiled, it has one load in flight a
+     * thread); 1: the aligned and unaligned loops apart, 4 packs in flight (64 bytes, as
+     * fp32). Each thread adds its elements in the same order: the norm's bits are the
+     * default's */
     VRAM_K_VARIANT_HALF = 5,
     VRAM_K_VARIANT_KINDS = 6
 } vram_k_variant_kind;
