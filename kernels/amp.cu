@@ -13,8 +13,15 @@ constexpr int kThreads = 512;       // threads per chunk block
 constexpr int kMinBlocks = 2;       // resident blocks per SM the registers must allow (<= 64 each)
 // 16-byte packs in flight per thread: 16 elements, so 64 bytes of fp32, 32 of fp16/bf16 (with
 // 1024 threads per SM that is 32-64 KiB in flight, above what the memory's latency asks for,
-// and it keeps the 2-byte types' converted values within 64 registers: no spills)
-template <typename T> constexpr int kUnroll = sizeof(T) == 4 ? 4 : 2;
+// and it keeps the 2-byte types' converted values within 64 registers: no spills).
+// VRAM_K_VARIANT_HALF 1 (H4, the norm's kernel only): 4 packs of fp16/bf16 too, 64 bytes as
+// fp32, loaded by a loop of their own (vram__k_sumsq_packs): the first GPU run had the fp16
+// norm at 56-60% of copy against fp32's 96%, and the default's SASS has one 16-byte load in
+// flight a thread for the 2-byte types (16 round trips a chunk of 65536 elements; fp32: 4
+// loads, 8 trips). The norm adds each element as it goes (56 registers, no spills);
+// unscale and scale convert a step's elements before storing them, and at 4 packs of 2-byte
+// types spill (64 registers, 20-36 bytes): they keep 2.
+template <typename T, bool H4 = false> constexpr int kUnroll = sizeof(T) == 4 || H4 ? 4 : 2;
 constexpr int kFinalThreads = 1024; // the norm's final block
 
 // ---- unscale --------------------------------------------------------------------------------
@@ -134,14 +141,54 @@ struct vram__k_fold {
     vram__k_norm_out out;
 };
 
+// How vram__k_sumsq_packs loads a pack: one 128-bit load, N element loads, or either as
+// `aligned` says, decided pack by pack (the default's form: for 2-byte types the compiler
+// then unpacks each 128-bit load into N registers, the element path's layout, before it
+// issues the next load, so a thread has one load in flight; cuobjdump -sass shows each
+// LDG.E.128 used by the next instruction, where fp32's 4 loads go out together).
+enum { kAligned, kUnaligned, kPerPack };
+
+// A thread's sum over its whole packs of a chunk (packs t, t + kThreads, ... in order), U in
+// flight: the loads of a step issued before any is added.
+template <typename T, int U, int LOAD>
+__device__ __forceinline__ float vram__k_sumsq_packs(const T *__restrict__ p, uint32_t packs, float inv, bool aligned) {
+    using P = vram__k_pack<T>;
+    constexpr uint32_t N = (uint32_t)P::N;
+    float acc = 0.0f;
+    for (uint32_t k0 = threadIdx.x; k0 < packs; k0 += (uint32_t)(U * kThreads)) {
+        P v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t k = k0 + (uint32_t)(u * kThreads);
+            if (k < packs) {
+                if (LOAD == kAligned || (LOAD == kPerPack && aligned)) {
+                    v[u] = reinterpret_cast<const P *>(p)[k];
+                } else {
+#pragma unroll
+                    for (uint32_t j = 0; j < N; j++) v[u].v[j] = p[k * N + j];
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (k0 + (uint32_t)(u * kThreads) < packs) {
+#pragma unroll
+                for (uint32_t j = 0; j < N; j++) acc = __fadd_rn(acc, vram_kref_sq(vram__k_to_f(v[u].v[j]), inv));
+            }
+    }
+    return acc;
+}
+
 // partials[global chunk] = the chunk's sum of vram_kref_sq terms, in an order fixed by the
 // element indices alone: the chunk is cut into packs of N = 16 / sizeof(T) elements; thread t
 // adds, in index order, the elements of packs t, t + kThreads, t + 2 kThreads, ..., then (for
 // t < len % N) element N * (len / N) + t; then the block tree. When the chunk is 16-byte
 // aligned a pack is one 128-bit load, otherwise N element loads: the same elements in the
-// same order, so the sum does not depend on where the tensor starts. FOLD: then the last block
-// to finish does the final kernel's work (vram__k_final_sum_in_block).
-template <typename T, typename M, bool FOLD>
+// same order, so the sum does not depend on where the tensor starts (nor on H4, which only
+// changes how the loads are issued: the aligned and unaligned loops apart, and how many of a
+// thread's packs are loaded before the first of them is added). FOLD:
+// then the last block to finish does the final kernel's work (vram__k_final_sum_in_block).
+template <typename T, typename M, bool FOLD, bool H4>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     vram__k_sumsq_kernel(const __grid_constant__ M m, const float *inv_scale, float *partials, vram__k_fold f) {
     using P = vram__k_pack<T>;
@@ -151,28 +198,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const T *__restrict__ p = static_cast<const T *>(c.base);
     const uint32_t packs = c.len / N;
     const bool aligned = (reinterpret_cast<uintptr_t>(p) & 15u) == 0u;
-    float acc = 0.0f;
-    for (uint32_t k0 = threadIdx.x; k0 < packs; k0 += (uint32_t)(kUnroll<T> * kThreads)) {
-        P v[kUnroll<T>];
-#pragma unroll
-        for (int u = 0; u < kUnroll<T>; u++) {
-            const uint32_t k = k0 + (uint32_t)(u * kThreads);
-            if (k < packs) {
-                if (aligned) {
-                    v[u] = reinterpret_cast<const P *>(p)[k];
-                } else {
-#pragma unroll
-                    for (uint32_t j = 0; j < N; j++) v[u].v[j] = p[k * N + j];
-                }
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll<T>; u++)
-            if (k0 + (uint32_t)(u * kThreads) < packs) {
-#pragma unroll
-                for (uint32_t j = 0; j < N; j++) acc = __fadd_rn(acc, vram_kref_sq(vram__k_to_f(v[u].v[j]), inv));
-            }
-    }
+    float acc;
+    if (!H4) acc = vram__k_sumsq_packs<T, kUnroll<T>, kPerPack>(p, packs, inv, aligned);
+    else if (aligned) acc = vram__k_sumsq_packs<T, kUnroll<T, H4>, kAligned>(p, packs, inv, true);
+    else acc = vram__k_sumsq_packs<T, kUnroll<T, H4>, kUnaligned>(p, packs, inv, false);
     if (packs * N + threadIdx.x < c.len) acc = __fadd_rn(acc, vram_kref_sq(vram__k_to_f(p[packs * N + threadIdx.x]), inv));
     const float s = vram__k_block_sum<kThreads>(acc);
     if (threadIdx.x == 0) partials[c.gchunk] = s;
@@ -220,29 +249,32 @@ __global__ void vram__k_clip_coef_kernel(const float *norm, float max_norm, int 
 bool vram__k_policy_ok(int policy) { return policy == VRAM_K_NONFINITE_SKIP || policy == VRAM_K_NONFINITE_REPORT; }
 bool vram__k_max_norm_ok(float max_norm) { return max_norm > 0.0f && vram__k_finite_host(max_norm); }
 
-// One launch of a chunk kernel of this list's dtype and metadata: K<T, M>::fn.
-template <template <typename, typename> class K, typename M, typename... A>
+// One launch of a chunk kernel of this list's dtype and metadata: K<T, M, H4>::fn, H4 for the
+// 2-byte types under VRAM_K_VARIANT_HALF 1 (read once per call).
+template <template <typename, typename, bool> class K, typename M, typename... A>
 vram_status vram__k_launch_mt(const char *name, const M &m, int32_t dtype, cudaStream_t s, A... args) {
+    const dim3 grid(m.nchunks), block(kThreads);
+    const bool h4 = vram__k_variant(VRAM_K_VARIANT_HALF) == 1;
     if (dtype == VRAM_DTYPE_F32)
-        return vram__k_launch(name, __FILE__, __LINE__, K<float, M>::fn, dim3(m.nchunks), dim3(kThreads), s, m,
-                              args...);
+        return vram__k_launch(name, __FILE__, __LINE__, K<float, M, false>::fn, grid, block, s, m, args...);
     if (dtype == VRAM_DTYPE_F16)
-        return vram__k_launch(name, __FILE__, __LINE__, K<__half, M>::fn, dim3(m.nchunks), dim3(kThreads), s, m,
-                              args...);
-    return vram__k_launch(name, __FILE__, __LINE__, K<__nv_bfloat16, M>::fn, dim3(m.nchunks), dim3(kThreads), s, m,
+        return vram__k_launch(name, __FILE__, __LINE__, h4 ? K<__half, M, true>::fn : K<__half, M, false>::fn, grid,
+                              block, s, m, args...);
+    return vram__k_launch(name, __FILE__, __LINE__,
+                          h4 ? K<__nv_bfloat16, M, true>::fn : K<__nv_bfloat16, M, false>::fn, grid, block, s, m,
                           args...);
 }
-template <typename T, typename M> struct vram__k_unscale_fn {
+template <typename T, typename M, bool> struct vram__k_unscale_fn { // one kernel for either H4
     static constexpr auto fn = vram__k_unscale_kernel<T, M>;
 };
-template <typename T, typename M> struct vram__k_scale_fn {
+template <typename T, typename M, bool> struct vram__k_scale_fn {
     static constexpr auto fn = vram__k_scale_kernel<T, M>;
 };
-template <typename T, typename M> struct vram__k_sumsq_fn {
-    static constexpr auto fn = vram__k_sumsq_kernel<T, M, false>;
+template <typename T, typename M, bool H4> struct vram__k_sumsq_fn {
+    static constexpr auto fn = vram__k_sumsq_kernel<T, M, false, H4>;
 };
-template <typename T, typename M> struct vram__k_sumsq_fold_fn {
-    static constexpr auto fn = vram__k_sumsq_kernel<T, M, true>;
+template <typename T, typename M, bool H4> struct vram__k_sumsq_fold_fn {
+    static constexpr auto fn = vram__k_sumsq_kernel<T, M, true, H4>;
 };
 
 // vram_k_scale once its call has begun (vram_k_clip_grad_norm ends with it).

@@ -5,10 +5,12 @@
 // few huge rows still fill the device; each thread issues the loads of 4 units before their
 // stores, and the grid is one wave of the blocks the registers let each SM hold. An index
 // past src_rows copies nothing and raises the flag. CPU reference: vram_kref_gather_rows.
-// Two variants (VRAM_K_VARIANT_GATHER): 0, a group as wide as the row's units (a 3 KiB row
-// of 192 16-byte units takes 256 threads, 64 of them idle); 1, a quarter as wide, so each
-// thread holds 4 units of the row, and each thread loads the index of its next row before it
-// copies the current one (the copy no longer waits on a dependent index load).
+// Two variants (VRAM_K_VARIANT_GATHER): 0 (the default since the first GPU run: 1.18x and
+// 1.24x variant 1's speed on an H200, test/bench/RESULTS.md), a group a quarter as wide as the
+// row's units, so each thread holds 4 units of the row, and each thread loads the index of its
+// next row before it copies the current one (the copy no longer waits on a dependent index
+// load); 1 (the default before), a group as wide as the row's units (a 3 KiB row of 192
+// 16-byte units takes 256 threads, 64 of them idle), each row's index loaded when it is copied.
 #include "vk_internal.cuh"
 
 namespace {
@@ -57,17 +59,18 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks)
     }
 }
 
-template <typename U, bool V1>
+// QUARTER: variant 0's shape and prefetch; false: variant 1's.
+template <typename U, bool QUARTER>
 vram_status vram__k_gather_t(void *dst, const void *src, uint64_t src_rows, const uint64_t *index, uint64_t rows,
                         uint64_t row_bytes, int *bad, cudaStream_t s) {
     const uint64_t units = row_bytes / sizeof(U);
-    // threads per row: the units (variant 1: a quarter of them, each thread 4) rounded up to 2^k, <= 256
-    const uint64_t per_row = V1 ? (units + kUnroll - 1u) / kUnroll : units;
+    // threads per row: a quarter of the units, each thread 4 (variant 1: the units), rounded up to 2^k, <= 256
+    const uint64_t per_row = QUARTER ? (units + kUnroll - 1u) / kUnroll : units;
     int shift = 0;
     while ((1ull << shift) < per_row && shift < 8) shift++;
     const uint64_t rpb = (uint64_t)kBlock >> shift;
     const uint64_t row_blocks = (rows + rpb - 1u) / rpb;
-    const auto kernel = vram__k_gather_kernel<U, V1>;
+    const auto kernel = vram__k_gather_kernel<U, QUARTER>;
     const uint64_t target = vram__k_grid((const void *)kernel, kBlock, UINT64_MAX); // one full wave
     uint64_t segments = 1;
     if (row_blocks < target) {
@@ -85,15 +88,15 @@ vram_status vram__k_gather_t(void *dst, const void *src, uint64_t src_rows, cons
 }
 
 // The widest unit both pointers and the row size allow.
-template <bool V1>
+template <bool QUARTER>
 vram_status vram__k_gather_unit(void *dst, const void *src, uint64_t src_rows, const uint64_t *index, uint64_t rows,
                                 uint64_t row_bytes, int *bad, cudaStream_t s) {
     const uint64_t a = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) | row_bytes;
-    if (a % 16u == 0u) return vram__k_gather_t<uint4, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
-    if (a % 8u == 0u) return vram__k_gather_t<uint2, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
-    if (a % 4u == 0u) return vram__k_gather_t<uint32_t, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
-    if (a % 2u == 0u) return vram__k_gather_t<uint16_t, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
-    return vram__k_gather_t<uint8_t, V1>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    if (a % 16u == 0u) return vram__k_gather_t<uint4, QUARTER>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    if (a % 8u == 0u) return vram__k_gather_t<uint2, QUARTER>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    if (a % 4u == 0u) return vram__k_gather_t<uint32_t, QUARTER>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    if (a % 2u == 0u) return vram__k_gather_t<uint16_t, QUARTER>(dst, src, src_rows, index, rows, row_bytes, bad, s);
+    return vram__k_gather_t<uint8_t, QUARTER>(dst, src, src_rows, index, rows, row_bytes, bad, s);
 }
 
 } // namespace
@@ -110,6 +113,6 @@ extern "C" vram_status vram_k_gather_rows(void *dst, const void *src, uint64_t s
         return VRAM_E_INVALID;
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     if (vram__k_variant(VRAM_K_VARIANT_GATHER) == 1)
-        return vram__k_gather_unit<true>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
-    return vram__k_gather_unit<false>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+        return vram__k_gather_unit<false>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
+    return vram__k_gather_unit<true>(dst, src, src_rows, index, rows, row_bytes, bad_index_flag, s);
 }

@@ -55,16 +55,82 @@ __device__ __forceinline__ void vram__k_group_reduce(float &amax, int &bad) {
     }
 }
 
+// VRAM_K_VARIANT_QUANT 1 (BITS): a row's scan from the elements' bits. The magnitude of an IEEE
+// value orders as its bits with the sign cleared (subnormals included), and inf and NaN have
+// the largest (the exponent all ones), so the unsigned maximum M of a row's magnitude bits is
+// |x| of its largest finite element when every element is finite (the same absmax as
+// vram_kref_q8_scan's, bit for bit) and reaches `inf` exactly when one is not (bad; the absmax
+// is then unused: vram_kref_q8_params gives scale NaN and zero codes either way). One 32-bit
+// word of a pack holds one fp32 or two fp16/bf16: an AND and an unsigned max (two 16-bit lanes
+// at once for the 2-byte types, __vmaxu2) a word, where the fp32 scan converts each element and
+// compares it twice: the first GPU run had the one-pass kernel at ~30 T thread instructions a
+// second for fp16 and fp32 alike, about the issue rate of an H200 (test/bench/RESULTS.md).
+template <typename T> struct vram__k_mag;
+template <> struct vram__k_mag<float> {
+    static constexpr uint32_t mask = 0x7fffffffu, inf = 0x7f800000u;
+    __device__ static uint32_t max(uint32_t m, uint32_t w) { return umax(m, w & mask); }
+    __device__ static uint32_t fold(uint32_t m) { return m; }
+    __device__ static float value(uint32_t m) { return __uint_as_float(m); }
+};
+template <> struct vram__k_mag<__half> {
+    static constexpr uint32_t mask = 0x7fff7fffu, inf = 0x7c00u;
+    __device__ static uint32_t max(uint32_t m, uint32_t w) { return __vmaxu2(m, w & mask); }
+    __device__ static uint32_t fold(uint32_t m) { return umax(m & 0xffffu, m >> 16); }
+    __device__ static float value(uint32_t m) { return __half2float(__ushort_as_half((unsigned short)m)); }
+};
+template <> struct vram__k_mag<__nv_bfloat16> {
+    static constexpr uint32_t mask = 0x7fff7fffu, inf = 0x7f80u;
+    __device__ static uint32_t max(uint32_t m, uint32_t w) { return __vmaxu2(m, w & mask); }
+    __device__ static uint32_t fold(uint32_t m) { return umax(m & 0xffffu, m >> 16); }
+    __device__ static float value(uint32_t m) { return __uint_as_float(m << 16); }
+};
+
+// A code as vram__k_quant_rows writes it. The default selects 0 element by element for a row
+// whose codes are all 0 (a predicate and a zeroing byte move an element, in the SASS); BITS
+// (the variant) is only called for the other rows: `zero` is the same for every lane of a
+// warp (a row's group is 32 threads or more), so the variant branches once a row instead.
+template <bool BITS>
+__device__ __forceinline__ int8_t vram__k_quant_code(float x, float inv, int zero) {
+    if (BITS) return vram_kref_q8_code(x, inv);
+    return zero ? (int8_t)0 : vram_kref_q8_code(x, inv);
+}
+
+// A thread's scan of its packs (unfilled ones hold 0): *amax and *bad as vram_kref_q8_scan over
+// their elements would leave them from 0 and 0; BITS: from the magnitude bits (above).
+template <typename T, bool BITS>
+__device__ __forceinline__ void vram__k_quant_scan(const vram__k_pack<T> *v, float *amax, int *bad) {
+    constexpr int N = vram__k_pack<T>::N;
+    if (BITS) {
+        uint32_t m = 0;
+#pragma unroll
+        for (int i = 0; i < kRowPacks; i++) {
+            uint32_t w[4];
+            memcpy(w, &v[i], sizeof w);
+#pragma unroll
+            for (int k = 0; k < 4; k++) m = vram__k_mag<T>::max(m, w[k]);
+        }
+        m = vram__k_mag<T>::fold(m);
+        *bad = m >= vram__k_mag<T>::inf;
+        *amax = *bad ? 0.0f : vram__k_mag<T>::value(m);
+    } else {
+#pragma unroll
+        for (int i = 0; i < kRowPacks; i++)
+#pragma unroll
+            for (int j = 0; j < N; j++) vram_kref_q8_scan(vram__k_to_f(v[i].v[j]), amax, bad);
+    }
+}
+
 // One pass. The block walks its rows RPB at a time, all threads together (so the group
 // reduction's barriers are reached by every thread); a group past the last row loads nothing.
 // VEC: pack k of a row is elements [k N, k N + N), lane + i TPR its i-th; scalar: element
 // lane + i TPR its i-th. Registers the loads did not fill hold 0, which changes no absmax.
 // The rows of block `block` of `blocks` (the kernel: blockIdx.x of gridDim.x; the
-// multi-tensor kernel: one row group of its item).
-template <typename T, int TPR, bool VEC>
+// multi-tensor kernel: one row group of its item). BITS: the scan of vram__k_quant_scan.
+template <typename T, int TPR, bool VEC, bool BITS>
 __device__ __forceinline__ void vram__k_quant_rows(const T *__restrict__ x, uint64_t rows, uint64_t cols,
                                                    int8_t *__restrict__ q, float *__restrict__ scales, int *nonfinite,
                                                    uint64_t block, uint64_t blocks) {
+    static_assert(VEC || !BITS, "the variant's codes branch a row on the vectorised path only");
     using P = vram__k_pack<T>;
     constexpr int N = P::N, RPB = kBlock / TPR;
     const int lane = threadIdx.x % TPR, group = threadIdx.x / TPR;
@@ -90,10 +156,7 @@ __device__ __forceinline__ void vram__k_quant_rows(const T *__restrict__ x, uint
         }
         float amax = 0.0f;
         int bad = 0;
-#pragma unroll
-        for (int i = 0; i < kRowPacks; i++)
-#pragma unroll
-            for (int j = 0; j < N; j++) vram_kref_q8_scan(vram__k_to_f(v[i].v[j]), &amax, &bad);
+        vram__k_quant_scan<T, BITS>(v, &amax, &bad);
         vram__k_group_reduce<TPR>(amax, bad);
         float scale = 0.0f, inv = 0.0f;
         const int zero = vram_kref_q8_params(amax, bad, &scale, &inv);
@@ -105,16 +168,21 @@ __device__ __forceinline__ void vram__k_quant_rows(const T *__restrict__ x, uint
                     const uint64_t k = (uint64_t)lane + (uint64_t)i * TPR;
                     if (k < cols / N) {
                         vram__k_codes<N> o;
+                        if (BITS && zero) {
 #pragma unroll
-                        for (int j = 0; j < N; j++)
-                            o.v[j] = zero ? (int8_t)0 : vram_kref_q8_code(vram__k_to_f(v[i].v[j]), inv);
+                            for (int j = 0; j < N; j++) o.v[j] = 0;
+                        } else {
+#pragma unroll
+                            for (int j = 0; j < N; j++)
+                                o.v[j] = vram__k_quant_code<BITS>(vram__k_to_f(v[i].v[j]), inv, zero);
+                        }
                         reinterpret_cast<vram__k_codes<N> *>(qr)[k] = o;
                     }
                 } else {
 #pragma unroll
                     for (int j = 0; j < N; j++) {
                         const uint64_t c = (uint64_t)lane + (uint64_t)(i * N + j) * TPR;
-                        if (c < cols) qr[c] = zero ? (int8_t)0 : vram_kref_q8_code(vram__k_to_f(v[i].v[j]), inv);
+                        if (c < cols) qr[c] = vram__k_quant_code<BITS>(vram__k_to_f(v[i].v[j]), inv, zero);
                     }
                 }
             }
@@ -126,11 +194,11 @@ __device__ __forceinline__ void vram__k_quant_rows(const T *__restrict__ x, uint
     }
 }
 
-template <typename T, int TPR, bool VEC>
+template <typename T, int TPR, bool VEC, bool BITS>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     vram__k_quant_kernel(const T *__restrict__ x, uint64_t rows, uint64_t cols, int8_t *__restrict__ q,
                          float *__restrict__ scales, int *nonfinite) {
-    vram__k_quant_rows<T, TPR, VEC>(x, rows, cols, q, scales, nonfinite, blockIdx.x, gridDim.x);
+    vram__k_quant_rows<T, TPR, VEC, BITS>(x, rows, cols, q, scales, nonfinite, blockIdx.x, gridDim.x);
 }
 
 // The two-pass kernel's loads of one step: units k0, k0 + kBlock, ... (a 16-byte pack each when
@@ -252,26 +320,27 @@ int vram__k_tpr(uint64_t units, uint64_t per_thread) {
     return 0;
 }
 
-template <typename T, int TPR, bool VEC>
+template <typename T, int TPR, bool VEC, bool BITS>
 vram_status vram__k_quant_launch(const void *x, uint64_t rows, uint64_t cols, int8_t *q, float *scales,
                                  int *nonfinite, cudaStream_t s) {
-    const auto kernel = vram__k_quant_kernel<T, TPR, VEC>;
+    const auto kernel = vram__k_quant_kernel<T, TPR, VEC, BITS>;
     const uint64_t rpb = kBlock / TPR;
     const unsigned grid = vram__k_grid((const void *)kernel, kBlock, (rows + rpb - 1u) / rpb);
     return VRAM__K_LAUNCH("vram__k_quant_kernel", kernel, dim3(grid), dim3(kBlock), s, static_cast<const T *>(x), rows,
                           cols, q, scales, nonfinite);
 }
 
-template <typename T, bool VEC>
+// BITS (VRAM_K_VARIANT_QUANT 1) only with VEC: the unaligned path keeps the default's scan.
+template <typename T, bool VEC, bool BITS = false>
 vram_status vram__k_quant_pick(const void *x, uint64_t rows, uint64_t cols, int8_t *q, float *scales, int *nonfinite,
                                cudaStream_t s) {
     constexpr int N = vram__k_pack<T>::N;
     const int tpr = vram__k_tpr(VEC ? cols / N : cols, VEC ? kRowPacks : (uint64_t)kRowPacks * N);
     switch (tpr) {
-    case 32: return vram__k_quant_launch<T, 32, VEC>(x, rows, cols, q, scales, nonfinite, s);
-    case 64: return vram__k_quant_launch<T, 64, VEC>(x, rows, cols, q, scales, nonfinite, s);
-    case 128: return vram__k_quant_launch<T, 128, VEC>(x, rows, cols, q, scales, nonfinite, s);
-    case 256: return vram__k_quant_launch<T, 256, VEC>(x, rows, cols, q, scales, nonfinite, s);
+    case 32: return vram__k_quant_launch<T, 32, VEC, BITS>(x, rows, cols, q, scales, nonfinite, s);
+    case 64: return vram__k_quant_launch<T, 64, VEC, BITS>(x, rows, cols, q, scales, nonfinite, s);
+    case 128: return vram__k_quant_launch<T, 128, VEC, BITS>(x, rows, cols, q, scales, nonfinite, s);
+    case 256: return vram__k_quant_launch<T, 256, VEC, BITS>(x, rows, cols, q, scales, nonfinite, s);
     default: break;
     }
     const auto kernel = vram__k_quant_long_kernel<T, VEC>;
@@ -285,6 +354,8 @@ vram_status vram__k_quant_t(const void *x, uint64_t rows, uint64_t cols, int8_t 
                             cudaStream_t s) {
     constexpr int N = vram__k_pack<T>::N;
     const bool vec = cols % N == 0u && vram__k_aligned(x, 16) && vram__k_aligned(q, N);
+    if (vec && vram__k_variant(VRAM_K_VARIANT_QUANT) == 1)
+        return vram__k_quant_pick<T, true, true>(x, rows, cols, q, scales, nonfinite, s);
     if (vec) return vram__k_quant_pick<T, true>(x, rows, cols, q, scales, nonfinite, s);
     return vram__k_quant_pick<T, false>(x, rows, cols, q, scales, nonfinite, s);
 }
@@ -357,12 +428,12 @@ using vram__k_quant_meta_large = vram__k_quant_meta_t<660>;
 static_assert(sizeof(vram__k_quant_meta) <= 3200, "under 4 KiB of parameters");
 static_assert(sizeof(vram__k_quant_meta_large) <= 32000, "under 32 KiB of parameters");
 
-template <typename T, int TPR, bool VEC, typename M>
+template <typename T, int TPR, bool VEC, bool BITS, typename M>
 __global__ void __launch_bounds__(kBlock, kMinBlocks)
     vram__k_quant_many_kernel(const __grid_constant__ M m, int *nonfinite) {
     const uint32_t t = vram__k_find(m.start, m.ntensors, blockIdx.x);
     const uint64_t rpb = kBlock / TPR;
-    vram__k_quant_rows<T, TPR, VEC>(static_cast<const T *>(m.x[t]), m.rows[t], m.cols[t], m.q[t], m.scales[t], nonfinite,
+    vram__k_quant_rows<T, TPR, VEC, BITS>(static_cast<const T *>(m.x[t]), m.rows[t], m.cols[t], m.q[t], m.scales[t], nonfinite,
                                     (uint64_t)m.first[t] + (blockIdx.x - m.start[t]), (m.rows[t] + rpb - 1u) / rpb);
 }
 
@@ -380,24 +451,28 @@ int vram__k_quant_group(const vram_k_quant_item &it) {
     return (d * 2 + (vec ? 0 : 1)) * 4 + t;
 }
 
-template <typename T, bool VEC, typename M> vram_status vram__k_quant_many_tpr(const M &m, int t, int *nf, cudaStream_t s) {
+template <typename T, bool VEC, bool BITS, typename M>
+vram_status vram__k_quant_many_tpr(const M &m, int t, int *nf, cudaStream_t s) {
     const char *name = "launch vram__k_quant_many_kernel";
     const dim3 grid(m.nchunks), block(kBlock);
     switch (t) {
-    case 0: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 32, VEC, M>, grid, block, s, m, nf);
-    case 1: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 64, VEC, M>, grid, block, s, m, nf);
-    case 2: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 128, VEC, M>, grid, block, s, m, nf);
-    default: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 256, VEC, M>, grid, block, s, m, nf);
+    case 0: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 32, VEC, BITS, M>, grid, block, s, m, nf);
+    case 1: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 64, VEC, BITS, M>, grid, block, s, m, nf);
+    case 2: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 128, VEC, BITS, M>, grid, block, s, m, nf);
+    default: return vram__k_launch(name, __FILE__, __LINE__, vram__k_quant_many_kernel<T, 256, VEC, BITS, M>, grid, block, s, m, nf);
     }
 }
 
-template <typename T, typename M> vram_status vram__k_quant_many_path(const M &m, int g, int *nf, cudaStream_t s) {
-    if ((g / 4) % 2 == 0) return vram__k_quant_many_tpr<T, true>(m, g % 4, nf, s);
-    return vram__k_quant_many_tpr<T, false>(m, g % 4, nf, s);
+template <typename T, typename M>
+vram_status vram__k_quant_many_path(const M &m, int g, bool bits, int *nf, cudaStream_t s) {
+    if ((g / 4) % 2 == 0 && bits) return vram__k_quant_many_tpr<T, true, true>(m, g % 4, nf, s);
+    if ((g / 4) % 2 == 0) return vram__k_quant_many_tpr<T, true, false>(m, g % 4, nf, s);
+    return vram__k_quant_many_tpr<T, false, false>(m, g % 4, nf, s);
 }
 
 template <typename M>
 vram_status vram__k_quant_many_t(const vram_k_quant_item *items, size_t n, int *nf, cudaStream_t s) {
+    const bool bits = vram__k_variant(VRAM_K_VARIANT_QUANT) == 1;
     return vram__k_plan<M>(
         n, 24, UINT32_MAX / 2u, [&](size_t i) { return vram__k_quant_group(items[i]); },
         [&](size_t i) {
@@ -415,9 +490,9 @@ vram_status vram__k_quant_many_t(const vram_k_quant_item *items, size_t n, int *
         },
         [&](const M &m, int g) {
             const int d = g / 8;
-            if (d == 0) return vram__k_quant_many_path<float>(m, g, nf, s);
-            if (d == 1) return vram__k_quant_many_path<__half>(m, g, nf, s);
-            return vram__k_quant_many_path<__nv_bfloat16>(m, g, nf, s);
+            if (d == 0) return vram__k_quant_many_path<float>(m, g, bits, nf, s);
+            if (d == 1) return vram__k_quant_many_path<__half>(m, g, bits, nf, s);
+            return vram__k_quant_many_path<__nv_bfloat16>(m, g, bits, nf, s);
         });
 }
 

@@ -21,7 +21,7 @@ thread_local unsigned vram__k_launches = 0; // launches the current public call 
 std::atomic<unsigned> vram__k_limit_tensors{0}; // 0: all the metadata holds
 std::atomic<unsigned> vram__k_limit_chunks{VRAM_K_MAX_CHUNKS_PER_LAUNCH};
 std::atomic<int> vram__k_variants_set[VRAM_K_VARIANT_KINDS];
-constexpr int vram__k_variant_counts[VRAM_K_VARIANT_KINDS] = {2, 2, 2};
+constexpr int vram__k_variant_counts[VRAM_K_VARIANT_KINDS] = {2, 2, 2, 2, 2, 2};
 
 } // namespace
 

@@ -102,8 +102,9 @@ template <typename T> struct alignas(16) vram__k_pack {
     T v[N];
 };
 
-// G elements, 16 or 32 bytes (a cast's unit: G = 16 / the smaller element size).
-template <typename T, int G> struct alignas(16) vram__k_group {
+// G elements, 8, 16 or 32 bytes (a cast's unit: G = 16 / the smaller element size, or with
+// VRAM_K_VARIANT_CAST 1 16 / the larger), aligned to its size up to 16 bytes.
+template <typename T, int G> struct alignas(sizeof(T) * G < 16 ? sizeof(T) * G : 16) vram__k_group {
     T v[G];
 };
 

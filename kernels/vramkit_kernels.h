@@ -296,10 +296,12 @@ VRAM_NODISCARD vram_status vram_k_set_launch_limits(unsigned max_tensors, unsign
  * they differ in speed, which only a GPU can tell: bench_kernels times each against the
  * default on the same data in the same run. Variant 0 is the default. */
 typedef enum vram_k_variant_kind {
-    /* vram_k_gather_rows. 0: a group of threads per row as wide as the row's units (up to 256),
-     * 4 units in flight a thread when the row is longer; 1: a quarter as wide (each thread holds
-     * 4 units of the row: no idle lanes for 3 KiB rows), and the index of the thread's next row
-     * loaded before the current row is copied */
+    /* vram_k_gather_rows. 0: a group of threads per row a quarter as wide as the row's units
+     * (up to 256; each thread holds 4 units of the row: no idle lanes for 3 KiB rows), and the
+     * index of the thread's next row loaded before the current row is copied (measured 1.18x
+     * and 1.24x variant 1 on an H200); 1 (the default before): a group as wide as the row's
+     * units, 4 units in flight a thread when the row is longer, each index loaded when its
+     * row is copied */
     VRAM_K_VARIANT_GATHER = 0,
     /* the multi-tensor calls (unscale, scale, norm, clipping, vram_k_cast_many,
      * vram_k_quant_int8_rows_many). 0: metadata of at most 4 KiB a launch
@@ -310,7 +312,26 @@ typedef enum vram_k_variant_kind {
      * fewer, the same bits; needs the workspace's extra float, zeroed on the stream first, and
      * falls back to 0 without it) */
     VRAM_K_VARIANT_NORM = 2,
-    VRAM_K_VARIANT_KINDS = 3
+    /* vram_k_cast and vram_k_cast_many from fp16/bf16 to fp32 (the other pairs: 0 always).
+     * 0: 8 elements a unit (one 16-byte load, two 16-byte stores 32 bytes apart in a warp);
+     * 1: 4 elements a unit (an 8-byte load, one 16-byte store: a warp's store covers 512
+     * contiguous bytes, every 32-byte sector written whole by one instruction) */
+    VRAM_K_VARIANT_CAST = 3,
+    /* vram_k_quant_int8_rows and ..._many, 16-byte aligned rows of the one-pass kernel (up to
+     * 8192 fp16/bf16 or 4096 fp32 columns; the others: 0 always). 0: the absmax from the
+     * elements converted to fp32, all-zero codes selected element by element; 1: the absmax
+     * as the unsigned maximum of the elements' magnitude bits (two fp16/bf16 an instruction;
+     * inf and NaN are the largest: the row is non-finite when the maximum reaches the
+     * exponent's all-ones), all-zero codes by one branch a row */
+    VRAM_K_VARIANT_QUANT = 4,
+    /* the norm (vram_k_l2norm, vram_k_sumsq, vram_k_clip_grad_norm's norm) on fp16/bf16
+     * tensors (fp32 and unscale/scale: 0 always). 0: 2 16-byte packs a step, the aligned or
+     * element-by-element load chosen pack by pack (compiled, it has one load in flight a
+     * thread); 1: the aligned and unaligned loops apart, 4 packs in flight (64 bytes, as
+     * fp32). Each thread adds its elements in the same order: the norm's bits are the
+     * default's */
+    VRAM_K_VARIANT_HALF = 5,
+    VRAM_K_VARIANT_KINDS = 6
 } vram_k_variant_kind;
 
 /* This process's variant of a kernel (0 restores the default); for every thread. Guarantees:

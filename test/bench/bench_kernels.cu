@@ -9,9 +9,13 @@
 // shapes.
 // Variants (vram_k_set_variant) and the multi-tensor calls are timed beside the default on the
 // same data in the same run, as "case@variant" lines: @list1 (metadata of 32 KiB: GPT-2's 148
-// tensors in one launch), @fold (the norm's last block adds the partials), @v1 (the gather's
-// 4 units a thread and index prefetch), @many (vram_k_cast_many / vram_k_quant_int8_rows_many:
-// one call for the whole list). ci/gpu-summary.py sets them against their case.
+// tensors in one launch), @fold (the norm's last block adds the partials), @rowwide (the
+// gather's variant 1: a group as wide as the row, no index prefetch; the default since the
+// first GPU run is the former @v1), @store16 (the widening casts' whole-sector stores),
+// @bits (the quantisation's absmax from the magnitude bits), @half4 (the fp16 norm's loads
+// apart from the unaligned path, 4 in flight), @many (vram_k_cast_many /
+// vram_k_quant_int8_rows_many: one call for the whole list). ci/gpu-summary.py sets them
+// against their case.
 // Usage: bench_kernels [--json] [--quick] [reps]   (default 20 reps; exit 77 without a GPU)
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -282,6 +286,12 @@ int main(int argc, char **argv) {
                            VK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, norm, g_stream));
                        }));
             });
+        if (d != VRAM_DTYPE_F32) // the 2-byte types' loads (fp32 has no such variant)
+            with_variants({{VRAM_K_VARIANT_HALF, 1}}, [&] {
+                report(vkey(key, "half4"), what, 1.0 * L.elems * eb, 0.0, time_us([&] {
+                           VK(vram_k_l2norm(L.t.data(), L.t.size(), nullptr, partials, ws, norm, g_stream));
+                       }));
+            });
         L.refill(); // the unscales above took the values toward 0
         // clip_grad_norm_ when no clipping is needed (max_norm above the norm): the norm reads
         // every element; the coefficient is 1, so the scaling pass reads it and writes nothing
@@ -299,6 +309,13 @@ int main(int argc, char **argv) {
                                                 partials, ws, norm, coef, found, g_stream));
                    }));
         });
+        if (d != VRAM_DTYPE_F32)
+            with_variants({{VRAM_K_VARIANT_HALF, 1}}, [&] {
+                report(vkey(key, "half4"), what, 1.0 * L.elems * eb, 0.0, time_us([&] {
+                           VK(vram_k_clip_grad_norm(L.t.data(), L.t.size(), nullptr, 1e30f, VRAM_K_NONFINITE_REPORT,
+                                                    partials, ws, norm, coef, found, g_stream));
+                       }));
+            });
         L.refill();
         // clipping needed (max_norm 1e-3, far below the norm of these data): the norm reads every
         // element, then the scaling pass reads and writes every element. Each repetition clips
@@ -350,6 +367,11 @@ int main(int argc, char **argv) {
             report(key, what, (double)rows * cols * eb, (double)rows * cols + rows * 4.0, time_us([&] {
                        VK(vram_k_quant_int8_rows(a, d, rows, cols, q, scales, nullptr, g_stream));
                    }));
+            with_variants({{VRAM_K_VARIANT_QUANT, 1}}, [&] {
+                report(vkey(key, "bits"), what, (double)rows * cols * eb, (double)rows * cols + rows * 4.0, time_us([&] {
+                           VK(vram_k_quant_int8_rows(a, d, rows, cols, q, scales, nullptr, g_stream));
+                       }));
+            });
             snprintf(key, sizeof key, "dequant:%s:large", dn(d));
             snprintf(what, sizeof what, "int8 per-row dequantise to %s, %llu x %llu", dn(d), (unsigned long long)rows,
                      (unsigned long long)cols);
@@ -394,6 +416,10 @@ int main(int argc, char **argv) {
             report(vkey("quant:f16:gpt2", "many+list1"), "int8 per-row quantise, f16, GPT-2 small, one call, 32 KiB list",
                    rd, wr, time_us([&] { VK(vram_k_quant_int8_rows_many(items.data(), items.size(), nullptr, g_stream)); }));
         });
+        with_variants({{VRAM_K_VARIANT_QUANT, 1}}, [&] {
+            report(vkey("quant:f16:gpt2", "many+bits"), "int8 per-row quantise, f16, GPT-2 small, one call, absmax from bits",
+                   rd, wr, time_us([&] { VK(vram_k_quant_int8_rows_many(items.data(), items.size(), nullptr, g_stream)); }));
+        });
         CU(cudaFree(qs));
         CU(cudaFree(ss));
         CU(cudaFree(q));
@@ -414,6 +440,11 @@ int main(int argc, char **argv) {
             snprintf(what, sizeof what, "cast %s -> %s, 1 tensor", dn(p[0]), dn(p[1]));
             report(key, what, (double)big * sb, (double)big * db,
                    time_us([&] { VK(vram_k_cast(a, p[0], b, p[1], big, g_stream)); }));
+            if (sb < db) // the widening casts' variant
+                with_variants({{VRAM_K_VARIANT_CAST, 1}}, [&] {
+                    report(vkey(key, "store16"), what, (double)big * sb, (double)big * db,
+                           time_us([&] { VK(vram_k_cast(a, p[0], b, p[1], big, g_stream)); }));
+                });
         }
         tlist L;
         L.make(VRAM_DTYPE_F32);
@@ -463,7 +494,7 @@ int main(int argc, char **argv) {
                    VK(vram_k_gather_rows(b, a, src_rows, d_idx, rows, row_bytes, nullptr, g_stream));
                }));
         with_variants({{VRAM_K_VARIANT_GATHER, 1}}, [&] {
-            report(vkey("gather:1k:large", "v1"), what, 1.0 * rows * row_bytes + rows * 8.0, 1.0 * rows * row_bytes,
+            report(vkey("gather:1k:large", "rowwide"), what, 1.0 * rows * row_bytes + rows * 8.0, 1.0 * rows * row_bytes,
                    time_us([&] { VK(vram_k_gather_rows(b, a, src_rows, d_idx, rows, row_bytes, nullptr, g_stream)); }));
         });
         // an embedding lookup: 16384 token rows of GPT-2's wte (50257 x 768 f32, 3 KiB rows)
@@ -474,7 +505,7 @@ int main(int argc, char **argv) {
                1.0 * tokens * wrow,
                time_us([&] { VK(vram_k_gather_rows(b, a, vocab, d_idx, tokens, wrow, nullptr, g_stream)); }));
         with_variants({{VRAM_K_VARIANT_GATHER, 1}}, [&] {
-            report(vkey("gather:wte:gpt2", "v1"), "gather 16384 rows of GPT-2's wte (768 f32)",
+            report(vkey("gather:wte:gpt2", "rowwide"), "gather 16384 rows of GPT-2's wte (768 f32)",
                    1.0 * tokens * wrow + tokens * 8.0, 1.0 * tokens * wrow,
                    time_us([&] { VK(vram_k_gather_rows(b, a, vocab, d_idx, tokens, wrow, nullptr, g_stream)); }));
         });

@@ -383,8 +383,8 @@ Test(hw_kernels, l2norm_matches_fp64_and_is_deterministic) {
 
 // The norm depends on the values and the chunking only: the same values at every start
 // modulo 16 bytes give the same bits (the vectorised path for the aligned copy, element
-// loads for the others, in the same order).
-static void check_l2norm_alignment(void) {
+// loads for the others, in the same order). *out (when given) gets each case's bits, in order.
+static void check_l2norm_alignment(std::vector<uint32_t> *out = nullptr) {
     rng g = {0xa119};
     const uint64_t sizes[] = {1, 7, 4099, 65536, 65537, 200003};
     for (int dtype : kDtypes) {
@@ -407,6 +407,7 @@ static void check_l2norm_alignment(void) {
                              (double)vram_kref_f32_from_bits(bits[0]));
                 buf.release();
             }
+            if (out != nullptr) out->push_back(bits[0]);
             VRAM_HW_CUDA(cudaFree(partials));
             VRAM_HW_CUDA(cudaFree(d_norm));
         }
@@ -766,9 +767,316 @@ Test(hw_kernels, variants_norm_fold_alignment) {
     check_l2norm_alignment();
 }
 
-Test(hw_kernels, variants_gather_v1) {
+// The gather's variant 1 (the default before the first GPU run: a group as wide as the row,
+// no index prefetch) against the reference, as gather_rows_any_size_alignment_and_bad_indices
+// holds the default (variant 0) to it.
+Test(hw_kernels, variants_gather_wide) {
     variants_set v(0, 0, 1);
     check_gather();
+}
+
+namespace {
+
+// One kind's variant for the rest of a scope; the kind back to its default at its end.
+struct variant_on {
+    int kind;
+    variant_on(int k, int v) : kind(k) { VRAM_HW_OK(vram_k_set_variant(k, v)); }
+    ~variant_on() { // the default cannot be refused (checked in bad_arguments_enqueue_nothing)
+        const vram_status st = vram_k_set_variant(kind, 0);
+        (void)st;
+    }
+};
+
+// A list of casts for vram_k_cast_many, each source random bytes (NaNs, infs, subnormals) in its
+// own guarded buffers.
+struct cast_list {
+    struct item_bufs {
+        guarded src, dst;
+        std::vector<unsigned char> host;
+    };
+    std::vector<item_bufs> bufs;
+    std::vector<vram_k_cast_item> items;
+    // n elements from sd to dd, the buffers lay[0] and lay[1] elements past 16 bytes
+    void add(rng &g, int sd, int dd, uint64_t n, const int lay[2]) {
+        item_bufs b;
+        b.host.resize(n * esize(sd) + 1);
+        for (auto &c : b.host) c = (unsigned char)g.next();
+        b.src.init(n * esize(sd), (size_t)lay[0] * esize(sd));
+        b.dst.init(n * esize(dd), (size_t)lay[1] * esize(dd));
+        b.src.upload(b.host.data());
+        items.push_back({b.src.data(), b.dst.data(), n, sd, dd});
+        bufs.push_back(std::move(b));
+    }
+    void stale() { // bytes every cast must overwrite
+        for (auto &b : bufs) VRAM_HW_CUDA(cudaMemset(b.dst.data(), 0x5c, b.dst.bytes));
+    }
+    // Item i's output (into *got) against vram_kref_cast bit for bit (any NaN for any NaN; a copy: the bytes).
+    void check(size_t i, const char *what, std::vector<unsigned char> *got) {
+        const vram_k_cast_item &it = items[i];
+        std::vector<unsigned char> ref(it.count * esize(it.dst_dtype) + 1);
+        got->assign(ref.size(), 0);
+        bufs[i].dst.download(got->data(), "cast_many");
+        cr_assert_eq(vram_kref_cast(bufs[i].host.data(), (vram_dtype)it.src_dtype, ref.data(), (vram_dtype)it.dst_dtype,
+                                    it.count),
+                     VRAM_OK);
+        if (it.src_dtype == it.dst_dtype)
+            cr_assert(memcmp(got->data(), bufs[i].host.data(), it.count * esize(it.dst_dtype)) == 0, "%s: not a copy", what);
+        else
+            expect_equal(got->data(), ref.data(), it.count, it.dst_dtype, 0.0, what);
+    }
+    void release() {
+        for (auto &b : bufs) {
+            b.src.release();
+            b.dst.release();
+        }
+    }
+};
+
+// Matrices for the int8 quantisation: the int8 test's shapes (every group size of the one-pass
+// kernel, the two-pass rows, odd lengths, empty matrices), each dtype, aligned and one element
+// off, with special rows when there are more than 4: all zero, a NaN, -inf, tiny; with `more`
+// and more than 8 rows also those that test the variant's bits: fp16 subnormals only (row 4),
+// -0 only (6), the largest magnitude negative (7), a NaN with its sign set (8).
+const uint64_t kQuantShapes[][2] = {{1, 1},    {3, 5},     {2, 65535}, {1, 65537}, {1000, 768}, {33, 4096},
+                                    {5, 2049}, {64, 2048}, {7, 0},     {0, 9},     {257, 3},    {17, 1500},
+                                    {9, 3072}, {3, 8192},  {3, 8200},  {2, 16384}, {12, 16},    {40, 100}};
+
+struct quant_list {
+    struct item_bufs {
+        guarded x, q, s;
+        std::vector<unsigned char> host;
+    };
+    std::vector<item_bufs> bufs;
+    std::vector<vram_k_quant_item> items;
+    void make(rng &g, bool more) {
+        for (int dtype : kDtypes)
+            for (const auto &sh : kQuantShapes)
+                for (int mis = 0; mis < 2; mis++) add(g, dtype, sh[0], sh[1], mis, more);
+    }
+    void add(rng &g, int dtype, uint64_t rows, uint64_t cols, int mis, bool more) {
+        const uint64_t n = rows * cols;
+        const vram_dtype dt = (vram_dtype)dtype;
+        item_bufs b;
+        b.host = make_data(g, dtype, n, 20, 10, false);
+        unsigned char *h = b.host.data();
+        if (rows > 4 && cols > 0) { // a zero row, a NaN row, an inf row, a tiny row
+            for (uint64_t c = 0; c < cols; c++) vram_kref_store(dt, h, c, 0.0f);
+            vram_kref_store(dt, h, cols + cols / 2, NAN);
+            vram_kref_store(dt, h, 2 * cols, -INFINITY);
+            for (uint64_t c = 0; c < cols; c++) vram_kref_store(dt, h, 3 * cols + c, dtype == VRAM_DTYPE_F16 ? 0x1p-24f : 0x1p-125f);
+        }
+        if (more && rows > 8 && cols > 0) {
+            for (uint64_t c = 0; c < cols; c++) {
+                vram_kref_store(dt, h, 6 * cols + c, -0.0f);
+                vram_kref_store(dt, h, 7 * cols + c, (float)(c % 5) * 0.25f - 0.5f);
+                if (dtype == VRAM_DTYPE_F16) { // largest magnitude 0x03ff, either sign
+                    const uint16_t bits = (uint16_t)(((c * 37u) % 0x400u) | (c % 2 ? 0x8000u : 0u));
+                    memcpy(h + (4 * cols + c) * 2, &bits, 2);
+                }
+            }
+            vram_kref_store(dt, h, 7 * cols + cols / 3, -3.0f);
+            vram_kref_store(dt, h, 8 * cols + cols - 1, -NAN);
+        }
+        b.x.init(n * esize(dtype), (size_t)mis * esize(dtype));
+        b.q.init(n, (size_t)mis);
+        b.s.init(rows * 4, (size_t)mis * 4);
+        b.x.upload(b.host.data());
+        items.push_back({b.x.data(), (int8_t *)b.q.data(), (float *)b.s.data(), rows, cols, dtype});
+        bufs.push_back(std::move(b));
+    }
+    void stale() {
+        for (auto &b : bufs) {
+            VRAM_HW_CUDA(cudaMemset(b.q.data(), 0x5c, b.q.bytes));
+            VRAM_HW_CUDA(cudaMemset(b.s.data(), 0x5c, b.s.bytes));
+        }
+    }
+    // Item i's codes and scales (into *gq, *gs) against the reference bit for bit; *nf |= its rows' flag.
+    void check(size_t i, const char *what, int *nf, std::vector<int8_t> *gq, std::vector<float> *gs) {
+        const vram_k_quant_item &it = items[i];
+        const uint64_t n = it.rows * it.cols;
+        std::vector<int8_t> rq(n + 1);
+        std::vector<float> rs(it.rows + 1);
+        gq->assign(n + 1, 0);
+        gs->assign(it.rows + 1, 0.0f);
+        bufs[i].q.download(gq->data(), "quant codes");
+        bufs[i].s.download(gs->data(), "quant scales");
+        for (uint64_t row = 0; row < it.rows; row++) {
+            cr_assert_eq(vram_kref_quant_int8_row(bufs[i].host.data() + row * it.cols * esize(it.dtype), it.cols,
+                                                  (vram_dtype)it.dtype, rq.data() + row * it.cols, &rs[row], nf),
+                         VRAM_OK);
+            cr_assert(same_bits((*gs)[row], rs[row]), "%s %s %llux%llu item %zu row %llu: scale %a vs %a", what,
+                      dname(it.dtype), (unsigned long long)it.rows, (unsigned long long)it.cols, i,
+                      (unsigned long long)row, (double)(*gs)[row], (double)rs[row]);
+        }
+        cr_assert(memcmp(gq->data(), rq.data(), n) == 0, "%s %s %llux%llu item %zu: codes differ", what, dname(it.dtype),
+                  (unsigned long long)it.rows, (unsigned long long)it.cols, i);
+    }
+    void release() {
+        for (auto &b : bufs) {
+            b.x.release();
+            b.q.release();
+            b.s.release();
+        }
+    }
+};
+
+} // namespace
+
+// VRAM_K_VARIANT_CAST 1 (fp16/bf16 -> fp32 in 4-element groups): every size and layout of the
+// cast test, and starts that only the variant's 8-byte source groups can use (4 elements past
+// a 16-byte boundary: the variant moves no element alone, the default 4), each output the
+// default's bytes exactly (NaN payloads too: the same conversion) and the reference's values
+// bit for bit; and vram_k_cast_many under the variant, the same items mixed with the other pairs.
+Test(hw_kernels, variants_cast_wide_stores) {
+    rng g = {0xca58};
+    const uint64_t sizes[] = {0, 1, 3, 4, 5, 7, 8, 9, 17, 65535, 65536, 65537, 1000003};
+    const int layouts[7][2] = {{0, 0}, {1, 1}, {1, 0}, {0, 1}, {4, 4}, {2, 2}, {4, 0}}; // elements past 16 bytes
+    const int pairs[2][2] = {{VRAM_DTYPE_F16, VRAM_DTYPE_F32}, {VRAM_DTYPE_BF16, VRAM_DTYPE_F32}};
+    for (const auto &pr : pairs) {
+        const int sd = pr[0], dd = pr[1];
+        for (uint64_t n : sizes) {
+            for (const auto &lay : layouts) {
+                std::vector<unsigned char> host(n * esize(sd) + 1);
+                for (size_t i = 0; i + 1 < host.size(); i++) host[i] = (unsigned char)g.next(); // NaNs, infs, subnormals
+                guarded src, dst;
+                src.init(n * esize(sd), (size_t)lay[0] * esize(sd));
+                dst.init(n * esize(dd), (size_t)lay[1] * esize(dd));
+                src.upload(host.data());
+                std::vector<unsigned char> def(n * esize(dd) + 1), got(def.size()), ref(def.size());
+                VRAM_HW_OK(vram_k_cast(src.data(), sd, dst.data(), dd, n, nullptr));
+                dst.download(def.data(), "cast, default");
+                VRAM_HW_CUDA(cudaMemset(dst.data(), 0x5c, dst.bytes)); // stale bytes the variant must overwrite
+                {
+                    variant_on v(VRAM_K_VARIANT_CAST, 1);
+                    VRAM_HW_OK(vram_k_cast(src.data(), sd, dst.data(), dd, n, nullptr));
+                }
+                dst.download(got.data(), "cast, variant 1");
+                char what[80];
+                snprintf(what, sizeof what, "cast variant 1 %s -> %s n=%llu layout %d/%d", dname(sd), dname(dd),
+                         (unsigned long long)n, lay[0], lay[1]);
+                cr_assert(memcmp(got.data(), def.data(), n * esize(dd)) == 0, "%s: not the default's bytes", what);
+                cr_assert_eq(vram_kref_cast(host.data(), (vram_dtype)sd, ref.data(), (vram_dtype)dd, n), VRAM_OK);
+                expect_equal(got.data(), ref.data(), n, dd, 0.0, what);
+                src.release();
+                dst.release();
+            }
+        }
+    }
+    // vram_k_cast_many: the widening items under the variant among items of every other pair
+    cast_list L;
+    const uint64_t many_sizes[] = {1, 9, 65537, 131076};
+    const int many_layouts[3][2] = {{0, 0}, {4, 4}, {1, 0}}; // aligned, both 4 elements off, the source 1 off
+    for (int sd : kDtypes)
+        for (int dd : kDtypes)
+            for (uint64_t n : many_sizes)
+                for (const auto &lay : many_layouts) L.add(g, sd, dd, n, lay);
+    std::vector<std::vector<unsigned char>> def(L.items.size());
+    for (int variant = 0; variant < 2; variant++) {
+        variant_on v(VRAM_K_VARIANT_CAST, variant);
+        VRAM_HW_OK(vram_k_set_launch_limits(5, 3)); // items cut across launches
+        L.stale();
+        VRAM_HW_OK(vram_k_cast_many(L.items.data(), L.items.size(), nullptr));
+        VRAM_HW_OK(vram_k_set_launch_limits(0, 0));
+        for (size_t i = 0; i < L.items.size(); i++) {
+            const vram_k_cast_item &it = L.items[i];
+            std::vector<unsigned char> got;
+            char what[96];
+            snprintf(what, sizeof what, "cast_many variant %d %s -> %s n=%llu item %zu", variant, dname(it.src_dtype),
+                     dname(it.dst_dtype), (unsigned long long)it.count, i);
+            L.check(i, what, &got);
+            if (variant == 0) def[i] = got;
+            else cr_assert(memcmp(got.data(), def[i].data(), it.count * esize(it.dst_dtype)) == 0, "%s: not the default's bytes", what);
+        }
+    }
+    L.release();
+}
+
+// VRAM_K_VARIANT_QUANT 1 (the absmax from the magnitude bits, a branch a row for all-zero
+// codes): the int8 test's shapes, every dtype, aligned (the variant's path) and not (the
+// default's, unchanged), with rows that test the bits: a zero row, a NaN row, a -inf row, a
+// tiny row, a row whose largest magnitude is negative, a row of subnormals, a row of -0 and a
+// negative NaN; codes, scales and the flag the default's exactly and the reference's. Then
+// vram_k_quant_int8_rows_many under the variant, against the default, on the same matrices.
+Test(hw_kernels, variants_quant_bits) {
+    rng g = {0x9b17};
+    quant_list L;
+    L.make(g, true);
+    for (int many = 0; many < 2; many++) {
+        std::vector<std::vector<int8_t>> def_q(L.items.size());
+        std::vector<std::vector<float>> def_s(L.items.size());
+        int def_nf = -1;
+        for (int variant = 0; variant < 2; variant++) {
+            variant_on v(VRAM_K_VARIANT_QUANT, variant);
+            L.stale();
+            int *d_nf = vram_hw_dev_scalar(0);
+            if (many) {
+                VRAM_HW_OK(vram_k_quant_int8_rows_many(L.items.data(), L.items.size(), d_nf, nullptr));
+            } else {
+                for (const vram_k_quant_item &it : L.items)
+                    VRAM_HW_OK(vram_k_quant_int8_rows(it.x, it.dtype, it.rows, it.cols, it.q, it.scales, d_nf, nullptr));
+            }
+            const int nf = vram_hw_read_scalar(d_nf);
+            VRAM_HW_CUDA(cudaFree(d_nf));
+            if (variant == 0) def_nf = nf;
+            cr_assert_eq(nf, def_nf, "the non-finite flag differs from the default's (many %d)", many);
+            int ref_nf = 0;
+            char what[48];
+            snprintf(what, sizeof what, "quant variant %d (many %d)", variant, many);
+            for (size_t i = 0; i < L.items.size(); i++) {
+                std::vector<int8_t> gq;
+                std::vector<float> gs;
+                L.check(i, what, &ref_nf, &gq, &gs);
+                if (variant == 0) {
+                    def_q[i] = gq;
+                    def_s[i] = gs;
+                    continue;
+                }
+                const vram_k_quant_item &it = L.items[i];
+                cr_assert(memcmp(gq.data(), def_q[i].data(), it.rows * it.cols) == 0, "%s item %zu: codes differ from the default's", what, i);
+                cr_assert(memcmp(gs.data(), def_s[i].data(), it.rows * 4) == 0, "%s item %zu: scales differ from the default's", what, i);
+            }
+            cr_assert_eq(nf, ref_nf, "%s: the non-finite flag", what);
+            cr_assert_eq(ref_nf, 1, "the matrices hold NaN rows");
+        }
+    }
+    L.release();
+}
+
+// VRAM_K_VARIANT_HALF 1 (the norm's fp16/bf16 loads: aligned and unaligned loops apart, 4 packs
+// in flight): the same order of additions, so the same bits as the default at every start
+// modulo 16 bytes and size (the alignment test's cases), alone and with the last block's finish.
+// Light enough for compute-sanitizer (the list test below is not).
+Test(hw_kernels, variants_half_norm_alignment) {
+    std::vector<uint32_t> def, got, folded;
+    check_l2norm_alignment(&def);
+    {
+        variant_on v(VRAM_K_VARIANT_HALF, 1);
+        check_l2norm_alignment(&got);
+        variant_on f(VRAM_K_VARIANT_NORM, 1);
+        check_l2norm_alignment(&folded);
+    }
+    cr_assert_eq(got.size(), def.size());
+    cr_assert_eq(folded.size(), def.size());
+    for (size_t i = 0; i < def.size(); i++) {
+        cr_assert_eq(got[i], def[i], "case %zu: variant 1's norm %a, the default's %a", i, (double)vram_kref_f32_from_bits(got[i]),
+                     (double)vram_kref_f32_from_bits(def[i]));
+        cr_assert_eq(folded[i], def[i], "case %zu: variant 1 with the fold: %a, the default's %a", i,
+                     (double)vram_kref_f32_from_bits(folded[i]), (double)vram_kref_f32_from_bits(def[i]));
+    }
+}
+
+// The same over the 260-tensor list (mixed dtypes, four launch splits, the unscale folded in) and
+// clip_grad_norm: the norm's bits the default's.
+Test(hw_kernels, variants_half_norm_list) {
+    uint32_t base[2], bits[2];
+    check_l2norm_list(base);
+    variant_on v(VRAM_K_VARIANT_HALF, 1);
+    check_l2norm_list(bits);
+    cr_assert_eq(bits[0], base[0], "variant 1's norm %a, the default's %a", (double)vram_kref_f32_from_bits(bits[0]),
+                 (double)vram_kref_f32_from_bits(base[0]));
+    cr_assert_eq(bits[1], base[1], "variant 1's unscaled norm %a, the default's %a", (double)vram_kref_f32_from_bits(bits[1]),
+                 (double)vram_kref_f32_from_bits(base[1]));
+    check_clip_grad_norm();
 }
 
 // vram_k_cast_many: every pair of types (equal ones are copies), sizes around the chunk, both
@@ -779,58 +1087,33 @@ Test(hw_kernels, variants_cast_many_matches_the_reference) {
     rng g = {0xca5e};
     const uint64_t sizes[] = {0, 1, 5, 17, 65535, 65537, 131076, 200003};
     const int layouts[3][2] = {{0, 0}, {1, 1}, {1, 0}};
-    struct item_bufs {
-        guarded src, dst;
-        std::vector<unsigned char> host;
-    };
-    std::vector<item_bufs> bufs;
-    std::vector<vram_k_cast_item> items;
+    cast_list L;
     for (int sd : kDtypes)
         for (int dd : kDtypes)
             for (uint64_t n : sizes)
-                for (const auto &lay : layouts) {
-                    item_bufs b;
-                    b.host.resize(n * esize(sd) + 1);
-                    for (auto &c : b.host) c = (unsigned char)g.next();
-                    b.src.init(n * esize(sd), (size_t)lay[0] * esize(sd));
-                    b.dst.init(n * esize(dd), (size_t)lay[1] * esize(dd));
-                    b.src.upload(b.host.data());
-                    items.push_back({b.src.data(), b.dst.data(), n, sd, dd});
-                    bufs.push_back(std::move(b));
-                }
+                for (const auto &lay : layouts) L.add(g, sd, dd, n, lay);
     const int rounds[3][3] = {{0, 0, 0}, {1, 0, 0}, {0, 5, 3}}; // list variant, max tensors, max chunks
     for (const auto &r : rounds) {
         variants_set v(r[0], 0, 0);
         VRAM_HW_OK(vram_k_set_launch_limits((unsigned)r[1], (unsigned)r[2]));
-        for (auto &b : bufs) VRAM_HW_CUDA(cudaMemset(b.dst.data(), 0x5c, b.dst.bytes)); // stale bytes to overwrite
-        VRAM_HW_OK(vram_k_cast_many(items.data(), items.size(), nullptr));
+        L.stale();
+        VRAM_HW_OK(vram_k_cast_many(L.items.data(), L.items.size(), nullptr));
         VRAM_HW_CUDA(cudaDeviceSynchronize());
-        for (size_t i = 0; i < items.size(); i++) {
-            const vram_k_cast_item &it = items[i];
-            std::vector<unsigned char> got(it.count * esize(it.dst_dtype) + 1), ref(got.size());
-            bufs[i].dst.download(got.data(), "cast_many");
-            cr_assert_eq(vram_kref_cast(bufs[i].host.data(), (vram_dtype)it.src_dtype, ref.data(),
-                                        (vram_dtype)it.dst_dtype, it.count),
-                         VRAM_OK);
+        for (size_t i = 0; i < L.items.size(); i++) {
+            const vram_k_cast_item &it = L.items[i];
+            std::vector<unsigned char> got;
             char what[96];
             snprintf(what, sizeof what, "cast_many %s -> %s n=%llu item %zu (list %d, limits %d/%d)",
                      dname(it.src_dtype), dname(it.dst_dtype), (unsigned long long)it.count, i, r[0], r[1], r[2]);
-            if (it.src_dtype == it.dst_dtype)
-                cr_assert(memcmp(got.data(), bufs[i].host.data(), it.count * esize(it.dst_dtype)) == 0, "%s: not a copy",
-                          what);
-            else
-                expect_equal(got.data(), ref.data(), it.count, it.dst_dtype, 0.0, what);
+            L.check(i, what, &got);
         }
     }
-    vram_k_cast_item bad = items[0];
+    vram_k_cast_item bad = L.items[0];
     bad.dst_dtype = VRAM_DTYPE_I8;
     cr_assert_eq(vram_k_cast_many(&bad, 1, nullptr), VRAM_E_INVALID);
     cr_assert_eq(vram_k_cast_many(nullptr, 2, nullptr), VRAM_E_INVALID);
     VRAM_HW_OK(vram_k_cast_many(nullptr, 0, nullptr));
-    for (auto &b : bufs) {
-        b.src.release();
-        b.dst.release();
-    }
+    L.release();
 }
 
 // vram_k_quant_int8_rows_many: the int8 test's shapes (every group size, the two-pass rows,
@@ -839,77 +1122,34 @@ Test(hw_kernels, variants_cast_many_matches_the_reference) {
 // both list variants and a split of 7 matrices a launch.
 Test(hw_kernels, variants_quant_many_matches_the_reference) {
     rng g = {0x9a11};
-    const uint64_t shapes[][2] = {{1, 1},    {3, 5},     {2, 65535}, {1, 65537}, {1000, 768}, {33, 4096},
-                                  {5, 2049}, {64, 2048}, {7, 0},     {0, 9},     {257, 3},    {17, 1500},
-                                  {9, 3072}, {3, 8192},  {3, 8200},  {2, 16384}, {40, 100}};
-    struct item_bufs {
-        guarded x, q, s;
-        std::vector<unsigned char> host;
-    };
-    std::vector<item_bufs> bufs;
-    std::vector<vram_k_quant_item> items;
+    quant_list L;
+    L.make(g, false);
     int want_nf = 0;
-    for (int dtype : kDtypes)
-        for (const auto &sh : shapes)
-            for (int mis = 0; mis < 2; mis++) {
-                const uint64_t rows = sh[0], cols = sh[1], n = rows * cols;
-                item_bufs b;
-                b.host = make_data(g, dtype, n, 20, 10, false);
-                if (rows > 4 && cols > 0) { // a zero row, a NaN row, an inf row, a tiny row
-                    for (uint64_t c = 0; c < cols; c++) vram_kref_store((vram_dtype)dtype, b.host.data(), c, 0.0f);
-                    vram_kref_store((vram_dtype)dtype, b.host.data(), cols + cols / 2, NAN);
-                    vram_kref_store((vram_dtype)dtype, b.host.data(), 2 * cols, -INFINITY);
-                    for (uint64_t c = 0; c < cols; c++)
-                        vram_kref_store((vram_dtype)dtype, b.host.data(), 3 * cols + c,
-                                        dtype == VRAM_DTYPE_F16 ? 0x1p-24f : 0x1p-125f);
-                }
-                b.x.init(n * esize(dtype), (size_t)mis * esize(dtype));
-                b.q.init(n, (size_t)mis);
-                b.s.init(rows * 4, (size_t)mis * 4);
-                b.x.upload(b.host.data());
-                items.push_back({b.x.data(), (int8_t *)b.q.data(), (float *)b.s.data(), rows, cols, dtype});
-                bufs.push_back(std::move(b));
-            }
     const int rounds[3][2] = {{0, 0}, {1, 0}, {0, 7}}; // list variant, max tensors a launch
     for (const auto &r : rounds) {
         variants_set v(r[0], 0, 0);
         VRAM_HW_OK(vram_k_set_launch_limits((unsigned)r[1], 0));
         int *d_nf = vram_hw_dev_scalar(0);
-        VRAM_HW_OK(vram_k_quant_int8_rows_many(items.data(), items.size(), d_nf, nullptr));
+        VRAM_HW_OK(vram_k_quant_int8_rows_many(L.items.data(), L.items.size(), d_nf, nullptr));
         VRAM_HW_CUDA(cudaDeviceSynchronize());
         int nf = 0;
-        for (size_t i = 0; i < items.size(); i++) {
-            const vram_k_quant_item &it = items[i];
-            const uint64_t n = it.rows * it.cols;
-            std::vector<int8_t> gq(n + 1), rq(n + 1);
-            std::vector<float> gs(it.rows + 1), rs(it.rows + 1);
-            bufs[i].q.download(gq.data(), "quant_many codes");
-            bufs[i].s.download(gs.data(), "quant_many scales");
-            for (uint64_t row = 0; row < it.rows; row++) {
-                cr_assert_eq(vram_kref_quant_int8_row(bufs[i].host.data() + row * it.cols * esize(it.dtype), it.cols,
-                                                      (vram_dtype)it.dtype, rq.data() + row * it.cols, &rs[row], &nf),
-                             VRAM_OK);
-                cr_assert(same_bits(gs[row], rs[row]), "quant_many %s %llux%llu item %zu row %llu: scale %a vs %a (list %d)",
-                          dname(it.dtype), (unsigned long long)it.rows, (unsigned long long)it.cols, i,
-                          (unsigned long long)row, (double)gs[row], (double)rs[row], r[0]);
-            }
-            cr_assert(memcmp(gq.data(), rq.data(), n) == 0, "quant_many %s %llux%llu item %zu: codes differ (list %d)",
-                      dname(it.dtype), (unsigned long long)it.rows, (unsigned long long)it.cols, i, r[0]);
+        char what[40];
+        snprintf(what, sizeof what, "quant_many (list %d)", r[0]);
+        for (size_t i = 0; i < L.items.size(); i++) {
+            std::vector<int8_t> gq;
+            std::vector<float> gs;
+            L.check(i, what, &nf, &gq, &gs);
         }
         want_nf = nf;
         cr_assert_eq(vram_hw_read_scalar(d_nf), want_nf, "the non-finite flag");
         VRAM_HW_CUDA(cudaFree(d_nf));
     }
     cr_assert_eq(want_nf, 1, "the lists hold NaN rows");
-    vram_k_quant_item bad = items[0];
+    vram_k_quant_item bad = L.items[0];
     bad.dtype = VRAM_DTYPE_U8;
     cr_assert_eq(vram_k_quant_int8_rows_many(&bad, 1, nullptr, nullptr), VRAM_E_INVALID);
     cr_assert_eq(vram_k_quant_int8_rows_many(nullptr, 1, nullptr, nullptr), VRAM_E_INVALID);
-    for (auto &b : bufs) {
-        b.x.release();
-        b.q.release();
-        b.s.release();
-    }
+    L.release();
 }
 
 // ---- arguments ----------------------------------------------------------------------------------

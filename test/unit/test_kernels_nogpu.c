@@ -59,6 +59,9 @@ Test(kernels_nogpu, variants_are_switched_and_range_checked) {
     cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_GATHER), 2);
     cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_LIST), 2);
     cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_NORM), 2);
+    cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_CAST), 2);
+    cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_QUANT), 2);
+    cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_HALF), 2);
     cr_assert_eq(vram_k_variants(VRAM_K_VARIANT_KINDS), 0);
     cr_assert_eq(vram_k_variants(-1), 0);
     cr_assert_eq(vram_k_set_variant(-1, 0), VRAM_E_RANGE);
@@ -67,9 +70,38 @@ Test(kernels_nogpu, variants_are_switched_and_range_checked) {
     cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_NORM, -1), VRAM_E_RANGE);
     cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_NORM, 1), VRAM_OK);
     cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_NORM, 0), VRAM_OK);
+    for (int k = VRAM_K_VARIANT_CAST; k <= VRAM_K_VARIANT_HALF; k++) {
+        cr_assert_eq(vram_k_set_variant(k, 2), VRAM_E_RANGE, "kind %d", k);
+        cr_assert_eq(vram_k_set_variant(k, 1), VRAM_OK, "kind %d", k);
+        cr_assert_eq(vram_k_set_variant(k, 0), VRAM_OK, "kind %d", k);
+    }
     cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE + 1, 0), VRAM_E_RANGE);
     cr_assert_eq(vram_k_set_launch_limits(VRAM_K_MAX_TENSORS_PER_LAUNCH_LARGE, 0), VRAM_OK);
     cr_assert_eq(vram_k_set_launch_limits(0, 0), VRAM_OK);
+}
+
+/* A variant's launch fails and is recorded as the default's: the same kernel name, nothing enqueued. */
+Test(kernels_nogpu, a_variant_launch_fails_like_the_default) {
+    uint16_t half[8] = {0};
+    float out[8];
+    vram_k_error e;
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_CAST, 1), VRAM_OK);
+    vram_status st = vram_k_cast(half, VRAM_DTYPE_F16, out, VRAM_DTYPE_F32, 8, NULL);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_CAST, 0), VRAM_OK);
+    cr_assert_neq(st, VRAM_OK);
+    cr_assert_eq(vram_k_last_error(&e), VRAM_OK);
+    cr_assert_eq(e.status, st);
+    cr_assert_eq(e.enqueued, 0u);
+    cr_assert_str_eq(e.call, "launch vram__k_cast_kernel");
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_QUANT, 1), VRAM_OK);
+    int8_t q[8];
+    float scale;
+    st = vram_k_quant_int8_rows(half, VRAM_DTYPE_F16, 1, 8, q, &scale, NULL, NULL);
+    cr_assert_eq(vram_k_set_variant(VRAM_K_VARIANT_QUANT, 0), VRAM_OK);
+    cr_assert_neq(st, VRAM_OK);
+    cr_assert_eq(vram_k_last_error(&e), VRAM_OK);
+    cr_assert_eq(e.status, st);
+    cr_assert_str_eq(e.call, "launch vram__k_quant_kernel");
 }
 
 Test(kernels_nogpu, norm_workspace_is_a_float_a_chunk_and_the_counter) {
