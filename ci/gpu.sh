@@ -34,7 +34,8 @@
 #                        racecheck over the kernels that share memory (norm, quantisation);
 #                        any error it reports fails the step (ci/gpu-sanitize.sh)
 #   bench-kernels   1 s  bench_kernels --json: every kernel against the copy, and beside each its
-#                        variants (key@variant: list1, fold, v1, many) on the same data
+#                        variants (key@variant: list1, fold, rowwide, many, store16, bits,
+#                        half4) on the same data
 #   torch-kernels   5 s  the same shapes through PyTorch
 #   stream-gpu     13 s  bench_stream: a 4 GiB HDF5 file, 3 epochs in order, 2 shuffled, 2 in
 #                        order with a reader a CPU (the default is at most 8): the readers A/B
