@@ -195,7 +195,6 @@ VRAM_HD VRAM_DEF vram_scaler_cfg vram__scaler_cfg_make(float init, double growth
                                                        uint32_t interval, uint32_t hysteresis,
                                                        float min, float max, int32_t consecutive,
                                                        int32_t at_min, int32_t at_max);
-VRAM_HD VRAM_DEF int vram__scaler_cfg_known(const vram_scaler_cfg *c);
 VRAM_HD VRAM_DEF vram_status vram__scaler_cfg_check(const vram_scaler_cfg *c);
 VRAM_HD VRAM_DEF vram_status vram__scaler_check(const vram_scaler *s);
 VRAM_HD VRAM_DEF void vram__scaler_reset_stages(vram_scaler *s);
@@ -698,23 +697,6 @@ VRAM_HD VRAM_DEF vram_scaler_cfg vram__scaler_cfg_make(float init, double growth
     return c;
 }
 
-/* Nonzero when every number of c is positive and finite and every policy value is known:
- * vram__scaler_cfg_check's first step (a short function for the prover: its checks of
- * floats on many paths made one goal of the check cost seconds). */
-/*@ requires \valid_read(c);
-    assigns \nothing; */
-VRAM_HD VRAM_DEF int vram__scaler_cfg_known(const vram_scaler_cfg *c) {
-    if (!vram__scaler_pos_f32(c->init_scale) || !vram__scaler_pos_f32(c->min_scale) ||
-        !vram__scaler_pos_f32(c->max_scale) || !vram__scaler_pos_f64(c->growth_factor) ||
-        !vram__scaler_pos_f64(c->backoff_factor))
-        return 0;
-    if ((c->consecutive_hysteresis != 0 && c->consecutive_hysteresis != 1) ||
-        (c->at_min != VRAM_SCALER_AT_MIN_SKIP && c->at_min != VRAM_SCALER_AT_MIN_ERROR) ||
-        (c->at_max != VRAM_SCALER_AT_MAX_CLAMP && c->at_max != VRAM_SCALER_AT_MAX_HOLD))
-        return 0;
-    return 1;
-}
-
 /* Check a resolved configuration (a 0 is an error here, not a default). NaN, infinities,
  * non-positive numbers and unknown policy values are VRAM_E_INVALID; numbers outside their
  * range or inconsistent with each other are VRAM_E_RANGE. */
@@ -725,7 +707,14 @@ VRAM_HD VRAM_DEF int vram__scaler_cfg_known(const vram_scaler_cfg *c) {
       1 <= c->growth_interval <= VRAM_SCALER_MAX_INTERVAL &&
       1 <= c->hysteresis <= VRAM_SCALER_MAX_HYSTERESIS; */
 VRAM_HD VRAM_DEF vram_status vram__scaler_cfg_check(const vram_scaler_cfg *c) {
-    if (!vram__scaler_cfg_known(c)) return VRAM_E_INVALID;
+    if (!vram__scaler_pos_f32(c->init_scale) || !vram__scaler_pos_f32(c->min_scale) ||
+        !vram__scaler_pos_f32(c->max_scale) || !vram__scaler_pos_f64(c->growth_factor) ||
+        !vram__scaler_pos_f64(c->backoff_factor))
+        return VRAM_E_INVALID;
+    if ((c->consecutive_hysteresis != 0 && c->consecutive_hysteresis != 1) ||
+        (c->at_min != VRAM_SCALER_AT_MIN_SKIP && c->at_min != VRAM_SCALER_AT_MIN_ERROR) ||
+        (c->at_max != VRAM_SCALER_AT_MAX_CLAMP && c->at_max != VRAM_SCALER_AT_MAX_HOLD))
+        return VRAM_E_INVALID;
     if (c->growth_factor < 1.0 || c->backoff_factor >= 1.0) return VRAM_E_RANGE;
     if (c->growth_interval < 1 || c->growth_interval > VRAM_SCALER_MAX_INTERVAL ||
         c->hysteresis < 1 || c->hysteresis > VRAM_SCALER_MAX_HYSTERESIS)
