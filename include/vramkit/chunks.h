@@ -294,6 +294,105 @@ VRAM_HD VRAM_DEF uint64_t vram__chunks_rows(uint64_t buffer, uint64_t b, uint64_
     return r;
 }
 
+/* The plan's numbers in four small steps, values in and values out (test/proof/README.md,
+ * "Short functions"): each step's numbers are zero from its failing check on, so the plan
+ * holds what was computed before the check that failed and zero after it. */
+
+/* samples * sample_bytes, batch * sample_bytes, buffers * batch bytes. */
+typedef struct vram__chunks_sizes {
+    vram_status st; /* VRAM_OK or VRAM_E_OVERFLOW */
+    uint64_t total, batch, needed;
+} vram__chunks_sizes;
+
+/* The shard: the same s positions on every rank (see "Position" above). */
+typedef struct vram__chunks_shard {
+    vram_status st; /* VRAM_OK, VRAM_E_OVERFLOW (world * s) or VRAM_E_RANGE (s == 0) */
+    uint64_t padded, dropped, positions, s, start, end;
+} vram__chunks_shard;
+
+/* The chunks of a rank whose batch fits one buffer. */
+typedef struct vram__chunks_rows_of {
+    uint64_t per, bytes, chunks, batches, dropped_last, last_batch;
+} vram__chunks_rows_of;
+
+/*@ assigns \nothing;
+    ensures \result.st == VRAM_OK || \result.st == VRAM_E_OVERFLOW;
+    ensures \result.st == VRAM_OK ==> \result.batch == k * b; */
+VRAM_HD VRAM_DEF vram__chunks_sizes vram__chunks_sizes_of(uint64_t n, uint64_t b, uint64_t k,
+                                                          uint64_t buffers) {
+    vram__chunks_sizes r = {VRAM_E_OVERFLOW, 0u, 0u, 0u};
+    uint64_t x = 0;
+    if (vram__mul_u64(n, b, &x) != VRAM_OK) return r;
+    r.total = x;
+    if (vram__mul_u64(k, b, &x) != VRAM_OK) return r;
+    r.batch = x;
+    if (vram__mul_u64(buffers, r.batch, &x) != VRAM_OK) return r;
+    r.needed = x;
+    r.st = VRAM_OK;
+    return r;
+}
+
+/*@ requires 1 <= world && rank < world;
+    assigns \nothing;
+    ensures \result.st == VRAM_OK || \result.st == VRAM_E_OVERFLOW || \result.st == VRAM_E_RANGE;
+    ensures \result.st == VRAM_OK ==> \result.s >= 1 &&
+            \result.end == \result.start + \result.s && \result.end <= \result.positions; */
+VRAM_HD VRAM_DEF vram__chunks_shard vram__chunks_shard_of(uint64_t n, uint64_t world,
+                                                          uint64_t rank, int pad) {
+    vram__chunks_shard r = {VRAM_E_OVERFLOW, 0u, 0u, 0u, 0u, 0u, 0u};
+    uint64_t rem = n % world, s = vram__chunks_rank_samples(n, world, pad), x = 0;
+    if (pad)
+        r.padded = rem != 0 ? world - rem : 0u;
+    else
+        r.dropped = rem;
+    if (vram__mul_u64(s, world, &x) != VRAM_OK) return r;
+    r.positions = x;
+    r.st = VRAM_E_RANGE;
+    if (s == 0) return r; /* DROP with fewer samples than ranks */
+    r.s = s;
+    r.start = vram__chunks_rank_start(rank, world, s);
+    r.end = r.start + s;
+    r.st = VRAM_OK;
+    return r;
+}
+
+/* The budget: the given one, else fraction * (free - reserve). *budget is 0 on an error:
+ * VRAM_E_INVALID for no free memory either, VRAM_E_RANGE for reserve > free. */
+/*@ requires \valid(budget) && ppm <= 1000000;
+    assigns *budget;
+    ensures \result == VRAM_OK || \result == VRAM_E_INVALID || \result == VRAM_E_RANGE; */
+VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram__chunks_budget(uint64_t given, uint64_t free,
+                                                                uint64_t reserve, uint64_t ppm,
+                                                                uint64_t *budget) {
+    uint64_t x = 0;
+    *budget = given;
+    if (given != 0) return VRAM_OK;
+    if (free == 0) return VRAM_E_INVALID;
+    if (vram__sub_u64(free, reserve, &x) != VRAM_OK) return VRAM_E_RANGE;
+    *budget = vram__chunks_scale_ppm(x, ppm);
+    return VRAM_OK;
+}
+
+/*@ requires b >= 1 && k >= 1 && s >= 1 && k * b <= buffer;
+    requires drop_last != 0 ==> k <= s;
+    assigns \nothing;
+    ensures 1 <= \result.per <= s && \result.bytes <= buffer;
+    ensures \result.chunks >= 1 && \result.batches >= 1; */
+VRAM_HD VRAM_DEF vram__chunks_rows_of vram__chunks_layout(uint64_t buffer, uint64_t b,
+                                                          uint64_t k, uint64_t s,
+                                                          int drop_last) {
+    vram__chunks_rows_of r;
+    uint64_t used = drop_last ? s - s % k : s; /* positions in batches */
+    /*@ assert drop_last != 0 ==> used >= k; */
+    r.per = vram__chunks_rows(buffer, b, k, s);
+    r.bytes = r.per * b;
+    r.chunks = vram__chunks_count(used, r.per);
+    r.batches = vram__chunks_count(used, k); /* = s / batch with drop_last */
+    r.dropped_last = drop_last ? s % k : 0u;
+    r.last_batch = (drop_last || s % k == 0) ? k : s % k;
+    return r;
+}
+
 /* The finished plan is stored field by field, in two small functions: one whole-struct
  * store, or one long run of stores, is far harder for the prover than these. */
 /*@ requires \valid(out);
@@ -321,30 +420,47 @@ VRAM_HD VRAM_DEF void vram__chunks_store_config(vram_chunks_config *out, vram_ch
             out->rank_samples, out->rank_start, out->rank_end, out->samples_per_chunk,
             out->bytes_per_chunk, out->chunk_count, out->batch_count, out->last_batch_samples,
             out->dropped_last;
-    ensures out->batch_bytes == p.batch_bytes && out->buffer_bytes == p.buffer_bytes;
-    ensures out->positions == p.positions && out->rank_samples == p.rank_samples;
-    ensures out->rank_start == p.rank_start && out->rank_end == p.rank_end;
-    ensures out->samples_per_chunk == p.samples_per_chunk;
-    ensures out->bytes_per_chunk == p.bytes_per_chunk && out->chunk_count == p.chunk_count;
-    ensures out->batch_count == p.batch_count; */
-VRAM_HD VRAM_DEF void vram__chunks_store_numbers(vram_chunks_plan *out, vram_chunks_plan p) {
-    out->total_bytes = p.total_bytes;
-    out->batch_bytes = p.batch_bytes;
-    out->budget_bytes = p.budget_bytes;
-    out->buffer_bytes = p.buffer_bytes;
-    out->needed_bytes = p.needed_bytes;
-    out->positions = p.positions;
-    out->padded_samples = p.padded_samples;
-    out->dropped_samples = p.dropped_samples;
-    out->rank_samples = p.rank_samples;
-    out->rank_start = p.rank_start;
-    out->rank_end = p.rank_end;
-    out->samples_per_chunk = p.samples_per_chunk;
-    out->bytes_per_chunk = p.bytes_per_chunk;
-    out->chunk_count = p.chunk_count;
-    out->batch_count = p.batch_count;
-    out->last_batch_samples = p.last_batch_samples;
-    out->dropped_last = p.dropped_last;
+    ensures out->batch_bytes == sz.batch && out->buffer_bytes == buffer;
+    ensures out->positions == sh.positions && out->rank_samples == sh.s;
+    ensures out->rank_start == sh.start && out->rank_end == sh.end;
+    ensures out->samples_per_chunk == ro.per && out->bytes_per_chunk == ro.bytes;
+    ensures out->chunk_count == ro.chunks && out->batch_count == ro.batches; */
+VRAM_HD VRAM_DEF void vram__chunks_store_numbers(vram_chunks_plan *out, vram__chunks_sizes sz,
+                                                 vram__chunks_shard sh, uint64_t budget,
+                                                 uint64_t buffer, vram__chunks_rows_of ro) {
+    out->total_bytes = sz.total;
+    out->batch_bytes = sz.batch;
+    out->budget_bytes = budget;
+    out->buffer_bytes = buffer;
+    out->needed_bytes = sz.needed;
+    out->positions = sh.positions;
+    out->padded_samples = sh.padded;
+    out->dropped_samples = sh.dropped;
+    out->rank_samples = sh.s;
+    out->rank_start = sh.start;
+    out->rank_end = sh.end;
+    out->samples_per_chunk = ro.per;
+    out->bytes_per_chunk = ro.bytes;
+    out->chunk_count = ro.chunks;
+    out->batch_count = ro.batches;
+    out->last_batch_samples = ro.last_batch;
+    out->dropped_last = ro.dropped_last;
+}
+
+/* The whole plan: the config, then the numbers (one call for vram_chunks_make). */
+/*@ requires \valid(out);
+    assigns *out;
+    ensures out->batch_bytes == sz.batch && out->buffer_bytes == buffer;
+    ensures out->positions == sh.positions && out->rank_samples == sh.s;
+    ensures out->rank_start == sh.start && out->rank_end == sh.end;
+    ensures out->samples_per_chunk == ro.per && out->bytes_per_chunk == ro.bytes;
+    ensures out->chunk_count == ro.chunks && out->batch_count == ro.batches; */
+VRAM_HD VRAM_DEF void vram__chunks_store(vram_chunks_plan *out, vram_chunks_config c,
+                                         vram__chunks_sizes sz, vram__chunks_shard sh,
+                                         uint64_t budget, uint64_t buffer,
+                                         vram__chunks_rows_of ro) {
+    vram__chunks_store_config(&out->config, c);
+    vram__chunks_store_numbers(out, sz, sh, budget, buffer, ro);
 }
 
 /* Plan one rank. Checks, in order: zero sizes and an unknown shard mode (VRAM_E_INVALID),
@@ -368,84 +484,31 @@ VRAM_HD VRAM_DEF void vram__chunks_store_numbers(vram_chunks_plan *out, vram_chu
     ensures \result == VRAM_E_NOSPACE ==> out->batch_bytes > out->buffer_bytes; */
 VRAM_HD VRAM_DEF VRAM_NODISCARD vram_status vram_chunks_make(const vram_chunks_config *cfg,
                                                              vram_chunks_plan *out) {
-    /* Built in a local and stored once at the end, so every return leaves a defined plan. */
+    /* Built in locals and stored once at the end, so every return leaves a defined plan. */
     vram_chunks_config c = vram_chunks_defaults(cfg);
-    vram_chunks_plan p;
-    vram_status st;
-    uint64_t ppm = 0, x = 0, s = 0, rem = 0, used = 0;
-    p.config = c;
-    p.total_bytes = 0;
-    p.batch_bytes = 0;
-    p.budget_bytes = 0;
-    p.buffer_bytes = 0;
-    p.needed_bytes = 0;
-    p.positions = 0;
-    p.padded_samples = 0;
-    p.dropped_samples = 0;
-    p.rank_samples = 0;
-    p.rank_start = 0;
-    p.rank_end = 0;
-    p.samples_per_chunk = 0;
-    p.bytes_per_chunk = 0;
-    p.chunk_count = 0;
-    p.batch_count = 0;
-    p.last_batch_samples = 0;
-    p.dropped_last = 0;
-
-    /* the input */
-    st = vram__chunks_check(&c, &ppm);
+    vram__chunks_sizes sz = {VRAM_E_OVERFLOW, 0u, 0u, 0u};
+    vram__chunks_shard sh = {VRAM_E_OVERFLOW, 0u, 0u, 0u, 0u, 0u, 0u};
+    vram__chunks_rows_of ro = {0u, 0u, 0u, 0u, 0u, 0u};
+    uint64_t ppm = 0, budget = 0, buffer = 0;
+    vram_status st = vram__chunks_check(&c, &ppm);
     if (st != VRAM_OK) goto done;
-    st = VRAM_E_OVERFLOW;
-    if (vram__mul_u64(c.samples, c.sample_bytes, &x) != VRAM_OK) goto done;
-    p.total_bytes = x;
-    if (vram__mul_u64(c.batch, c.sample_bytes, &x) != VRAM_OK) goto done;
-    p.batch_bytes = x;
-    if (vram__mul_u64(c.buffers, p.batch_bytes, &x) != VRAM_OK) goto done;
-    p.needed_bytes = x;
-
-    /* the shard: the same s on every rank */
-    rem = c.samples % c.world;
-    s = vram__chunks_rank_samples(c.samples, c.world, c.shard == VRAM_SHARD_PAD);
-    if (c.shard == VRAM_SHARD_PAD)
-        p.padded_samples = rem != 0 ? c.world - rem : 0u;
-    else
-        p.dropped_samples = rem;
-    if (vram__mul_u64(s, c.world, &x) != VRAM_OK) goto done;
-    p.positions = x;
+    sz = vram__chunks_sizes_of(c.samples, c.sample_bytes, c.batch, c.buffers);
+    st = sz.st;
+    if (st != VRAM_OK) goto done;
+    sh = vram__chunks_shard_of(c.samples, c.world, c.rank, c.shard == VRAM_SHARD_PAD);
+    st = sh.st;
+    if (st != VRAM_OK) goto done;
     st = VRAM_E_RANGE;
-    if (s == 0) goto done; /* DROP with fewer samples than ranks */
-    p.rank_samples = s;
-    p.rank_start = vram__chunks_rank_start(c.rank, c.world, s);
-    p.rank_end = p.rank_start + s;
-    /*@ assert p.rank_end == p.rank_start + p.rank_samples; */
-    if (c.drop_last && s < c.batch) goto done;
-
-    /* the budget */
-    if (c.budget_bytes != 0) {
-        p.budget_bytes = c.budget_bytes;
-    } else {
-        st = VRAM_E_INVALID;
-        if (c.free_bytes == 0) goto done;
-        st = VRAM_E_RANGE;
-        if (vram__sub_u64(c.free_bytes, c.reserve_bytes, &x) != VRAM_OK) goto done;
-        p.budget_bytes = vram__chunks_scale_ppm(x, ppm);
-    }
-    p.buffer_bytes = p.budget_bytes / c.buffers;
+    if (c.drop_last && sh.s < c.batch) goto done;
+    st = vram__chunks_budget(c.budget_bytes, c.free_bytes, c.reserve_bytes, ppm, &budget);
+    if (st != VRAM_OK) goto done;
+    buffer = budget / c.buffers;
     st = VRAM_E_NOSPACE;
-    if (p.batch_bytes > p.buffer_bytes) goto done;
-
-    /* the chunks */
-    p.samples_per_chunk = vram__chunks_rows(p.buffer_bytes, c.sample_bytes, c.batch, s);
-    p.bytes_per_chunk = p.samples_per_chunk * c.sample_bytes;
-    used = c.drop_last ? s - s % c.batch : s; /* positions in batches */
-    p.chunk_count = vram__chunks_count(used, p.samples_per_chunk);
-    p.batch_count = vram__chunks_count(used, c.batch); /* = s / batch with drop_last */
-    p.dropped_last = c.drop_last ? s % c.batch : 0u;
-    p.last_batch_samples = (c.drop_last || s % c.batch == 0) ? c.batch : s % c.batch;
+    if (sz.batch > buffer) goto done;
+    ro = vram__chunks_layout(buffer, c.sample_bytes, c.batch, sh.s, c.drop_last);
     st = VRAM_OK;
 done:
-    vram__chunks_store_numbers(out, p);
-    vram__chunks_store_config(&out->config, c);
+    vram__chunks_store(out, c, sz, sh, budget, buffer, ro);
     return st;
 }
 

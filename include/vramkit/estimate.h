@@ -842,6 +842,32 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
     return in; /* the arch's widths: vram__est_dims, by the caller (apart for the prover) */
 }
 
+/* Weights converted by a quantiser (vram__matrix_only(format)): it converts the 2-D weights;
+ * vectors stay in the compute format. expected (w): the embeddings and the head are converted
+ * too (llama.cpp, CTranslate2); high (hi): they stay in the compute format (bitsandbytes
+ * leaves them alone). vram__est_weights' branch, by value (a short function for the prover). */
+typedef struct vram__wq {
+    uint64_t w, hi;
+} vram__wq;
+
+/*@ requires \valid(acc);
+    assigns acc->overflow; */
+VRAM_DEF vram__wq vram__est_quant_w(vram__acc *acc, vram_dtype format, vram_dtype compute,
+                                    uint64_t Q, uint64_t R, uint64_t M, uint64_t N, uint64_t OQ,
+                                    uint64_t OR, uint64_t OM) {
+    vram_dtype_layout l;
+    vram__wq r;
+    uint64_t mat = vram__bytes(acc, format, Q, R), outer, outer_kept, consts = 0, vectors;
+    if (vram_dtype_get(format, &l) == VRAM_OK && vram__a(acc, M, OM) > 1u)
+        consts = vram__m(acc, vram__a(acc, M, OM) - 1u, l.tensor_bytes);
+    outer = vram__bytes(acc, format, OQ, OR);
+    outer_kept = vram__bytes(acc, compute, OQ, 0);
+    vectors = vram__bytes(acc, compute, N, 0);
+    r.w = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer), consts), vectors);
+    r.hi = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer_kept), consts), vectors);
+    return r;
+}
+
 /* Weights: as stored (`stored` bytes of the tensor list), or converted to the target
  * format. Fills weights, w_hi, w_cause of t. */
 /*@ requires \valid(acc);
@@ -855,19 +881,10 @@ VRAM_DEF vram__est_terms vram__est_weights(vram__acc *acc, vram__est_in in, uint
     if (in.format == in.published && have_stats) {
         weights = stored; /* what the file holds, byte for byte */
     } else if (vram__matrix_only(in.format)) {
-        /* the quantiser converts the 2-D weights; vectors stay in the compute format.
-           expected: the embeddings and the head are converted too (llama.cpp, CTranslate2);
-           high: they stay in the compute format (bitsandbytes leaves them alone) */
-        vram_dtype_layout l;
-        uint64_t mat = vram__bytes(acc, in.format, in.Q, in.R), outer, outer_kept, consts = 0;
-        uint64_t vectors;
-        if (vram_dtype_get(in.format, &l) == VRAM_OK && vram__a(acc, in.M, in.OM) > 1u)
-            consts = vram__m(acc, vram__a(acc, in.M, in.OM) - 1u, l.tensor_bytes);
-        outer = vram__bytes(acc, in.format, in.OQ, in.OR);
-        outer_kept = vram__bytes(acc, in.compute, in.OQ, 0);
-        vectors = vram__bytes(acc, in.compute, in.N, 0);
-        weights = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer), consts), vectors);
-        w_hi = vram__a(acc, vram__a(acc, vram__a(acc, mat, outer_kept), consts), vectors);
+        const vram__wq q = vram__est_quant_w(acc, in.format, in.compute, in.Q, in.R, in.M, in.N,
+                                             in.OQ, in.OR, in.OM);
+        weights = q.w;
+        w_hi = q.hi;
         w_cause = VRAM_CAUSE_QUANT_OUTER;
     } else {
         weights = vram__bytes(acc, in.format, in.P, 0);

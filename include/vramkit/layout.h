@@ -241,6 +241,33 @@ VRAM_DEF vram_layout vram_layout_resolve(vram_layout l) {
     return r;
 }
 
+/* The first problem of the shape of layout r (nodes, GPUs per node, ZeRO stage, TP, TP
+ * against the heads, PP: the list's first six), VRAM_LAYOUT_OK when none; vram_layout_check's
+ * first step (a short function for the prover: test/proof/README.md, "Short functions"). */
+/*@ assigns \nothing;
+    ensures VRAM_LAYOUT_OK <= \result <= VRAM_LAYOUT_BAD_PP;
+    ensures \result == VRAM_LAYOUT_OK ==>
+            1 <= r.nodes <= VRAM_LAYOUT_MAX_NODES &&
+            1 <= r.gpus_per_node <= VRAM_LAYOUT_MAX_GPUS_PER_NODE &&
+            1 <= r.tp <= r.gpus_per_node && 1 <= r.pp <= VRAM_LAYOUT_MAX_STAGES &&
+            r.tp * r.pp <= r.nodes * r.gpus_per_node && r.zero <= 3; */
+VRAM_DEF vram_layout_problem vram__lt_check_shape(vram_layout r, uint64_t heads) {
+    uint64_t gpus;
+    if (r.nodes < 1 || r.nodes > VRAM_LAYOUT_MAX_NODES) return VRAM_LAYOUT_BAD_NODES;
+    if (r.gpus_per_node < 1 || r.gpus_per_node > VRAM_LAYOUT_MAX_GPUS_PER_NODE)
+        return VRAM_LAYOUT_BAD_GPUS;
+    if (r.zero > 3) return VRAM_LAYOUT_BAD_ZERO;
+    if (r.tp < 1 || r.tp > r.gpus_per_node || r.gpus_per_node % r.tp != 0)
+        return VRAM_LAYOUT_BAD_TP;
+    if (heads != 0 && heads % r.tp != 0) return VRAM_LAYOUT_TP_HEADS;
+    gpus = r.nodes * r.gpus_per_node;
+    if (r.pp < 1 || r.pp > VRAM_LAYOUT_MAX_STAGES || r.pp > gpus / r.tp ||
+        (gpus / r.tp) % r.pp != 0)
+        return VRAM_LAYOUT_BAD_PP;
+    /*@ assert r.tp * r.pp <= r.tp * (gpus / r.tp) <= gpus; */
+    return VRAM_LAYOUT_OK;
+}
+
 /* The first problem of VRAM_LAYOUT_PROBLEM_LIST that layout r (defaults resolved: see
  * vram_layout_resolve; a 0 left in nodes, gpus_per_node, tp, pp or micro_batches is that
  * field's problem) has for a workload that trains (`train`) a model of `blocks` blocks and
@@ -256,19 +283,8 @@ VRAM_DEF vram_layout vram_layout_resolve(vram_layout l) {
             ((r.offload & VRAM_OFFLOAD_PARAMS) != 0 ==> r.zero == 3); */
 VRAM_DEF vram_layout_problem vram_layout_check(vram_layout r, int train, uint64_t blocks,
                                                uint64_t heads) {
-    uint64_t gpus;
-    if (r.nodes < 1 || r.nodes > VRAM_LAYOUT_MAX_NODES) return VRAM_LAYOUT_BAD_NODES;
-    if (r.gpus_per_node < 1 || r.gpus_per_node > VRAM_LAYOUT_MAX_GPUS_PER_NODE)
-        return VRAM_LAYOUT_BAD_GPUS;
-    if (r.zero > 3) return VRAM_LAYOUT_BAD_ZERO;
-    if (r.tp < 1 || r.tp > r.gpus_per_node || r.gpus_per_node % r.tp != 0)
-        return VRAM_LAYOUT_BAD_TP;
-    if (heads != 0 && heads % r.tp != 0) return VRAM_LAYOUT_TP_HEADS;
-    gpus = r.nodes * r.gpus_per_node;
-    if (r.pp < 1 || r.pp > VRAM_LAYOUT_MAX_STAGES || r.pp > gpus / r.tp ||
-        (gpus / r.tp) % r.pp != 0)
-        return VRAM_LAYOUT_BAD_PP;
-    /*@ assert r.tp * r.pp <= r.tp * (gpus / r.tp) <= gpus; */
+    vram_layout_problem shape = vram__lt_check_shape(r, heads);
+    if (shape != VRAM_LAYOUT_OK) return shape;
     if (r.pp > 1 && r.pp > blocks) return VRAM_LAYOUT_PP_BLOCKS;
     if (r.micro_batches < 1 || r.micro_batches > VRAM_LAYOUT_MAX_MICRO)
         return VRAM_LAYOUT_BAD_MICRO;

@@ -1186,33 +1186,55 @@ VRAM_DEF vram_param_count vram__arch_moe_blocks(vram_arch a, uint64_t q, uint64_
     return vram__moe_count(ov, at, dense, x, vram__moe_sum(ov, at, mx, dense, x.moe, n), n);
 }
 
-/* The rest: embeddings (and their norm), final norms, the head, extra parameters, and the
- * total of all parts (c.blocks from vram__arch_blocks); c with those fields filled. */
-/*@ requires vram_arch_ok(a) && c.blocks <= 240000000000000000;
-    assigns \nothing; */
-VRAM_DEF vram_param_count vram__arch_outer(vram_arch a, vram_param_count c) {
-    const uint32_t flags = a.flags;
-    const uint64_t h = a.hidden, vocab = a.vocab, positions = a.positions;
-    const uint64_t types = a.type_vocab, extra = a.extra_params;
-    const uint64_t norm = a.norm == VRAM_NORM_LAYER ? 2u * h : h;
+/* vram__arch_outer's first step: the embedding rows (rh: their elements), the embeddings
+ * with their norm, the final norms and the head, each with the bound the sums need. */
+typedef struct vram__outer {
+    uint64_t rows, rh, emb, fin, head;
+} vram__outer;
+
+/*@ requires h <= VRAM_ARCH_MAX_WIDTH && vocab <= VRAM_ARCH_MAX_VOCAB;
+    requires positions <= VRAM_ARCH_MAX_VOCAB && types <= VRAM_ARCH_MAX_VOCAB;
+    assigns \nothing;
+    ensures \result.rows == vocab + positions + types && \result.rh <= 300000000000000;
+    ensures \result.emb <= \result.rh + 2000000 && \result.fin <= 4000000;
+    ensures \result.head <= 100000000000000; */
+VRAM_DEF vram__outer vram__outer_parts(uint64_t h, uint64_t vocab, uint64_t positions,
+                                       uint64_t types, uint32_t flags, int layer_norm,
+                                       int enc_dec) {
+    const uint64_t norm = layer_norm ? 2u * h : h;
+    vram__outer o;
     /* embedding rows <= 3 * 10^8 of width <= 10^6; the head 10^8 x 10^6 */
-    const uint64_t rows = vocab + positions + types;
-    uint64_t head, emb, fin;
-    /*@ ghost vram__lemma_mul_le(rows, 3 * VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH);
+    o.rows = vocab + positions + types;
+    /*@ ghost vram__lemma_mul_le(o.rows, 3 * VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH);
               vram__lemma_mul_le(vocab, VRAM_ARCH_MAX_VOCAB, h, VRAM_ARCH_MAX_WIDTH); */
-    emb = rows * h + ((flags & VRAM_ARCH_EMB_NORM) ? norm : 0u);
-    fin = (flags & VRAM_ARCH_FINAL_NORM)
-              ? (a.family == VRAM_FAMILY_ENCODER_DECODER ? 2u * norm : norm)
-              : 0u;
-    head = (flags & (VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD)) ? 0u : vocab * h;
-    c.embedding = emb;
-    c.final_norms = fin;
-    c.head = head;
-    c.outer_params = rows * h + head;
-    c.outer_rows = rows + (head != 0 ? vocab : 0u);
-    c.outer_matrices = (vocab != 0) + (positions != 0) + (types != 0) + (head != 0);
+    o.rh = o.rows * h;
+    o.emb = o.rh + ((flags & VRAM_ARCH_EMB_NORM) ? norm : 0u);
+    o.fin = (flags & VRAM_ARCH_FINAL_NORM) ? (enc_dec ? 2u * norm : norm) : 0u;
+    o.head = (flags & (VRAM_ARCH_TIED | VRAM_ARCH_NO_HEAD)) ? 0u : vocab * h;
+    return o;
+}
+
+/* The rest: embeddings (and their norm), final norms, the head, extra parameters, and the
+ * total of all parts (c.blocks from vram__arch_blocks); c with those fields filled. The
+ * arch's few numbers it needs come by value, each with its bound from vram_arch_ok (short
+ * functions for the prover: their goals then carry these bounds, not the whole predicate). */
+/*@ requires h <= VRAM_ARCH_MAX_WIDTH && vocab <= VRAM_ARCH_MAX_VOCAB;
+    requires positions <= VRAM_ARCH_MAX_VOCAB && types <= VRAM_ARCH_MAX_VOCAB;
+    requires extra <= VRAM_ARCH_MAX_EXTRA && c.blocks <= 240000000000000000;
+    assigns \nothing; */
+VRAM_DEF vram_param_count vram__arch_outer(vram_param_count c, uint64_t h, uint64_t vocab,
+                                           uint64_t positions, uint64_t types, uint64_t extra,
+                                           uint32_t flags, int layer_norm, int enc_dec) {
+    const vram__outer o = vram__outer_parts(h, vocab, positions, types, flags, layer_norm,
+                                            enc_dec);
+    c.embedding = o.emb;
+    c.final_norms = o.fin;
+    c.head = o.head;
+    c.outer_params = o.rh + o.head;
+    c.outer_rows = o.rows + (o.head != 0 ? vocab : 0u);
+    c.outer_matrices = (vocab != 0) + (positions != 0) + (types != 0) + (o.head != 0);
     c.extra = extra;
-    c.total = emb + c.blocks + fin + head + extra;
+    c.total = o.emb + c.blocks + o.fin + o.head + extra;
     return c;
 }
 
@@ -1242,7 +1264,9 @@ VRAM_DEF vram__arch_count vram__arch_params_of(vram_arch x) {
             return out;
         }
     }
-    out.pc = vram__arch_outer(x, c);
+    out.pc = vram__arch_outer(c, x.hidden, x.vocab, x.positions, x.type_vocab, x.extra_params,
+                              x.flags, x.norm == VRAM_NORM_LAYER,
+                              x.family == VRAM_FAMILY_ENCODER_DECODER);
     /* c.active counted the blocks; everything outside them is used by every token */
     out.pc.active = c.active <= out.pc.blocks && out.pc.blocks <= out.pc.total
                         ? out.pc.total - (out.pc.blocks - c.active)

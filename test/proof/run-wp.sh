@@ -1,7 +1,8 @@
 #!/bin/sh
 # run-wp.sh FILE INCLUDE_DIR TIMEOUT [PAR] — prove FILE with Frama-C WP + RTE, fail on any
-# unproved goal. Options of proof_<name>.opts beside FILE are appended. PAR: provers at a
-# time (default 2). A goal that overruns its timeout because the machine is overloaded (more
+# unproved goal. Options of proof_<name>.opts beside FILE are appended. PAR: goals handed to
+# the provers at a time (-wp-par; default 2 when z3 proves goals, 16 when the cache answers
+# them: see below). A goal that overruns its timeout because the machine is overloaded (more
 # provers than cores: two proofs side by side plus other builds) is reported by WP as
 # "Failed: Unknown error", not as a timeout: keep every goal far below TIMEOUT.
 #
@@ -12,7 +13,7 @@
 # proved header, commit what it adds), none (every goal to the prover), offline (no prover
 # at all: a goal not found fails).
 set -eu
-src=$1; inc=$2; timeout=${3:-20}; par=${4:-2}
+src=$1; inc=$2; timeout=${3:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 opts_file=${src%.c}.opts
 extra=""
@@ -28,6 +29,16 @@ if [ -f "$opts_file" ]; then extra=$(grep -v '^#' "$opts_file" | tr '\n' ' '); f
 unknown=REVIEW
 mode=${VRAMKIT_WP_CACHE:-replay}
 cache_dir=${VRAMKIT_WP_CACHE_DIR:-$here/wp-cache}
+# PAR. WP's scheduler starts at most PAR goals, then sleeps 50 ms before it looks again; a
+# goal the cache answers takes no prover time, so with PAR 2 a replay spent about 40% of its
+# wall time asleep (proof_attempt: 62 s, 29 s of CPU). Replaying (or offline), 16 at a time:
+# 34 s. Only a goal missing from the cache still starts z3, so after a change of a proved
+# header record the cache first (record-cache.sh: update mode, 2 at a time), or a replay may
+# run many provers at once on 2 cores (see TIMEOUT above).
+case $mode in
+  none|update) par=${4:-2} ;;
+  *) par=${4:-16} ;;
+esac
 case $mode in
   none) cache="" ;;
   replay|update|offline) mkdir -p "$cache_dir"; cache="-wp-cache $mode -wp-cache-dir $cache_dir" ;;
