@@ -13,6 +13,7 @@
 
 #include "../fuzz/gen/model_fixtures.h"
 #include "../fuzz/gen/st_index_agree.h"
+#include "models/model_names.h"
 #include "models/model_read.h"
 
 static char tmp[64];
@@ -505,6 +506,45 @@ Test(safetensors, index_duplicate_keys_last_wins) {
     expect_err(read_index(err, sizeof err), VRAM_E_FORMAT, err, "s2.safetensors",
                "holds tensor 'a.weight', which the index's weight_map puts in 's1.safetensors'",
                NULL);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The tensor names --emit reads of an index (driver/models/model_names.c) follow the same
+ * rule: the last weight_map, each tensor once. The names are compared with Python's own
+ * json's keys, sorted (a key given twice keeps its first place in Python's dict, its last in
+ * vramkit's reading: the set is what the device_map uses). */
+Test(safetensors, index_tensor_names_last_key_wins) {
+    char err[512], cmd[4800], path[4096], line[256], *py[8];
+    size_t npy = 0;
+    vram_names nm;
+    write_index(tmp, "{\"weight_map\":{\"x.weight\":\"s1.safetensors\",\"y.weight\":"
+                     "\"s1.safetensors\"},\"metadata\":{},\"weight_map\":{\"a.weight\":"
+                     "\"s1.safetensors\",\"b.weight\":\"s2.safetensors\",\"a.weight\":"
+                     "\"s2.safetensors\"}}");
+    fx_path(path, tmp, "model.safetensors.index.json");
+    cr_assert_eq(vram_model_tensor_names(path, &nm, err, sizeof err), VRAM_OK, "%s", err);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; print(\"\\n\".join(sorted(json.load(open(sys.argv[1]))"
+             "[\"weight_map\"])))' %s",
+             path);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    while (npy < 8 && fgets(line, sizeof line, p) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        py[npy++] = strdup(line);
+    }
+    cr_assert_eq(pclose(p), 0);
+    cr_assert_eq(npy, 2, "Python's json: the last weight_map, 'a.weight' once");
+    cr_assert_eq(nm.n, npy, "%zu names, Python's json reads %zu", nm.n, npy);
+    qsort(nm.name, nm.n, sizeof nm.name[0], cmp_str);
+    for (size_t i = 0; i < npy; i++) {
+        cr_expect_str_eq(nm.name[i], py[i]);
+        free(py[i]);
+    }
+    vram_names_free(&nm);
 }
 
 Test(safetensors, index_tensor_missing_from_its_shard) {
