@@ -359,29 +359,92 @@ static int fp_span_cmp(const void *a, const void *b) {
     return 0;
 }
 
-/* The pass: the form, every tensor's numbers, the names once each (their 64-bit hashes in an
- * open-addressed table: two names of one hash, even different ones, leave the header to the
- * tree-based read), the shard's weight_map, each tensor into acc in the order of the text,
- * and the offsets tiling the data section. 1 when the header is read (acc holds its
- * tensors); 0 when it is not the form or has a defect (acc's statistics as they were). */
+/* Where the pass reads the header from: the whole text in memory, or an open file a window
+ * at a time (the pass keeps nothing of the text past the member it reads, so a file's header
+ * need not be in memory at once). */
+typedef struct fp_src {
+    int fd;           /* -1: the text is all in memory */
+    uint64_t off;     /* the file offset of the next byte to read */
+    uint64_t left;    /* the header's bytes not read yet */
+    char *buf;        /* the window */
+    size_t cap;
+} fp_src;
+
+size_t vram__st_window = (size_t)1 << 19;
+
+/* Before a member: at least half a window of text ahead of *p, or the rest of the header;
+ * the bytes from *p kept, the window refilled behind them. 0 when the read fails (the read of
+ * the whole header then says why). */
+static int fp_more(fp_src *src, const char **p, const char **e) {
+    const size_t keep = (size_t)(*e - *p);
+    size_t want = src->cap - keep, got = 0;
+    if (src->fd < 0 || src->left == 0 || keep >= src->cap / 2) return 1;
+    memmove(src->buf, *p, keep);
+    if (want > src->left) want = (size_t)src->left;
+    while (got < want) {
+        ssize_t r = pread(src->fd, src->buf + keep + got, want - got, (off_t)(src->off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return 0;
+        got += (size_t)r;
+    }
+    src->off += want;
+    src->left -= want;
+    *p = src->buf;
+    *e = src->buf + keep + want;
+    return 1;
+}
+
+/* Room for one more tensor: the spans double, the table of hashes stays at least twice the
+ * tensors. 0 when out of memory. */
+static int fp_room(fp_span **spans, size_t *cap, uint64_t **slots, size_t *tcap, size_t count) {
+    if (count == *cap) {
+        size_t n = *cap * 2;
+        fp_span *grown = n < SIZE_MAX / sizeof *grown ? realloc(*spans, n * sizeof *grown) : NULL;
+        if (grown == NULL) return 0;
+        *spans = grown;
+        *cap = n;
+    }
+    if (2 * (count + 1) > *tcap) {
+        const size_t n = *tcap * 2;
+        uint64_t *t = n < SIZE_MAX / sizeof *t ? vram__big_alloc(n * sizeof *t) : NULL;
+        if (t == NULL) return 0;
+        memset(t, 0, n * sizeof *t);
+        for (size_t i = 0; i < *tcap; i++) {
+            if ((*slots)[i] == 0) continue;
+            size_t at = (size_t)(*slots)[i] & (n - 1);
+            while (t[at] != 0)
+                at = (at + 1) & (n - 1);
+            t[at] = (*slots)[i];
+        }
+        free(*slots);
+        *slots = t;
+        *tcap = n;
+    }
+    return 1;
+}
+
+/* The pass over len bytes of header (in json, or from src's file): the form, every tensor's
+ * numbers, the names once each (their 64-bit hashes in an open-addressed table: two names of
+ * one hash, even different ones, leave the header to the tree-based read), the shard's
+ * weight_map, each tensor into acc in the order of the text, and the offsets tiling the data
+ * section. 1 when the header is read (acc holds its tensors); 0 when it is not the form, has
+ * a defect or could not be read (acc's statistics as they were). */
 static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram__shard_check *chk,
-                   vram__tensor_acc *acc, const char *label) {
-    const char *p = json, *e = json + len;
-    size_t count = 0, cap = 0, tcap;
+                   vram__tensor_acc *acc, const char *label, fp_src *src) {
+    const char *p = json, *e = json + (src->fd < 0 ? len : 0);
+    /* room for a tensor every 100 bytes (about what writers produce), grown if need be */
+    size_t count = 0, cap = len / 100 + 16, tcap;
     fp_span *spans = NULL;
     uint64_t *slots = NULL; /* a name's hash (0 taken as 1); 0: empty */
     const vram_tensor_stats before = acc->stats;
     int ok = 0, sorted = 1;
     char err[8];
+    for (tcap = 32; tcap < 2 * cap; tcap *= 2)
+        ;
+    if (!fp_more(src, &p, &e)) return 0;
     p = vram__scan_ws(p, e);
     if (p >= e || *p != '{') return 0;
-    /* an upper bound on the tensors: one '{' each after the first (a loop the compiler
-       vectorises) */
-    for (const char *q = p + 1; q < e; q++)
-        cap += *q == '{';
-    for (tcap = 16; tcap < 2 * cap + 2; tcap *= 2)
-        ;
-    spans = vram__big_alloc((cap > 0 ? cap : 1) * sizeof *spans);
+    spans = vram__big_alloc(cap * sizeof *spans);
     slots = vram__big_alloc(tcap * sizeof *slots);
     if (spans == NULL || slots == NULL) goto done;
     memset(slots, 0, tcap * sizeof *slots);
@@ -393,6 +456,7 @@ static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram
             const char *k;
             size_t kn;
             int next;
+            if (!fp_more(src, &p, &e)) goto done;
             if ((p = vram__scan_member(p, e, &k, &kn)) == NULL) goto done;
             if (kn == 12 && memcmp(k, "__metadata__", 12) == 0) {
                 if ((p = fp_metadata(p, e)) == NULL) goto done;
@@ -401,11 +465,11 @@ static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram
                 vram_dtype dt;
                 uint64_t numel, bytes, h = vram__scan_hash64(k, kn);
                 h += h == 0;
+                if (kn > UINT32_MAX || !fp_room(&spans, &cap, &slots, &tcap, count)) goto done;
                 size_t at = (size_t)h & (tcap - 1);
                 /* the name's slot is far in a large table: asked for now, it is there by
                    the time the value is read */
                 __builtin_prefetch(&slots[at], 1);
-                if (count == cap || kn > UINT32_MAX) goto done;
                 if ((p = fp_tensor_value(p, e, &v)) == NULL) goto done;
                 if (!fp_numbers(&v, &dt, &numel, &bytes)) goto done;
                 for (; slots[at] != 0; at = (at + 1) & (tcap - 1))
@@ -431,7 +495,13 @@ static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram
             if (next == 0) goto done;
         }
     }
-    if (vram__scan_ws(p, e) != e) goto done;
+    /* nothing after the object but blanks, to the header's end */
+    for (;;) {
+        if (vram__scan_ws(p, e) != e) goto done;
+        if (src->fd < 0 || src->left == 0) break;
+        p = e;
+        if (!fp_more(src, &p, &e)) goto done;
+    }
     /* the offsets tile [0, data_bytes) */
     {
         uint64_t at = 0;
@@ -455,8 +525,9 @@ vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t 
                                          const vram__shard_check *chk, char *err, size_t errcap) {
     /* the streaming read first (within the length limit, which the tree read states); the
        tree read when the header is not in its form */
+    fp_src mem = {-1, 0, 0, NULL, 0};
     if ((uint64_t)len <= VRAM_SAFETENSORS_HEADER_MAX &&
-        fp_read(json, len, data_bytes, chk, acc, label))
+        fp_read(json, len, data_bytes, chk, acc, label, &mem))
         return VRAM_OK;
     return vram__safetensors_parse_tree(json, len, data_bytes, label, acc, chk, err, errcap);
 }
@@ -577,6 +648,7 @@ vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,
     char *json = NULL;
     uint64_t n = 0;
     unsigned char head[8];
+    fp_src src = {-1, 0, 0, NULL, 0};
     if (fstat(fd, &sb) != 0) {
         st = vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
     } else if (!S_ISREG(sb.st_mode)) {
@@ -586,7 +658,23 @@ vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,
                         "truncated: %lld bytes, shorter than the 8-byte header length",
                         (long long)sb.st_size);
     } else if ((st = st_pread(fd, head, 8, 0, path, err, errcap)) == VRAM_OK &&
-               (st = st_header_len(head, (uint64_t)sb.st_size, &n, path, err, errcap)) == VRAM_OK) {
+               (st = st_header_len(head, (uint64_t)sb.st_size, &n, path, err, errcap)) == VRAM_OK &&
+               n > vram__st_window && vram__st_window >= 2 &&
+               (src.buf = malloc(vram__st_window)) != NULL) {
+        /* a large header: the streaming read a window at a time; the whole header in memory
+           (and the tree-based read) only when that read does not decide */
+        src.fd = fd;
+        src.off = 8;
+        src.left = n;
+        src.cap = vram__st_window;
+        int done = fp_read(src.buf, (size_t)n, (uint64_t)sb.st_size - 8 - n, chk, acc, path, &src);
+        free(src.buf);
+        if (done) {
+            close(fd);
+            return VRAM_OK;
+        }
+    }
+    if (st == VRAM_OK && json == NULL) {
         json = vram__big_alloc((size_t)n + 1);
         if (json == NULL)
             st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");

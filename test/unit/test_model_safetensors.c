@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../fuzz/gen/model_fixtures.h"
 #include "../fuzz/gen/st_index_agree.h"
@@ -633,6 +634,44 @@ static void both_reads(const char *json, uint64_t data_bytes) {
     }
     vram__set_free(&a.blocks);
     vram__set_free(&b.blocks);
+    /* and as a file, read a window at a time (windows from smaller than one member, which
+       leave the header to the whole read, to larger than the header) */
+    static const size_t windows[] = {2, 16, 61, 128, 509, 4096};
+    const size_t len = strlen(json);
+    char path[4096];
+    unsigned char n8[8];
+    fx_path(path, tmp, "w.safetensors");
+    for (int i = 0; i < 8; i++)
+        n8[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(n8, 1, 8, f), 8);
+    cr_assert_eq(fwrite(json, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    if (data_bytes > ((uint64_t)1 << 40) || truncate(path, (off_t)(8 + len + data_bytes)) != 0)
+        return; /* a data section no file here can have */
+    memset(&b, 0, sizeof b);
+    sb = vram__safetensors_parse_tree(json, len, data_bytes, path, &b, NULL, eb, sizeof eb);
+    const size_t keep = vram__st_window;
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+        vram__tensor_acc c;
+        char ec[512] = "";
+        memset(&c, 0, sizeof c);
+        vram__st_window = windows[w];
+        vram_status sc = vram__safetensors_read_into(path, &c, NULL, ec, sizeof ec);
+        cr_expect_eq(sc, sb, "window %zu, %s: %d vs %d (%s | %s)", windows[w], json, sc, sb, ec,
+                     eb);
+        cr_expect_str_eq(ec, eb, "window %zu, %s", windows[w], json);
+        if (sc == VRAM_OK && sb == VRAM_OK) {
+            cr_expect_eq(memcmp(&c.stats, &b.stats, sizeof c.stats), 0, "window %zu, %s",
+                         windows[w], json);
+            cr_expect_eq(c.blocks.count, b.blocks.count, "window %zu, %s", windows[w], json);
+        }
+        vram__set_free(&c.blocks);
+    }
+    vram__st_window = keep;
+    vram__set_free(&b.blocks);
+    unlink(path);
 }
 
 Test(safetensors, streaming_and_tree_reads_agree) {
