@@ -12,8 +12,9 @@
 #include <cjson/cJSON.h>
 
 #include "model_util.h"
-#include "util/text.h"
 #include "util/file.h"
+#include "util/json.h"
+#include "util/text.h"
 
 #define HEADER_MAX 100000000u /* the safetensors reader's limit */
 
@@ -44,6 +45,9 @@ static vram_status from_json(const char *text, size_t len, int index, const char
     cJSON *doc = cJSON_ParseWithLength(text, len);
     const cJSON *obj = doc;
     vram_status st;
+    /* a key given twice (weight_map, a tensor): the last, as Python's json and transformers
+       read it */
+    vram_json_last_wins(doc);
     if (doc != NULL && index) obj = cJSON_GetObjectItemCaseSensitive(doc, "weight_map");
     if (!cJSON_IsObject(obj)) {
         cJSON_Delete(doc);

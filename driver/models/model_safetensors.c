@@ -261,23 +261,17 @@ static vram_status st_tiling(st_span *spans, size_t n, uint64_t data_bytes, cons
  *
  * A header in the form every writer produces — an object of tensors, each an object of
  * "dtype" (a string), "shape" and "data_offsets" (arrays of plain integers), and an optional
- * "__metadata__" object of strings, with no escapes in any string — is read in two passes
- * over its text, without building a tree: the first checks everything the tree-based read
- * checks (and collects each tensor's name and offsets), the second adds the tensors to the
- * statistics. Anything outside that form (an escape, a number with a sign, a fraction or an
- * exponent, a member of another name, a key twice, any defect at all) stops it before it has
- * changed anything, and the header goes through the tree-based read, which then gives the
- * answer or the error it always gave. So the fast path never decides a header the tree-based
- * read would decide otherwise; it costs one pointer and two offsets a tensor beside the
- * text, not a tree (test/bench/bench_headers). */
-
-typedef struct fp_tensor {
-    const char *name;
-    uint32_t len, hash;
-    uint64_t numel, bytes;
-    uint64_t d0, d1, dlast; /* what classification and MXFP4's packing read of the shape */
-    uint8_t nd, dt;
-} fp_tensor;
+ * "__metadata__" object of strings, with no escapes in any string — is read in one pass over
+ * its text, without building a tree: each tensor is checked as the tree-based read checks it
+ * and added to the statistics at once. Anything outside that form (an escape, a number with
+ * a sign, a fraction or an exponent, a member of another name, two names with one 64-bit
+ * hash, any defect at all, an error adding a tensor) stops it, puts back the statistics it
+ * had added to, and the header goes through the tree-based read, which then gives the
+ * answer or the error it always gave. What the pass may have left behind is what the
+ * tree-based read does itself on the same tensors: their blocks in the set of blocks, their
+ * marks in the index's table. So the fast path never decides a header the tree-based read
+ * would decide otherwise; beside the text it keeps a hash and two offsets a tensor, not a
+ * tree (test/bench/bench_headers). */
 
 typedef struct fp_span {
     uint64_t begin, end;
@@ -296,7 +290,12 @@ typedef struct fp_value {
 /* One tensor's object at p. */
 static const char *fp_tensor_value(const char *p, const char *e, fp_value *v) {
     int seen_d = 0, seen_s = 0, seen_o = 0;
-    memset(v, 0, sizeof *v);
+    /* what is read of v: dims and off up to nd and noff */
+    v->dtype = NULL;
+    v->dlen = 0;
+    v->nd = 0;
+    v->have_shape = 0;
+    v->noff = 0;
     if (p >= e || *p != '{') return NULL;
     p = vram__scan_ws(p + 1, e);
     if (p < e && *p == '}') return p + 1;
@@ -360,31 +359,95 @@ static int fp_span_cmp(const void *a, const void *b) {
     return 0;
 }
 
-/* The first pass: the form, every tensor's numbers (kept in *t, in the order of the text),
- * the names once each (an open-addressed table of indices), the shard's weight_map, and the
- * offsets tiling the data section. 1 with *t (malloc'd, *n entries); 0: not the form or a
- * defect (nothing left allocated). */
-static int fp_check(const char *json, size_t len, uint64_t data_bytes,
-                    const vram__shard_check *chk, fp_tensor **t, size_t *n) {
-    const char *p = json, *e = json + len;
-    size_t count = 0, cap = 0, tcap;
-    fp_tensor *ts = NULL;
+/* Where the pass reads the header from: the whole text in memory, or an open file a window
+ * at a time (the pass keeps nothing of the text past the member it reads, so a file's header
+ * need not be in memory at once). */
+typedef struct fp_src {
+    int fd;           /* -1: the text is all in memory */
+    uint64_t off;     /* the file offset of the next byte to read */
+    uint64_t left;    /* the header's bytes not read yet */
+    char *buf;        /* the window */
+    size_t cap;
+} fp_src;
+
+size_t vram__st_window = (size_t)1 << 19;
+
+/* Before a member: at least half a window of text ahead of *p, or the rest of the header;
+ * the bytes from *p kept, the window refilled behind them. 0 when the read fails (the read of
+ * the whole header then says why). */
+static int fp_more(fp_src *src, const char **p, const char **e) {
+    const size_t keep = (size_t)(*e - *p);
+    size_t want = src->cap - keep, got = 0;
+    if (src->fd < 0 || src->left == 0 || keep >= src->cap / 2) return 1;
+    memmove(src->buf, *p, keep);
+    if (want > src->left) want = (size_t)src->left;
+    while (got < want) {
+        ssize_t r = pread(src->fd, src->buf + keep + got, want - got, (off_t)(src->off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return 0;
+        got += (size_t)r;
+    }
+    src->off += want;
+    src->left -= want;
+    *p = src->buf;
+    *e = src->buf + keep + want;
+    return 1;
+}
+
+/* Room for one more tensor: the spans double, the table of hashes stays at least twice the
+ * tensors. 0 when out of memory. */
+static int fp_room(fp_span **spans, size_t *cap, uint64_t **slots, size_t *tcap, size_t count) {
+    if (count == *cap) {
+        size_t n = *cap * 2;
+        fp_span *grown = n < SIZE_MAX / sizeof *grown ? realloc(*spans, n * sizeof *grown) : NULL;
+        if (grown == NULL) return 0;
+        *spans = grown;
+        *cap = n;
+    }
+    if (2 * (count + 1) > *tcap) {
+        const size_t n = *tcap * 2;
+        uint64_t *t = n < SIZE_MAX / sizeof *t ? vram__big_alloc(n * sizeof *t) : NULL;
+        if (t == NULL) return 0;
+        memset(t, 0, n * sizeof *t);
+        for (size_t i = 0; i < *tcap; i++) {
+            if ((*slots)[i] == 0) continue;
+            size_t at = (size_t)(*slots)[i] & (n - 1);
+            while (t[at] != 0)
+                at = (at + 1) & (n - 1);
+            t[at] = (*slots)[i];
+        }
+        free(*slots);
+        *slots = t;
+        *tcap = n;
+    }
+    return 1;
+}
+
+/* The pass over len bytes of header (in json, or from src's file): the form, every tensor's
+ * numbers, the names once each (their 64-bit hashes in an open-addressed table: two names of
+ * one hash, even different ones, leave the header to the tree-based read), the shard's
+ * weight_map, each tensor into acc in the order of the text, and the offsets tiling the data
+ * section. 1 when the header is read (acc holds its tensors); 0 when it is not the form, has
+ * a defect or could not be read (acc's statistics as they were). */
+static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram__shard_check *chk,
+                   vram__tensor_acc *acc, const char *label, fp_src *src) {
+    const char *p = json, *e = json + (src->fd < 0 ? len : 0);
+    /* room for a tensor every 100 bytes (about what writers produce), grown if need be */
+    size_t count = 0, cap = len / 100 + 16, tcap;
     fp_span *spans = NULL;
-    uint32_t *slots = NULL;
-    int ok = 0;
-    *t = NULL;
-    *n = 0;
+    uint64_t *slots = NULL; /* a name's hash (0 taken as 1); 0: empty */
+    const vram_tensor_stats before = acc->stats;
+    int ok = 0, sorted = 1;
+    char err[8];
+    for (tcap = 32; tcap < 2 * cap; tcap *= 2)
+        ;
+    if (!fp_more(src, &p, &e)) return 0;
     p = vram__scan_ws(p, e);
     if (p >= e || *p != '{') return 0;
-    /* an upper bound on the tensors: one '{' each after the first */
-    for (const char *q = p + 1; (q = memchr(q, '{', (size_t)(e - q))) != NULL; q++)
-        cap++;
-    for (tcap = 16; tcap < 2 * cap + 2; tcap *= 2)
-        ;
-    ts = malloc((cap > 0 ? cap : 1) * sizeof *ts);
-    spans = malloc((cap > 0 ? cap : 1) * sizeof *spans);
-    slots = calloc(tcap, sizeof *slots); /* index + 1; 0: empty */
-    if (ts == NULL || spans == NULL || slots == NULL) goto done;
+    spans = vram__big_alloc(cap * sizeof *spans);
+    slots = vram__big_alloc(tcap * sizeof *slots);
+    if (spans == NULL || slots == NULL) goto done;
+    memset(slots, 0, tcap * sizeof *slots);
     p = vram__scan_ws(p + 1, e);
     if (p < e && *p == '}') {
         p++;
@@ -393,56 +456,56 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
             const char *k;
             size_t kn;
             int next;
+            if (!fp_more(src, &p, &e)) goto done;
             if ((p = vram__scan_member(p, e, &k, &kn)) == NULL) goto done;
             if (kn == 12 && memcmp(k, "__metadata__", 12) == 0) {
                 if ((p = fp_metadata(p, e)) == NULL) goto done;
             } else {
                 fp_value v;
                 vram_dtype dt;
-                uint64_t numel, bytes;
-                if (count == cap || kn > UINT32_MAX) goto done;
+                uint64_t numel, bytes, h = vram__scan_hash64(k, kn);
+                h += h == 0;
+                if (kn > UINT32_MAX || !fp_room(&spans, &cap, &slots, &tcap, count)) goto done;
+                size_t at = (size_t)h & (tcap - 1);
+                /* the name's slot is far in a large table: asked for now, it is there by
+                   the time the value is read */
+                __builtin_prefetch(&slots[at], 1);
                 if ((p = fp_tensor_value(p, e, &v)) == NULL) goto done;
                 if (!fp_numbers(&v, &dt, &numel, &bytes)) goto done;
-                const uint32_t h = vram__scan_hash(k, kn);
-                size_t at = h & (tcap - 1);
-                while (slots[at] != 0) {
-                    const fp_tensor *o = &ts[slots[at] - 1];
-                    if (o->hash == h && o->len == kn && memcmp(o->name, k, kn) == 0)
-                        goto done; /* twice */
-                    at = (at + 1) & (tcap - 1);
-                }
+                for (; slots[at] != 0; at = (at + 1) & (tcap - 1))
+                    if (slots[at] == h) goto done; /* twice, or two names of one hash */
+                slots[at] = h;
                 if (chk != NULL) {
-                    const vram__st_name *w = vram__st_names_get(&chk->ix->tensors, k, kn);
+                    vram__st_name *w = vram__st_names_get(&chk->ix->tensors, k, kn);
                     if (w == NULL || w->val != chk->shard) goto done;
+                    w->seen = 1;
                 }
-                slots[at] = (uint32_t)(count + 1);
-                fp_tensor *x = &ts[count];
-                x->name = k;
-                x->len = (uint32_t)kn;
-                x->hash = h;
-                x->numel = numel;
-                x->bytes = bytes;
-                x->nd = (uint8_t)v.nd;
-                x->dt = (uint8_t)dt;
-                x->d0 = v.nd > 0 ? v.dims[0] : 0;
-                x->d1 = v.nd > 1 ? v.dims[1] : 0;
-                x->dlast = v.nd > 0 ? v.dims[v.nd - 1] : 0;
+                /* what is read of the shape: dims[0] and dims[1] (classification: a matrix's
+                   rows, a fused experts' tensor's), dims[nd - 1] (MXFP4's packing) */
+                st_mxfp4_packed(k, kn, v.nd, v.nd > 0 ? v.dims : NULL, &numel, &dt);
+                if (vram__acc_add(acc, k, kn, v.nd, v.nd > 0 ? v.dims : NULL, numel, bytes, dt,
+                                  label, err, sizeof err) != VRAM_OK)
+                    goto done; /* the tree-based read words the error */
                 spans[count].begin = v.off[0];
                 spans[count].end = v.off[1];
+                if (count > 0 && fp_span_cmp(&spans[count - 1], &spans[count]) > 0) sorted = 0;
                 count++;
             }
             if ((next = vram__scan_after(&p, e)) == 2) break;
             if (next == 0) goto done;
         }
     }
-    if (vram__scan_ws(p, e) != e) goto done;
+    /* nothing after the object but blanks, to the header's end */
+    for (;;) {
+        if (vram__scan_ws(p, e) != e) goto done;
+        if (src->fd < 0 || src->left == 0) break;
+        p = e;
+        if (!fp_more(src, &p, &e)) goto done;
+    }
     /* the offsets tile [0, data_bytes) */
     {
         uint64_t at = 0;
-        size_t i = 1;
-        while (i < count && fp_span_cmp(&spans[i - 1], &spans[i]) <= 0)
-            i++;
-        if (i < count) qsort(spans, count, sizeof *spans, fp_span_cmp); /* not in order yet */
+        if (!sorted) qsort(spans, count, sizeof *spans, fp_span_cmp);
         ok = 1;
         for (size_t i = 0; i < count && ok; i++) {
             if (spans[i].begin != at || spans[i].end > data_bytes) ok = 0;
@@ -453,35 +516,8 @@ static int fp_check(const char *json, size_t len, uint64_t data_bytes,
 done:
     free(slots);
     free(spans);
-    if (!ok) {
-        free(ts);
-        return 0;
-    }
-    *t = ts;
-    *n = count;
-    return 1;
-}
-
-/* The second step, after fp_check: each tensor into acc in the order of the text (so an
- * error is the one the tree-based read would give first), its shard mark set. */
-static vram_status fp_add(const fp_tensor *ts, size_t count, vram__tensor_acc *acc,
-                          const vram__shard_check *chk, const char *label, char *err,
-                          size_t errcap) {
-    for (size_t i = 0; i < count; i++) {
-        const fp_tensor *x = &ts[i];
-        /* what is read of the shape: dims[0] and dims[1] (classification: a matrix's rows, a
-           fused experts' tensor's), dims[nd - 1] (MXFP4's packing); the rest is not read */
-        uint64_t dims[VRAM_SAFETENSORS_MAX_DIMS] = {x->d0, x->d1, 0, 0, 0, 0, 0, 0};
-        uint64_t numel = x->numel;
-        vram_dtype dt = (vram_dtype)x->dt;
-        if (x->nd > 0) dims[x->nd - 1] = x->dlast;
-        if (chk != NULL) vram__st_names_get(&chk->ix->tensors, x->name, x->len)->seen = 1;
-        st_mxfp4_packed(x->name, x->len, x->nd, x->nd > 0 ? dims : NULL, &numel, &dt);
-        vram_status st = vram__acc_add(acc, x->name, x->len, x->nd, x->nd > 0 ? dims : NULL,
-                                       numel, x->bytes, dt, label, err, errcap);
-        if (st != VRAM_OK) return st;
-    }
-    return VRAM_OK;
+    if (!ok) acc->stats = before;
+    return ok;
 }
 
 vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t data_bytes,
@@ -489,14 +525,10 @@ vram_status vram__safetensors_parse_into(const char *json, size_t len, uint64_t 
                                          const vram__shard_check *chk, char *err, size_t errcap) {
     /* the streaming read first (within the length limit, which the tree read states); the
        tree read when the header is not in its form */
-    fp_tensor *ts = NULL;
-    size_t count = 0;
+    fp_src mem = {-1, 0, 0, NULL, 0};
     if ((uint64_t)len <= VRAM_SAFETENSORS_HEADER_MAX &&
-        fp_check(json, len, data_bytes, chk, &ts, &count)) {
-        vram_status fst = fp_add(ts, count, acc, chk, label, err, errcap);
-        free(ts);
-        return fst;
-    }
+        fp_read(json, len, data_bytes, chk, acc, label, &mem))
+        return VRAM_OK;
     return vram__safetensors_parse_tree(json, len, data_bytes, label, acc, chk, err, errcap);
 }
 
@@ -616,6 +648,7 @@ vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,
     char *json = NULL;
     uint64_t n = 0;
     unsigned char head[8];
+    fp_src src = {-1, 0, 0, NULL, 0};
     if (fstat(fd, &sb) != 0) {
         st = vram__fail(err, errcap, VRAM_E_IO, path, "%s", strerror(errno));
     } else if (!S_ISREG(sb.st_mode)) {
@@ -625,8 +658,24 @@ vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,
                         "truncated: %lld bytes, shorter than the 8-byte header length",
                         (long long)sb.st_size);
     } else if ((st = st_pread(fd, head, 8, 0, path, err, errcap)) == VRAM_OK &&
-               (st = st_header_len(head, (uint64_t)sb.st_size, &n, path, err, errcap)) == VRAM_OK) {
-        json = malloc((size_t)n + 1);
+               (st = st_header_len(head, (uint64_t)sb.st_size, &n, path, err, errcap)) == VRAM_OK &&
+               n > vram__st_window && vram__st_window >= 2 &&
+               (src.buf = malloc(vram__st_window)) != NULL) {
+        /* a large header: the streaming read a window at a time; the whole header in memory
+           (and the tree-based read) only when that read does not decide */
+        src.fd = fd;
+        src.off = 8;
+        src.left = n;
+        src.cap = vram__st_window;
+        int done = fp_read(src.buf, (size_t)n, (uint64_t)sb.st_size - 8 - n, chk, acc, path, &src);
+        free(src.buf);
+        if (done) {
+            close(fd);
+            return VRAM_OK;
+        }
+    }
+    if (st == VRAM_OK && json == NULL) {
+        json = vram__big_alloc((size_t)n + 1);
         if (json == NULL)
             st = vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");
         else

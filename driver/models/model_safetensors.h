@@ -98,6 +98,10 @@ VRAM_NODISCARD vram_status vram__safetensors_parse_tree(const char *json, size_t
                                                         const vram__shard_check *chk, char *err,
                                                         size_t errcap);
 
+/* A safetensors file's header into an accumulator (the shard reader's unit of work). A header
+ * longer than vram__st_window bytes (512 KiB) is read a window at a time by the streaming
+ * read, not held whole (the tests set a smaller window). */
+extern size_t vram__st_window;
 /* A safetensors file's header into an accumulator (the shard reader's unit of work). */
 VRAM_NODISCARD vram_status vram__safetensors_read_into(const char *path, vram__tensor_acc *acc,
                                                        const vram__shard_check *chk, char *err,

@@ -187,8 +187,9 @@ static inline const char *vram__scan_skip(const char *p, const char *e, int dept
     }
 }
 
-/* A hash of a name's bytes, for the scans' open-addressed tables. */
-static inline uint32_t vram__scan_hash(const char *s, size_t n) {
+/* A hash of a name's bytes, for the scans' open-addressed tables: 64 bits, and the 32 the
+ * tables of names keep. */
+static inline uint64_t vram__scan_hash64(const char *s, size_t n) {
     uint64_t h = 0x9e3779b97f4a7c15u ^ n;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -203,7 +204,11 @@ static inline uint32_t vram__scan_hash(const char *s, size_t n) {
         h = (h ^ x) * 0xff51afd7ed558ccdu;
         h ^= h >> 32;
     }
-    return (uint32_t)(h ^ (h >> 29));
+    return h ^ (h >> 29);
+}
+
+static inline uint32_t vram__scan_hash(const char *s, size_t n) {
+    return (uint32_t)vram__scan_hash64(s, n);
 }
 
 #endif /* VRAMKIT_MODEL_SCAN_H */

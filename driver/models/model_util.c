@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -432,11 +433,19 @@ vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len, u
         return vram__fail(err, errcap, VRAM_E_OVERFLOW, label,
                           "the tensors' sizes add up to more than 2^64 (at tensor %s)",
                           vram__quote(name, len, q));
-    if (c.in_block) {
+    if (c.in_block &&
+        !(acc->last_kept && acc->last_block == c.block && acc->last_len == c.stack_len &&
+          memcmp(acc->last_stack, name, c.stack_len) == 0)) {
         vram__set_entry *e;
         int found;
         if (vram__set_put(&acc->blocks, name, c.stack_len, c.block, &e, &found) != VRAM_OK)
             return vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
+        acc->last_kept = c.stack_len <= sizeof acc->last_stack;
+        if (acc->last_kept) {
+            memcpy(acc->last_stack, name, c.stack_len);
+            acc->last_len = (uint32_t)c.stack_len;
+            acc->last_block = c.block;
+        }
     }
     return VRAM_OK;
 }
@@ -470,6 +479,17 @@ vram_status vram__arch_validate(const vram_arch *a, const char *label, char *err
 
 /* ---- files ---------------------------------------------------------------------------- */
 
+void *vram__big_alloc(size_t n) {
+    enum { HUGE = 2u << 20 };
+    void *p = NULL;
+    if (n < HUGE) return malloc(n > 0 ? n : 1);
+    if (posix_memalign(&p, HUGE, n) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, n, MADV_HUGEPAGE); /* advice: where it is refused, 4 KiB pages */
+#endif
+    return p;
+}
+
 vram_status vram__read_small_file(const char *path, uint64_t max, char **out, size_t *len,
                                   char *err, size_t errcap) {
     const char *why = NULL;
@@ -492,7 +512,7 @@ vram_status vram__read_small_file(const char *path, uint64_t max, char **out, si
                           (unsigned long long)st.st_size, (unsigned long long)max);
     }
     size_t n = (size_t)st.st_size;
-    char *buf = malloc(n + 1);
+    char *buf = vram__big_alloc(n + 1);
     if (buf == NULL) {
         close(fd);
         return vram__fail(err, errcap, VRAM_E_NOMEM, path, "out of host memory");

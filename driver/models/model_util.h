@@ -118,6 +118,13 @@ void vram__set_free(vram__set *s);
 typedef struct vram__tensor_acc {
     vram_tensor_stats stats;
     vram__set blocks;
+    /* the block of the last tensor added (its stack's bytes and index), when its stack is
+       short enough to keep: a checkpoint lists a block's tensors together, so most tensors
+       find their block here without a lookup in the set (zeroed: nothing kept) */
+    int last_kept;
+    uint32_t last_len;
+    uint64_t last_block;
+    char last_stack[88];
 } vram__tensor_acc;
 /* Classify one tensor (dims outermost first), count its block and add it to the stats. */
 VRAM_NODISCARD vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len,
@@ -125,8 +132,15 @@ VRAM_NODISCARD vram_status vram__acc_add(vram__tensor_acc *acc, const char *name
                                          uint64_t bytes, vram_dtype t, const char *label, char *err,
                                          size_t errcap);
 
-/* A whole file into memory (at most max bytes, else VRAM_E_FORMAT); *out is malloc'd and
- * NUL-terminated. */
+/* n bytes for a large, short-lived buffer (a header's text, a table a tensor), released with
+ * free(): from 2 MiB on, aligned to 2 MiB and advised into huge pages where the kernel
+ * allows (madvise MADV_HUGEPAGE), so that first touching it costs a fault every 2 MiB
+ * rather than every 4 KiB (test/bench/RESULTS.md, "Safetensors headers at scale"). NULL
+ * when out of memory. */
+void *vram__big_alloc(size_t n);
+
+/* A whole file into memory (at most max bytes, else VRAM_E_FORMAT); *out is malloc'd
+ * (vram__big_alloc) and NUL-terminated. */
 VRAM_NODISCARD vram_status vram__read_small_file(const char *path, uint64_t max, char **out,
                                                  size_t *len, char *err, size_t errcap);
 /* The core's vram_arch_check on what a reader filled (family NONE passes), with a message

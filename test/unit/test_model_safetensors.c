@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../fuzz/gen/model_fixtures.h"
 #include "../fuzz/gen/st_index_agree.h"
+#include "models/model_names.h"
 #include "models/model_read.h"
 
 static char tmp[64];
@@ -507,6 +509,45 @@ Test(safetensors, index_duplicate_keys_last_wins) {
                NULL);
 }
 
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The tensor names --emit reads of an index (driver/models/model_names.c) follow the same
+ * rule: the last weight_map, each tensor once. The names are compared with Python's own
+ * json's keys, sorted (a key given twice keeps its first place in Python's dict, its last in
+ * vramkit's reading: the set is what the device_map uses). */
+Test(safetensors, index_tensor_names_last_key_wins) {
+    char err[512], cmd[4800], path[4096], line[256], *py[8];
+    size_t npy = 0;
+    vram_names nm;
+    write_index(tmp, "{\"weight_map\":{\"x.weight\":\"s1.safetensors\",\"y.weight\":"
+                     "\"s1.safetensors\"},\"metadata\":{},\"weight_map\":{\"a.weight\":"
+                     "\"s1.safetensors\",\"b.weight\":\"s2.safetensors\",\"a.weight\":"
+                     "\"s2.safetensors\"}}");
+    fx_path(path, tmp, "model.safetensors.index.json");
+    cr_assert_eq(vram_model_tensor_names(path, &nm, err, sizeof err), VRAM_OK, "%s", err);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; print(\"\\n\".join(sorted(json.load(open(sys.argv[1]))"
+             "[\"weight_map\"])))' %s",
+             path);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    while (npy < 8 && fgets(line, sizeof line, p) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        py[npy++] = strdup(line);
+    }
+    cr_assert_eq(pclose(p), 0);
+    cr_assert_eq(npy, 2, "Python's json: the last weight_map, 'a.weight' once");
+    cr_assert_eq(nm.n, npy, "%zu names, Python's json reads %zu", nm.n, npy);
+    qsort(nm.name, nm.n, sizeof nm.name[0], cmp_str);
+    for (size_t i = 0; i < npy; i++) {
+        cr_expect_str_eq(nm.name[i], py[i]);
+        free(py[i]);
+    }
+    vram_names_free(&nm);
+}
+
 Test(safetensors, index_tensor_missing_from_its_shard) {
     const char *a[] = {"a.weight"};
     char err[512];
@@ -593,6 +634,44 @@ static void both_reads(const char *json, uint64_t data_bytes) {
     }
     vram__set_free(&a.blocks);
     vram__set_free(&b.blocks);
+    /* and as a file, read a window at a time (windows from smaller than one member, which
+       leave the header to the whole read, to larger than the header) */
+    static const size_t windows[] = {2, 16, 61, 128, 509, 4096};
+    const size_t len = strlen(json);
+    char path[4096];
+    unsigned char n8[8];
+    fx_path(path, tmp, "w.safetensors");
+    for (int i = 0; i < 8; i++)
+        n8[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(n8, 1, 8, f), 8);
+    cr_assert_eq(fwrite(json, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+    if (data_bytes > ((uint64_t)1 << 40) || truncate(path, (off_t)(8 + len + data_bytes)) != 0)
+        return; /* a data section no file here can have */
+    memset(&b, 0, sizeof b);
+    sb = vram__safetensors_parse_tree(json, len, data_bytes, path, &b, NULL, eb, sizeof eb);
+    const size_t keep = vram__st_window;
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+        vram__tensor_acc c;
+        char ec[512] = "";
+        memset(&c, 0, sizeof c);
+        vram__st_window = windows[w];
+        vram_status sc = vram__safetensors_read_into(path, &c, NULL, ec, sizeof ec);
+        cr_expect_eq(sc, sb, "window %zu, %s: %d vs %d (%s | %s)", windows[w], json, sc, sb, ec,
+                     eb);
+        cr_expect_str_eq(ec, eb, "window %zu, %s", windows[w], json);
+        if (sc == VRAM_OK && sb == VRAM_OK) {
+            cr_expect_eq(memcmp(&c.stats, &b.stats, sizeof c.stats), 0, "window %zu, %s",
+                         windows[w], json);
+            cr_expect_eq(c.blocks.count, b.blocks.count, "window %zu, %s", windows[w], json);
+        }
+        vram__set_free(&c.blocks);
+    }
+    vram__st_window = keep;
+    vram__set_free(&b.blocks);
+    unlink(path);
 }
 
 Test(safetensors, streaming_and_tree_reads_agree) {
