@@ -467,7 +467,7 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_classify(const char *name, size_
     return VRAM_OK;
 }
 
-/* vram_tensor_stats_add's steps (values in, values out: each a short path for the prover).
+/* vram_tensor_stats_add's steps (each a short path for the prover: the check, then the sums).
  * What one tensor adds: n elements in `bytes` bytes of format slot ti, the rows of a matrix,
  * and its class. */
 typedef struct vram__stats_in {
@@ -491,56 +491,62 @@ typedef struct vram__stats_in {
       (a.expert != 0 ==>
          a.n <= UINT64_MAX - x.expert_params && a.bytes <= UINT64_MAX - x.expert_bytes); */
 
-/* 1 when every sum of the tensor's addition fits (a + b wraps iff b > UINT64_MAX - a). */
-/*@ requires 0 <= a.ti < VRAM_DTYPE_COUNT;
+/* 1 when every sum of the tensor's addition to *x fits (a + b wraps iff b > UINT64_MAX - a).
+ * The statistics are read through a pointer: the struct is 504 bytes, a copy a call cost
+ * more than the checks. */
+/*@ requires \valid_read(x);
+    requires 0 <= a.ti < VRAM_DTYPE_COUNT;
     assigns \nothing;
     ensures \result == 0 || \result == 1;
-    ensures \result == 1 ==> vram_stats_fit(x, a); */
-VRAM_DEF int vram__stats_fit(vram_tensor_stats x, vram__stats_in a) {
-    if (x.tensors == UINT64_MAX || a.n > UINT64_MAX - x.params || a.bytes > UINT64_MAX - x.bytes)
+    ensures \result == 1 ==> vram_stats_fit(*x, a); */
+VRAM_DEF int vram__stats_fit(const vram_tensor_stats *x, vram__stats_in a) {
+    if (x->tensors == UINT64_MAX || a.n > UINT64_MAX - x->params ||
+        a.bytes > UINT64_MAX - x->bytes)
         return 0;
-    if (a.in_block && (a.n > UINT64_MAX - x.block_params || a.bytes > UINT64_MAX - x.block_bytes))
+    if (a.in_block &&
+        (a.n > UINT64_MAX - x->block_params || a.bytes > UINT64_MAX - x->block_bytes))
         return 0;
-    if (a.matrix && (a.n > UINT64_MAX - x.matrix_params || a.rows > UINT64_MAX - x.matrix_rows ||
-                     x.matrices == UINT64_MAX))
+    if (a.matrix && (a.n > UINT64_MAX - x->matrix_params ||
+                     a.rows > UINT64_MAX - x->matrix_rows || x->matrices == UINT64_MAX))
         return 0;
     if (!a.matrix && a.outer &&
-        (a.n > UINT64_MAX - x.outer_params || a.rows > UINT64_MAX - x.outer_rows ||
-         x.outer_matrices == UINT64_MAX))
+        (a.n > UINT64_MAX - x->outer_params || a.rows > UINT64_MAX - x->outer_rows ||
+         x->outer_matrices == UINT64_MAX))
         return 0;
-    if (a.bytes > UINT64_MAX - x.dtype_bytes[a.ti]) return 0;
-    if (a.expert && (a.n > UINT64_MAX - x.expert_params || a.bytes > UINT64_MAX - x.expert_bytes))
+    if (a.bytes > UINT64_MAX - x->dtype_bytes[a.ti]) return 0;
+    if (a.expert &&
+        (a.n > UINT64_MAX - x->expert_params || a.bytes > UINT64_MAX - x->expert_bytes))
         return 0;
     return 1;
 }
 
-/* x with the tensor added. */
-/*@ requires vram_stats_fit(x, a);
-    assigns \nothing; */
-VRAM_DEF vram_tensor_stats vram__stats_plus(vram_tensor_stats x, vram__stats_in a) {
-    x.tensors += 1u;
-    x.params += a.n;
-    x.bytes += a.bytes;
+/* Add the tensor to *s, in place (vram__stats_fit said every sum fits). */
+/*@ requires \valid(s);
+    requires vram_stats_fit(*s, a);
+    assigns *s; */
+VRAM_DEF void vram__stats_plus(vram_tensor_stats *s, vram__stats_in a) {
+    s->tensors += 1u;
+    s->params += a.n;
+    s->bytes += a.bytes;
     if (a.in_block) {
-        x.block_params += a.n;
-        x.block_bytes += a.bytes;
+        s->block_params += a.n;
+        s->block_bytes += a.bytes;
     }
     if (a.matrix) {
-        x.matrix_params += a.n;
-        x.matrix_rows += a.rows;
-        x.matrices += 1u;
+        s->matrix_params += a.n;
+        s->matrix_rows += a.rows;
+        s->matrices += 1u;
     } else if (a.outer) {
-        x.outer_params += a.n;
-        x.outer_rows += a.rows;
-        x.outer_matrices += 1u;
+        s->outer_params += a.n;
+        s->outer_rows += a.rows;
+        s->outer_matrices += 1u;
     }
-    x.dtype_bytes[a.ti] += a.bytes;
+    s->dtype_bytes[a.ti] += a.bytes;
     if (a.expert) {
-        x.expert_params += a.n;
-        x.expert_bytes += a.bytes;
+        s->expert_params += a.n;
+        s->expert_bytes += a.bytes;
     }
-    if (a.bytes > x.largest_bytes) x.largest_bytes = a.bytes;
-    return x;
+    if (a.bytes > s->largest_bytes) s->largest_bytes = a.bytes;
 }
 
 /* Add one tensor to the statistics: n elements, stored in `bytes` bytes of format t (NONE
@@ -554,7 +560,6 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_stats_add(vram_tensor_stats *s,
                                                           const vram_tensor_class *c,
                                                           uint64_t n, uint64_t bytes,
                                                           vram_dtype t) {
-    const vram_tensor_stats x = *s;
     vram__stats_in a;
     a.n = n;
     a.bytes = bytes;
@@ -568,8 +573,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_tensor_stats_add(vram_tensor_stats *s,
     a.ti = (int)t;
     if (a.ti <= (int)VRAM_DTYPE_NONE || a.ti >= (int)VRAM_DTYPE_COUNT) a.ti = (int)VRAM_DTYPE_NONE;
     /* every sum checked before any is made, so that *s is written whole or not at all */
-    if (!vram__stats_fit(x, a)) return VRAM_E_OVERFLOW;
-    *s = vram__stats_plus(x, a);
+    if (!vram__stats_fit(s, a)) return VRAM_E_OVERFLOW;
+    vram__stats_plus(s, a);
     return VRAM_OK;
 }
 
