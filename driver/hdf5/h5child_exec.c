@@ -14,19 +14,23 @@
 
 #include "stream/h5desc.h"
 
-int vram_h5_child_main(int argc, char **argv) {
-    char self[PATH_MAX], path[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0 || (size_t)n >= sizeof self - 1) {
-        fprintf(stderr, "vramkit: " VRAM_H5_CHILD_COMMAND ": cannot find this program (/proc/self/exe: %s)\n",
-                n < 0 ? strerror(errno) : "path too long");
-        return 3;
-    }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
+int vram_h5_program_beside(const char *exe, char *out, size_t cap) {
+    char real[PATH_MAX];
+    if (realpath(exe, real) == NULL) return -1;
+    char *slash = strrchr(real, '/');
     if (slash != NULL) *slash = '\0';
-    if ((size_t)snprintf(path, sizeof path, "%s/" VRAM_H5_PROGRAM, slash != NULL ? self : ".") >= sizeof path) {
-        fprintf(stderr, "vramkit: " VRAM_H5_CHILD_COMMAND ": the path of " VRAM_H5_PROGRAM " is too long\n");
+    if ((size_t)snprintf(out, cap, "%s/" VRAM_H5_PROGRAM, slash != NULL ? real : ".") >= cap) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+int vram_h5_child_main(int argc, char **argv) {
+    char path[PATH_MAX];
+    if (vram_h5_program_beside("/proc/self/exe", path, sizeof path) != 0) {
+        fprintf(stderr, "vramkit: " VRAM_H5_CHILD_COMMAND ": cannot find " VRAM_H5_PROGRAM
+                        " beside this program (/proc/self/exe: %s)\n", strerror(errno));
         return 3;
     }
     /* its argv: the program, then ours ("__h5"): its main hands argv + 1 to the child */

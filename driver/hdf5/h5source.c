@@ -119,15 +119,12 @@ static vram_status recv_header(vram_h5_file *f, uint32_t want, uint64_t max, uin
 /* exe (the vramkit command the child would be started as, `vramkit __h5`) replaced by the HDF5
  * program beside the file it names, vramkit-h5, which `vramkit __h5` would exec: one exec less
  * (~1-3 ms of every open, test/bench/RESULTS.md). Unchanged where there is none (a VRAMKIT_EXE
- * that is not a vramkit: its answer is what the caller sees). */
+ * that is not a vramkit: its answer is what the caller sees), or where exe is that program. */
 static void h5_program_beside(char *exe, size_t cap) {
-    char real[PATH_MAX], beside[PATH_MAX];
-    if (realpath(exe, real) == NULL) return;
-    char *slash = strrchr(real, '/');
-    if (slash == NULL || strcmp(slash + 1, VRAM_H5_PROGRAM) == 0) return;
-    *slash = '\0';
-    if ((size_t)snprintf(beside, sizeof beside, "%s/" VRAM_H5_PROGRAM, real) >= sizeof beside) return;
-    if (access(beside, X_OK) == 0 && strlen(beside) < cap) memcpy(exe, beside, strlen(beside) + 1);
+    char beside[PATH_MAX];
+    if (vram_h5_program_beside(exe, beside, sizeof beside) == 0 && access(beside, X_OK) == 0 &&
+        strlen(beside) < cap)
+        memcpy(exe, beside, strlen(beside) + 1);
 }
 
 /* Starts the child and has it describe the n datasets into ds[] (zeroed). */

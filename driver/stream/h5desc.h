@@ -132,4 +132,10 @@ void vram_h5_dataset_free(vram_h5_dataset *ds);
  * returns 3). Internal: the parent starts it through isolate/helper.h. */
 int vram_h5_child_main(int argc, char **argv);
 
+/* The HDF5 child program's path, vramkit-h5 beside the file exe names once symlinks are
+ * resolved (exe "/proc/self/exe": this program's), into out. 0, or -1 with errno set (the
+ * path cannot be resolved; ENAMETOOLONG past cap). Whether it exists is the caller's check.
+ * (driver/hdf5/h5child_exec.c) */
+int vram_h5_program_beside(const char *exe, char *out, size_t cap);
+
 #endif /* VRAMKIT_DRIVER_H5DESC_H */
