@@ -152,23 +152,42 @@ static int member_cmp(const void *a, const void *b) {
     return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* The members of object o that a later member of the same name hides, removed. */
-static void drop_hidden(cJSON *o) {
-    size_t n = 0, k = 0;
+/* The members of object o that a later member of the same name hides, removed, as Python's
+ * json reads them: a key given more than once keeps the place of its first mention and the
+ * value of its last ({"a":1,"b":2,"a":3} is {"a":3,"b":2}). */
+static void keep_last_at_first(cJSON *o, cJSON *first, cJSON *last) {
+    cJSON_DetachItemViaPointer(o, last);
+    cJSON_ReplaceItemViaPointer(o, first, last); /* frees first; last keeps its own key */
+}
+
+/* The same, member by member, without memory: O(n^2) an object. */
+static void drop_hidden_pairwise(cJSON *o) {
+    for (cJSON *c = o->child; c; c = c->next) {
+        cJSON *last = NULL;
+        if (c->string == NULL) continue;
+        for (cJSON *d = c->next; d;) {
+            cJSON *next = d->next;
+            if (d->string && strcmp(c->string, d->string) == 0) {
+                if (last) cJSON_Delete(cJSON_DetachItemViaPointer(o, last));
+                last = d;
+            }
+            d = next;
+        }
+        if (last) {
+            keep_last_at_first(o, c, last);
+            c = last;
+        }
+    }
+}
+
+static void drop_hidden(cJSON *o, int pairwise) {
+    size_t n = 0, k = 0, j;
     member *m;
     for (cJSON *c = o->child; c; c = c->next) n++;
     if (n < 2) return;
-    m = (member *)malloc(n * sizeof *m);
-    if (m == NULL) { /* no memory for the sort: the same, pair by pair */
-        for (cJSON *c = o->child; c;) {
-            cJSON *next = c->next;
-            for (cJSON *d = next; d; d = d->next)
-                if (c->string && d->string && strcmp(c->string, d->string) == 0) {
-                    cJSON_Delete(cJSON_DetachItemViaPointer(o, c));
-                    break;
-                }
-            c = next;
-        }
+    m = pairwise ? NULL : (member *)malloc(n * sizeof *m);
+    if (m == NULL) { /* no memory for the sort */
+        drop_hidden_pairwise(o);
         return;
     }
     for (cJSON *c = o->child; c; c = c->next, k++) {
@@ -177,14 +196,22 @@ static void drop_hidden(cJSON *o) {
         m[k].item = c;
     }
     qsort(m, n, sizeof *m, member_cmp);
-    for (k = 0; k + 1 < n; k++)
-        if (strcmp(m[k].key, m[k + 1].key) == 0) cJSON_Delete(cJSON_DetachItemViaPointer(o, m[k].item));
+    for (k = 0; k < n; k = j) { /* a run of one key, in the order given */
+        for (j = k + 1; j < n && strcmp(m[k].key, m[j].key) == 0; j++) {
+        }
+        if (j - k < 2) continue;
+        for (size_t i = k + 1; i + 1 < j; i++) cJSON_Delete(cJSON_DetachItemViaPointer(o, m[i].item));
+        keep_last_at_first(o, m[k].item, m[j - 1].item);
+    }
     free(m);
 }
 
-void vram_json_last_wins(cJSON *doc) {
+static void last_wins(cJSON *doc, int pairwise) {
     if (doc == NULL) return;
-    if (cJSON_IsObject(doc)) drop_hidden(doc);
+    if (cJSON_IsObject(doc)) drop_hidden(doc, pairwise);
     if (cJSON_IsObject(doc) || cJSON_IsArray(doc)) /* nesting is bounded by cJSON's parser */
-        for (cJSON *c = doc->child; c; c = c->next) vram_json_last_wins(c);
+        for (cJSON *c = doc->child; c; c = c->next) last_wins(c, pairwise);
 }
+
+void vram_json_last_wins(cJSON *doc) { last_wins(doc, 0); }
+void vram__json_last_wins_pairwise(cJSON *doc) { last_wins(doc, 1); }

@@ -50,9 +50,12 @@ void vram_json_key_double_or_null(vram_json *j, const char *key, int have, doubl
 
 struct cJSON;
 /* Resolves duplicate keys in a parsed document as Python's json (and so transformers) does: in
- * every object, of the members that share a name only the last is kept (cJSON's lookups would
- * find the first). Recursive through objects and arrays; O(n log n) an object. Call it once
+ * every object, members that share a name become one, at the first one's place with the last
+ * one's value (cJSON's lookups would find the first value; Python's dict keeps the first
+ * insertion's place and the last assignment's value). Recursive through objects and arrays; O(n log n) an object. Call it once
  * after parsing a document another program wrote (config.json, a plan file). */
 void vram_json_last_wins(struct cJSON *doc);
+/* The same by the path it takes when there is no memory for the sort (for the tests). */
+void vram__json_last_wins_pairwise(struct cJSON *doc);
 
 #endif /* VRAMKIT_DRIVER_UTIL_JSON_H */

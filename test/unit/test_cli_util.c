@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "util/json.h"
+
+#include <cjson/cJSON.h>
 
 /* The option values (util/text.h's vram_opt_*) as a command reports them: the line on stderr
  * and the exit code (cli_set). */
@@ -466,4 +469,55 @@ Test(cli_util, json_writer_is_valid_json) {
     unlink(path);
     free(text);
     cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "python3 rejected the JSON");
+}
+
+/* Keys given more than once read as Python's json reads them: one member, at the first
+ * mention's place, with the last mention's value; at every depth, through arrays. Python
+ * itself is the oracle (json.dumps of json.loads), for the sorting path and for the path
+ * taken without memory. */
+static const char *const dup_docs[] = {
+    "{\"a\":1,\"b\":2,\"a\":3}",
+    "{\"z\":1,\"y\":2,\"x\":3}",
+    "{\"a\":1,\"a\":2,\"a\":3,\"b\":{\"x\":1,\"y\":2,\"x\":[1,{\"k\":1,\"k\":2,\"j\":0}]},"
+    "\"c\":0,\"b\":{\"y\":5,\"y\":6,\"w\":7}}",
+    "[{\"q\":1,\"p\":2,\"q\":\"s\"},{},{\"\":1,\"\":2}]",
+    "{\"model.layers.1.w\":\"s1\",\"model.layers.0.w\":\"s2\",\"lm_head\":\"s1\","
+    "\"model.layers.1.w\":\"s3\",\"model.layers.0.w\":\"s4\"}",
+};
+
+static void python_reads(const char *doc, char *out, size_t cap) {
+    char path[] = "/tmp/vramkit-json-dup-XXXXXX", cmd[256];
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(doc, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])),"
+             " separators=(\",\", \":\")), end=\"\")' %s",
+             path);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    cr_assert_eq(pclose(p), 0);
+    unlink(path);
+}
+
+Test(cli_util, json_duplicate_keys_read_as_python_reads_them) {
+    if (system("python3 -c 'pass' >/dev/null 2>&1") != 0) cr_skip_test("python3 not available");
+    for (size_t i = 0; i < sizeof dup_docs / sizeof dup_docs[0]; i++) {
+        char want[512];
+        python_reads(dup_docs[i], want, sizeof want);
+        for (int pairwise = 0; pairwise < 2; pairwise++) {
+            cJSON *doc = cJSON_Parse(dup_docs[i]);
+            cr_assert_not_null(doc);
+            if (pairwise) vram__json_last_wins_pairwise(doc);
+            else vram_json_last_wins(doc);
+            char *got = cJSON_PrintUnformatted(doc);
+            cr_expect_str_eq(got, want, "%s (%s)", dup_docs[i], pairwise ? "pairwise" : "sorted");
+            free(got);
+            cJSON_Delete(doc);
+        }
+    }
 }
