@@ -125,19 +125,7 @@ static vram_status context_of(const vram_candidate *c, uint64_t *seq, uint64_t *
 /* -ngl as llama.cpp reads it (src/llama-model.cpp, llama_model::load_tensors, commit
  * 00342301): slots 0 .. n_layer, the output layer being slot n_layer;
  * i_gpu_start = max(n_layer + 1 - ngl, 0), so -ngl N offloads the output layer and the last
- * N - 1 blocks. A candidate wholly on GPUs: blocks + 1; gpu_cpu with k blocks on its GPU:
- * k + 1 (the last k blocks and the output layer, which the plan counted on the GPU); cpu: 0.
- * VRAM_E_UNHANDLED without a block count. */
-static vram_status llamacpp_layers(const vram_candidate *c, uint64_t *ngl) {
-    if (c->kind == VRAM_STRATEGY_GPU_CPU && c->fits && c->cpu_blocks != 0 && c->device >= 0 &&
-        c->device < VRAM_PLAN_MAX_GPUS) {
-        *ngl = c->gpu_blocks[c->device] + 1u;
-        return VRAM_OK;
-    }
-    return vram_emit_gpu_layers(c, ngl); /* cpu 0, else every block and the output layer */
-}
-
-
+ * N - 1 blocks: the core's vram_emit_gpu_layers (include/vramkit/emit.h) counts that way. */
 static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candidate *c,
                                  char *notes, size_t ncap, char *err, size_t cap) {
     const vram_model *m = &p->comps[0].m.model;
@@ -159,7 +147,7 @@ static vram_status emit_llamacpp(FILE *out, const vram_plan *p, const vram_candi
     case VRAM_STRATEGY_EXPERTS_CPU: break;
     default: FAIL("--emit llama.cpp: strategy %s has no llama.cpp form", c->name);
     }
-    st = llamacpp_layers(c, &ngl);
+    st = vram_emit_gpu_layers(c, &ngl);
     if (st == VRAM_E_UNHANDLED)
         FAIL("--emit llama.cpp: the block count of %s is unknown, so the layers on the GPU (-ngl) "
              "cannot be said",

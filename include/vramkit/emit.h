@@ -17,12 +17,13 @@
  * Every function takes a fitting candidate of vram_strategy_chain (fits == 1) and answers
  * VRAM_E_INVALID for one that does not fit: a plan that does not fit has nothing to hand on.
  *
- * Layers on the GPU (llama.cpp's -ngl). llama.cpp offloads the last N repeating layers and,
- * when N exceeds their count, the output layer too. A candidate wholly on GPUs (16bit,
- * int8, int4, multi_gpu, and gpu_cpu when every block fitted on its GPU) is blocks + 1;
- * gpu_cpu with blocks on the host is the blocks it put on its GPU (the output layer stays on
- * the host there); cpu is 0. A GPU candidate with no block count cannot be
- * said in layers (VRAM_E_UNHANDLED).
+ * Layers on the GPU (llama.cpp's -ngl). llama.cpp numbers n_layer + 1 slots, the output
+ * layer last, and offloads the last N of them: -ngl N is the output layer and the last N - 1
+ * blocks. A candidate wholly on GPUs (16bit, int8, int4, multi_gpu, experts_cpu, and gpu_cpu
+ * when every block fitted on its GPU) is blocks + 1; gpu_cpu with k blocks on its GPU is
+ * k + 1 (the plan counts the output layer with the rest of the outer weights on that GPU, as
+ * llama.cpp places it); cpu is 0. A GPU candidate with no block count cannot be said in
+ * layers (VRAM_E_UNHANDLED).
  *
  * Fraction of GPU memory (vLLM's --gpu-memory-utilization, per GPU, of its total): the
  * budget the plan used over the GPU's total, rounded down to hundredths, the smallest over
@@ -91,8 +92,10 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_emit_gpu_layers(const vram_candidate *c
     }
     if (c->blocks == 0) return VRAM_E_UNHANDLED;
     if (c->kind == VRAM_STRATEGY_GPU_CPU && c->cpu_blocks != 0) {
-        if (c->device < 0 || c->device >= VRAM_PLAN_MAX_GPUS) return VRAM_E_INVALID;
-        *layers = c->gpu_blocks[c->device];
+        if (c->device < 0 || c->device >= VRAM_PLAN_MAX_GPUS ||
+            c->gpu_blocks[c->device] >= c->blocks) /* blocks on the host: fewer on the GPU */
+            return VRAM_E_INVALID;
+        *layers = c->gpu_blocks[c->device] + 1u;
         return VRAM_OK;
     }
     if (c->kind == VRAM_STRATEGY_GPU_CPU) { /* every block fitted on the GPU */

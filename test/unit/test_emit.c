@@ -46,7 +46,7 @@ Test(emit, gpu_layers_per_strategy) {
     g.gpu_blocks[1] = 20;
     g.cpu_blocks = 12;
     cr_assert_eq(vram_emit_gpu_layers(&g, &n), VRAM_OK);
-    cr_expect_eq(n, 20, "gpu_cpu: the blocks on its GPU, the output layer on the host");
+    cr_expect_eq(n, 21, "gpu_cpu: the blocks on its GPU and the output layer (llama.cpp's last slot)");
     cr_expect(!vram_emit_all_on_gpus(&g));
     g.gpu_blocks[1] = 32;
     g.cpu_blocks = 0;
@@ -332,7 +332,7 @@ Test(emit, real_chain_splits_add_up) {
             cr_expect_eq(on_cpu, c->kind == VRAM_STRATEGY_CPU ? c->blocks : c->cpu_blocks, "%s",
                          c->name);
             if (c->kind == VRAM_STRATEGY_GPU_CPU)
-                cr_expect_eq(ngl, c->cpu_blocks ? c->gpu_blocks[c->device] : c->blocks + 1);
+                cr_expect_eq(ngl, (c->cpu_blocks ? c->gpu_blocks[c->device] : c->blocks) + 1);
             sum += mm.cpu;
             /* weights + half a block on each device holding weights + the largest layer on
                the first GPU and on a host that holds weights */
