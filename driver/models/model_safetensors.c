@@ -268,7 +268,7 @@ static vram_status st_tiling(st_span *spans, size_t n, uint64_t data_bytes, cons
  * hash, any defect at all, an error adding a tensor) stops it, puts back the statistics it
  * had added to, and the header goes through the tree-based read, which then gives the
  * answer or the error it always gave. What the pass may have left behind is what the
- * tree-based read does itself on the same tensors: their blocks in the set of blocks, their
+ * tree-based read does itself on the same tensors: their blocks among those counted, their
  * marks in the index's table. So the fast path never decides a header the tree-based read
  * would decide otherwise; beside the text it keeps a hash and two offsets a tensor, not a
  * tree (test/bench/bench_headers). */
@@ -570,7 +570,7 @@ vram_status vram__safetensors_parse_tree(const char *json, size_t len, uint64_t 
 static void st_fill(vram__tensor_acc *acc, vram_model *m) {
     memset(m, 0, sizeof *m);
     m->stats = acc->stats;
-    m->blocks = acc->blocks.count;
+    m->blocks = vram__acc_blocks(acc);
     m->dtype = vram_tensor_stats_dtype(&acc->stats);
 }
 
@@ -582,7 +582,7 @@ vram_status vram_safetensors_parse(const char *json, size_t len, uint64_t data_b
     vram_status st =
         vram__safetensors_parse_into(json, len, data_bytes, label, &acc, NULL, err, errcap);
     if (st == VRAM_OK) st_fill(&acc, m);
-    vram__set_free(&acc.blocks);
+    vram__acc_free(&acc);
     return st;
 }
 
@@ -695,7 +695,7 @@ vram_status vram_safetensors_read(const char *path, vram_model *m, char *err, si
     if (err != NULL && errcap > 0) err[0] = '\0';
     vram_status st = vram__safetensors_read_into(path, &acc, NULL, err, errcap);
     if (st == VRAM_OK) st_fill(&acc, m);
-    vram__set_free(&acc.blocks);
+    vram__acc_free(&acc);
     return st;
 }
 
@@ -771,7 +771,7 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
         st_fill(&acc, m);
         if (err != NULL && errcap > 0) err[0] = '\0';
     }
-    vram__set_free(&acc.blocks);
+    vram__acc_free(&acc);
     vram__st_index_free(&ix);
     free(text);
     return st;

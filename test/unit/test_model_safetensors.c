@@ -630,10 +630,10 @@ static void both_reads(const char *json, uint64_t data_bytes) {
     cr_expect_str_eq(ea, eb, "%s", json);
     if (sa == VRAM_OK && sb == VRAM_OK) {
         cr_expect_eq(memcmp(&a.stats, &b.stats, sizeof a.stats), 0, "%s", json);
-        cr_expect_eq(a.blocks.count, b.blocks.count, "%s", json);
+        cr_expect_eq(vram__acc_blocks(&a), vram__acc_blocks(&b), "%s", json);
     }
-    vram__set_free(&a.blocks);
-    vram__set_free(&b.blocks);
+    vram__acc_free(&a);
+    vram__acc_free(&b);
     /* and as a file, read a window at a time (windows from smaller than one member, which
        leave the header to the whole read, to larger than the header) */
     static const size_t windows[] = {2, 16, 61, 128, 509, 4096};
@@ -665,12 +665,12 @@ static void both_reads(const char *json, uint64_t data_bytes) {
         if (sc == VRAM_OK && sb == VRAM_OK) {
             cr_expect_eq(memcmp(&c.stats, &b.stats, sizeof c.stats), 0, "window %zu, %s",
                          windows[w], json);
-            cr_expect_eq(c.blocks.count, b.blocks.count, "window %zu, %s", windows[w], json);
+            cr_expect_eq(vram__acc_blocks(&c), vram__acc_blocks(&b), "window %zu, %s", windows[w], json);
         }
-        vram__set_free(&c.blocks);
+        vram__acc_free(&c);
     }
     vram__st_window = keep;
-    vram__set_free(&b.blocks);
+    vram__acc_free(&b);
     unlink(path);
 }
 
