@@ -287,20 +287,6 @@ typedef struct fp_value {
     uint32_t noff;
 } fp_value;
 
-/* Do the n bytes at p spell lit? (a word at a time: the compact form's fixed text) */
-static inline int fp_is(const char *p, const char *lit, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t a, b;
-        memcpy(&a, p + i, 8);
-        memcpy(&b, lit + i, 8);
-        if (a != b) return 0;
-    }
-    for (; i < n; i++)
-        if (p[i] != lit[i]) return 0;
-    return 1;
-}
-
 /* One tensor's object at p in the form writers emit, {"dtype":"F16","shape":[4096,4096],
  * "data_offsets":[0,33554432]}: its fixed text compared as it is, without the member-by-member
  * read. What it reads into v is what fp_tensor_value reads of the same text; NULL when the
@@ -308,13 +294,16 @@ static inline int fp_is(const char *p, const char *lit, size_t n) {
 static const char *fp_tensor_compact(const char *p, const char *e, fp_value *v) {
     static const char dtype[] = "{\"dtype\":", shape[] = ",\"shape\":",
                       offsets[] = ",\"data_offsets\":";
-    if (e - p < (ptrdiff_t)sizeof dtype || !fp_is(p, dtype, sizeof dtype - 1)) return NULL;
+    if (e - p < (ptrdiff_t)sizeof dtype || !vram__same_bytes(p, dtype, sizeof dtype - 1))
+        return NULL;
     if ((p = vram__scan_str(p + sizeof dtype - 1, e, &v->dtype, &v->dlen)) == NULL) return NULL;
-    if (e - p < (ptrdiff_t)sizeof shape || !fp_is(p, shape, sizeof shape - 1)) return NULL;
+    if (e - p < (ptrdiff_t)sizeof shape || !vram__same_bytes(p, shape, sizeof shape - 1))
+        return NULL;
     p = vram__scan_ints(p + sizeof shape - 1, e, v->dims, VRAM_SAFETENSORS_MAX_DIMS, &v->nd);
     if (p == NULL) return NULL;
     v->have_shape = 1;
-    if (e - p < (ptrdiff_t)sizeof offsets || !fp_is(p, offsets, sizeof offsets - 1)) return NULL;
+    if (e - p < (ptrdiff_t)sizeof offsets || !vram__same_bytes(p, offsets, sizeof offsets - 1))
+        return NULL;
     if ((p = vram__scan_ints(p + sizeof offsets - 1, e, v->off, 2, &v->noff)) == NULL)
         return NULL;
     return p < e && *p == '}' ? p + 1 : NULL;
@@ -531,7 +520,8 @@ static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram
                 if ((p = fp_tensor_value(p, e, &v)) == NULL) goto done;
                 /* the dtype's format: the last one's when its text is the same */
                 if (v.dtype == NULL) goto done;
-                if (!(v.dlen == last_dlen && last_dlen > 0 && fp_is(v.dtype, last_text, v.dlen))) {
+                if (!(v.dlen == last_dlen && last_dlen > 0 &&
+                      vram__same_bytes(v.dtype, last_text, v.dlen))) {
                     if (v.dlen >= sizeof last_text ||
                         vram_dtype_from_safetensors(v.dtype, v.dlen, &last_dt) != VRAM_OK)
                         goto done;

@@ -420,31 +420,17 @@ void vram__set_free(vram__set *s) {
 
 /* ---- the tensor accumulator --------------------------------------------------------- */
 
-/* Do a[0 .. n) and b[0 .. n) hold the same bytes? (stacks are short: inline, no call) */
-static int same_bytes(const char *a, const char *b, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x, y;
-        memcpy(&x, a + i, 8);
-        memcpy(&y, b + i, 8);
-        if (x != y) return 0;
-    }
-    for (; i < n; i++)
-        if (a[i] != b[i]) return 0;
-    return 1;
-}
-
 /* The kept stack name[0 .. len), kept now when there is room for it; NULL when it is not
  * kept (its pairs go to the set). */
 static vram__acc_stack *acc_stack(vram__tensor_acc *acc, const char *name, size_t len) {
     vram__acc_stack *s;
     if (acc->last < acc->nstacks) {
         s = &acc->stacks[acc->last];
-        if (s->len == len && same_bytes(s->name, name, len)) return s;
+        if (s->len == len && vram__same_bytes(s->name, name, len)) return s;
     }
     for (uint32_t i = 0; i < acc->nstacks; i++) {
         s = &acc->stacks[i];
-        if (s->len == len && same_bytes(s->name, name, len)) {
+        if (s->len == len && vram__same_bytes(s->name, name, len)) {
             acc->last = i;
             return s;
         }

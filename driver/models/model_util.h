@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <vramkit/model.h>
 
@@ -112,6 +113,22 @@ VRAM_NODISCARD vram_status vram__set_reserve(vram__set *s, size_t n);
 /* The entry of (key, tag), or NULL. */
 vram__set_entry *vram__set_get(const vram__set *s, const char *key, size_t len, uint64_t tag);
 void vram__set_free(vram__set *s);
+
+/* Do a[0 .. n) and b[0 .. n) hold the same bytes? Inline, a word at a time: the streaming
+ * read's fixed text and the accumulator's short stacks, where a memcmp call costs more than
+ * the compare. */
+static inline int vram__same_bytes(const char *a, const char *b, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return 0;
+    }
+    for (; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
 
 /* Tensor statistics being gathered over one or several files: the stats and the distinct
  * (stack, block index) pairs that m->blocks counts (vram__acc_blocks). */

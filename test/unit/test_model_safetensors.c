@@ -665,7 +665,8 @@ static void both_reads(const char *json, uint64_t data_bytes) {
         if (sc == VRAM_OK && sb == VRAM_OK) {
             cr_expect_eq(memcmp(&c.stats, &b.stats, sizeof c.stats), 0, "window %zu, %s",
                          windows[w], json);
-            cr_expect_eq(vram__acc_blocks(&c), vram__acc_blocks(&b), "window %zu, %s", windows[w], json);
+            cr_expect_eq(vram__acc_blocks(&c), vram__acc_blocks(&b), "window %zu, %s", windows[w],
+                         json);
         }
         vram__acc_free(&c);
     }
@@ -780,13 +781,16 @@ Test(safetensors, streaming_and_tree_reads_agree_on_long_headers) {
             n += (size_t)snprintf(json + n, sizeof json - n, "{\"__metadata__\":{\"f\":\"pt\"}");
             for (int k = 0; k < T; k++) {
                 /* 0, 2: in order; 1: reversed; 3: two swapped; 4: a gap; 5: an overlap */
-                int i = order == 1 ? T - 1 - k : order == 3 && k == 5 ? 6 : order == 3 && k == 6 ? 5 : k;
+                int i = order == 1                ? T - 1 - k
+                        : order == 3 && k == 5 ? 6
+                        : order == 3 && k == 6 ? 5
+                                               : k;
                 uint64_t b = begin[i], e = end[i];
                 if (order == 4 && i == 20) b += 2, e += 2;
                 if (order == 5 && i == 20) b -= 2, e -= 2;
                 n += (size_t)snprintf(json + n, sizeof json - n,
-                                      ",\"model.layers.%d.mlp.w%d.weight\":{\"dtype\":\"F16\",\"shape\":"
-                                      "[%llu],\"data_offsets\":[%llu,%llu]}",
+                                      ",\"model.layers.%d.mlp.w%d.weight\":{\"dtype\":"
+                                      "\"F16\",\"shape\":[%llu],\"data_offsets\":[%llu,%llu]}",
                                       i / 4, i, (unsigned long long)((e - b) / 2),
                                       (unsigned long long)b, (unsigned long long)e);
             }

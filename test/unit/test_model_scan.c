@@ -14,17 +14,16 @@
 /* The plain integer at p (a digit): at most 15 digits, no leading zero, no fraction or
  * exponent after it. The byte after it, or NULL. */
 static const char *ref_uint(const char *p, const char *e, uint64_t *out) {
-    uint64_t v = 0;
-    int digits = 0;
-    if (*p == '0' && p + 1 < e && p[1] >= '0' && p[1] <= '9') return NULL;
-    while (p < e && *p >= '0' && *p <= '9') {
-        if (++digits > 15) return NULL;
-        v = v * 10u + (uint64_t)(*p - '0');
-        p++;
-    }
-    if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) return NULL;
-    *out = v;
-    return p;
+    char copy[32];
+    size_t d = 0;
+    while (p + d < e && strchr("0123456789", p[d]) != NULL && p[d] != '\0')
+        d++;
+    if (d > 15 || (p[0] == '0' && d > 1)) return NULL;
+    if (p + d < e && strchr(".eE", p[d]) != NULL && p[d] != '\0') return NULL;
+    memcpy(copy, p, d);
+    copy[d] = '\0';
+    *out = strtoull(copy, NULL, 10);
+    return p + d;
 }
 
 /* A string without escapes at p: its bytes and the byte after its closing quote, or NULL when
