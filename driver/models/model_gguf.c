@@ -1108,7 +1108,7 @@ vram_status vram_gguf_parse(const vram_gguf_source *src, const char *label, vram
                      "%s: one part of a GGUF split in %llu files; only this part was counted",
                      label, (unsigned long long)sc->value);
         out.stats = acc.stats;
-        out.blocks = acc.blocks.count;
+        out.blocks = vram__acc_blocks(&acc);
         out.dtype = vram_tensor_stats_dtype(&acc.stats);
         *m = out;
         if (err != NULL && errcap > 0) snprintf(err, errcap, "%s", note);
@@ -1121,7 +1121,7 @@ done:
     free(arena);
     vram__set_free(&keys);
     vram__set_free(&names);
-    vram__set_free(&acc.blocks);
+    vram__acc_free(&acc);
     return st;
 }
 

@@ -268,7 +268,7 @@ static vram_status st_tiling(st_span *spans, size_t n, uint64_t data_bytes, cons
  * hash, any defect at all, an error adding a tensor) stops it, puts back the statistics it
  * had added to, and the header goes through the tree-based read, which then gives the
  * answer or the error it always gave. What the pass may have left behind is what the
- * tree-based read does itself on the same tensors: their blocks in the set of blocks, their
+ * tree-based read does itself on the same tensors: their blocks among those counted, their
  * marks in the index's table. So the fast path never decides a header the tree-based read
  * would decide otherwise; beside the text it keeps a hash and two offsets a tensor, not a
  * tree (test/bench/bench_headers). */
@@ -287,10 +287,39 @@ typedef struct fp_value {
     uint32_t noff;
 } fp_value;
 
+/* One tensor's object at p in the form writers emit, {"dtype":"F16","shape":[4096,4096],
+ * "data_offsets":[0,33554432]}: its fixed text compared as it is, without the member-by-member
+ * read. What it reads into v is what fp_tensor_value reads of the same text; NULL when the
+ * text is not in exactly this form (fp_tensor_value then reads it). */
+static const char *fp_tensor_compact(const char *p, const char *e, fp_value *v) {
+    static const char dtype[] = "{\"dtype\":", shape[] = ",\"shape\":",
+                      offsets[] = ",\"data_offsets\":";
+    if (e - p < (ptrdiff_t)sizeof dtype || !vram__same_bytes(p, dtype, sizeof dtype - 1))
+        return NULL;
+    if ((p = vram__scan_str(p + sizeof dtype - 1, e, &v->dtype, &v->dlen)) == NULL) return NULL;
+    if (e - p < (ptrdiff_t)sizeof shape || !vram__same_bytes(p, shape, sizeof shape - 1))
+        return NULL;
+    p = vram__scan_ints(p + sizeof shape - 1, e, v->dims, VRAM_SAFETENSORS_MAX_DIMS, &v->nd);
+    if (p == NULL) return NULL;
+    v->have_shape = 1;
+    if (e - p < (ptrdiff_t)sizeof offsets || !vram__same_bytes(p, offsets, sizeof offsets - 1))
+        return NULL;
+    if ((p = vram__scan_ints(p + sizeof offsets - 1, e, v->off, 2, &v->noff)) == NULL)
+        return NULL;
+    return p < e && *p == '}' ? p + 1 : NULL;
+}
+
 /* One tensor's object at p. */
 static const char *fp_tensor_value(const char *p, const char *e, fp_value *v) {
     int seen_d = 0, seen_s = 0, seen_o = 0;
+    const char *c;
     /* what is read of v: dims and off up to nd and noff */
+    v->dtype = NULL;
+    v->dlen = 0;
+    v->nd = 0;
+    v->have_shape = 0;
+    v->noff = 0;
+    if ((c = fp_tensor_compact(p, e, v)) != NULL) return c;
     v->dtype = NULL;
     v->dlen = 0;
     v->nd = 0;
@@ -337,16 +366,15 @@ static const char *fp_metadata(const char *p, const char *e) {
     }
 }
 
-/* A tensor's numbers, as st_tensor checks them: 1 with *dt, *numel, *bytes when they are
- * consistent; 0 otherwise (the tree-based read then says what is wrong). */
-static int fp_numbers(const fp_value *v, vram_dtype *dt, uint64_t *numel, uint64_t *bytes) {
+/* A tensor's numbers in format dt, as st_tensor checks them: 1 with *numel, *bytes when they
+ * are consistent; 0 otherwise (the tree-based read then says what is wrong). */
+static int fp_numbers(const fp_value *v, vram_dtype dt, uint64_t *numel, uint64_t *bytes) {
     uint64_t n = 1;
-    if (v->dtype == NULL || !v->have_shape || v->noff != 2) return 0;
-    if (vram_dtype_from_safetensors(v->dtype, v->dlen, dt) != VRAM_OK) return 0;
+    if (!v->have_shape || v->noff != 2) return 0;
     for (uint32_t i = 0; i < v->nd; i++)
         if (vram__mul_u64(n, v->dims[i], &n) != VRAM_OK) return 0;
     if (v->off[1] < v->off[0]) return 0;
-    if (vram_dtype_bytes(*dt, n, v->nd > 0 ? v->dims[0] : 1u, bytes) != VRAM_OK) return 0;
+    if (vram_dtype_bytes(dt, n, v->nd > 0 ? v->dims[0] : 1u, bytes) != VRAM_OK) return 0;
     if (v->off[1] - v->off[0] != *bytes) return 0;
     *numel = n;
     return 1;
@@ -394,16 +422,9 @@ static int fp_more(fp_src *src, const char **p, const char **e) {
     return 1;
 }
 
-/* Room for one more tensor: the spans double, the table of hashes stays at least twice the
- * tensors. 0 when out of memory. */
-static int fp_room(fp_span **spans, size_t *cap, uint64_t **slots, size_t *tcap, size_t count) {
-    if (count == *cap) {
-        size_t n = *cap * 2;
-        fp_span *grown = n < SIZE_MAX / sizeof *grown ? realloc(*spans, n * sizeof *grown) : NULL;
-        if (grown == NULL) return 0;
-        *spans = grown;
-        *cap = n;
-    }
+/* Room for one more name: the table of hashes stays at least twice the names. 0 when out of
+ * memory. */
+static int fp_room(uint64_t **slots, size_t *tcap, size_t count) {
     if (2 * (count + 1) > *tcap) {
         const size_t n = *tcap * 2;
         uint64_t *t = n < SIZE_MAX / sizeof *t ? vram__big_alloc(n * sizeof *t) : NULL;
@@ -423,30 +444,56 @@ static int fp_room(fp_span **spans, size_t *cap, uint64_t **slots, size_t *tcap,
     return 1;
 }
 
+/* One more span, the array doubled when full. 0 when out of memory. */
+static int fp_span_push(fp_span **spans, size_t *n, size_t *cap, uint64_t begin, uint64_t end) {
+    if (*n == *cap) {
+        const size_t c = *cap > 0 ? *cap * 2 : 1024;
+        fp_span *grown = c < SIZE_MAX / sizeof *grown ? realloc(*spans, c * sizeof *grown) : NULL;
+        if (grown == NULL) return 0;
+        *spans = grown;
+        *cap = c;
+    }
+    (*spans)[*n].begin = begin;
+    (*spans)[*n].end = end;
+    (*n)++;
+    return 1;
+}
+
 /* The pass over len bytes of header (in json, or from src's file): the form, every tensor's
  * numbers, the names once each (their 64-bit hashes in an open-addressed table: two names of
  * one hash, even different ones, leave the header to the tree-based read), the shard's
  * weight_map, each tensor into acc in the order of the text, and the offsets tiling the data
  * section. 1 when the header is read (acc holds its tensors); 0 when it is not the form, has
- * a defect or could not be read (acc's statistics as they were). */
+ * a defect or could not be read (acc's statistics as they were).
+ *
+ * The tiling: writers put the tensors in the order of their offsets, each beginning where the
+ * one before ends, so while they do only that end is kept; the tensors so far then tile
+ * [0, end) as one span would. From the first tensor out of that order on, the spans are kept
+ * (that one span, then each tensor's) and sorted at the end, as st_tiling sorts them. (The one
+ * span is stricter than the tensors it stands for in one case only, an empty tensor at an
+ * offset inside it that comes later; the pass then leaves the header to the tree-based read.) */
 static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram__shard_check *chk,
                    vram__tensor_acc *acc, const char *label, fp_src *src) {
     const char *p = json, *e = json + (src->fd < 0 ? len : 0);
-    /* room for a tensor every 100 bytes (about what writers produce), grown if need be */
-    size_t count = 0, cap = len / 100 + 16, tcap;
-    fp_span *spans = NULL;
+    /* room in the table of names for a tensor every 100 bytes (about what writers produce),
+       grown if need be */
+    size_t count = 0, tcap, nspans = 0, spancap = 0;
+    fp_span *spans = NULL;  /* from the first tensor out of order on; NULL: none so far */
     uint64_t *slots = NULL; /* a name's hash (0 taken as 1); 0: empty */
+    uint64_t run = 0;       /* in order so far: where the tensors so far end */
+    int in_order = 1, ok = 0;
     const vram_tensor_stats before = acc->stats;
-    int ok = 0, sorted = 1;
+    char last_text[16]; /* the last dtype's text (last_dlen bytes, 0: none yet), its format */
+    size_t last_dlen = 0;
+    vram_dtype last_dt = VRAM_DTYPE_NONE;
     char err[8];
-    for (tcap = 32; tcap < 2 * cap; tcap *= 2)
+    for (tcap = 32; tcap < 2 * (len / 100 + 16); tcap *= 2)
         ;
     if (!fp_more(src, &p, &e)) return 0;
     p = vram__scan_ws(p, e);
     if (p >= e || *p != '{') return 0;
-    spans = vram__big_alloc(cap * sizeof *spans);
     slots = vram__big_alloc(tcap * sizeof *slots);
-    if (spans == NULL || slots == NULL) goto done;
+    if (slots == NULL) goto done;
     memset(slots, 0, tcap * sizeof *slots);
     p = vram__scan_ws(p + 1, e);
     if (p < e && *p == '}') {
@@ -465,13 +512,24 @@ static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram
                 vram_dtype dt;
                 uint64_t numel, bytes, h = vram__scan_hash64(k, kn);
                 h += h == 0;
-                if (kn > UINT32_MAX || !fp_room(&spans, &cap, &slots, &tcap, count)) goto done;
+                if (kn > UINT32_MAX || !fp_room(&slots, &tcap, count)) goto done;
                 size_t at = (size_t)h & (tcap - 1);
                 /* the name's slot is far in a large table: asked for now, it is there by
                    the time the value is read */
                 __builtin_prefetch(&slots[at], 1);
                 if ((p = fp_tensor_value(p, e, &v)) == NULL) goto done;
-                if (!fp_numbers(&v, &dt, &numel, &bytes)) goto done;
+                /* the dtype's format: the last one's when its text is the same */
+                if (v.dtype == NULL) goto done;
+                if (!(v.dlen == last_dlen && last_dlen > 0 &&
+                      vram__same_bytes(v.dtype, last_text, v.dlen))) {
+                    if (v.dlen >= sizeof last_text ||
+                        vram_dtype_from_safetensors(v.dtype, v.dlen, &last_dt) != VRAM_OK)
+                        goto done;
+                    memcpy(last_text, v.dtype, v.dlen);
+                    last_dlen = v.dlen;
+                }
+                dt = last_dt;
+                if (!fp_numbers(&v, dt, &numel, &bytes)) goto done;
                 for (; slots[at] != 0; at = (at + 1) & (tcap - 1))
                     if (slots[at] == h) goto done; /* twice, or two names of one hash */
                 slots[at] = h;
@@ -486,9 +544,14 @@ static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram
                 if (vram__acc_add(acc, k, kn, v.nd, v.nd > 0 ? v.dims : NULL, numel, bytes, dt,
                                   label, err, sizeof err) != VRAM_OK)
                     goto done; /* the tree-based read words the error */
-                spans[count].begin = v.off[0];
-                spans[count].end = v.off[1];
-                if (count > 0 && fp_span_cmp(&spans[count - 1], &spans[count]) > 0) sorted = 0;
+                if (in_order && v.off[0] == run) {
+                    run = v.off[1];
+                } else {
+                    if (in_order && run > 0 && !fp_span_push(&spans, &nspans, &spancap, 0, run))
+                        goto done;
+                    in_order = 0;
+                    if (!fp_span_push(&spans, &nspans, &spancap, v.off[0], v.off[1])) goto done;
+                }
                 count++;
             }
             if ((next = vram__scan_after(&p, e)) == 2) break;
@@ -503,15 +566,17 @@ static int fp_read(const char *json, size_t len, uint64_t data_bytes, const vram
         if (!fp_more(src, &p, &e)) goto done;
     }
     /* the offsets tile [0, data_bytes) */
-    {
-        uint64_t at = 0;
-        if (!sorted) qsort(spans, count, sizeof *spans, fp_span_cmp);
+    if (in_order) {
+        ok = run == data_bytes;
+    } else {
+        uint64_t end = 0;
+        qsort(spans, nspans, sizeof *spans, fp_span_cmp);
         ok = 1;
-        for (size_t i = 0; i < count && ok; i++) {
-            if (spans[i].begin != at || spans[i].end > data_bytes) ok = 0;
-            at = spans[i].end;
+        for (size_t i = 0; i < nspans && ok; i++) {
+            if (spans[i].begin != end || spans[i].end > data_bytes) ok = 0;
+            end = spans[i].end;
         }
-        if (at != data_bytes) ok = 0;
+        if (end != data_bytes) ok = 0;
     }
 done:
     free(slots);
@@ -570,7 +635,7 @@ vram_status vram__safetensors_parse_tree(const char *json, size_t len, uint64_t 
 static void st_fill(vram__tensor_acc *acc, vram_model *m) {
     memset(m, 0, sizeof *m);
     m->stats = acc->stats;
-    m->blocks = acc->blocks.count;
+    m->blocks = vram__acc_blocks(acc);
     m->dtype = vram_tensor_stats_dtype(&acc->stats);
 }
 
@@ -582,7 +647,7 @@ vram_status vram_safetensors_parse(const char *json, size_t len, uint64_t data_b
     vram_status st =
         vram__safetensors_parse_into(json, len, data_bytes, label, &acc, NULL, err, errcap);
     if (st == VRAM_OK) st_fill(&acc, m);
-    vram__set_free(&acc.blocks);
+    vram__acc_free(&acc);
     return st;
 }
 
@@ -695,7 +760,7 @@ vram_status vram_safetensors_read(const char *path, vram_model *m, char *err, si
     if (err != NULL && errcap > 0) err[0] = '\0';
     vram_status st = vram__safetensors_read_into(path, &acc, NULL, err, errcap);
     if (st == VRAM_OK) st_fill(&acc, m);
-    vram__set_free(&acc.blocks);
+    vram__acc_free(&acc);
     return st;
 }
 
@@ -771,7 +836,7 @@ vram_status vram_safetensors_index_read(const char *path, vram_model *m, char *e
         st_fill(&acc, m);
         if (err != NULL && errcap > 0) err[0] = '\0';
     }
-    vram__set_free(&acc.blocks);
+    vram__acc_free(&acc);
     vram__st_index_free(&ix);
     free(text);
     return st;

@@ -32,6 +32,26 @@ static inline int vram__scan_unusual8(uint64_t x) {
     return (below20 | backslash | above7e) != 0;
 }
 
+/* Where 8 bytes read as one little-endian word need a look, as a mask: the high bit of each
+ * byte that is a quote, or a byte vram__scan_unusual8 looks at. Only its lowest set bit is
+ * exact (a borrow or carry runs only upward, from a byte that is set already): the first
+ * such byte is at __builtin_ctzll(mask) / 8. */
+static inline uint64_t vram__scan_stop8(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101u, high = ones * 0x80u;
+    const uint64_t y = x ^ (ones * 0x5cu), z = x ^ (ones * 0x22u);
+    const uint64_t below20 = (x - ones * 0x20u) & ~x & high;
+    const uint64_t backslash = (y - ones) & ~y & high;
+    const uint64_t quote = (z - ones) & ~z & high;
+    const uint64_t above7e = ((x + ones) | x) & high;
+    return below20 | backslash | quote | above7e;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define VRAM__SCAN_WORDS 1 /* the word-at-a-time steps read the first byte as the lowest */
+#else
+#define VRAM__SCAN_WORDS 0
+#endif
+
 /* A string without escapes at p (its opening quote): its bytes in [*s, *s + *n); the byte
  * after its closing quote, or NULL. What the text check would refuse in it is refused too:
  * raw control bytes, and anything but printable UTF-8 (DEL and bytes of 0x80 and above are
@@ -41,6 +61,21 @@ static inline const char *vram__scan_str(const char *p, const char *e, const cha
     int unusual = 0;
     if (p >= e || *p != '"') return NULL;
     p++;
+#if VRAM__SCAN_WORDS
+    /* the common string, printable ASCII: 8 bytes a step to its closing quote; anything else
+       (a byte to look at before the quote, fewer than 8 bytes left) is read below from p */
+    for (r = p; e - r >= 8; r += 8) {
+        uint64_t x, m;
+        memcpy(&x, r, 8);
+        if ((m = vram__scan_stop8(x)) != 0) {
+            r += __builtin_ctzll(m) / 8;
+            if (*r != '"') break;
+            *s = p;
+            *n = (size_t)(r - p);
+            return r + 1;
+        }
+    }
+#endif
     q = (const char *)memchr(p, '"', (size_t)(e - p));
     if (q == NULL) return NULL;
     /* the bytes between, 8 at a time, then one by one from a word that needs a closer look */
@@ -88,8 +123,70 @@ static inline int vram__scan_after(const char **pp, const char *e) {
     return 0;
 }
 
-/* An array of at most max plain integers (digits only, no leading zero, at most 15 digits:
- * below 2^53, exact as the tree-based read requires). */
+/* The value of k ASCII digits (1 <= k <= 8) at the low end of the little-endian word x (its
+ * first byte the most significant digit): the k digits are moved to the top of the word, so
+ * the bytes below are zeros in front of the number, then digit pairs, quads and the eight
+ * are combined in place (a pair's value a*10 + b below 100, a quad's below 10^4, fitting in
+ * 8, 16 and 32 bits). */
+static inline uint64_t vram__scan_digits8(uint64_t x, unsigned k) {
+    const uint64_t ones = 0x0101010101010101u;
+    x = (x - ones * 0x30u) << (8u * (8u - k));
+    x = ((x * (10u * 256u + 1u)) >> 8) & 0x00ff00ff00ff00ffu;
+    x = ((x * (100u * 65536u + 1u)) >> 16) & 0x0000ffff0000ffffu;
+    return ((x * (10000u * UINT64_C(4294967296) + 1u)) >> 32) & 0xffffffffu;
+}
+
+/* Where the bytes of x stop being ASCII digits, as a mask (its lowest set bit exact, as in
+ * vram__scan_stop8). */
+static inline uint64_t vram__scan_nondigit8(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101u, high = ones * 0x80u;
+    const uint64_t y = x ^ (ones * 0x30u); /* a digit's value; 10 and above: not a digit */
+    return ((y + ones * 0x76u) | y) & high;
+}
+
+/* The plain integer at p (a digit): at most 15 digits (below 2^53, exact as the tree-based
+ * read requires), no leading zero, not followed by a fraction or an exponent. The byte after
+ * it, or NULL. */
+static inline const char *vram__scan_uint(const char *p, const char *e, uint64_t *out) {
+    uint64_t v = 0;
+    int digits = 0;
+    if (*p == '0' && p + 1 < e && p[1] >= '0' && p[1] <= '9') return NULL;
+#if VRAM__SCAN_WORDS
+    if (e - p >= 16) {
+        /* two words: up to 8 digits in the first, the rest in the second */
+        static const uint64_t pow10[8] = {1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u,
+                                          10000000u};
+        uint64_t x, m;
+        unsigned k;
+        memcpy(&x, p, 8);
+        if ((m = vram__scan_nondigit8(x)) != 0) {
+            k = (unsigned)__builtin_ctzll(m) / 8u; /* >= 1: p is at a digit */
+            v = vram__scan_digits8(x, k);
+            p += k;
+        } else {
+            v = vram__scan_digits8(x, 8);
+            memcpy(&x, p + 8, 8);
+            if ((m = vram__scan_nondigit8(x)) == 0) return NULL; /* 16 digits or more */
+            k = (unsigned)__builtin_ctzll(m) / 8u;
+            if (k > 0) v = v * pow10[k] + vram__scan_digits8(x, k);
+            p += 8 + k;
+        }
+        if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) return NULL;
+        *out = v;
+        return p;
+    }
+#endif
+    while (p < e && *p >= '0' && *p <= '9') {
+        if (++digits > 15) return NULL;
+        v = v * 10u + (uint64_t)(*p - '0');
+        p++;
+    }
+    if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) return NULL;
+    *out = v;
+    return p;
+}
+
+/* An array of at most max plain integers (vram__scan_uint's). */
 static inline const char *vram__scan_ints(const char *p, const char *e, uint64_t *out,
                                           uint32_t max, uint32_t *count) {
     uint32_t n = 0;
@@ -100,17 +197,9 @@ static inline const char *vram__scan_ints(const char *p, const char *e, uint64_t
         return p + 1;
     }
     for (;;) {
-        uint64_t v = 0;
-        int digits = 0;
         if (p >= e || *p < '0' || *p > '9' || n == max) return NULL;
-        if (*p == '0' && p + 1 < e && p[1] >= '0' && p[1] <= '9') return NULL;
-        while (p < e && *p >= '0' && *p <= '9') {
-            if (++digits > 15) return NULL;
-            v = v * 10u + (uint64_t)(*p - '0');
-            p++;
-        }
-        if (p < e && (*p == '.' || *p == 'e' || *p == 'E')) return NULL;
-        out[n++] = v;
+        if ((p = vram__scan_uint(p, e, &out[n])) == NULL) return NULL;
+        n++;
         p = vram__scan_ws(p, e);
         if (p < e && *p == ',') {
             p = vram__scan_ws(p + 1, e);

@@ -420,6 +420,59 @@ void vram__set_free(vram__set *s) {
 
 /* ---- the tensor accumulator --------------------------------------------------------- */
 
+/* The kept stack name[0 .. len), kept now when there is room for it; NULL when it is not
+ * kept (its pairs go to the set). */
+static vram__acc_stack *acc_stack(vram__tensor_acc *acc, const char *name, size_t len) {
+    vram__acc_stack *s;
+    if (acc->last < acc->nstacks) {
+        s = &acc->stacks[acc->last];
+        if (s->len == len && vram__same_bytes(s->name, name, len)) return s;
+    }
+    for (uint32_t i = 0; i < acc->nstacks; i++) {
+        s = &acc->stacks[i];
+        if (s->len == len && vram__same_bytes(s->name, name, len)) {
+            acc->last = i;
+            return s;
+        }
+    }
+    if (acc->nstacks == VRAM__ACC_STACKS || len > VRAM__ACC_STACK_LEN) return NULL;
+    s = &acc->stacks[acc->nstacks];
+    if (len > 0) memcpy(s->name, name, len);
+    s->len = (uint32_t)len;
+    s->words = 0;
+    s->bits = NULL;
+    acc->last = acc->nstacks++;
+    return s;
+}
+
+/* Count the pair (name[0 .. stack_len), block) once. */
+static vram_status acc_block(vram__tensor_acc *acc, const char *name, size_t stack_len,
+                             uint64_t block) {
+    vram__acc_stack *s = acc_stack(acc, name, stack_len);
+    if (s != NULL && block < VRAM__ACC_BITS) {
+        const uint32_t w = (uint32_t)(block / 64u);
+        const uint64_t bit = (uint64_t)1 << (block % 64u);
+        if (w >= s->words) {
+            uint32_t n = s->words > 0 ? s->words : 4u;
+            while (n <= w)
+                n *= 2u;
+            uint64_t *grown = realloc(s->bits, n * sizeof *grown);
+            if (grown == NULL) return VRAM_E_NOMEM;
+            memset(grown + s->words, 0, (n - s->words) * sizeof *grown);
+            s->bits = grown;
+            s->words = n;
+        }
+        if ((s->bits[w] & bit) == 0) {
+            s->bits[w] |= bit;
+            acc->block_bits++;
+        }
+        return VRAM_OK;
+    }
+    vram__set_entry *e;
+    int found;
+    return vram__set_put(&acc->block_set, name, stack_len, block, &e, &found);
+}
+
 vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len, uint32_t ndims,
                           const uint64_t *dims, uint64_t numel, uint64_t bytes, vram_dtype t,
                           const char *label, char *err, size_t errcap) {
@@ -433,21 +486,23 @@ vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len, u
         return vram__fail(err, errcap, VRAM_E_OVERFLOW, label,
                           "the tensors' sizes add up to more than 2^64 (at tensor %s)",
                           vram__quote(name, len, q));
-    if (c.in_block &&
-        !(acc->last_kept && acc->last_block == c.block && acc->last_len == c.stack_len &&
-          memcmp(acc->last_stack, name, c.stack_len) == 0)) {
-        vram__set_entry *e;
-        int found;
-        if (vram__set_put(&acc->blocks, name, c.stack_len, c.block, &e, &found) != VRAM_OK)
-            return vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
-        acc->last_kept = c.stack_len <= sizeof acc->last_stack;
-        if (acc->last_kept) {
-            memcpy(acc->last_stack, name, c.stack_len);
-            acc->last_len = (uint32_t)c.stack_len;
-            acc->last_block = c.block;
-        }
-    }
+    if (c.in_block && acc_block(acc, name, c.stack_len, c.block) != VRAM_OK)
+        return vram__fail(err, errcap, VRAM_E_NOMEM, label, "out of host memory");
     return VRAM_OK;
+}
+
+uint64_t vram__acc_blocks(const vram__tensor_acc *acc) {
+    return acc->block_bits + (uint64_t)acc->block_set.count;
+}
+
+void vram__acc_free(vram__tensor_acc *acc) {
+    for (uint32_t i = 0; i < acc->nstacks; i++)
+        free(acc->stacks[i].bits);
+    memset(acc->stacks, 0, sizeof acc->stacks);
+    acc->nstacks = 0;
+    acc->last = 0;
+    acc->block_bits = 0;
+    vram__set_free(&acc->block_set);
 }
 
 vram_status vram__arch_validate(const vram_arch *a, const char *label, char *err, size_t errcap) {

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <vramkit/model.h>
 
@@ -113,24 +114,54 @@ VRAM_NODISCARD vram_status vram__set_reserve(vram__set *s, size_t n);
 vram__set_entry *vram__set_get(const vram__set *s, const char *key, size_t len, uint64_t tag);
 void vram__set_free(vram__set *s);
 
-/* Tensor statistics being gathered over one or several files: the stats and the set of
- * distinct (stack, block index) pairs that m->blocks counts. */
+/* Do a[0 .. n) and b[0 .. n) hold the same bytes? Inline, a word at a time: the streaming
+ * read's fixed text and the accumulator's short stacks, where a memcmp call costs more than
+ * the compare. */
+static inline int vram__same_bytes(const char *a, const char *b, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return 0;
+    }
+    for (; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+/* Tensor statistics being gathered over one or several files: the stats and the distinct
+ * (stack, block index) pairs that m->blocks counts (vram__acc_blocks). */
+#define VRAM__ACC_STACKS 8        /* stacks kept with a bitmap of their blocks */
+#define VRAM__ACC_STACK_LEN 64    /* the longest stack kept so */
+#define VRAM__ACC_BITS 65536u     /* block indices below this in a stack's bitmap */
+typedef struct vram__acc_stack {
+    char name[VRAM__ACC_STACK_LEN];
+    uint32_t len;
+    uint32_t words; /* 64-bit words in bits */
+    uint64_t *bits; /* bit b: block b of this stack seen */
+} vram__acc_stack;
 typedef struct vram__tensor_acc {
     vram_tensor_stats stats;
-    vram__set blocks;
-    /* the block of the last tensor added (its stack's bytes and index), when its stack is
-       short enough to keep: a checkpoint lists a block's tensors together, so most tensors
-       find their block here without a lookup in the set (zeroed: nothing kept) */
-    int last_kept;
-    uint32_t last_len;
-    uint64_t last_block;
-    char last_stack[88];
+    /* A model has a few stacks ("model.", "model.encoder.", "vision_tower.vision_model.
+       encoder.") with blocks numbered from 0: the first VRAM__ACC_STACKS stacks seen (of at
+       most VRAM__ACC_STACK_LEN bytes) keep their blocks below VRAM__ACC_BITS as bits, a few
+       bytes a block and no table that grows; any other pair goes to the set. A pair's place
+       depends only on its stack and index, so each pair is counted once. */
+    vram__acc_stack stacks[VRAM__ACC_STACKS];
+    uint32_t nstacks, last; /* stacks in use; the one the last tensor's block was in */
+    vram__set block_set;    /* the other pairs */
+    uint64_t block_bits;    /* bits set in the stacks' bitmaps */
 } vram__tensor_acc;
 /* Classify one tensor (dims outermost first), count its block and add it to the stats. */
 VRAM_NODISCARD vram_status vram__acc_add(vram__tensor_acc *acc, const char *name, size_t len,
                                          uint32_t ndims, const uint64_t *dims, uint64_t numel,
                                          uint64_t bytes, vram_dtype t, const char *label, char *err,
                                          size_t errcap);
+/* How many distinct blocks the tensors added so far are in. */
+uint64_t vram__acc_blocks(const vram__tensor_acc *acc);
+/* Frees what the accumulator holds (it may be zeroed and used again). */
+void vram__acc_free(vram__tensor_acc *acc);
 
 /* n bytes for a large, short-lived buffer (a header's text, a table a tensor), released with
  * free(): from 2 MiB on, aligned to 2 MiB and advised into huge pages where the kernel

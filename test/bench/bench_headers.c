@@ -10,7 +10,8 @@
  * and metadata) and by json.loads of the header bytes, CPU time of the same process.
  * The one file is also read as a user pays for it: `vramkit estimate FILE` (this build's
  * program) run whole, its CPU time (start, linking, the read, the estimate, the exit) from
- * wait4, median of 11 runs.
+ * wait4, median of 11 runs (VRAMKIT_BENCH_RUNS). With VRAMKIT_BENCH_BASE naming another
+ * vramkit (main built the same way), the two take turns run by run, for an A/B in one run.
  * Reports medians of 5 runs. Usage: bench_headers [tensors] [python]. Exit 0. */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,31 +113,47 @@ static void measure(int what, const char *path, double *cpu, double *mem_bytes) 
     *mem_bytes = m[RUNS / 2];
 }
 
-/* `vramkit estimate path`, run whole: the median CPU seconds of n runs and the largest peak
- * RSS in KiB. */
-static void command_cpu(const char *path, int n, double *cpu, double *rss_kib) {
-    double c[32];
-    *rss_kib = 0;
-    for (int i = 0; i < n && i < 32; i++) {
-        struct rusage r;
-        int status;
-        pid_t pid = fork();
-        if (pid == 0) {
-            int null = open("/dev/null", O_WRONLY);
-            if (null >= 0) dup2(null, 1);
-            execl(VRAMKIT_EXE, VRAMKIT_EXE, "estimate", path, (char *)NULL);
-            _exit(127);
-        }
-        if (pid < 0 || wait4(pid, &status, 0, &r) != pid || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "bench_headers: %s estimate %s failed\n", VRAMKIT_EXE, path);
-            exit(1);
-        }
-        c[i] = cpu_s(&r);
-        if ((double)r.ru_maxrss > *rss_kib) *rss_kib = (double)r.ru_maxrss;
+/* `exe estimate path`, run once whole: its CPU seconds (wait4) and its peak RSS in KiB. */
+static double command_once(const char *exe, const char *path, double *rss_kib) {
+    struct rusage r;
+    int status;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 1);
+        execl(exe, exe, "estimate", path, (char *)NULL);
+        _exit(127);
     }
-    qsort(c, (size_t)(n < 32 ? n : 32), sizeof c[0], cmp_double);
-    *cpu = c[(n < 32 ? n : 32) / 2];
+    if (pid < 0 || wait4(pid, &status, 0, &r) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "bench_headers: %s estimate %s failed\n", exe, path);
+        exit(1);
+    }
+    if ((double)r.ru_maxrss > *rss_kib) *rss_kib = (double)r.ru_maxrss;
+    return cpu_s(&r);
+}
+
+#define CMD_RUNS_MAX 256
+
+/* `vramkit estimate path`, run whole: the median CPU seconds of n runs and the largest peak
+ * RSS in KiB. With another vramkit (base, not NULL), the two take turns, n runs each, and
+ * base's median and quartiles go to base_q[0 .. 2], this build's to q[0 .. 2]. */
+static void command_cpu(const char *path, const char *base, int n, double q[3],
+                        double base_q[3], double *rss_kib) {
+    static double c[CMD_RUNS_MAX], b[CMD_RUNS_MAX];
+    double unused = 0;
+    if (n > CMD_RUNS_MAX) n = CMD_RUNS_MAX;
+    *rss_kib = 0;
+    for (int i = 0; i < n; i++) {
+        if (base != NULL) b[i] = command_once(base, path, &unused);
+        c[i] = command_once(VRAMKIT_EXE, path, rss_kib);
+    }
+    qsort(c, (size_t)n, sizeof c[0], cmp_double);
+    q[0] = c[n / 4], q[1] = c[n / 2], q[2] = c[(3 * n) / 4];
+    if (base != NULL) {
+        qsort(b, (size_t)n, sizeof b[0], cmp_double);
+        base_q[0] = b[n / 4], base_q[1] = b[n / 2], base_q[2] = b[(3 * n) / 4];
+    }
 }
 
 static const char py[] =
@@ -194,15 +211,25 @@ int main(int argc, char **argv) {
     if (fx_write_file(idx, index, n) != 0) return 3;
     free(index);
 
-    double c1, m1, c2, m2, cc, cm;
+    double c1, m1, c2, m2, cc, cm, q[3], bq[3];
+    const char *base = getenv("VRAMKIT_BENCH_BASE");
+    const char *runs = getenv("VRAMKIT_BENCH_RUNS");
+    if (base != NULL && base[0] == '\0') base = NULL;
     measure(1, one, &c1, &m1);
     measure(2, idx, &c2, &m2);
-    command_cpu(one, 11, &cc, &cm);
+    const int nruns = runs != NULL && atoi(runs) > 0 ? atoi(runs) : 11;
+    command_cpu(one, base, nruns, q, bq, &cm);
+    cc = q[1];
     printf("one file: %ld tensors, %zu bytes of header\n", tensors, one_bytes);
     printf("  vramkit  %.4f s CPU, peak memory %.1f MB above an idle child (%.2f x the header)\n",
            c1, m1 / 1e6, m1 / (double)one_bytes);
-    printf("  vramkit estimate FILE, the whole command: %.4f s CPU, peak RSS %.1f MB\n", cc,
-           cm * 1024.0 / 1e6);
+    printf("  vramkit estimate FILE, the whole command: %.4f s CPU (median of %d; quartiles "
+           "%.4f-%.4f), peak RSS %.1f MB\n",
+           cc, nruns, q[0], q[2], cm * 1024.0 / 1e6);
+    if (base != NULL)
+        printf("  %s estimate FILE, in turns with it: %.4f s CPU (quartiles %.4f-%.4f); this "
+               "build / that one %.2f\n",
+               base, bq[1], bq[0], bq[2], cc / bq[1]);
     printf("sharded: %d shards, %zu bytes of headers and a %zu-byte index\n", SHARDS,
            shard_bytes, n);
     printf("  vramkit  %.4f s CPU, peak memory %.1f MB above an idle child\n", c2, m2 / 1e6);

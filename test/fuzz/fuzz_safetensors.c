@@ -49,10 +49,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(strcmp(ea, eb) == 0);
         if (sa == VRAM_OK) {
             FUZZ_CHECK(memcmp(&a.stats, &b.stats, sizeof a.stats) == 0);
-            FUZZ_CHECK(a.blocks.count == b.blocks.count);
+            FUZZ_CHECK(vram__acc_blocks(&a) == vram__acc_blocks(&b));
         }
-        vram__set_free(&a.blocks);
-        vram__set_free(&b.blocks);
+        vram__acc_free(&a);
+        vram__acc_free(&b);
     }
     return 0;
 }
