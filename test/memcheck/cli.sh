@@ -1,0 +1,136 @@
+#!/bin/bash
+# cli.sh — the vramkit command under valgrind memcheck (vg.sh) on a table of good and bad
+# inputs: each run must exit with its documented code AND valgrind must find no error in
+# vramkit or in any process of ours it starts (vramkit-h5, the attempts' shim and guard).
+#
+# usage: cli.sh --vramkit EXE [--fixtures-tool EXE] [--work DIR] [--only REGEX] [--except REGEX]
+#               [--jobs N]
+#
+# The table, three parts, every case in the golden tests' form (NAME TAGS COMMAND, run under
+# bash in an empty directory with $VK, $FIX, $SRC, $T as test/golden/golden.sh gives them):
+#   1. every case of test/golden/cases.txt; the expected exit code is the one recorded in
+#      test/golden/expected/NAME.txt (so a case's code is stated once, there);
+#   2. cli_cases.txt beside this script: `NAME TAGS EXIT COMMAND`, what the golden table
+#      lacks (truncated and garbage files of every format, empty files, bad options);
+#   3. every file of the fuzz corpora of the model readers (test/fuzz/corpus/{safetensors,
+#      gguf,config}) through `vramkit estimate`: bad_* exit 2, ok_* and hdr_* exit 0 (on an
+#      assumed GPU that fits them all), and of the HDF5 corruption corpus (corpus/h5, the
+#      datasets its seeds.txt names) through `vramkit chunks` and `vramkit stream --verify`:
+#      exit 0 or 2 (which one a damaged file gets is HDF5's to say; never a signal, never 1).
+# Exit: 0 every case as expected, 1 a case failed (its reason and valgrind's log printed),
+# 2 bad usage.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+golden=$src/test/golden
+
+# ---- one case (run by the loop below through xargs): NAME \t EXPECT \t TAGS \t COMMAND
+if [ "${1:-}" = --case ]; then
+  IFS=$'\t' read -r name expect tags cmd <<<"$2"
+  t=$MC_WORK/cases/$name
+  rm -rf "$t" && mkdir -p "$t" || exit 2
+  (cd "$t" && exec env -i PATH="$PATH" HOME="$t" LC_ALL=C TZ=UTC VK="$MC_WORK/vk" \
+      VG_LOGS="$t.vg" FIX="$MC_WORK/fix" SRC="$src" T="$t" \
+      timeout 600 bash -c "$cmd" </dev/null >"$t.out" 2>"$t.err")
+  rc=$?
+  why=""
+  case ",$expect," in
+    *",$rc,"*) ;;
+    *) why="exited $rc, expected $expect" ;;
+  esac
+  if [ ! -d "$t.vg" ]; then
+    why="${why:+$why; }vramkit never ran"
+  elif ! "$here/vg.sh" check "$t.vg" 2>"$t.vgcheck"; then
+    why="${why:+$why; }valgrind found errors"
+  fi
+  if [ -n "$why" ]; then
+    { echo "FAILED $name: $why"
+      echo "  \$ $cmd"
+      sed 's/^/  stderr: /' "$t.err" | head -20
+      cat "$t.vgcheck" 2>/dev/null; } >"$t.fail"
+    cat "$t.fail"
+    exit 1
+  fi
+  exit 0
+fi
+
+vk="" fixtool="" work="" only="" except="" jobs=2
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --vramkit) vk=$2; shift 2 ;;
+    --fixtures-tool) fixtool=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --except) except=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    *) echo "cli.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ -x "$vk" ] || { echo "cli.sh: --vramkit '$vk' is not an executable" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "cli.sh: valgrind is not installed" >&2; exit 2; }
+vk=$(cd "$(dirname "$vk")" && pwd)/$(basename "$vk")
+[ -n "$work" ] || work=$(mktemp -d)
+rm -rf "$work" && mkdir -p "$work/fix" "$work/cases" || exit 2
+work=$(cd "$work" && pwd)
+cp -r "$src/test/fuzz/corpus" "$work/fix/corpus"
+have_h5=0
+if [ -n "$fixtool" ]; then
+  "$fixtool" "$work/fix" || { echo "cli.sh: the fixtures tool failed" >&2; exit 2; }
+  have_h5=1
+fi
+have_gpu=0
+[ -e /proc/driver/nvidia/version ] && have_gpu=1
+# $VK: vramkit under valgrind, each process's log in the case's own folder
+printf '#!/bin/sh\nexec "%s" run "$VG_LOGS" "%s" "$@"\n' "$here/vg.sh" "$vk" >"$work/vk"
+chmod +x "$work/vk"
+
+list=$work/list
+: >"$list"
+skip=0
+add() { # NAME EXPECT TAGS COMMAND
+  if [ -n "$only" ] && ! [[ $1 =~ $only ]]; then return; fi
+  if [ -n "$except" ] && [[ $1 =~ $except ]]; then return; fi
+  if [[ ,$3, == *,h5,* ]] && [ $have_h5 = 0 ]; then skip=$((skip + 1)); return; fi
+  if [[ ,$3, == *,nogpu,* ]] && [ $have_gpu = 1 ]; then skip=$((skip + 1)); return; fi
+  printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$list"
+}
+# 1. the golden table, each case's exit code as recorded
+while IFS= read -r line || [ -n "$line" ]; do
+  case "$line" in ''|'#'*) continue ;; esac
+  name=${line%% *}; rest=${line#* }
+  tags=${rest%% *}; cmd=${rest#* }
+  exp=$(sed -n '2s/^exit \([0-9]*\)$/\1/p' "$golden/expected/$name.txt" 2>/dev/null)
+  [ -n "$exp" ] || { echo "cli.sh: golden case $name has no recorded exit code" >&2; exit 2; }
+  add "golden_$name" "$exp" "$tags" "$cmd"
+done <"$golden/cases.txt"
+# 2. this folder's own cases
+while IFS= read -r line || [ -n "$line" ]; do
+  case "$line" in ''|'#'*) continue ;; esac
+  read -r name tags exp cmd <<<"$line"
+  add "$name" "$exp" "$tags" "$cmd"
+done <"$here/cli_cases.txt"
+# 3. the corpora
+for f in "$src"/test/fuzz/corpus/{safetensors,gguf,config}/*; do
+  kind=$(basename "$(dirname "$f")") base=$(basename "$f")
+  case "$kind" in safetensors) file=m.safetensors ;; gguf) file=m.gguf ;; *) file=config.json ;; esac
+  case "$base" in bad_*) exp=2 ;; *) exp=0 ;; esac
+  add "corpus_${kind}_$base" "$exp" - \
+      "cp \$FIX/corpus/$kind/$base $file && \$VK estimate $file --assume-gpu 4TiB --host-memory 4TiB"
+done
+while read -r file sets; do
+  case "$file" in ''|'#'*) continue ;; esac
+  base=${file%.h5} dsets=""
+  for d in $sets; do dsets="$dsets --dataset $d"; done
+  add "corpus_h5_chunks_$base" 0,2 - "\$VK chunks \$FIX/corpus/h5/$file$dsets --budget 1MiB"
+  add "corpus_h5_stream_$base" 0,2 - \
+      "\$VK stream \$FIX/corpus/h5/$file$dsets --device cpu --budget 1MiB --readers 2 --verify"
+done <"$src/test/fuzz/corpus/h5/seeds.txt"
+
+n=$(wc -l <"$list")
+echo "cli.sh: $n cases under valgrind, $jobs at a time ($skip skipped on this machine)"
+export MC_WORK=$work
+xargs -d '\n' -P "$jobs" -n 1 "$0" --case <"$list"
+failed=$(find "$work/cases" -maxdepth 1 -name '*.fail' | wc -l)
+echo "cli.sh: $((n - failed)) passed, $failed failed, of $n cases"
+[ "$failed" = 0 ]
