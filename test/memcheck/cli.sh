@@ -9,7 +9,8 @@
 # The table, three parts, every case in the golden tests' form (NAME TAGS COMMAND, run under
 # bash in an empty directory with $VK, $FIX, $SRC, $T as test/golden/golden.sh gives them):
 #   1. every case of test/golden/cases.txt; the expected exit code is the one recorded in
-#      test/golden/expected/NAME.txt (so a case's code is stated once, there);
+#      test/golden/expected/NAME.txt (so a case's code is stated once, there), but for the
+#      try and run cases that start attempts (below: valgrind cannot start them);
 #   2. cli_cases.txt beside this script: `NAME TAGS EXIT COMMAND`, what the golden table
 #      lacks (truncated and garbage files of every format, empty files, bad options);
 #   3. every file of the fuzz corpora of the model readers (test/fuzz/corpus/{safetensors,
@@ -36,7 +37,7 @@ if [ "${1:-}" = --case ]; then
   rc=$?
   why=""
   case ",$expect," in
-    *",$rc,"*) ;;
+    *",$rc,"*|,any,) ;;
     *) why="exited $rc, expected $expect" ;;
   esac
   if [ ! -d "$t.vg" ]; then
@@ -102,6 +103,11 @@ while IFS= read -r line || [ -n "$line" ]; do
   tags=${rest%% *}; cmd=${rest#* }
   exp=$(sed -n '2s/^exit \([0-9]*\)$/\1/p' "$golden/expected/$name.txt" 2>/dev/null)
   [ -n "$exp" ] || { echo "cli.sh: golden case $name has no recorded exit code" >&2; exit 2; }
+  # try and run start each attempt as /proc/self/exe (its shim and guard): under valgrind that
+  # is valgrind's own tool program, which valgrind 3.19 can neither trace nor run, so no attempt
+  # starts and the exit code is not the command's. Valgrind's errors still count; the attempts'
+  # paths are checked through the C API (test_api: the library starts vramkit by its path).
+  if [[ $cmd =~ \$VK\ (try|run)\ .*\ --\  ]] && [[ $name != *_bad_* ]]; then exp=any; fi
   add "golden_$name" "$exp" "$tags" "$cmd"
 done <"$golden/cases.txt"
 # 2. this folder's own cases
