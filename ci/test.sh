@@ -1,7 +1,8 @@
 #!/bin/bash
 # The test command: configure, build (warnings are errors), build the library and the vramkit
 # program again at -O3 (Release: the warnings only the optimiser finds are errors too, about
-# 1 minute), run unit + fuzz + proof tests,
+# 1 minute), run unit + fuzz + proof tests, valgrind memcheck over the C API and the command's
+# bad inputs (label memcheck_fast, about 1 minute),
 # the estimate against PyTorch (label truth, a subset),
 # the mpirun tests (label mpi: 4 ranks each, about 15 s together; MPI builds) and python (the
 # package over the build's library), then a time-boxed libFuzzer pass with clang, then print
@@ -40,6 +41,14 @@ echo "== tests: unit, fuzz (corpus replay), proof, mpi, python"
 # mpirun as root (CI containers) must be allowed explicitly; the mpi tests pass the flag too
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ctest --test-dir "$build" -L 'unit|fuzz|proof|mpi|python' --output-on-failure -j"$jobs"
+
+# valgrind memcheck (test/memcheck/): the C API's test (every operation, the streamer with its
+# HDF5 child) and the vramkit command on bad inputs of every format and one good run of each
+# command; any error valgrind reports in a process of ours fails. About 1 minute; the whole
+# label (isolation, streamer, the golden table and the fuzz corpora under valgrind) takes
+# longer: `ctest -L memcheck` (docs/tests.md).
+echo "== memcheck: valgrind over the C API and the command's bad inputs (label memcheck_fast)"
+ctest --test-dir "$build" -L memcheck_fast --output-on-failure -j"$jobs"
 
 # The estimator against PyTorch (test/truth/): the rows of workloads.tsv marked for CI, in a
 # venv cached under ~/.cache/vramkit (the first run installs torch and transformers from

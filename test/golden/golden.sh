@@ -32,18 +32,8 @@ done
 [ -x "$vk" ] || { echo "golden.sh: --vramkit '$vk' is not an executable" >&2; exit 2; }
 vk=$(cd "$(dirname "$vk")" && pwd)/$(basename "$vk")
 if [ -n "$fixtool" ]; then fixtool=$(cd "$(dirname "$fixtool")" && pwd)/$(basename "$fixtool"); fi
-[ -n "$work" ] || work=$(mktemp -d)
-rm -rf "$work" && mkdir -p "$work/fix" "$work/cases" || exit 2
-work=$(cd "$work" && pwd)
-fix=$work/fix
-cp -r "$src/test/fuzz/corpus" "$fix/corpus"
-have_h5=0
-if [ -n "$fixtool" ]; then
-  "$fixtool" "$fix" || { echo "golden.sh: the fixtures tool failed" >&2; exit 2; }
-  have_h5=1
-fi
-have_gpu=0
-[ -e /proc/driver/nvidia/version ] && have_gpu=1
+. "$here/prepare.sh"
+golden_prepare "$work" "$fixtool" golden.sh || exit 2
 
 # Durations, rates and the paths of this run become placeholders.
 normalise() {
