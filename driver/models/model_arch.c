@@ -67,12 +67,16 @@ static const vram__arch_row rows[] = {
     /* ---- mixtures of experts ---- */
     {.type = "mixtral", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 8,
      .inter = 14336, .vocab = 32000, .max_pos = 131072, .moe = VRAM__MOE_ALL,
-     .experts_key = "num_local_experts", .experts = 8, .topk = 2}, /* Mixtral-8x7B */
-    {.type = "qwen3_moe", .gguf = "qwen3moe", LLAMA_LIKE, .layers = 48, .hidden = 2048,
-     .heads = 32, .kv = 4, .head_dim = 128, .inter = 6144, .vocab = 151936, .max_pos = 40960,
+     .experts_key = "num_local_experts", .experts_alt = "num_experts", .experts = 8,
+     .topk = 2}, /* Mixtral-8x7B */
+    {.type = "qwen3_moe", .gguf = "qwen3moe", LLAMA_LIKE, .layers = 24, .hidden = 2048,
+     .heads = 32, .kv = 4, .inter = 6144, .vocab = 151936, .max_pos = 32768,
      .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_SPARSE_STEP, .experts_key = "num_experts",
-     .experts = 128, .topk = 8, .xinter_key = "moe_intermediate_size",
-     .xinter = 768}, /* Qwen3-30B-A3B */
+     .experts_alt = "num_local_experts", .experts = 128, .topk = 8,
+     .xinter_key = "moe_intermediate_size",
+     .xinter = 768}, /* Qwen3MoeConfig: no head_dim attribute (hidden / heads unless the file
+                        gives one, as Qwen3-30B-A3B's 128); num_experts is also
+                        num_local_experts */
     {.type = "deepseek_v2", .gguf = "deepseek2", LLAMA_LIKE, .layers = 60, .hidden = 5120,
      .heads = 128, .kv = 128, .inter = 12288, .vocab = 102400, .max_pos = 163840,
      .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 160, .topk = 6,
@@ -90,6 +94,7 @@ static const vram__arch_row rows[] = {
     {.type = "gpt_oss", .gguf = "gpt-oss", LLAMA_LIKE, .layers = 24, .hidden = 2880, .heads = 64,
      .kv = 8, .head_dim = 64, .inter = 2880, .vocab = 201088, .max_pos = 131072, .attn_bias = 1,
      .has = VRAM__HAS_SINKS, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
+     .experts_alt = "num_experts",
      .experts = 32, .topk = 4, .moe_flags = VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS,
      .swa = VRAM__SWA_EVERY, .window = 128, .every = 2,
      .gguf_kind = VRAM__GGUF_OSS}, /* gpt-oss-20b */
@@ -101,7 +106,8 @@ static const vram__arch_row rows[] = {
      .shared_def = 5632, .gguf_kind = VRAM__GGUF_SHEXP}, /* Qwen2MoeConfig (qkv_bias) */
     {.type = "olmoe", .gguf = "olmoe", LLAMA_LIKE, .layers = 16, .hidden = 2048, .heads = 16,
      .inter = 2048, .vocab = 50304, .max_pos = 4096, .has = VRAM__HAS_QK_NORM_FULL,
-     .moe = VRAM__MOE_ALL, .experts_key = "num_experts", .experts = 64, .topk = 8}, /* Olmoe */
+     .moe = VRAM__MOE_ALL, .experts_key = "num_experts", .experts_alt = "num_local_experts",
+     .experts = 64, .topk = 8}, /* Olmoe */
     {.type = "phimoe", .gguf = "phimoe", ROW(GATED, LN, FIN), .layers = 32, .hidden = 4096,
      .heads = 32, .kv = 8, .inter = 6400, .vocab = 32064, .max_pos = 131072,
      .has = VRAM__HAS_HEAD_BIAS, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
@@ -147,8 +153,8 @@ static const vram__arch_row rows[] = {
      .layers = 64, .hidden = 4096, .vocab = 32768, .mix = VRAM__MIX_MAMBA2}, /* Mamba2Config */
     {.type = "jamba", .gguf = "jamba", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32,
      .kv = 8, .inter = 14336, .vocab = 65536, .max_pos = 262144, .moe = VRAM__MOE_PERIOD,
-     .experts_key = "num_experts", .experts = 16, .topk = 2,
-     .mix = VRAM__MIX_JAMBA}, /* JambaConfig */
+     .experts_key = "num_experts", .experts_alt = "num_local_experts", .experts = 16,
+     .topk = 2, .mix = VRAM__MIX_JAMBA}, /* JambaConfig */
     {.type = "granitemoehybrid", .gguf = "granitehybrid", LLAMA_LIKE, .layers = 32,
      .hidden = 4096, .heads = 32, .inter = 11008, .vocab = 32000, .max_pos = 2048,
      .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts", .experts = 8, .topk = 2,

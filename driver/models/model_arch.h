@@ -147,6 +147,8 @@ typedef struct vram__arch_row {
     /* mixture of experts */
     vram__moe moe;
     const char *experts_key; /* the expert count's key */
+    const char *experts_alt; /* the same count's other name (the config class's
+                                attribute_map), read when experts_key is absent */
     uint64_t experts, topk;
     const char *topk_key;    /* NULL: "num_experts_per_tok" */
     const char *xinter_key;  /* the routed expert's width; NULL: the dense width */

@@ -152,6 +152,7 @@ def main():
     ap.add_argument("--vramkit", required=True)
     ap.add_argument("--verbose", action="store_true", help="print every type, not only the "
                     "wrong answers and refusals")
+    ap.add_argument("--keep", help="write the configs under this directory and keep them")
     ap.add_argument("types", nargs="*")
     a = ap.parse_args()
     warnings.filterwarnings("ignore")
@@ -159,7 +160,8 @@ def main():
     causal = auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     types = a.types or sorted(causal)
     tally = {"exact": 0, "guessed": 0, "refused": 0, "skipped": 0, "wrong": 0}
-    with tempfile.TemporaryDirectory(prefix="vramkit-heldout-") as root:
+    with tempfile.TemporaryDirectory(prefix="vramkit-heldout-") as tmp:
+        root = a.keep or tmp
         for t in types:
             if t not in causal:
                 print(f"heldout: {t} is not a causal-LM type of transformers "
