@@ -91,6 +91,14 @@ static const vram__arch_row rows[] = {
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
      .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128,
      .gguf_kind = VRAM__GGUF_MLA}, /* DeepSeek-V3 */
+    {.type = "deepseek_v32", LLAMA_LIKE, .layers = 61, .hidden = 7168, .heads = 128, .kv = 128,
+     .inter = 18432, .vocab = 129280, .max_pos = 163840, .has = VRAM__HAS_INDEXER,
+     .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
+     .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
+     .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64,
+     .v = 128}, /* DeepseekV32Config: DeepSeek-V3 and the indexer; no GGUF architecture in
+                   llama.cpp's gguf 0.19.0 */
     {.type = "gpt_oss", .gguf = "gpt-oss", LLAMA_LIKE, .layers = 24, .hidden = 2880, .heads = 64,
      .kv = 8, .head_dim = 64, .inter = 2880, .vocab = 201088, .max_pos = 131072, .attn_bias = 1,
      .has = VRAM__HAS_SINKS, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
@@ -142,6 +150,19 @@ static const vram__arch_row rows[] = {
      .xinter_key = "moe_intermediate_size", .xinter = 512, .shared = VRAM__SHARED_KEY,
      .shared_key = "shared_expert_intermediate_size", .shared_def = 512,
      .mix = VRAM__MIX_DELTA}, /* Qwen3NextConfig */
+    {.type = "qwen3_5_text", LLAMA_LIKE, .layers = 32, .hidden = 4096,
+     .heads = 16, .kv = 4, .head_dim = 256, .inter = 12288, .vocab = 248320, .max_pos = 32768,
+     .has = VRAM__HAS_QK_NORM | VRAM__HAS_GATED_Q,
+     .mix = VRAM__MIX_DELTA}, /* Qwen3_5TextConfig: Qwen3-Next's blocks with a dense MLP (its
+                                 in_proj_qkv, _z, _b, _a are in_proj_qkvz and _ba split) */
+    {.type = "qwen3_5_moe_text", LLAMA_LIKE, .layers = 40, .hidden = 2048,
+     .heads = 16, .kv = 2, .head_dim = 256, .inter = 512, .vocab = 248320, .max_pos = 32768,
+     .has = VRAM__HAS_QK_NORM | VRAM__HAS_GATED_Q | VRAM__HAS_SHARED_GATE,
+     .moe = VRAM__MOE_ALL, .experts_key = "num_experts", .experts_alt = "num_local_experts",
+     .experts = 256, .topk = 8, .xinter_key = "moe_intermediate_size", .xinter = 512,
+     .shared = VRAM__SHARED_KEY, .shared_key = "shared_expert_intermediate_size",
+     .shared_def = 512, .mix = VRAM__MIX_DELTA}, /* Qwen3_5MoeTextConfig: experts in every
+                                                    block */
     /* ---- state-space models and hybrids ---- */
     {.type = "mamba", .gguf = "mamba", ROW(GATED, RMS, FIN | VRAM_ARCH_NO_MLP),
      .layers = 32, .hidden = 768, .vocab = 50280, .tie = 1,

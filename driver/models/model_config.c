@@ -420,6 +420,32 @@ static vram_status cfg_mla(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     return VRAM_OK;
 }
 
+/* mlp_layer_types (DeepseekV32Config; transformers' modeling builds by it when given): one
+ * "dense" or "sparse" a block; *moe_n the sparse ones. Absent: *moe_n unchanged. */
+static vram_status cfg_mlp_layer_types(const cfg *c, uint64_t layers, uint64_t *moe_n) {
+    const cJSON *lt = cfg_get(c, "mlp_layer_types"), *e;
+    uint64_t i = 0, sparse = 0;
+    if (lt == NULL) return VRAM_OK;
+    if (!cJSON_IsArray(lt))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "mlp_layer_types is %s, not a list", vram__json_type(lt));
+    cJSON_ArrayForEach(e, lt) {
+        const int s = cJSON_IsString(e) && strcmp(e->valuestring, "sparse") == 0;
+        if (!s && !(cJSON_IsString(e) && strcmp(e->valuestring, "dense") == 0))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "mlp_layer_types[%llu] is not \"dense\" or \"sparse\"",
+                              (unsigned long long)i);
+        sparse += s;
+        i++;
+    }
+    if (i != layers)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "mlp_layer_types has %llu entries, not one per block (%llu)",
+                          (unsigned long long)i, (unsigned long long)layers);
+    *moe_n = sparse;
+    return VRAM_OK;
+}
+
 /* How many blocks route to experts, by the row's rule (model_arch.h vram__moe); *freq:
  * DeepSeek's moe_layer_freq (1 for the other rules). */
 static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const vram_arch *a,
@@ -445,7 +471,7 @@ static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const v
         *moe_n = 0;
         for (uint64_t i = k; i < L; i++)
             *moe_n += i % *freq == 0;
-        return VRAM_OK;
+        return cfg_mlp_layer_types(c, L, moe_n);
     case VRAM__MOE_SPARSE_STEP: {
         unsigned char *dense = calloc(L, 1);
         if (dense == NULL)
@@ -773,6 +799,27 @@ static vram_status cfg_lfm2_ff(const cfg *c, vram_arch *a) {
     return VRAM_OK;
 }
 
+/* DeepSeek-V3.2's indexer (VRAM__HAS_INDEXER) in every attention block, added to
+ * extra_params: index_n_heads (64) of index_head_dim (128) from the q latent (q_lora_rank,
+ * which it needs), one key head from hidden, the key's LayerNorm, the heads' weights. */
+static vram_status cfg_indexer(const cfg *c, vram_arch *a) {
+    uint64_t nh, hd;
+    vram_status st;
+    if ((st = cfg_num(c, "index_n_heads", 64, 1, VRAM_LIMIT_HEADS, &nh)) ||
+        (st = cfg_num(c, "index_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &hd)))
+        return st;
+    if (a->q_lora_rank == 0)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "q_lora_rank is null, and the indexer's queries come from it");
+    if (nh * hd > VRAM_LIMIT_HIDDEN)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "index_n_heads %llu x index_head_dim %llu is over the width limit",
+                          (unsigned long long)nh, (unsigned long long)hd);
+    const uint64_t per = a->q_lora_rank * nh * hd + a->hidden * hd + 2 * hd + a->hidden * nh;
+    a->extra_params += vram__arch_attn_blocks(a) * per;
+    return VRAM_OK;
+}
+
 /* A decoder by its row (model_arch.h): the common keys with the row's defaults —
  * num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads (absent/null: =
  * heads), head_dim (absent/null: hidden / heads), the MLP's width (intermediate_size, or the
@@ -844,6 +891,7 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
     }
     if ((st = cfg_mixer(c, r, a)) != VRAM_OK || (st = cfg_swa(c, r, a)) != VRAM_OK) return st;
     a->extra_params = vram__arch_extra(r, a, head_bias, qk_norm);
+    if ((r->has & VRAM__HAS_INDEXER) && (st = cfg_indexer(c, a)) != VRAM_OK) return st;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                           "its norms, gates and biases beyond the blocks' pattern (%llu "

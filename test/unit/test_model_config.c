@@ -533,6 +533,23 @@ Test(config, guess_encoder) {
     cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
 }
 
+/* DeepSeek-V3.2: V3 and the indexer in every block; mlp_layer_types, when given, says which
+   blocks route (transformers builds by it). */
+Test(config, deepseek_v32) {
+    char err[512];
+    vram_model v3 = parse_ok("{\"model_type\":\"deepseek_v3\"}", err, sizeof err);
+    vram_model v32 = parse_ok("{\"model_type\":\"deepseek_v32\"}", err, sizeof err);
+    /* 61 blocks of wq_b 1536 x 64 x 128, wk 7168 x 128, a LayerNorm of 128, weights_proj
+       7168 x 64 */
+    cr_assert_eq(v32.arch.extra_params - v3.arch.extra_params,
+                 61ull * (1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64));
+    cr_assert_eq(total(&v32), 671877929216ull, "DeepseekV32Config's count in transformers");
+    char json[1024] = "{\"model_type\":\"deepseek_v32\",\"num_hidden_layers\":4,"
+                      "\"mlp_layer_types\":[\"dense\",\"sparse\",\"dense\",\"sparse\"]}";
+    vram_model m = parse_ok(json, err, sizeof err);
+    cr_assert_eq(m.arch.dense_layers, 2);
+}
+
 /* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
    num_experts (its attribute_map; transformers 5 writes the former). */
 Test(config, qwen3_moe_defaults) {
@@ -592,6 +609,18 @@ ParameterizedTestParameters(config, bad_numbers) {
         {"{\"model_type\":\"t5\",\"feed_forward_proj\":[1]}",
          "feed_forward_proj is an array, not a string", ""},
         {"{\"model_type\":\"qwen2\",\"num_experts\":-1}", "num_experts is -1: negative", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"q_lora_rank\":null}",
+         "q_lora_rank is null, and the indexer's queries come from it", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"index_n_heads\":0}",
+         "index_n_heads is 0, not a positive integer", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"index_head_dim\":4096,\"index_n_heads\":4096}",
+         "index_n_heads 4096 x index_head_dim 4096 is over the width limit", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"mlp_layer_types\":[\"dense\"]}",
+         "mlp_layer_types has 1 entries, not one per block (61)", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"mlp_layer_types\":\"dense\"}",
+         "mlp_layer_types is a string, not a list", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"mlp_layer_types\":[\"moe\"]}",
+         "mlp_layer_types[0] is not \"dense\" or \"sparse\"", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},
