@@ -210,6 +210,8 @@ static const vram__arch_row rows[] = {
     {.type = "qwen2_vl", .read = VRAM__READ_QWEN2_VL},
     {.type = "qwen2_5_vl", .read = VRAM__READ_QWEN2_5_VL},
     {.type = "qwen3_vl", .read = VRAM__READ_QWEN3_VL},
+    {.type = "qwen3_5", .read = VRAM__READ_QWEN3_VL},     /* Qwen3_5Config: Qwen3-VL's tower */
+    {.type = "qwen3_5_moe", .read = VRAM__READ_QWEN3_VL}, /* Qwen3_5MoeConfig */
     {.type = "gemma3", .read = VRAM__READ_GEMMA3},
     {.type = "mistral3", .gguf = "mistral3", .read = VRAM__READ_MISTRAL3, .family = DEC,
      .mlp = GATED, .norm = RMS, .flags = FIN},

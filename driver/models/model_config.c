@@ -1582,7 +1582,11 @@ static vram_status cfg_tower(const cfg *vc, tower_kind k, uint64_t *params, uint
         if (ds != NULL && !cJSON_IsArray(ds))
             return vram__fail(vc->err, vc->errcap, VRAM_E_FORMAT, vc->label,
                               "deepstack_visual_indexes is %s, not a list", vram__json_type(ds));
-        n = ds != NULL ? (uint64_t)cJSON_GetArraySize(ds) : 3u;
+        /* Qwen3.5's tower (Qwen3_5VisionConfig) is Qwen3-VL's without the deepstack
+           mergers */
+        const cJSON *vt = cfg_get(vc, "model_type");
+        const int q35 = cJSON_IsString(vt) && strncmp(vt->valuestring, "qwen3_5", 7) == 0;
+        n = ds != NULL ? (uint64_t)cJSON_GetArraySize(ds) : q35 ? 0u : 3u;
     }
     if (patch > 10000 || ch * tp * patch * patch > VRAM_LIMIT_HIDDEN || heads * hd > VRAM_LIMIT_HIDDEN ||
         h * m * m > VRAM_LIMIT_HIDDEN || (image != 0 && patch > image))
@@ -1704,7 +1708,8 @@ static vram_status cfg_vlm_text(const cfg *c, const char *def_type, int tie_def,
  *     embed_dim x m^2 -> hidden with biases). Images of any size: each counts as an 896 x 896
  *     one (1024 tokens: 64 x 64 patches merged 2 x 2) unless --image-tokens says.
  *   qwen2_5_vl, qwen3_vl (text qwen2 / qwen3, untied): the towers of cfg_tower, 896 x 896
- *     images (1024 and 784 tokens).
+ *     images (1024 and 784 tokens); qwen3_5 and qwen3_5_moe read as qwen3_vl (their
+ *     text_config's model_type names the text row; the tower has no deepstack mergers).
  *   gemma3 (Gemma3Config: text gemma3_text, tied): a SigLIP tower (vision_use_head false)
  *     and the projector's matrix (vision hidden x text hidden) and its norm (vision hidden);
  *     mm_tokens_per_image (256) a image.
