@@ -282,6 +282,14 @@ static vram_status cfg_block_list(const cfg *c, const char *key, uint64_t layers
     return VRAM_OK;
 }
 
+/* A per-block list (layer_types, mlp_layer_types) of n entries where there are `layers`
+ * blocks: the error. */
+static vram_status cfg_per_block(const cfg *c, const char *key, uint64_t n, uint64_t layers) {
+    return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                      "%s has %llu entries, not one per block (%llu)", key, (unsigned long long)n,
+                      (unsigned long long)layers);
+}
+
 /* layer_types (absent: *given 0): one entry per block; a block whose entry is a recurrent
  * mixer's word ("mamba", "linear_attention", "conv") counts in *mixers, one with attention
  * ("attention", "full_attention", "sliding_attention") in *sliding when it slides. Anything
@@ -321,10 +329,7 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
                                   : vram__json_type(e));
         i++;
     }
-    if (i != layers)
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "layer_types has %llu entries, not one per block (%llu)",
-                          (unsigned long long)i, (unsigned long long)layers);
+    if (i != layers) return cfg_per_block(c, "layer_types", i, layers);
     *given = 1;
     return VRAM_OK;
 }
@@ -438,10 +443,7 @@ static vram_status cfg_mlp_layer_types(const cfg *c, uint64_t layers, uint64_t *
         sparse += s;
         i++;
     }
-    if (i != layers)
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "mlp_layer_types has %llu entries, not one per block (%llu)",
-                          (unsigned long long)i, (unsigned long long)layers);
+    if (i != layers) return cfg_per_block(c, "mlp_layer_types", i, layers);
     *moe_n = sparse;
     return VRAM_OK;
 }
