@@ -150,12 +150,12 @@ static const vram__arch_row rows[] = {
      .xinter_key = "moe_intermediate_size", .xinter = 512, .shared = VRAM__SHARED_KEY,
      .shared_key = "shared_expert_intermediate_size", .shared_def = 512,
      .mix = VRAM__MIX_DELTA}, /* Qwen3NextConfig */
-    {.type = "qwen3_5_text", LLAMA_LIKE, .layers = 32, .hidden = 4096,
+    {.type = "qwen3_5_text", .gguf = "qwen35", LLAMA_LIKE, .layers = 32, .hidden = 4096,
      .heads = 16, .kv = 4, .head_dim = 256, .inter = 12288, .vocab = 248320, .max_pos = 32768,
      .has = VRAM__HAS_QK_NORM | VRAM__HAS_GATED_Q,
      .mix = VRAM__MIX_DELTA}, /* Qwen3_5TextConfig: Qwen3-Next's blocks with a dense MLP (its
                                  in_proj_qkv, _z, _b, _a are in_proj_qkvz and _ba split) */
-    {.type = "qwen3_5_moe_text", LLAMA_LIKE, .layers = 40, .hidden = 2048,
+    {.type = "qwen3_5_moe_text", .gguf = "qwen35moe", LLAMA_LIKE, .layers = 40, .hidden = 2048,
      .heads = 16, .kv = 2, .head_dim = 256, .inter = 512, .vocab = 248320, .max_pos = 32768,
      .has = VRAM__HAS_QK_NORM | VRAM__HAS_GATED_Q | VRAM__HAS_SHARED_GATE,
      .moe = VRAM__MOE_ALL, .experts_key = "num_experts", .experts_alt = "num_local_experts",

@@ -104,6 +104,18 @@ static const gguf_case cases[] = {
      (H * 104 + 64 * 4 + 16 + 32 * H) + (ATT + H * 32 + 16) +
          2 * (ROUTED(4, 16) + MLP(24) + H + NORMS) + 2 * EMB + H - 2 * 2 * MLP(16),
      2, 1, 4, 2, 0, 1, 2 * 2 * 8, 4 * 8 * 8 + 3 * 64, 0, 0, VRAM_ARCH_FINAL_NORM},
+    /* Qwen3.5: Qwen3-Next's two blocks (its in_proj_qkv, _z, _b, _a: the same numbers as
+       in_proj_qkvz and _ba) with a dense MLP of 48; its MoE form as Qwen3-Next's */
+    {"qwen35", 28,
+     (H * 104 + 64 * 4 + 16 + 32 * H) + (ATT + H * 32 + 16) + 2 * (MLP(48) + NORMS) + 2 * EMB + H,
+     (H * 104 + 64 * 4 + 16 + 32 * H) + (ATT + H * 32 + 16) + 2 * (MLP(48) + NORMS) + 2 * EMB + H,
+     2, 1, 0, 0, 0, 1, 2 * 2 * 8, 4 * 8 * 8 + 3 * 64, 0, 0, VRAM_ARCH_FINAL_NORM},
+    {"qwen35moe", 38,
+     (H * 104 + 64 * 4 + 16 + 32 * H) + (ATT + H * 32 + 16) +
+         2 * (ROUTED(4, 16) + MLP(24) + H + NORMS) + 2 * EMB + H,
+     (H * 104 + 64 * 4 + 16 + 32 * H) + (ATT + H * 32 + 16) +
+         2 * (ROUTED(4, 16) + MLP(24) + H + NORMS) + 2 * EMB + H - 2 * 2 * MLP(16),
+     2, 1, 4, 2, 0, 1, 2 * 2 * 8, 4 * 8 * 8 + 3 * 64, 0, 0, VRAM_ARCH_FINAL_NORM},
     /* Apertus: an up/down MLP (xIELU; its 4 scalars a block are metadata in the GGUF), q/k
        norms */
     {"apertus", 23, 2 * (ATT + 16 + 2 * H * 48 + NORMS) + 2 * EMB + H,
