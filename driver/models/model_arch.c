@@ -67,12 +67,16 @@ static const vram__arch_row rows[] = {
     /* ---- mixtures of experts ---- */
     {.type = "mixtral", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 8,
      .inter = 14336, .vocab = 32000, .max_pos = 131072, .moe = VRAM__MOE_ALL,
-     .experts_key = "num_local_experts", .experts = 8, .topk = 2}, /* Mixtral-8x7B */
-    {.type = "qwen3_moe", .gguf = "qwen3moe", LLAMA_LIKE, .layers = 48, .hidden = 2048,
-     .heads = 32, .kv = 4, .head_dim = 128, .inter = 6144, .vocab = 151936, .max_pos = 40960,
+     .experts_key = "num_local_experts", .experts_alt = "num_experts", .experts = 8,
+     .topk = 2}, /* Mixtral-8x7B */
+    {.type = "qwen3_moe", .gguf = "qwen3moe", LLAMA_LIKE, .layers = 24, .hidden = 2048,
+     .heads = 32, .kv = 4, .inter = 6144, .vocab = 151936, .max_pos = 32768,
      .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_SPARSE_STEP, .experts_key = "num_experts",
-     .experts = 128, .topk = 8, .xinter_key = "moe_intermediate_size",
-     .xinter = 768}, /* Qwen3-30B-A3B */
+     .experts_alt = "num_local_experts", .experts = 128, .topk = 8,
+     .xinter_key = "moe_intermediate_size",
+     .xinter = 768}, /* Qwen3MoeConfig: no head_dim attribute (hidden / heads unless the file
+                        gives one, as Qwen3-30B-A3B's 128); num_experts is also
+                        num_local_experts */
     {.type = "deepseek_v2", .gguf = "deepseek2", LLAMA_LIKE, .layers = 60, .hidden = 5120,
      .heads = 128, .kv = 128, .inter = 12288, .vocab = 102400, .max_pos = 163840,
      .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 160, .topk = 6,
@@ -87,9 +91,18 @@ static const vram__arch_row rows[] = {
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
      .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128,
      .gguf_kind = VRAM__GGUF_MLA}, /* DeepSeek-V3 */
+    {.type = "deepseek_v32", LLAMA_LIKE, .layers = 61, .hidden = 7168, .heads = 128, .kv = 128,
+     .inter = 18432, .vocab = 129280, .max_pos = 163840, .has = VRAM__HAS_INDEXER,
+     .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
+     .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
+     .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64,
+     .v = 128}, /* DeepseekV32Config: DeepSeek-V3 and the indexer; no GGUF architecture in
+                   llama.cpp's gguf 0.19.0 */
     {.type = "gpt_oss", .gguf = "gpt-oss", LLAMA_LIKE, .layers = 24, .hidden = 2880, .heads = 64,
      .kv = 8, .head_dim = 64, .inter = 2880, .vocab = 201088, .max_pos = 131072, .attn_bias = 1,
      .has = VRAM__HAS_SINKS, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
+     .experts_alt = "num_experts",
      .experts = 32, .topk = 4, .moe_flags = VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS,
      .swa = VRAM__SWA_EVERY, .window = 128, .every = 2,
      .gguf_kind = VRAM__GGUF_OSS}, /* gpt-oss-20b */
@@ -101,7 +114,8 @@ static const vram__arch_row rows[] = {
      .shared_def = 5632, .gguf_kind = VRAM__GGUF_SHEXP}, /* Qwen2MoeConfig (qkv_bias) */
     {.type = "olmoe", .gguf = "olmoe", LLAMA_LIKE, .layers = 16, .hidden = 2048, .heads = 16,
      .inter = 2048, .vocab = 50304, .max_pos = 4096, .has = VRAM__HAS_QK_NORM_FULL,
-     .moe = VRAM__MOE_ALL, .experts_key = "num_experts", .experts = 64, .topk = 8}, /* Olmoe */
+     .moe = VRAM__MOE_ALL, .experts_key = "num_experts", .experts_alt = "num_local_experts",
+     .experts = 64, .topk = 8}, /* Olmoe */
     {.type = "phimoe", .gguf = "phimoe", ROW(GATED, LN, FIN), .layers = 32, .hidden = 4096,
      .heads = 32, .kv = 8, .inter = 6400, .vocab = 32064, .max_pos = 131072,
      .has = VRAM__HAS_HEAD_BIAS, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
@@ -136,6 +150,19 @@ static const vram__arch_row rows[] = {
      .xinter_key = "moe_intermediate_size", .xinter = 512, .shared = VRAM__SHARED_KEY,
      .shared_key = "shared_expert_intermediate_size", .shared_def = 512,
      .mix = VRAM__MIX_DELTA}, /* Qwen3NextConfig */
+    {.type = "qwen3_5_text", .gguf = "qwen35", LLAMA_LIKE, .layers = 32, .hidden = 4096,
+     .heads = 16, .kv = 4, .head_dim = 256, .inter = 12288, .vocab = 248320, .max_pos = 32768,
+     .has = VRAM__HAS_QK_NORM | VRAM__HAS_GATED_Q,
+     .mix = VRAM__MIX_DELTA}, /* Qwen3_5TextConfig: Qwen3-Next's blocks with a dense MLP (its
+                                 in_proj_qkv, _z, _b, _a are in_proj_qkvz and _ba split) */
+    {.type = "qwen3_5_moe_text", .gguf = "qwen35moe", LLAMA_LIKE, .layers = 40, .hidden = 2048,
+     .heads = 16, .kv = 2, .head_dim = 256, .inter = 512, .vocab = 248320, .max_pos = 32768,
+     .has = VRAM__HAS_QK_NORM | VRAM__HAS_GATED_Q | VRAM__HAS_SHARED_GATE,
+     .moe = VRAM__MOE_ALL, .experts_key = "num_experts", .experts_alt = "num_local_experts",
+     .experts = 256, .topk = 8, .xinter_key = "moe_intermediate_size", .xinter = 512,
+     .shared = VRAM__SHARED_KEY, .shared_key = "shared_expert_intermediate_size",
+     .shared_def = 512, .mix = VRAM__MIX_DELTA}, /* Qwen3_5MoeTextConfig: experts in every
+                                                    block */
     /* ---- state-space models and hybrids ---- */
     {.type = "mamba", .gguf = "mamba", ROW(GATED, RMS, FIN | VRAM_ARCH_NO_MLP),
      .layers = 32, .hidden = 768, .vocab = 50280, .tie = 1,
@@ -147,8 +174,8 @@ static const vram__arch_row rows[] = {
      .layers = 64, .hidden = 4096, .vocab = 32768, .mix = VRAM__MIX_MAMBA2}, /* Mamba2Config */
     {.type = "jamba", .gguf = "jamba", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32,
      .kv = 8, .inter = 14336, .vocab = 65536, .max_pos = 262144, .moe = VRAM__MOE_PERIOD,
-     .experts_key = "num_experts", .experts = 16, .topk = 2,
-     .mix = VRAM__MIX_JAMBA}, /* JambaConfig */
+     .experts_key = "num_experts", .experts_alt = "num_local_experts", .experts = 16,
+     .topk = 2, .mix = VRAM__MIX_JAMBA}, /* JambaConfig */
     {.type = "granitemoehybrid", .gguf = "granitehybrid", LLAMA_LIKE, .layers = 32,
      .hidden = 4096, .heads = 32, .inter = 11008, .vocab = 32000, .max_pos = 2048,
      .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts", .experts = 8, .topk = 2,
@@ -183,6 +210,8 @@ static const vram__arch_row rows[] = {
     {.type = "qwen2_vl", .read = VRAM__READ_QWEN2_VL},
     {.type = "qwen2_5_vl", .read = VRAM__READ_QWEN2_5_VL},
     {.type = "qwen3_vl", .read = VRAM__READ_QWEN3_VL},
+    {.type = "qwen3_5", .read = VRAM__READ_QWEN3_VL},     /* Qwen3_5Config: Qwen3-VL's tower */
+    {.type = "qwen3_5_moe", .read = VRAM__READ_QWEN3_VL}, /* Qwen3_5MoeConfig */
     {.type = "gemma3", .read = VRAM__READ_GEMMA3},
     {.type = "mistral3", .gguf = "mistral3", .read = VRAM__READ_MISTRAL3, .family = DEC,
      .mlp = GATED, .norm = RMS, .flags = FIN},

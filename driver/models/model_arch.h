@@ -68,6 +68,10 @@ typedef enum {
 #define VRAM__HAS_QK_NORM_KEY 0x200u /* q/k norms over head_dim when use_qk_norm (GLM-4.5) */
 #define VRAM__HAS_QKV_BIAS_ONLY 0x400u /* the attention bias key biases q, k and v, not o
                                           (GLM-4.5) */
+#define VRAM__HAS_INDEXER 0x800u    /* DeepSeek-V3.2's lightning indexer in each attention
+                                       block: wq_b (q_lora_rank -> index_n_heads x
+                                       index_head_dim), wk (hidden -> index_head_dim), its
+                                       LayerNorm, weights_proj (hidden -> index_n_heads) */
 
 /* Which blocks route to experts (the rest have a dense MLP). */
 typedef enum {
@@ -147,6 +151,8 @@ typedef struct vram__arch_row {
     /* mixture of experts */
     vram__moe moe;
     const char *experts_key; /* the expert count's key */
+    const char *experts_alt; /* the same count's other name (the config class's
+                                attribute_map), read when experts_key is absent */
     uint64_t experts, topk;
     const char *topk_key;    /* NULL: "num_experts_per_tok" */
     const char *xinter_key;  /* the routed expert's width; NULL: the dense width */

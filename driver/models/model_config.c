@@ -82,16 +82,22 @@
  * not modelled: family NONE with a note (a tensor list, when present, is still counted).
  *
  * Fallback for a model_type not in the table, on the keys present, with a note saying so:
+ *   a key that says the model has what no guessed reading counts (cfg_unseen: Mamba/SSM or
+ *     linear-attention keys, per-layer embeddings or widths, recurrent, looped or mixed
+ *     blocks, latent attention, a nested vision/audio tower, factorized embeddings, adapters,
+ *     a layer_types entry that is no attention block) -> family NONE, the key named;
  *   d_model, encoder_layers, decoder_layers, encoder_attention_heads, encoder_ffn_dim and
  *     vocab_size all present -> read as m2m_100 (no position table assumed);
  *   num_hidden_layers, hidden_size, num_attention_heads, intermediate_size and vocab_size all
- *     present -> read as llama (gated MLP, RMS norm, no biases), untied unless
- *     tie_word_embeddings is true (untied counts the larger model);
+ *     present -> read as bert when the class is an encoder's (ForMaskedLM, For*Classification,
+ *     ForQuestionAnswering, ForMultipleChoice, ForPreTraining) or is_decoder is false with no
+ *     generating class (no KV cache); else as llama (gated MLP, RMS norm, no biases), untied
+ *     unless tie_word_embeddings is true (untied counts the larger model);
  *   otherwise family NONE. Nothing is guessed from a partial set of keys. A guess sets
  *   m->guess_low and m->guess_high to the fewest and most parameters the keys allow
- *   (cfg_guess_range: plain or gated MLP, tied or untied head, biases or none, one RMS norm
- *   or two LayerNorms a block), which the estimate's range spans, and the note says what it
- *   was read as and that range.
+ *   (cfg_guess_range: plain or gated MLP, tied or untied head, biases or none, norms without
+ *   weights or two LayerNorms a block, a dense transform before the head or none), which the
+ *   estimate's range spans, and the note says what it was read as and that range.
  *
  * torch_dtype (or "dtype", transformers >= 4.56): float32, float16, bfloat16, float64,
  * float8_e4m3fn, float8_e5m2 (a "torch." prefix is allowed); "auto", null or another name
@@ -276,6 +282,14 @@ static vram_status cfg_block_list(const cfg *c, const char *key, uint64_t layers
     return VRAM_OK;
 }
 
+/* A per-block list (layer_types, mlp_layer_types) of n entries where there are `layers`
+ * blocks: the error. */
+static vram_status cfg_per_block(const cfg *c, const char *key, uint64_t n, uint64_t layers) {
+    return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                      "%s has %llu entries, not one per block (%llu)", key, (unsigned long long)n,
+                      (unsigned long long)layers);
+}
+
 /* layer_types (absent: *given 0): one entry per block; a block whose entry is a recurrent
  * mixer's word ("mamba", "linear_attention", "conv") counts in *mixers, one with attention
  * ("attention", "full_attention", "sliding_attention") in *sliding when it slides. Anything
@@ -315,10 +329,7 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
                                   : vram__json_type(e));
         i++;
     }
-    if (i != layers)
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "layer_types has %llu entries, not one per block (%llu)",
-                          (unsigned long long)i, (unsigned long long)layers);
+    if (i != layers) return cfg_per_block(c, "layer_types", i, layers);
     *given = 1;
     return VRAM_OK;
 }
@@ -414,6 +425,29 @@ static vram_status cfg_mla(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     return VRAM_OK;
 }
 
+/* mlp_layer_types (DeepseekV32Config; transformers' modeling builds by it when given): one
+ * "dense" or "sparse" a block; *moe_n the sparse ones. Absent: *moe_n unchanged. */
+static vram_status cfg_mlp_layer_types(const cfg *c, uint64_t layers, uint64_t *moe_n) {
+    const cJSON *lt = cfg_get(c, "mlp_layer_types"), *e;
+    uint64_t i = 0, sparse = 0;
+    if (lt == NULL) return VRAM_OK;
+    if (!cJSON_IsArray(lt))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "mlp_layer_types is %s, not a list", vram__json_type(lt));
+    cJSON_ArrayForEach(e, lt) {
+        const int s = cJSON_IsString(e) && strcmp(e->valuestring, "sparse") == 0;
+        if (!s && !(cJSON_IsString(e) && strcmp(e->valuestring, "dense") == 0))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "mlp_layer_types[%llu] is not \"dense\" or \"sparse\"",
+                              (unsigned long long)i);
+        sparse += s;
+        i++;
+    }
+    if (i != layers) return cfg_per_block(c, "mlp_layer_types", i, layers);
+    *moe_n = sparse;
+    return VRAM_OK;
+}
+
 /* How many blocks route to experts, by the row's rule (model_arch.h vram__moe); *freq:
  * DeepSeek's moe_layer_freq (1 for the other rules). */
 static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const vram_arch *a,
@@ -439,7 +473,7 @@ static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const v
         *moe_n = 0;
         for (uint64_t i = k; i < L; i++)
             *moe_n += i % *freq == 0;
-        return VRAM_OK;
+        return cfg_mlp_layer_types(c, L, moe_n);
     case VRAM__MOE_SPARSE_STEP: {
         unsigned char *dense = calloc(L, 1);
         if (dense == NULL)
@@ -497,7 +531,11 @@ static vram_status cfg_experts(const cfg *c, const vram__arch_row *r, vram_arch 
     uint64_t topk, shared = 0, moe_n = 0, freq = 1;
     const uint64_t min_experts = r->mix == VRAM__MIX_GRANITE ? 0 : 1;
     *unknown = 0;
-    if ((st = cfg_num(c, r->experts_key, r->experts, min_experts, VRAM_ARCH_MAX_EXPERTS,
+    const char *experts_key = r->experts_alt != NULL && !cfg_has(c, r->experts_key) &&
+                                      cfg_has(c, r->experts_alt)
+                                  ? r->experts_alt
+                                  : r->experts_key;
+    if ((st = cfg_num(c, experts_key, r->experts, min_experts, VRAM_ARCH_MAX_EXPERTS,
                       &a->experts)) != VRAM_OK)
         return st;
     /* gpt-oss's first configs name the top-k experts_per_token */
@@ -510,7 +548,7 @@ static vram_status cfg_experts(const cfg *c, const vram__arch_row *r, vram_arch 
     if (topk > a->experts && a->experts != 0)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                           "%s %llu is more than %s %llu", topk_key, (unsigned long long)topk,
-                          r->experts_key, (unsigned long long)a->experts);
+                          experts_key, (unsigned long long)a->experts);
     if (a->experts == 0) return VRAM_OK; /* Granite-4.0-H without experts: dense */
     a->experts_per_token = topk;
     if (r->xinter_key != NULL &&
@@ -763,6 +801,27 @@ static vram_status cfg_lfm2_ff(const cfg *c, vram_arch *a) {
     return VRAM_OK;
 }
 
+/* DeepSeek-V3.2's indexer (VRAM__HAS_INDEXER) in every attention block, added to
+ * extra_params: index_n_heads (64) of index_head_dim (128) from the q latent (q_lora_rank,
+ * which it needs), one key head from hidden, the key's LayerNorm, the heads' weights. */
+static vram_status cfg_indexer(const cfg *c, vram_arch *a) {
+    uint64_t nh, hd;
+    vram_status st;
+    if ((st = cfg_num(c, "index_n_heads", 64, 1, VRAM_LIMIT_HEADS, &nh)) ||
+        (st = cfg_num(c, "index_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &hd)))
+        return st;
+    if (a->q_lora_rank == 0)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "q_lora_rank is null, and the indexer's queries come from it");
+    if (nh * hd > VRAM_LIMIT_HIDDEN)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "index_n_heads %llu x index_head_dim %llu is over the width limit",
+                          (unsigned long long)nh, (unsigned long long)hd);
+    const uint64_t per = a->q_lora_rank * nh * hd + a->hidden * hd + 2 * hd + a->hidden * nh;
+    a->extra_params += vram__arch_attn_blocks(a) * per;
+    return VRAM_OK;
+}
+
 /* A decoder by its row (model_arch.h): the common keys with the row's defaults —
  * num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads (absent/null: =
  * heads), head_dim (absent/null: hidden / heads), the MLP's width (intermediate_size, or the
@@ -834,6 +893,7 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
     }
     if ((st = cfg_mixer(c, r, a)) != VRAM_OK || (st = cfg_swa(c, r, a)) != VRAM_OK) return st;
     a->extra_params = vram__arch_extra(r, a, head_bias, qk_norm);
+    if ((r->has & VRAM__HAS_INDEXER) && (st = cfg_indexer(c, a)) != VRAM_OK) return st;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                           "its norms, gates and biases beyond the blocks' pattern (%llu "
@@ -1524,7 +1584,11 @@ static vram_status cfg_tower(const cfg *vc, tower_kind k, uint64_t *params, uint
         if (ds != NULL && !cJSON_IsArray(ds))
             return vram__fail(vc->err, vc->errcap, VRAM_E_FORMAT, vc->label,
                               "deepstack_visual_indexes is %s, not a list", vram__json_type(ds));
-        n = ds != NULL ? (uint64_t)cJSON_GetArraySize(ds) : 3u;
+        /* Qwen3.5's tower (Qwen3_5VisionConfig) is Qwen3-VL's without the deepstack
+           mergers */
+        const cJSON *vt = cfg_get(vc, "model_type");
+        const int q35 = cJSON_IsString(vt) && strncmp(vt->valuestring, "qwen3_5", 7) == 0;
+        n = ds != NULL ? (uint64_t)cJSON_GetArraySize(ds) : q35 ? 0u : 3u;
     }
     if (patch > 10000 || ch * tp * patch * patch > VRAM_LIMIT_HIDDEN || heads * hd > VRAM_LIMIT_HIDDEN ||
         h * m * m > VRAM_LIMIT_HIDDEN || (image != 0 && patch > image))
@@ -1646,7 +1710,8 @@ static vram_status cfg_vlm_text(const cfg *c, const char *def_type, int tie_def,
  *     embed_dim x m^2 -> hidden with biases). Images of any size: each counts as an 896 x 896
  *     one (1024 tokens: 64 x 64 patches merged 2 x 2) unless --image-tokens says.
  *   qwen2_5_vl, qwen3_vl (text qwen2 / qwen3, untied): the towers of cfg_tower, 896 x 896
- *     images (1024 and 784 tokens).
+ *     images (1024 and 784 tokens); qwen3_5 and qwen3_5_moe read as qwen3_vl (their
+ *     text_config's model_type names the text row; the tower has no deepstack mergers).
  *   gemma3 (Gemma3Config: text gemma3_text, tied): a SigLIP tower (vision_use_head false)
  *     and the projector's matrix (vision hidden x text hidden) and its norm (vision hidden);
  *     mm_tokens_per_image (256) a image.
@@ -1873,14 +1938,113 @@ static void cfg_guess_range(const cfg *c, const vram_arch *a, uint64_t *lo, uint
     high.norm = VRAM_NORM_LAYER;
     high.flags = (a->flags & ~VRAM_ARCH_PARALLEL) | biases;
     if (!tie_known) high.flags &= ~VRAM_ARCH_TIED;
-    high.extra_params = a->extra_params + a->vocab;
+    /* a head bias, and a transform before the head (dense with bias and a LayerNorm, as
+       BERT's and ModernBERT's) */
+    high.extra_params = a->extra_params + a->vocab + a->hidden * a->hidden + 3 * a->hidden;
     if (a->family == VRAM_FAMILY_ENCODER_DECODER)
         high.positions = a->positions + 2 * (a->context != 0 ? a->context : 1024u);
     *lo = *hi = 0;
     if (vram_arch_params(&low, &pl) == VRAM_OK && vram_arch_params(&high, &ph) == VRAM_OK) {
-        *lo = pl.total;
+        /* norms without weights (nanochat's): the low reading's one norm a block and the
+           final one hold no parameters */
+        const uint64_t norms = (a->layers + 1) * a->hidden;
+        *lo = pl.total > norms ? pl.total - norms : 0;
         *hi = ph.total;
     }
+}
+
+/* A key (set: not null, false or 0) that says the model has a structure neither guessed
+ * reading counts: a state-space or linear-attention mixer, per-layer embeddings, recurrent or
+ * looped blocks, latent attention, a nested vision or audio tower, factorized embeddings,
+ * adapters; or a layer_types entry that is not an attention block. Its name in *key (and the
+ * kind in *what), 1; else 0. A guess from such a config would miss by what it cannot see:
+ * it is refused instead. */
+static int cfg_unseen(const cfg *c, const char **key, const char **what) {
+    static const struct {
+        const char *key;
+        int prefix;
+        const char *what;
+    } keys[] = {
+        {"mamba", 1, "a Mamba mixer"},
+        {"ssm_", 1, "a state-space mixer"},
+        {"state_size", 0, "a state-space mixer"},
+        {"time_step_rank", 0, "a state-space mixer"},
+        {"linear_", 1, "a linear-attention mixer"},
+        {"lru_width", 0, "a recurrent block"},
+        {"block_types", 0, "blocks of several kinds"},
+        {"layers_block_type", 0, "blocks of several kinds"},
+        {"hybrid_layer_ids", 0, "blocks of several kinds"},
+        {"attn_layer_indices", 0, "attention in some blocks only"},
+        {"attn_layer_period", 0, "attention in some blocks only"},
+        {"hidden_size_per_layer_input", 0, "per-layer embeddings"},
+        {"vocab_size_per_layer_input", 0, "per-layer embeddings"},
+        {"per_layer_config", 0, "blocks of different widths"},
+        {"num_layers_per_stack", 0, "looped blocks"},
+        {"n_recurrent_layers", 0, "looped blocks"},
+        {"q_lora_rank", 0, "latent attention"},
+        {"kv_lora_rank", 0, "latent attention"},
+        {"vision_config", 0, "a vision tower"},
+        {"audio_config", 0, "an audio tower"},
+        {"input_embedding_size", 0, "factorized embeddings"},
+        {"output_embedding_size", 0, "factorized embeddings"},
+        {"pronunciation_vocab_size", 0, "more embedding tables"},
+        {"shape_vocab_size", 0, "more embedding tables"},
+        {"adapter_reduction_factor", 0, "adapters"},
+        {"adapter_rank", 0, "adapters"},
+    };
+    static const char *const attn[] = {"full_attention", "sliding_attention",
+                                       "chunked_attention", "attention"};
+    for (const cJSON *j = c->doc->child; j != NULL; j = j->next) {
+        if (j->string == NULL || cJSON_IsNull(j) || cJSON_IsFalse(j) ||
+            (cJSON_IsNumber(j) && j->valuedouble == 0))
+            continue;
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            const size_t n = strlen(keys[i].key);
+            if (keys[i].prefix ? strncmp(j->string, keys[i].key, n) == 0
+                               : strcmp(j->string, keys[i].key) == 0) {
+                *key = j->string;
+                *what = keys[i].what;
+                return 1;
+            }
+        }
+    }
+    /* embeddings narrower than the blocks (ALBERT, ELECTRA): a projection the reading lacks */
+    const cJSON *es = cfg_get(c, "embedding_size"), *hs = cfg_get(c, "hidden_size");
+    if (cJSON_IsNumber(es) && (!cJSON_IsNumber(hs) || es->valuedouble != hs->valuedouble)) {
+        *key = "embedding_size";
+        *what = "factorized embeddings";
+        return 1;
+    }
+    const cJSON *lt = cfg_get(c, "layer_types"), *e;
+    if (cJSON_IsArray(lt)) {
+        cJSON_ArrayForEach(e, lt) {
+            int known = 0;
+            for (size_t k = 0; k < sizeof attn / sizeof attn[0]; k++)
+                known |= cJSON_IsString(e) && strcmp(e->valuestring, attn[k]) == 0;
+            if (!known) {
+                *key = "layer_types";
+                *what = "blocks that are not attention blocks";
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The class a config names is an encoder's (a task head on an encoder), or the config says
+ * is_decoder false and names no generating head. */
+static int cfg_encoder_like(const cfg *c) {
+    static const char *const enc[] = {"ForMaskedLM", "ForSequenceClassification",
+                                      "ForTokenClassification", "ForQuestionAnswering",
+                                      "ForMultipleChoice", "ForPreTraining"};
+    static const char *const gen[] = {"ForCausalLM", "LMHeadModel", "ForConditionalGeneration",
+                                      "Decoder"};
+    const char *cls = cfg_class(c);
+    for (size_t i = 0; i < sizeof enc / sizeof enc[0]; i++)
+        if (str_ends(cls, enc[i])) return 1;
+    for (size_t i = 0; i < sizeof gen / sizeof gen[0]; i++)
+        if (strstr(cls, gen[i]) != NULL) return 0;
+    return cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(c->doc, "is_decoder"));
 }
 
 /* The note of a guessed arch: what it was read as, and the range its keys allow. */
@@ -1982,6 +2146,14 @@ static vram_status cfg_arch(const cfg *c, vram_arch *a, uint64_t *guess_lo, uint
                  vram__quote(type, strlen(type), q));
     else
         snprintf(what, sizeof what, "no model_type");
+    const char *ukey = NULL, *uwhat = NULL;
+    if (cfg_unseen(c, &ukey, &uwhat)) {
+        snprintf(note, notecap,
+                 "%s: %s, and its key %s says %s, which no guessed reading counts; "
+                 "architecture left unknown",
+                 c->label, what, ukey, uwhat);
+        return VRAM_OK;
+    }
     if (cfg_has(c, "d_model") && cfg_has(c, "encoder_layers") && cfg_has(c, "decoder_layers") &&
         cfg_has(c, "encoder_attention_heads") && cfg_has(c, "encoder_ffn_dim") &&
         cfg_has(c, "vocab_size")) {
@@ -1995,6 +2167,15 @@ static vram_status cfg_arch(const cfg *c, vram_arch *a, uint64_t *guess_lo, uint
     if (cfg_has(c, "num_hidden_layers") && cfg_has(c, "hidden_size") &&
         cfg_has(c, "num_attention_heads") && cfg_has(c, "intermediate_size") &&
         cfg_has(c, "vocab_size")) {
+        if (cfg_encoder_like(c)) {
+            /* an encoder: no cache while it runs; its head by the class it names */
+            vram_status st = cfg_bert(c, 0, 0, a, note, notecap);
+            if (st != VRAM_OK) return st;
+            cfg_guess_range(c, a, guess_lo, guess_hi);
+            cfg_guess_note(c, a, what, "a BERT-like encoder", *guess_lo, *guess_hi, note,
+                           notecap);
+            return VRAM_OK;
+        }
         static const vram__arch_row generic = {.read = VRAM__READ_DECODER,
                                                .family = VRAM_FAMILY_DECODER,
                                                .mlp = VRAM_MLP_GATED,

@@ -170,6 +170,31 @@ def k_qwen3next(w, c):  # Qwen3NextModel (Qwen2MoeModel's keys and the linear at
     w.add_full_attention_interval(c.full_attention_interval)
 
 
+def linear_attention_keys(w, c, interval):  # Qwen3-Next's and Qwen3.5's gated delta rule
+    w.add_ssm_conv_kernel(c.linear_conv_kernel_dim)
+    w.add_ssm_state_size(c.linear_key_head_dim)
+    w.add_ssm_group_count(c.linear_num_key_heads)
+    w.add_ssm_time_step_rank(c.linear_num_value_heads)
+    w.add_ssm_inner_size(c.linear_value_head_dim * c.linear_num_value_heads)
+    w.add_full_attention_interval(interval)
+
+
+def full_interval(c):  # Qwen3.5's configs say it by layer_types only
+    return c.layer_types.index("full_attention") + 1
+
+
+def k_qwen35(w, c):  # Qwen3.5 dense: Qwen3-Next's blocks with a dense MLP
+    common_keys(w, c)
+    linear_attention_keys(w, c, full_interval(c))
+
+
+def k_qwen35moe(w, c):  # Qwen3.5 MoE: experts and the shared one in every block
+    common_keys(w, c)
+    experts_keys(w, c, c.num_experts, c.num_experts_per_tok, c.moe_intermediate_size)
+    w.add_expert_shared_feed_forward_length(c.shared_expert_intermediate_size)
+    linear_attention_keys(w, c, full_interval(c))
+
+
 def k_apertus(w, c):  # ApertusModel: the xIELU scalars, one per block, as metadata
     common_keys(w, c)
     n = c.num_hidden_layers
@@ -254,6 +279,16 @@ CASES = [
       "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8,
       "linear_value_head_dim": 8, "full_attention_interval": 2,
       "layer_types": ["linear_attention", "full_attention"]}, k_qwen3next),
+    ("qwen35", "qwen35", "Qwen3.5-text-defaults", "Qwen3_5ForCausalLM",
+     {**SMALL, "num_hidden_layers": 2, "head_dim": 8, "linear_num_key_heads": 2,
+      "linear_num_value_heads": 4, "linear_key_head_dim": 8, "linear_value_head_dim": 8,
+      "layer_types": ["linear_attention", "full_attention"]}, k_qwen35),
+    ("qwen35moe", "qwen35moe", "Qwen3.5-MoE-text-defaults", "Qwen3_5MoeForCausalLM",
+     {**SMALL, "num_hidden_layers": 2, "head_dim": 8, "num_experts": 4, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 16, "shared_expert_intermediate_size": 24,
+      "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 8,
+      "linear_value_head_dim": 8, "layer_types": ["linear_attention", "full_attention"]},
+     k_qwen35moe),
     ("apertus", "apertus", "Apertus-8B-2509", "ApertusForCausalLM",
      {**SMALL, "num_hidden_layers": 2}, k_apertus),
     ("cohere2", "cohere2", "c4ai-command-r7b-12-2024", "Cohere2ForCausalLM",

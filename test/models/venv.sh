@@ -21,5 +21,5 @@ $pip --no-deps torch==2.15.0
 $pip --no-deps nvidia-cufile==1.17.1.22 nvidia-cusparselt-cu13==0.8.1 \
   nvidia-nvshmem-cu13==3.7.2 nvidia-nccl-cu13==2.30.7
 $pip filelock sympy networkx jinja2 fsspec typing_extensions numpy safetensors \
-  transformers==5.23.0 gguf==0.19.0
+  transformers==5.24.0 gguf==0.19.0
 "$dir/bin/python" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'

@@ -452,6 +452,120 @@ Test(config, notes_for_what_is_not_modelled) {
                        "%s", err);
 }
 
+/* A config of a type not in the table whose keys say it has what no guessed reading counts:
+   refused (family NONE) with the key named, never guessed. Each is the key set of a held-out
+   family of transformers (test/models/heldout.py) whose Llama-like guess missed. */
+Test(config, guess_refused_on_unseen_structure) {
+    char err[512];
+    static const char base[] = "\"num_hidden_layers\":4,\"hidden_size\":256,"
+                               "\"num_attention_heads\":4,\"intermediate_size\":512,"
+                               "\"vocab_size\":1000";
+    static const struct {
+        const char *extra, *key, *what;
+    } cases[] = {
+        {"\"mamba_d_state\":128", "mamba_d_state", "a Mamba mixer"},          /* bamba */
+        {"\"linear_num_key_heads\":16", "linear_num_key_heads", "linear-attention"}, /* qwen3_5 */
+        {"\"hidden_size_per_layer_input\":256", "hidden_size_per_layer_input",
+         "per-layer embeddings"},                                             /* gemma4 */
+        {"\"per_layer_config\":{\"05\":{\"head_dim\":512}}", "per_layer_config",
+         "different widths"},
+        {"\"layer_types\":[\"conv\",\"full_attention\",\"conv\",\"full_attention\"]",
+         "layer_types", "not attention blocks"},                              /* lfm3 */
+        {"\"block_types\":[\"recurrent\",\"attention\"]", "block_types", "several kinds"},
+        {"\"kv_lora_rank\":512", "kv_lora_rank", "latent attention"},          /* minicpm3 */
+        {"\"vision_config\":{\"hidden_size\":768}", "vision_config", "a vision tower"}, /* git */
+        {"\"num_layers_per_stack\":16", "num_layers_per_stack", "looped blocks"}, /* hrm */
+        {"\"embedding_size\":128", "embedding_size", "factorized embeddings"}, /* electra */
+        {"\"adapter_reduction_factor\":2", "adapter_reduction_factor", "adapters"}, /* xmod */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char json[512];
+        snprintf(json, sizeof json, "{\"model_type\":\"my_new\",%s,%s}", base, cases[i].extra);
+        vram_model m = parse_ok(json, err, sizeof err);
+        cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE, "%s", json);
+        cr_assert_eq(m.guess_low, 0, "%s: no range", json);
+        cr_assert_not_null(strstr(err, cases[i].key), "%s: %s", json, err);
+        cr_assert_not_null(strstr(err, cases[i].what), "%s: %s", json, err);
+        cr_assert_not_null(strstr(err, "architecture left unknown"), "%s: %s", json, err);
+    }
+    /* null, false and 0 say nothing; layer_types of attention kinds only, an embedding_size
+       equal to hidden_size, neither */
+    parse_ok("{\"model_type\":\"my_new\",\"num_hidden_layers\":2,\"hidden_size\":256,"
+             "\"num_attention_heads\":4,\"intermediate_size\":512,\"vocab_size\":1000,"
+             "\"vision_config\":null,\"kv_lora_rank\":0,\"mamba_enabled\":false,"
+             "\"embedding_size\":256,"
+             "\"layer_types\":[\"sliding_attention\",\"full_attention\"]}",
+             err, sizeof err);
+    cr_assert_not_null(strstr(err, "read as a Llama-like decoder"), "%s", err);
+}
+
+/* A type not in the table whose class is an encoder's (or is_decoder false with no
+   generating head) is guessed as a BERT-like encoder: no KV cache, a range that holds the
+   BERT-pattern count. */
+Test(config, guess_encoder) {
+    char err[512];
+    vram_param_count pc;
+    /* CamembertConfig's defaults: BERT-base's shape, 109,514,298 as BertForMaskedLM */
+    static const char camembert[] =
+        "{\"model_type\":\"camembert\",\"architectures\":[\"CamembertForMaskedLM\"],"
+        "\"num_hidden_layers\":12,\"hidden_size\":768,\"num_attention_heads\":12,"
+        "\"intermediate_size\":3072,\"vocab_size\":30522,\"max_position_embeddings\":512,"
+        "\"type_vocab_size\":2,\"is_decoder\":false}";
+    vram_model m = parse_ok(camembert, err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_ENCODER);
+    cr_assert_eq(vram_arch_params(&m.arch, &pc), VRAM_OK);
+    cr_assert_eq(pc.total, 109514298ull, "%llu", (unsigned long long)pc.total);
+    cr_assert(m.guess_low <= pc.total && pc.total <= m.guess_high, "%llu..%llu",
+              (unsigned long long)m.guess_low, (unsigned long long)m.guess_high);
+    cr_assert_not_null(strstr(err, "read as a BERT-like encoder"), "%s", err);
+    /* is_decoder false and a class that generates nothing: an encoder too */
+    m = parse_ok("{\"model_type\":\"my_enc\",\"architectures\":[\"MyEncModel\"],"
+                 "\"num_hidden_layers\":2,\"hidden_size\":64,\"num_attention_heads\":4,"
+                 "\"intermediate_size\":128,\"vocab_size\":100,\"is_decoder\":false}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_ENCODER);
+    /* a causal-LM class with is_decoder false (transformers' default on every config): a
+       decoder */
+    m = parse_ok("{\"model_type\":\"my_dec\",\"architectures\":[\"MyDecForCausalLM\"],"
+                 "\"num_hidden_layers\":2,\"hidden_size\":64,\"num_attention_heads\":4,"
+                 "\"intermediate_size\":128,\"vocab_size\":100,\"is_decoder\":false}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER);
+}
+
+/* DeepSeek-V3.2: V3 and the indexer in every block; mlp_layer_types, when given, says which
+   blocks route (transformers builds by it). */
+Test(config, deepseek_v32) {
+    char err[512];
+    vram_model v3 = parse_ok("{\"model_type\":\"deepseek_v3\"}", err, sizeof err);
+    vram_model v32 = parse_ok("{\"model_type\":\"deepseek_v32\"}", err, sizeof err);
+    /* 61 blocks of wq_b 1536 x 64 x 128, wk 7168 x 128, a LayerNorm of 128, weights_proj
+       7168 x 64 */
+    cr_assert_eq(v32.arch.extra_params - v3.arch.extra_params,
+                 61ull * (1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64));
+    cr_assert_eq(total(&v32), 671877929216ull, "DeepseekV32Config's count in transformers");
+    char json[1024] = "{\"model_type\":\"deepseek_v32\",\"num_hidden_layers\":4,"
+                      "\"mlp_layer_types\":[\"dense\",\"sparse\",\"dense\",\"sparse\"]}";
+    vram_model m = parse_ok(json, err, sizeof err);
+    cr_assert_eq(m.arch.dense_layers, 2);
+}
+
+/* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
+   num_experts (its attribute_map; transformers 5 writes the former). */
+Test(config, qwen3_moe_defaults) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"qwen3_moe\",\"num_local_experts\":64}", err,
+                            sizeof err);
+    cr_assert_eq(m.arch.head_dim == 0 ? m.arch.hidden / m.arch.heads : m.arch.head_dim, 64);
+    cr_assert_eq(m.arch.experts, 64);
+    cr_assert_eq(m.arch.layers, 24);
+    m = parse_ok("{\"model_type\":\"qwen3_moe\",\"num_experts\":32,\"num_local_experts\":64,"
+                 "\"head_dim\":128}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.experts, 32, "num_experts first");
+    cr_assert_eq(m.arch.head_dim, 128);
+}
+
 /* ---- bad numbers ------------------------------------------------------------------------ */
 
 struct bad_cfg {
@@ -495,6 +609,18 @@ ParameterizedTestParameters(config, bad_numbers) {
         {"{\"model_type\":\"t5\",\"feed_forward_proj\":[1]}",
          "feed_forward_proj is an array, not a string", ""},
         {"{\"model_type\":\"qwen2\",\"num_experts\":-1}", "num_experts is -1: negative", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"q_lora_rank\":null}",
+         "q_lora_rank is null, and the indexer's queries come from it", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"index_n_heads\":0}",
+         "index_n_heads is 0, not a positive integer", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"index_head_dim\":4096,\"index_n_heads\":4096}",
+         "index_n_heads 4096 x index_head_dim 4096 is over the width limit", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"mlp_layer_types\":[\"dense\"]}",
+         "mlp_layer_types has 1 entries, not one per block (61)", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"mlp_layer_types\":\"dense\"}",
+         "mlp_layer_types is a string, not a list", ""},
+        {"{\"model_type\":\"deepseek_v32\",\"mlp_layer_types\":[\"moe\"]}",
+         "mlp_layer_types[0] is not \"dense\" or \"sparse\"", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},

@@ -57,6 +57,15 @@ typedef struct gguf_case {
 /* the recurrent state of one block: Mamba e x N + (taps - 1) x conv channels */
 #define ST(e, n, conv) ((e) * (n) + 3 * (conv))
 
+/* Qwen3-Next's two blocks (and Qwen3.5's) without their MLPs: block 0 the gated delta rule
+   (in 32 -> 104, conv 64 x 4, dt_bias and A of 4, norm 8, out 32 -> 32), block 1 gated
+   attention (q 32 -> 64) with q/k norms; the embeddings, head and final norm. With
+   experts: 4 (top 2) of 16 a block, a shared one of 24 and its gate 32 -> 1. State: 4 value
+   heads of 8 x 8 and 3 taps of 64 conv channels. */
+#define QNEXT_BLOCKS ((H * 104 + 64 * 4 + 16 + 32 * H) + (ATT + H * 32 + 16) + 2 * EMB + H)
+#define QNEXT_MOE (QNEXT_BLOCKS + 2 * (ROUTED(4, 16) + MLP(24) + H + NORMS))
+#define QNEXT_STATE (4 * 8 * 8 + 3 * 64)
+
 static const gguf_case cases[] = {
     /* mamba-2.8b-hf's config, 2 blocks (tied head) */
     {"mamba", 22, 2 * MAMBA1 + EMB + H, 2 * MAMBA1 + EMB + H, 2, 2, 0, 0, 0, 0, 2 * 2 * 8,
@@ -98,12 +107,14 @@ static const gguf_case cases[] = {
        32 -> 104, conv 64 x 4, dt_bias and A of 4, norm 8, out 32 -> 32), block 1 gated
        attention (q 32 -> 64) with q/k norms; both 4 experts (top 2) of 16, a shared one of 24
        and its gate 32 -> 1 */
-    {"qwen3next", 37,
-     (H * 104 + 64 * 4 + 16 + 32 * H) + (ATT + H * 32 + 16) +
-         2 * (ROUTED(4, 16) + MLP(24) + H + NORMS) + 2 * EMB + H,
-     (H * 104 + 64 * 4 + 16 + 32 * H) + (ATT + H * 32 + 16) +
-         2 * (ROUTED(4, 16) + MLP(24) + H + NORMS) + 2 * EMB + H - 2 * 2 * MLP(16),
-     2, 1, 4, 2, 0, 1, 2 * 2 * 8, 4 * 8 * 8 + 3 * 64, 0, 0, VRAM_ARCH_FINAL_NORM},
+    {"qwen3next", 37, QNEXT_MOE, QNEXT_MOE - 2 * 2 * MLP(16), 2, 1, 4, 2, 0, 1, 2 * 2 * 8,
+     QNEXT_STATE, 0, 0, VRAM_ARCH_FINAL_NORM},
+    /* Qwen3.5: Qwen3-Next's two blocks (its in_proj_qkv, _z, _b, _a: the same numbers as
+       in_proj_qkvz and _ba) with a dense MLP of 48; its MoE form as Qwen3-Next's */
+    {"qwen35", 28, QNEXT_BLOCKS + 2 * (MLP(48) + NORMS), QNEXT_BLOCKS + 2 * (MLP(48) + NORMS), 2,
+     1, 0, 0, 0, 1, 2 * 2 * 8, QNEXT_STATE, 0, 0, VRAM_ARCH_FINAL_NORM},
+    {"qwen35moe", 38, QNEXT_MOE, QNEXT_MOE - 2 * 2 * MLP(16), 2, 1, 4, 2, 0, 1, 2 * 2 * 8,
+     QNEXT_STATE, 0, 0, VRAM_ARCH_FINAL_NORM},
     /* Apertus: an up/down MLP (xIELU; its 4 scalars a block are metadata in the GGUF), q/k
        norms */
     {"apertus", 23, 2 * (ATT + 16 + 2 * H * 48 + NORMS) + 2 * EMB + H,

@@ -723,7 +723,7 @@ Test(moe, config_errors) {
     bad_config("{\"model_type\":\"qwen2_moe\",\"mlp_only_layers\":[0,24]}",
                "mlp_only_layers holds 24, not a block index in 0..23");
     bad_config("{\"model_type\":\"qwen3_moe\",\"mlp_only_layers\":[-1]}",
-               "mlp_only_layers holds -1, not a block index in 0..47");
+               "mlp_only_layers holds -1, not a block index in 0..23");
     bad_config("{\"model_type\":\"qwen2_moe\",\"mlp_only_layers\":[\"0\"]}",
                "mlp_only_layers holds a string, not a block index");
     bad_config("{\"model_type\":\"qwen2_moe\",\"mlp_only_layers\":3}",
@@ -738,7 +738,8 @@ Test(moe, config_layouts_interleaved) {
     vram_model m;
     /* a MoE block every second one (Qwen's decoder_sparse_step): the others dense; only how
        many of each counts, not where they are */
-    const char *j = "{\"model_type\":\"qwen3_moe\",\"decoder_sparse_step\":2}";
+    const char *j =
+        "{\"model_type\":\"qwen3_moe\",\"num_hidden_layers\":48,\"decoder_sparse_step\":2}";
     m = parse(j);
     cr_assert_eq(m.arch.dense_layers, 24, "blocks 1, 3, ..., 47 routed: %llu dense",
                  (unsigned long long)m.arch.dense_layers);
