@@ -3,7 +3,8 @@
 # program again at -O3 (Release: the warnings only the optimiser finds are errors too, about
 # 1 minute), run unit + fuzz + proof tests, valgrind memcheck over the C API and the command's
 # bad inputs (label memcheck_fast, about 1 minute),
-# the estimate against PyTorch (label truth, a subset),
+# the estimate against PyTorch (label truth, a subset) and the architecture table against
+# transformers' classes (every causal-LM type: test/models),
 # the mpirun tests (label mpi: 4 ranks each, about 15 s together; MPI builds) and python (the
 # package over the build's library), then a time-boxed libFuzzer pass with clang, then print
 # coverage of include/.
@@ -54,7 +55,17 @@ ctest --test-dir "$build" -L memcheck_fast --output-on-failure -j"$jobs"
 # venv cached under ~/.cache/vramkit (the first run installs torch and transformers from
 # PyPI, about 5 GiB and 3 minutes; later runs reuse it). About 1 minute; skipped (77) where
 # the venv cannot be had. The full table: test/truth/run.sh (README, test/bench/RESULTS.md).
-echo "== truth: the estimate against PyTorch's memory accounting (a subset)"
+# The architecture table against transformers' own classes (test/models/: arch_truth,
+# gguf_gen_check, heldout: every causal-LM type of transformers, no silent wrong answer), in
+# its pinned venv, also cached under ~/.cache/vramkit (test/models/venv.sh: about 1-3 minutes
+# the first time, nothing after); about 40 s. Skipped (77) where the venv cannot be had.
+models_venv=${VRAMKIT_MODELS_VENV:-$HOME/.cache/vramkit/models-venv}
+if sh "$root/test/models/venv.sh" "$models_venv" >/dev/null 2>&1; then
+  cmake -S "$root" -B "$build" -DVRAMKIT_TRUTH_PYTHON="$models_venv/bin/python" >/dev/null
+else
+  echo "ci/test: the models venv ($models_venv) could not be made: arch_truth, gguf_gen_check, heldout skip"
+fi
+echo "== truth: the estimate against PyTorch's memory accounting (a subset), the table against transformers"
 ctest --test-dir "$build" -L '^truth$' --output-on-failure
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang >/dev/null; then
