@@ -12,9 +12,14 @@
 # already there. Then: cmake -DVRAMKIT_TRUTH_PYTHON=DIR/bin/python ... && ctest -L truth.
 set -eu
 dir=${1:?usage: venv.sh DIR}
-if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c 'import torch, transformers, gguf' 2>/dev/null; then
+# reused only when it holds the pinned versions (a venv made for an older pin is made again)
+if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c '
+import importlib.metadata as m, sys
+want = {"torch": "2.15.0", "transformers": "5.24.0", "gguf": "0.19.0"}
+sys.exit(any(m.version(k).split("+")[0] != v for k, v in want.items()))' 2>/dev/null; then
   exit 0
 fi
+rm -rf "$dir"
 python3 -m venv "$dir"
 pip="$dir/bin/python -m pip install -q --disable-pip-version-check"
 $pip --no-deps torch==2.15.0
