@@ -313,12 +313,8 @@ static const char *fp_tensor_compact(const char *p, const char *e, fp_value *v) 
 static const char *fp_tensor_value(const char *p, const char *e, fp_value *v) {
     int seen_d = 0, seen_s = 0, seen_o = 0;
     const char *c;
-    /* what is read of v: dims and off up to nd and noff */
-    v->dtype = NULL;
-    v->dlen = 0;
-    v->nd = 0;
-    v->have_shape = 0;
-    v->noff = 0;
+    /* the compact form sets every field it reads; else what it left is reset and the object
+       read member by member (what is read of v: dims and off up to nd and noff) */
     if ((c = fp_tensor_compact(p, e, v)) != NULL) return c;
     v->dtype = NULL;
     v->dlen = 0;
