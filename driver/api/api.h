@@ -72,10 +72,10 @@ int vram_api_local_gpu(char *err, size_t cap);
 
 typedef struct vram_api_stream vram_api_stream;
 
-/* Zero means default in every field but size and batch. */
+/* Zero means default in every field but size. */
 typedef struct vram_api_stream_opts {
     uint64_t size;          /* sizeof(vram_api_stream_opts) */
-    uint64_t batch;         /* samples per batch (required) */
+    uint64_t batch;         /* samples per batch; 0: 128 (VRAM_STREAM_DEFAULT_BATCH, as the CLI) */
     uint64_t budget_bytes;  /* device bytes for the chunk buffers; 0: fraction of free on a
                                GPU; on the host (device -1, no fraction or reserve either)
                                vram_api_host_budget() */

@@ -58,6 +58,7 @@ static void quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 typedef struct stack_info {
     char desc[160];
     int no_memory;
+    int io; /* an entry of the low-level I/O class: the file could not be read (the environment) */
 } stack_info;
 
 static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
@@ -65,6 +66,8 @@ static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
     (void)n;
     if (e->desc != NULL && e->desc[0] != '\0') snprintf(s->desc, sizeof s->desc, "%s", e->desc);
     if (e->maj_num == H5E_RESOURCE || e->min_num == H5E_CANTALLOC || e->min_num == H5E_NOSPACE) s->no_memory = 1;
+    /* the file driver's read or seek failed; an object header's "read failed" is decoding */
+    if (e->maj_num == H5E_IO) s->io = 1;
     return 0;
 }
 
@@ -93,6 +96,13 @@ static vram_status hdf5_failed(const child *c, char *err, vram_status st, const 
     }
     vram_msgf(err, ERR_CAP, "%s%s%s", what, s.desc[0] ? ": " : "", s.desc);
     return st;
+}
+
+/* As hdf5_failed, for metadata HDF5 could not make sense of while opening: the file is
+ * malformed (VRAM_E_FORMAT, exit 2) unless HDF5's stack says a read of it failed (VRAM_E_IO,
+ * exit 3). */
+static vram_status hdf5_open_failed(const child *c, char *err, const char *what) {
+    return hdf5_failed(c, err, hdf5_reason().io ? VRAM_E_IO : VRAM_E_FORMAT, what);
 }
 
 /* ---- types ------------------------------------------------------------------------------ */
@@ -733,7 +743,7 @@ static vram_status open_dataset(child *c, uint32_t d, const char *name, unsigned
     c->dset[d] = H5Dopen2(c->file, name, dapl >= 0 ? dapl : H5P_DEFAULT);
     if (c->dset[d] < 0) {
         vram_msgf(what, sizeof what, "%s: cannot open dataset '%s'", c->path, name);
-        st = hdf5_failed(c, err, VRAM_E_IO, what);
+        st = hdf5_open_failed(c, err, what);
         goto out;
     }
     space = H5Dget_space(c->dset[d]);
@@ -741,7 +751,7 @@ static vram_status open_dataset(child *c, uint32_t d, const char *name, unsigned
     dcpl = H5Dget_create_plist(c->dset[d]);
     if (space < 0 || ftype < 0 || dcpl < 0) {
         vram_msgf(what, sizeof what, "%s: cannot read the shape, type or layout of '%s'", c->path, name);
-        st = hdf5_failed(c, err, VRAM_E_IO, what);
+        st = hdf5_open_failed(c, err, what);
         goto out;
     }
     H5S_class_t sc = H5Sget_simple_extent_type(space);
@@ -824,7 +834,7 @@ static vram_status open_dataset(child *c, uint32_t d, const char *name, unsigned
             c->dset[d] = H5Dopen2(c->file, name, dapl);
             if (c->dset[d] < 0) {
                 vram_msgf(what, sizeof what, "%s: cannot reopen dataset '%s'", c->path, name);
-                st = hdf5_failed(c, err, VRAM_E_IO, what);
+                st = hdf5_open_failed(c, err, what);
                 goto out;
             }
         }

@@ -298,6 +298,25 @@ Test(api, stream_next_release_skip_take_and_close) {
     unlink(path);
 }
 
+Test(api, stream_batch_zero_is_the_default_batch) {
+    static const char *const names[] = {"/features"};
+    char path[128], err[512];
+    vram_api_stream *s = NULL;
+    vram_api_stream_opts o = api_stream_opts(0);
+    vram_api_batch b;
+    api_h5(path, sizeof path, H5FX_CONTIGUOUS);
+    cr_assert_eq(vram_api_stream_open(path, names, 1, &o, &s, err, sizeof err), 0, "%s", err);
+    /* 300 samples in batches of 128: 128, 128, 44 */
+    cr_assert_eq(vram_api_stream_batches_per_epoch(s), 3);
+    memset(&b, 0, sizeof b);
+    b.size = sizeof b;
+    cr_assert_eq(vram_api_stream_next(s, &b, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(b.count, 128);
+    cr_assert_eq(vram_api_stream_release(s, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(vram_api_stream_close(s), 0);
+    unlink(path);
+}
+
 Test(api, stream_errors_name_the_input) {
     static const char *const names[] = {"/features", "/nope"};
     char path[128], err[512];

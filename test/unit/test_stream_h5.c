@@ -456,6 +456,27 @@ static void no_child_left(void) {
     cr_assert_eq(errno, ECHILD);
 }
 
+Test(stream_h5, a_dataset_header_hdf5_cannot_make_sense_of_is_a_malformed_file) {
+    /* two files of the HDF5 campaign (test/fuzz/corpus/h5): an external-storage message
+     * damaged so that H5Dopen fails on the local heap. Nothing failed to be read: the file is
+     * malformed (exit 2), not the environment (exit 3, which a caller may retry). */
+    const char *files[] = {"crash_m474_external.h5", "crash_m1333_external.h5"};
+    const char *names[1] = {"/x"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[PATH_MAX], want[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/test/fuzz/corpus/h5/%s", VRAMKIT_SOURCE_DIR, files[i]);
+        vram_h5_file *f = NULL;
+        char err[VRAM_STREAM_ERR_MAX] = "";
+        vram_status st = vram_h5_open(path, names, 1, &f, err, sizeof err);
+        cr_assert_eq(st, VRAM_E_FORMAT, "%s: %s: %s", files[i], vram_status_name(st), err);
+        cr_assert_null(f);
+        snprintf(want, sizeof want, "%s: cannot open dataset '/x': ", path);
+        cr_assert(strstr(err, want) == err, "%s", err);
+        cr_assert_null(strchr(err, '\n'), "one line");
+    }
+    no_child_left();
+}
+
 Test(stream_h5, a_crash_inside_hdf5_is_one_line_and_costs_only_the_child) {
     /* the root of /features' chunk B-tree is its own first child: HDF5 1.10 recurses until
      * the stack is gone as soon as it walks the index (this process died of it before) */
