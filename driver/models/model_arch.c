@@ -199,6 +199,23 @@ static const vram__arch_row rows[] = {
      .norm = LN, .flags = FIN},
     {.type = "gptj", .read = VRAM__READ_GPTJ},
     {.type = "gpt_bigcode", .read = VRAM__READ_BIGCODE},
+    /* the classic decoders (GPT-2's era): learned, sinusoidal or ALiBi positions, LayerNorms,
+       biases; their readers in model_config.c say which */
+    {.type = "codegen", .read = VRAM__READ_GPTJ}, /* CodeGenConfig: GPT-J's keys, defaults and
+                                                     block (qkv_proj fused, no attention
+                                                     biases, a head with a bias); no GGUF
+                                                     architecture in gguf 0.19.0 */
+    {.type = "opt", .read = VRAM__READ_OPT},      /* no GGUF architecture in gguf 0.19.0 */
+    {.type = "bloom", .gguf = "bloom", .read = VRAM__READ_BLOOM, .family = DEC, .mlp = PLAIN,
+     .norm = LN, .flags = FIN | VRAM_ARCH_EMB_NORM}, /* ALiBi: no position table */
+    {.type = "gpt_neo", .read = VRAM__READ_GPT_NEO}, /* none in gguf 0.19.0 */
+    {.type = "mpt", .gguf = "mpt", .read = VRAM__READ_MPT, .family = DEC, .mlp = PLAIN,
+     .norm = RMS, .flags = FIN}, /* LayerNorms without a bias: a weight of hidden each, as an
+                                    RMS norm's; ALiBi */
+    {.type = "xglm", .read = VRAM__READ_XGLM},             /* none in gguf 0.19.0 */
+    {.type = "gpt_neox_japanese", .read = VRAM__READ_NEOX_JP}, /* none in gguf 0.19.0 */
+    {.type = "openai-gpt", .read = VRAM__READ_OPENAI_GPT}, /* none in gguf 0.19.0 */
+    {.type = "ctrl", .read = VRAM__READ_CTRL},             /* none in gguf 0.19.0 */
     {.type = "whisper", .read = VRAM__READ_WHISPER},
     /* ---- vision towers, two-tower and vision-language models ---- */
     {.type = "vit", .read = VRAM__READ_VIT},
