@@ -1167,12 +1167,15 @@ static vram_status cfg_bloom(const cfg *c, vram_arch *a) {
  * num_hidden_layers, num_attention_heads), intermediate_size null -> 4 x hidden, vocab_size
  * 50257, max_position_embeddings 2048 (learned), tied; q, k, v without biases, out_proj and
  * the MLP with; ln_f. attention_types ([[["global", "local"], 12]]: each pattern repeated
- * its count of times, one entry a block, as many as num_layers) says which blocks attend
- * over the last window_size (256) tokens only ("local"). */
+ * its count of times, one entry a block, as many as num_layers, else transformers refuses
+ * the config) says which blocks attend over the last window_size (256) tokens only
+ * ("local"); their cache keeps every token all the same (transformers' GPT-Neo builds its
+ * DynamicCache without a window, and no other engine runs the family), so the arch has no
+ * sliding window. */
 static vram_status cfg_gpt_neo(const cfg *c, vram_arch *a) {
     vram_status st;
     int tie;
-    uint64_t window, blocks = 0, local = 0;
+    uint64_t blocks = 0;
     memset(a, 0, sizeof *a);
     if ((st = cfg_num_alt(c, "num_layers", "num_hidden_layers", 24, 1, VRAM_LIMIT_LAYERS,
                           &a->layers)) ||
@@ -1183,21 +1186,19 @@ static vram_status cfg_gpt_neo(const cfg *c, vram_arch *a) {
                       &a->intermediate)) ||
         (st = cfg_num(c, "vocab_size", 50257, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
         (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
-        (st = cfg_num(c, "window_size", 256, 1, VRAM_LIMIT_CONTEXT, &window)) ||
         (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)))
         return st;
     if ((st = cfg_heads_check(c, a, "hidden_size", "num_heads")) != VRAM_OK) return st;
     const cJSON *types = cfg_get(c, "attention_types"), *item;
     if (types == NULL) {
         blocks = 24; /* [[["global", "local"], 12]] */
-        local = 12;
     } else {
         if (!cJSON_IsArray(types))
             return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                               "attention_types is %s, not a list", vram__json_type(types));
         cJSON_ArrayForEach(item, types) {
             const cJSON *pat = cJSON_GetArrayItem(item, 0), *rep = cJSON_GetArrayItem(item, 1), *e;
-            uint64_t n = 0, loc = 0;
+            uint64_t n = 0;
             if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2 || !cJSON_IsArray(pat) ||
                 !cJSON_IsNumber(rep) || rep->valuedouble < 0 ||
                 rep->valuedouble > (double)VRAM_LIMIT_LAYERS ||
@@ -1214,10 +1215,8 @@ static vram_status cfg_gpt_neo(const cfg *c, vram_arch *a) {
                                       "attention_types names %s, not \"global\" or \"local\"",
                                       vram__json_type(e));
                 n++;
-                loc += l;
             }
             blocks += n * (uint64_t)rep->valuedouble;
-            local += loc * (uint64_t)rep->valuedouble;
             if (blocks > VRAM_LIMIT_LAYERS) break;
         }
     }
@@ -1228,10 +1227,6 @@ static vram_status cfg_gpt_neo(const cfg *c, vram_arch *a) {
     cfg_classic(a, tie, VRAM_ARCH_FINAL_NORM);
     a->flags &= ~VRAM_ARCH_QKV_BIAS;
     a->positions = a->context;
-    if (local != 0) {
-        a->sliding_window = window;
-        a->window_layers = local;
-    }
     return VRAM_OK;
 }
 
