@@ -23,6 +23,11 @@
  *   FINAL_NORM; two norms per block (use_parallel_residual shares none).
  * phi, falcon, gptj, gpt_bigcode: see cfg_phi, cfg_falcon, cfg_gptj and cfg_bigcode (parallel
  *   blocks with one norm, multi-query attention, heads with a bias).
+ * codegen (CodeGenConfig): read as gptj (the same keys, defaults and block).
+ * opt, bloom, gpt_neo, mpt, xglm, gpt_neox_japanese, openai-gpt, ctrl: the classic decoders
+ *   (cfg_opt, cfg_bloom, cfg_gpt_neo, cfg_mpt, cfg_xglm, cfg_neox_jp, cfg_gpt1): each class's
+ *   keys (and its attribute_map's other names) and defaults, their positions (learned,
+ *   sinusoidal or ALiBi), norms and biases; what their arch cannot describe is refused.
  * whisper: see cfg_whisper (an audio encoder-decoder: 1500 source frames, 448 target tokens).
  * vit, clip_vision_model, siglip_vision_model: see cfg_vision and cfg_vit (an encoder whose
  *   sequence is the image's patches, no vocabulary); clip, siglip: cfg_dual (the text tower
