@@ -2232,8 +2232,9 @@ static void cfg_guess_range(const cfg *c, const vram_arch *a, uint64_t *lo, uint
 }
 
 /* A key (set: not null, false or 0) that says the model has a structure neither guessed
- * reading counts: a state-space or linear-attention mixer, per-layer embeddings, recurrent or
- * looped blocks, latent attention, a nested vision or audio tower, factorized embeddings,
+ * reading counts: a state-space or linear-attention mixer, per-layer embeddings, blocks of
+ * different widths or that reuse another's keys and values (Gemma 4), recurrent or looped
+ * blocks, latent attention, a nested vision or audio tower, factorized embeddings,
  * adapters; or a layer_types entry that is not an attention block. Its name in *key (and the
  * kind in *what), 1; else 0. A guess from such a config would miss by what it cannot see:
  * it is refused instead. */
@@ -2257,6 +2258,9 @@ static int cfg_unseen(const cfg *c, const char **key, const char **what) {
         {"hidden_size_per_layer_input", 0, "per-layer embeddings"},
         {"vocab_size_per_layer_input", 0, "per-layer embeddings"},
         {"per_layer_config", 0, "blocks of different widths"},
+        {"global_head_dim", 0, "blocks of different widths"}, /* Gemma 4's full-attention */
+        {"num_global_key_value_heads", 0, "blocks of different widths"},
+        {"num_kv_shared_layers", 0, "blocks that reuse another block's keys and values"},
         {"num_layers_per_stack", 0, "looped blocks"},
         {"n_recurrent_layers", 0, "looped blocks"},
         {"q_lora_rank", 0, "latent attention"},

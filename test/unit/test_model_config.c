@@ -469,6 +469,9 @@ Test(config, guess_refused_on_unseen_structure) {
          "per-layer embeddings"},                                             /* gemma4 */
         {"\"per_layer_config\":{\"05\":{\"head_dim\":512}}", "per_layer_config",
          "different widths"},
+        {"\"global_head_dim\":512", "global_head_dim", "different widths"},  /* gemma4 */
+        {"\"num_global_key_value_heads\":2", "num_global_key_value_heads", "different widths"},
+        {"\"num_kv_shared_layers\":20", "num_kv_shared_layers", "reuse another block's keys"},
         {"\"layer_types\":[\"conv\",\"full_attention\",\"conv\",\"full_attention\"]",
          "layer_types", "not attention blocks"},                              /* lfm3 */
         {"\"block_types\":[\"recurrent\",\"attention\"]", "block_types", "several kinds"},
