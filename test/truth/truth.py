@@ -345,11 +345,13 @@ def cache_bytes(cache):
              if getattr(cache, k, None) is not None] or [cache]
     for part in parts:
         for layer in getattr(part, "layers", []):
-            for t in vars(layer).values():
-                if isinstance(t, torch.Tensor) and id(t) not in seen:
-                    seen.add(id(t))
-                    total += t.numel() * t.element_size()
-                    n += 1
+            for v in vars(layer).values():
+                # a recurrent layer keeps its states in dicts (conv_states, recurrent_states)
+                for t in v.values() if isinstance(v, dict) else (v,):
+                    if isinstance(t, torch.Tensor) and id(t) not in seen:
+                        seen.add(id(t))
+                        total += t.numel() * t.element_size()
+                        n += 1
     return total, n
 
 
