@@ -185,6 +185,18 @@ static const vram__arch_row rows[] = {
     {.type = "falcon_h1", .gguf = "falcon-h1", ROW(GATED, RMS, FIN | VRAM_ARCH_MIXER_ALSO),
      .layers = 32, .hidden = 4096, .heads = 32, .kv = 8, .inter = 14336, .vocab = 128000,
      .max_pos = 8192, .mix = VRAM__MIX_FALCON_H1}, /* FalconH1Config */
+    {.type = "bamba", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 8,
+     .inter = 14336, .vocab = 128000, .max_pos = 262144,
+     .mix = VRAM__MIX_BAMBA}, /* BambaConfig: Granite-4.0-H's Mamba-2 mixer (gated norm) in
+                                 the blocks attn_layer_indices leaves out (null: every block),
+                                 a dense MLP; no GGUF architecture of its own in gguf 0.19.0 */
+    {.type = "olmo_hybrid", LLAMA_LIKE, .layers = 32, .hidden = 3840, .heads = 30, .kv = 30,
+     .inter = 11008, .vocab = 100352, .max_pos = 65536, .has = VRAM__HAS_QK_NORM_FULL,
+     .mix = VRAM__MIX_DELTA}, /* OlmoHybridConfig: Qwen3-Next's gated delta rule (its q, k,
+                                 v, g, a, b projections the same numbers as in_proj_qkvz and
+                                 _ba) where layer_types says "linear_attention", OLMo 2's
+                                 attention (q/k norms over q and kv) in the others, a dense
+                                 MLP; no GGUF architecture in gguf 0.19.0 */
     {.type = "lfm2", .gguf = "lfm2", LLAMA_LIKE, .layers = 32, .hidden = 2560, .heads = 32,
      .kv = 8, .inter = 12288, .vocab = 65536, .max_pos = 128000, .tie = 1,
      .has = VRAM__HAS_QK_NORM, .mix = VRAM__MIX_CONV}, /* Lfm2Config */

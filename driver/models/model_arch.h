@@ -112,6 +112,8 @@ typedef enum {
     VRAM__MIX_JAMBA,     /* Mamba-1 with dt/B/C norms; attention where i % attn_layer_period
                             == attn_layer_offset (jamba) */
     VRAM__MIX_GRANITE,   /* Mamba-2 where layer_types says "mamba" (granitemoehybrid) */
+    VRAM__MIX_BAMBA,     /* the same mixer in the blocks attn_layer_indices does not list
+                            (bamba) */
     VRAM__MIX_FALCON_H1, /* Mamba-2 beside attention in every block (falcon_h1) */
     VRAM__MIX_CONV,      /* a gated short convolution where layer_types says "conv" (lfm2) */
     VRAM__MIX_DELTA      /* the gated delta rule where layer_types says "linear_attention"

@@ -620,12 +620,16 @@ static vram_status cfg_auto(const cfg *c, const char *key, uint64_t def, uint64_
  *   lfm2 (Lfm2ShortConv): in_proj hidden -> 3 hidden, a depthwise conv of hidden channels and
  *     conv_L_cache taps, out_proj hidden -> hidden (biases with conv_bias); no state but the
  *     convolution's.
- *   qwen3_next (Qwen3NextGatedDeltaNet): Hk key heads of dk, Hv value heads of dv:
+ *   qwen3_next (Qwen3NextGatedDeltaNet; olmo_hybrid's OlmoHybridGatedDeltaNet the same
+ *     numbers with its own defaults: 30 and 30 heads of 96 and 192): Hk key heads of dk, Hv
+ *     value heads of dv:
  *     in_proj_qkvz hidden -> 2 Hk dk + 2 Hv dv, in_proj_ba hidden -> 2 Hv, a conv (no bias) of
  *     2 Hk dk + Hv dv channels, dt_bias and A_log of Hv, a gated norm of dv, out_proj Hv dv
  *     -> hidden. State: Hv x dk x dv.
  * Which blocks: every block (mamba, mamba2, falcon_h1 beside attention), layer_types (lfm2,
- * granitemoehybrid, qwen3_next, with their defaults), Jamba's attn_layer_period/offset. */
+ * granitemoehybrid, qwen3_next, with their defaults), Jamba's attn_layer_period/offset,
+ * bamba's attn_layer_indices (the blocks with attention; null: none, every block Mamba-2,
+ * as BambaConfig's layers_block_type says). */
 static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a) {
     const uint64_t h = a->hidden, L = a->layers;
     uint64_t e = 0, n = 0, k = 0, rank = 0, heads = 0, hd = 0, groups = 0, expand = 0;
@@ -673,6 +677,7 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
     }
     case VRAM__MIX_MAMBA2:
     case VRAM__MIX_GRANITE:
+    case VRAM__MIX_BAMBA:
     case VRAM__MIX_FALCON_H1: {
         const int m2 = r->mix == VRAM__MIX_MAMBA2, fh = r->mix == VRAM__MIX_FALCON_H1;
         if ((st = cfg_num(c, m2 ? "num_heads" : "mamba_n_heads", 128, 1, VRAM_LIMIT_HEADS,
@@ -722,6 +727,18 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
             a->mixer_layers = L; /* beside attention (MIXER_ALSO) */
             return VRAM_OK;
         }
+        if (r->mix == VRAM__MIX_BAMBA) {
+            /* attention in the blocks listed (each once), Mamba-2 in the others */
+            unsigned char listed[VRAM_LIMIT_LAYERS];
+            uint64_t attn = 0;
+            int present;
+            memset(listed, 0, sizeof listed);
+            if ((st = cfg_block_list(c, "attn_layer_indices", L, listed, &attn, &present)) !=
+                VRAM_OK)
+                return st;
+            a->mixer_layers = L - attn;
+            return VRAM_OK;
+        }
         if ((st = cfg_layer_types(c, L, &given, &mixers, &sliding)) != VRAM_OK) return st;
         a->mixer_layers = given ? mixers : L; /* default: every block "linear_attention" */
         return VRAM_OK;
@@ -749,10 +766,14 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
     }
     case VRAM__MIX_DELTA: {
         uint64_t every = 4;
-        if ((st = cfg_num(c, "linear_num_key_heads", 16, 1, VRAM_LIMIT_HEADS, &kh)) ||
-            (st = cfg_num(c, "linear_num_value_heads", 32, 1, VRAM_LIMIT_HEADS, &vh)) ||
-            (st = cfg_num(c, "linear_key_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &dk)) ||
-            (st = cfg_num(c, "linear_value_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &dv)) ||
+        /* the class's defaults: Qwen3-Next's (and Qwen3.5's), else OlmoHybridConfig's */
+        const int olmo = r->type != NULL && strcmp(r->type, "olmo_hybrid") == 0;
+        if ((st = cfg_num(c, "linear_num_key_heads", olmo ? 30 : 16, 1, VRAM_LIMIT_HEADS, &kh)) ||
+            (st = cfg_num(c, "linear_num_value_heads", olmo ? 30 : 32, 1, VRAM_LIMIT_HEADS,
+                          &vh)) ||
+            (st = cfg_num(c, "linear_key_head_dim", olmo ? 96 : 128, 1, VRAM_LIMIT_HIDDEN, &dk)) ||
+            (st = cfg_num(c, "linear_value_head_dim", olmo ? 192 : 128, 1, VRAM_LIMIT_HIDDEN,
+                          &dv)) ||
             (st = cfg_num(c, "linear_conv_kernel_dim", 4, 1, VRAM_ARCH_MAX_KERNEL, &k)) ||
             (st = cfg_layer_types(c, L, &given, &mixers, &sliding)) ||
             (!given && (st = cfg_num(c, "full_attention_interval", 4, 1, VRAM_LIMIT_LAYERS,

@@ -656,6 +656,29 @@ Test(config, classic_decoders) {
     cr_assert_eq(m.arch.positions, 0);
 }
 
+/* Bamba: Mamba-2 in the blocks attn_layer_indices leaves out (each listed block once); none
+   listed: every block Mamba-2. OLMo-Hybrid: the gated delta rule where layer_types says. */
+Test(config, bamba_and_olmo_hybrid) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"bamba\",\"attn_layer_indices\":[9,18,27,9]}",
+                            err, sizeof err);
+    cr_assert_eq(m.arch.layers, 32);
+    cr_assert_eq(m.arch.mixer_layers, 29, "3 blocks of attention: %llu",
+                 (unsigned long long)m.arch.mixer_layers);
+    vram_cache_shape cs;
+    cr_assert_eq(vram_arch_cache(&m.arch, &cs), VRAM_OK);
+    cr_assert_eq(cs.attn_blocks, 3);
+    cr_assert_eq(cs.per_token, 2 * 8 * 128);
+    /* 128 heads of 64 x 256 state, 3 taps of 8192 + 2 x 256 conv channels */
+    cr_assert_eq(cs.state, 29ull * (128 * 64 * 256 + 3 * (8192 + 512)));
+    m = parse_ok("{\"model_type\":\"bamba\"}", err, sizeof err);
+    cr_assert_eq(m.arch.mixer_layers, 32);
+    cr_assert_eq(total(&m), 9992765440ull, "BambaConfig(): transformers' count");
+    m = parse_ok("{\"model_type\":\"olmo_hybrid\"}", err, sizeof err);
+    cr_assert_eq(m.arch.mixer_layers, 24, "3 of each 4 blocks");
+    cr_assert_eq(total(&m), 7430870688ull, "OlmoHybridConfig(): transformers' count");
+}
+
 /* ---- bad numbers ------------------------------------------------------------------------ */
 
 struct bad_cfg {
@@ -732,6 +755,12 @@ ParameterizedTestParameters(config, bad_numbers) {
          "word_embed_proj_dim is 0, not a positive integer", ""},
         {"{\"model_type\":\"mpt\",\"d_model\":1000}",
          "d_model 1000 is not a multiple of n_heads 16", ""},
+        {"{\"model_type\":\"bamba\",\"attn_layer_indices\":9}",
+         "attn_layer_indices is a number, not a list of block indices", ""},
+        {"{\"model_type\":\"bamba\",\"attn_layer_indices\":[32]}",
+         "attn_layer_indices holds 32, not a block index in 0..31", ""},
+        {"{\"model_type\":\"bamba\",\"attn_layer_indices\":[\"9\"]}",
+         "attn_layer_indices holds a string, not a block index", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},
