@@ -185,6 +185,18 @@ static const vram__arch_row rows[] = {
     {.type = "falcon_h1", .gguf = "falcon-h1", ROW(GATED, RMS, FIN | VRAM_ARCH_MIXER_ALSO),
      .layers = 32, .hidden = 4096, .heads = 32, .kv = 8, .inter = 14336, .vocab = 128000,
      .max_pos = 8192, .mix = VRAM__MIX_FALCON_H1}, /* FalconH1Config */
+    {.type = "bamba", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 8,
+     .inter = 14336, .vocab = 128000, .max_pos = 262144,
+     .mix = VRAM__MIX_BAMBA}, /* BambaConfig: Granite-4.0-H's Mamba-2 mixer (gated norm) in
+                                 the blocks attn_layer_indices leaves out (null: every block),
+                                 a dense MLP; no GGUF architecture of its own in gguf 0.19.0 */
+    {.type = "olmo_hybrid", LLAMA_LIKE, .layers = 32, .hidden = 3840, .heads = 30, .kv = 30,
+     .inter = 11008, .vocab = 100352, .max_pos = 65536, .has = VRAM__HAS_QK_NORM_FULL,
+     .mix = VRAM__MIX_DELTA}, /* OlmoHybridConfig: Qwen3-Next's gated delta rule (its q, k,
+                                 v, g, a, b projections the same numbers as in_proj_qkvz and
+                                 _ba) where layer_types says "linear_attention", OLMo 2's
+                                 attention (q/k norms over q and kv) in the others, a dense
+                                 MLP; no GGUF architecture in gguf 0.19.0 */
     {.type = "lfm2", .gguf = "lfm2", LLAMA_LIKE, .layers = 32, .hidden = 2560, .heads = 32,
      .kv = 8, .inter = 12288, .vocab = 65536, .max_pos = 128000, .tie = 1,
      .has = VRAM__HAS_QK_NORM, .mix = VRAM__MIX_CONV}, /* Lfm2Config */
@@ -199,6 +211,23 @@ static const vram__arch_row rows[] = {
      .norm = LN, .flags = FIN},
     {.type = "gptj", .read = VRAM__READ_GPTJ},
     {.type = "gpt_bigcode", .read = VRAM__READ_BIGCODE},
+    /* the classic decoders (GPT-2's era): learned, sinusoidal or ALiBi positions, LayerNorms,
+       biases; their readers in model_config.c say which */
+    {.type = "codegen", .read = VRAM__READ_GPTJ}, /* CodeGenConfig: GPT-J's keys, defaults and
+                                                     block (qkv_proj fused, no attention
+                                                     biases, a head with a bias); no GGUF
+                                                     architecture in gguf 0.19.0 */
+    {.type = "opt", .read = VRAM__READ_OPT},      /* no GGUF architecture in gguf 0.19.0 */
+    {.type = "bloom", .gguf = "bloom", .read = VRAM__READ_BLOOM, .family = DEC, .mlp = PLAIN,
+     .norm = LN, .flags = FIN | VRAM_ARCH_EMB_NORM}, /* ALiBi: no position table */
+    {.type = "gpt_neo", .read = VRAM__READ_GPT_NEO}, /* none in gguf 0.19.0 */
+    {.type = "mpt", .gguf = "mpt", .read = VRAM__READ_MPT, .family = DEC, .mlp = PLAIN,
+     .norm = RMS, .flags = FIN}, /* LayerNorms without a bias: a weight of hidden each, as an
+                                    RMS norm's; ALiBi */
+    {.type = "xglm", .read = VRAM__READ_XGLM},             /* none in gguf 0.19.0 */
+    {.type = "gpt_neox_japanese", .read = VRAM__READ_NEOX_JP}, /* none in gguf 0.19.0 */
+    {.type = "openai-gpt", .read = VRAM__READ_OPENAI_GPT}, /* none in gguf 0.19.0 */
+    {.type = "ctrl", .read = VRAM__READ_CTRL},             /* none in gguf 0.19.0 */
     {.type = "whisper", .read = VRAM__READ_WHISPER},
     /* ---- vision towers, two-tower and vision-language models ---- */
     {.type = "vit", .read = VRAM__READ_VIT},

@@ -25,6 +25,14 @@ typedef enum {
     VRAM__READ_FALCON,
     VRAM__READ_GPTJ,
     VRAM__READ_BIGCODE,
+    VRAM__READ_OPT,
+    VRAM__READ_BLOOM,
+    VRAM__READ_GPT_NEO,
+    VRAM__READ_MPT,
+    VRAM__READ_XGLM,
+    VRAM__READ_NEOX_JP,
+    VRAM__READ_OPENAI_GPT,
+    VRAM__READ_CTRL,
     VRAM__READ_WHISPER,
     VRAM__READ_VIT,
     VRAM__READ_CLIP_VISION,
@@ -104,6 +112,8 @@ typedef enum {
     VRAM__MIX_JAMBA,     /* Mamba-1 with dt/B/C norms; attention where i % attn_layer_period
                             == attn_layer_offset (jamba) */
     VRAM__MIX_GRANITE,   /* Mamba-2 where layer_types says "mamba" (granitemoehybrid) */
+    VRAM__MIX_BAMBA,     /* the same mixer in the blocks attn_layer_indices does not list
+                            (bamba) */
     VRAM__MIX_FALCON_H1, /* Mamba-2 beside attention in every block (falcon_h1) */
     VRAM__MIX_CONV,      /* a gated short convolution where layer_types says "conv" (lfm2) */
     VRAM__MIX_DELTA      /* the gated delta rule where layer_types says "linear_attention"

@@ -23,6 +23,11 @@
  *   FINAL_NORM; two norms per block (use_parallel_residual shares none).
  * phi, falcon, gptj, gpt_bigcode: see cfg_phi, cfg_falcon, cfg_gptj and cfg_bigcode (parallel
  *   blocks with one norm, multi-query attention, heads with a bias).
+ * codegen (CodeGenConfig): read as gptj (the same keys, defaults and block).
+ * opt, bloom, gpt_neo, mpt, xglm, gpt_neox_japanese, openai-gpt, ctrl: the classic decoders
+ *   (cfg_opt, cfg_bloom, cfg_gpt_neo, cfg_mpt, cfg_xglm, cfg_neox_jp, cfg_gpt1): each class's
+ *   keys (and its attribute_map's other names) and defaults, their positions (learned,
+ *   sinusoidal or ALiBi), norms and biases; what their arch cannot describe is refused.
  * whisper: see cfg_whisper (an audio encoder-decoder: 1500 source frames, 448 target tokens).
  * vit, clip_vision_model, siglip_vision_model: see cfg_vision and cfg_vit (an encoder whose
  *   sequence is the image's patches, no vocabulary); clip, siglip: cfg_dual (the text tower
@@ -615,12 +620,16 @@ static vram_status cfg_auto(const cfg *c, const char *key, uint64_t def, uint64_
  *   lfm2 (Lfm2ShortConv): in_proj hidden -> 3 hidden, a depthwise conv of hidden channels and
  *     conv_L_cache taps, out_proj hidden -> hidden (biases with conv_bias); no state but the
  *     convolution's.
- *   qwen3_next (Qwen3NextGatedDeltaNet): Hk key heads of dk, Hv value heads of dv:
+ *   qwen3_next (Qwen3NextGatedDeltaNet; olmo_hybrid's OlmoHybridGatedDeltaNet the same
+ *     numbers with its own defaults: 30 and 30 heads of 96 and 192): Hk key heads of dk, Hv
+ *     value heads of dv:
  *     in_proj_qkvz hidden -> 2 Hk dk + 2 Hv dv, in_proj_ba hidden -> 2 Hv, a conv (no bias) of
  *     2 Hk dk + Hv dv channels, dt_bias and A_log of Hv, a gated norm of dv, out_proj Hv dv
  *     -> hidden. State: Hv x dk x dv.
  * Which blocks: every block (mamba, mamba2, falcon_h1 beside attention), layer_types (lfm2,
- * granitemoehybrid, qwen3_next, with their defaults), Jamba's attn_layer_period/offset. */
+ * granitemoehybrid, qwen3_next, with their defaults), Jamba's attn_layer_period/offset,
+ * bamba's attn_layer_indices (the blocks with attention; null: none, every block Mamba-2,
+ * as BambaConfig's layers_block_type says). */
 static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a) {
     const uint64_t h = a->hidden, L = a->layers;
     uint64_t e = 0, n = 0, k = 0, rank = 0, heads = 0, hd = 0, groups = 0, expand = 0;
@@ -668,6 +677,7 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
     }
     case VRAM__MIX_MAMBA2:
     case VRAM__MIX_GRANITE:
+    case VRAM__MIX_BAMBA:
     case VRAM__MIX_FALCON_H1: {
         const int m2 = r->mix == VRAM__MIX_MAMBA2, fh = r->mix == VRAM__MIX_FALCON_H1;
         if ((st = cfg_num(c, m2 ? "num_heads" : "mamba_n_heads", 128, 1, VRAM_LIMIT_HEADS,
@@ -717,6 +727,18 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
             a->mixer_layers = L; /* beside attention (MIXER_ALSO) */
             return VRAM_OK;
         }
+        if (r->mix == VRAM__MIX_BAMBA) {
+            /* attention in the blocks listed (each once), Mamba-2 in the others */
+            unsigned char listed[VRAM_LIMIT_LAYERS];
+            uint64_t attn = 0;
+            int present;
+            memset(listed, 0, sizeof listed);
+            if ((st = cfg_block_list(c, "attn_layer_indices", L, listed, &attn, &present)) !=
+                VRAM_OK)
+                return st;
+            a->mixer_layers = L - attn;
+            return VRAM_OK;
+        }
         if ((st = cfg_layer_types(c, L, &given, &mixers, &sliding)) != VRAM_OK) return st;
         a->mixer_layers = given ? mixers : L; /* default: every block "linear_attention" */
         return VRAM_OK;
@@ -744,10 +766,14 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
     }
     case VRAM__MIX_DELTA: {
         uint64_t every = 4;
-        if ((st = cfg_num(c, "linear_num_key_heads", 16, 1, VRAM_LIMIT_HEADS, &kh)) ||
-            (st = cfg_num(c, "linear_num_value_heads", 32, 1, VRAM_LIMIT_HEADS, &vh)) ||
-            (st = cfg_num(c, "linear_key_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &dk)) ||
-            (st = cfg_num(c, "linear_value_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &dv)) ||
+        /* the class's defaults: Qwen3-Next's (and Qwen3.5's), else OlmoHybridConfig's */
+        const int olmo = r->type != NULL && strcmp(r->type, "olmo_hybrid") == 0;
+        if ((st = cfg_num(c, "linear_num_key_heads", olmo ? 30 : 16, 1, VRAM_LIMIT_HEADS, &kh)) ||
+            (st = cfg_num(c, "linear_num_value_heads", olmo ? 30 : 32, 1, VRAM_LIMIT_HEADS,
+                          &vh)) ||
+            (st = cfg_num(c, "linear_key_head_dim", olmo ? 96 : 128, 1, VRAM_LIMIT_HIDDEN, &dk)) ||
+            (st = cfg_num(c, "linear_value_head_dim", olmo ? 192 : 128, 1, VRAM_LIMIT_HIDDEN,
+                          &dv)) ||
             (st = cfg_num(c, "linear_conv_kernel_dim", 4, 1, VRAM_ARCH_MAX_KERNEL, &k)) ||
             (st = cfg_layer_types(c, L, &given, &mixers, &sliding)) ||
             (!given && (st = cfg_num(c, "full_attention_interval", 4, 1, VRAM_LIMIT_LAYERS,
@@ -1070,6 +1096,279 @@ static vram_status cfg_bigcode(const cfg *c, vram_arch *a) {
     if ((st = cfg_gpt2(c, a)) != VRAM_OK || (st = cfg_bool(c, "multi_query", 1, &mq)) != VRAM_OK)
         return st;
     a->kv_heads = mq ? 1u : a->heads;
+    return VRAM_OK;
+}
+
+/* ---- the classic decoders ------------------------------------------------------------ */
+
+/* A number under its key, else under the other name the config class maps to it
+ * (attribute_map: bloom's num_hidden_layers for n_layer), else def. */
+static vram_status cfg_num_alt(const cfg *c, const char *key, const char *alt, uint64_t def,
+                               uint64_t min, uint64_t limit, uint64_t *out) {
+    return cfg_num(c, cfg_has(c, key) || !cfg_has(c, alt) ? key : alt, def, min, limit, out);
+}
+
+/* A config whose numbers the arch cannot describe: family NONE, the reason in the note. */
+static vram_status cfg_unmodelled(const cfg *c, vram_arch *a, char *note, size_t notecap,
+                                  const char *why) {
+    memset(a, 0, sizeof *a);
+    snprintf(note, notecap, "%s: %s; architecture left unknown", c->label, why);
+    return VRAM_OK;
+}
+
+/* The pattern the classic decoders share: a PLAIN MLP, LayerNorms, every projection biased
+ * (those that differ clear their flags after), tied unless the key says. */
+static void cfg_classic(vram_arch *a, int tie, uint32_t flags) {
+    a->family = VRAM_FAMILY_DECODER;
+    a->mlp = VRAM_MLP_PLAIN;
+    a->norm = VRAM_NORM_LAYER;
+    a->flags = VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS | flags |
+               (tie ? VRAM_ARCH_TIED : 0u);
+}
+
+/* opt (OPTConfig; OPT-125m to 66B): num_hidden_layers 12, hidden_size 768,
+ * num_attention_heads 12, ffn_dim 3072, vocab_size 50272, max_position_embeddings 2048
+ * (learned, offset by 2: max_position_embeddings + 2 rows), tie_word_embeddings true,
+ * enable_bias true (every projection), a final LayerNorm when do_layer_norm_before (and not
+ * _remove_final_layer_norm). Refused: word_embed_proj_dim other than hidden_size (OPT-350m's
+ * narrower embedding and its project_in/out) and norms without weights
+ * (layer_norm_elementwise_affine false). */
+static vram_status cfg_opt(const cfg *c, vram_arch *a, char *note, size_t notecap) {
+    vram_status st;
+    int tie, bias, before, remove_final, affine;
+    uint64_t wep;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num(c, "num_hidden_layers", 12, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = cfg_num(c, "hidden_size", 768, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "num_attention_heads", 12, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "ffn_dim", 3072, 1, VRAM_LIMIT_INTERMEDIATE, &a->intermediate)) ||
+        (st = cfg_num(c, "vocab_size", 50272, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_num(c, "word_embed_proj_dim", a->hidden, 1, VRAM_LIMIT_HIDDEN, &wep)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)) ||
+        (st = cfg_bool(c, "enable_bias", 1, &bias)) ||
+        (st = cfg_bool(c, "do_layer_norm_before", 1, &before)) ||
+        (st = cfg_bool(c, "_remove_final_layer_norm", 0, &remove_final)) ||
+        (st = cfg_bool(c, "layer_norm_elementwise_affine", 1, &affine)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
+    if (wep != a->hidden)
+        return cfg_unmodelled(c, a, note, notecap,
+                              "word_embed_proj_dim differs from hidden_size (embeddings of "
+                              "another width, projected in and out), which vramkit does not "
+                              "model");
+    if (!affine)
+        return cfg_unmodelled(c, a, note, notecap,
+                              "layer_norm_elementwise_affine false (norms without weights), "
+                              "which vramkit does not model");
+    cfg_classic(a, tie, before && !remove_final ? VRAM_ARCH_FINAL_NORM : 0u);
+    if (!bias) a->flags &= ~(VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS);
+    a->positions = a->context + 2u;
+    return VRAM_OK;
+}
+
+/* bloom (BloomConfig): n_layer 2, hidden_size 64 (n_embed in old files), n_head 8 (or
+ * num_hidden_layers, num_attention_heads), vocab_size 250880, an MLP of 4 x hidden; ALiBi (no
+ * position table, no context in the config); a LayerNorm after the embeddings
+ * (word_embeddings_layernorm) and a final one; every projection biased; tied. */
+static vram_status cfg_bloom(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int tie;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num_alt(c, "n_layer", "num_hidden_layers", 2, 1, VRAM_LIMIT_LAYERS,
+                          &a->layers)) ||
+        (st = cfg_num_alt(c, "hidden_size", "n_embed", 64, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num_alt(c, "n_head", "num_attention_heads", 8, 1, VRAM_LIMIT_HEADS,
+                          &a->heads)) ||
+        (st = cfg_num(c, "vocab_size", 250880, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "hidden_size", "n_head")) != VRAM_OK) return st;
+    a->intermediate = 4u * a->hidden;
+    cfg_classic(a, tie, VRAM_ARCH_FINAL_NORM | VRAM_ARCH_EMB_NORM);
+    return VRAM_OK;
+}
+
+/* gpt_neo (GPTNeoConfig): num_layers 24, hidden_size 2048, num_heads 16 (or
+ * num_hidden_layers, num_attention_heads), intermediate_size null -> 4 x hidden, vocab_size
+ * 50257, max_position_embeddings 2048 (learned), tied; q, k, v without biases, out_proj and
+ * the MLP with; ln_f. attention_types ([[["global", "local"], 12]]: each pattern repeated
+ * its count of times, one entry a block, as many as num_layers, else transformers refuses
+ * the config) says which blocks attend over the last window_size (256) tokens only
+ * ("local"); their cache keeps every token all the same (transformers' GPT-Neo builds its
+ * DynamicCache without a window, and no other engine runs the family), so the arch has no
+ * sliding window. */
+static vram_status cfg_gpt_neo(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int tie;
+    uint64_t blocks = 0;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num_alt(c, "num_layers", "num_hidden_layers", 24, 1, VRAM_LIMIT_LAYERS,
+                          &a->layers)) ||
+        (st = cfg_num(c, "hidden_size", 2048, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num_alt(c, "num_heads", "num_attention_heads", 16, 1, VRAM_LIMIT_HEADS,
+                          &a->heads)) ||
+        (st = cfg_num(c, "intermediate_size", 4 * a->hidden, 1, VRAM_LIMIT_INTERMEDIATE,
+                      &a->intermediate)) ||
+        (st = cfg_num(c, "vocab_size", 50257, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "hidden_size", "num_heads")) != VRAM_OK) return st;
+    const cJSON *types = cfg_get(c, "attention_types"), *item;
+    if (types == NULL) {
+        blocks = 24; /* [[["global", "local"], 12]] */
+    } else {
+        if (!cJSON_IsArray(types))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "attention_types is %s, not a list", vram__json_type(types));
+        cJSON_ArrayForEach(item, types) {
+            const cJSON *pat = cJSON_GetArrayItem(item, 0), *rep = cJSON_GetArrayItem(item, 1), *e;
+            uint64_t n = 0;
+            if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2 || !cJSON_IsArray(pat) ||
+                !cJSON_IsNumber(rep) || rep->valuedouble < 0 ||
+                rep->valuedouble > (double)VRAM_LIMIT_LAYERS ||
+                rep->valuedouble != (double)(uint64_t)rep->valuedouble)
+                return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                                  "attention_types holds %s, not a [[\"global\" or \"local\", "
+                                  "...], count] pair",
+                                  vram__json_type(item));
+            cJSON_ArrayForEach(e, pat) {
+                const int g = cJSON_IsString(e) && strcmp(e->valuestring, "global") == 0;
+                const int l = cJSON_IsString(e) && strcmp(e->valuestring, "local") == 0;
+                if (!g && !l)
+                    return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                                      "attention_types names %s, not \"global\" or \"local\"",
+                                      vram__json_type(e));
+                n++;
+            }
+            blocks += n * (uint64_t)rep->valuedouble;
+            if (blocks > VRAM_LIMIT_LAYERS) break;
+        }
+    }
+    if (blocks != a->layers)
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "attention_types makes %llu blocks, not num_layers (%llu)",
+                          (unsigned long long)blocks, (unsigned long long)a->layers);
+    cfg_classic(a, tie, VRAM_ARCH_FINAL_NORM);
+    a->flags &= ~VRAM_ARCH_QKV_BIAS;
+    a->positions = a->context;
+    return VRAM_OK;
+}
+
+/* mpt (MptConfig; MPT-7B, -30B): n_layers 24, d_model 2048, n_heads 16 (or their
+ * num_hidden_layers, hidden_size, num_attention_heads), vocab_size 50368, max_seq_len 2048
+ * (context; ALiBi, no position table: transformers' class makes none whatever
+ * learned_pos_emb says), tied; no bias anywhere; LayerNorms whose bias transformers removes
+ * (a weight of hidden each: counted as an RMS norm's); the MLP 4 x d_model wide, which
+ * transformers' class builds whatever expansion_ratio says: another ratio is refused. */
+static vram_status cfg_mpt(const cfg *c, vram_arch *a, char *note, size_t notecap) {
+    vram_status st;
+    int tie;
+    uint64_t ratio;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num_alt(c, "n_layers", "num_hidden_layers", 24, 1, VRAM_LIMIT_LAYERS,
+                          &a->layers)) ||
+        (st = cfg_num_alt(c, "d_model", "hidden_size", 2048, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num_alt(c, "n_heads", "num_attention_heads", 16, 1, VRAM_LIMIT_HEADS,
+                          &a->heads)) ||
+        (st = cfg_num(c, "vocab_size", 50368, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_num(c, "max_seq_len", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_num(c, "expansion_ratio", 4, 1, 1000, &ratio)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "d_model", "n_heads")) != VRAM_OK) return st;
+    if (ratio != 4)
+        return cfg_unmodelled(c, a, note, notecap,
+                              "expansion_ratio is not 4 (transformers' MPT class builds an MLP "
+                              "of 4 x d_model whatever it says)");
+    a->intermediate = 4u * a->hidden;
+    cfg_classic(a, tie, VRAM_ARCH_FINAL_NORM);
+    a->flags &= ~(VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS);
+    a->norm = VRAM_NORM_RMS;
+    return VRAM_OK;
+}
+
+/* xglm (XGLMConfig; XGLM-564M to 7.5B): num_layers 24, d_model 1024, attention_heads 16
+ * (or num_hidden_layers, hidden_size, num_attention_heads), ffn_dim 4096, vocab_size
+ * 256008, max_position_embeddings 2048 (sinusoidal: a buffer, no parameters), tied; every
+ * projection biased, a final LayerNorm. */
+static vram_status cfg_xglm(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int tie;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num_alt(c, "num_layers", "num_hidden_layers", 24, 1, VRAM_LIMIT_LAYERS,
+                          &a->layers)) ||
+        (st = cfg_num_alt(c, "d_model", "hidden_size", 1024, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num_alt(c, "attention_heads", "num_attention_heads", 16, 1, VRAM_LIMIT_HEADS,
+                          &a->heads)) ||
+        (st = cfg_num(c, "ffn_dim", 4096, 1, VRAM_LIMIT_INTERMEDIATE, &a->intermediate)) ||
+        (st = cfg_num(c, "vocab_size", 256008, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "d_model", "attention_heads")) != VRAM_OK) return st;
+    cfg_classic(a, tie, VRAM_ARCH_FINAL_NORM);
+    return VRAM_OK;
+}
+
+/* gpt_neox_japanese (GPTNeoXJapaneseConfig): num_hidden_layers 32, hidden_size 2560,
+ * num_attention_heads 32, an MLP of int(hidden x intermediate_multiple_size) (4), vocab_size
+ * 32000, max_position_embeddings 2048 (rotary), tied; no biases but the last block's
+ * attention output bias (dense_bias: hidden, in extra_params); a final LayerNorm. */
+static vram_status cfg_neox_jp(const cfg *c, vram_arch *a) {
+    vram_status st;
+    int tie;
+    const cJSON *jm;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num(c, "num_hidden_layers", 32, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = cfg_num(c, "hidden_size", 2560, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "num_attention_heads", 32, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "vocab_size", 32000, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (st = cfg_num(c, "max_position_embeddings", 2048, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)) ||
+        (st = cfg_number(c, "intermediate_multiple_size", &jm)))
+        return st;
+    const double mult = jm != NULL ? jm->valuedouble : 4.0;
+    const double inter = (double)a->hidden * mult;
+    if (!(inter >= 1.0 && inter <= (double)VRAM_LIMIT_INTERMEDIATE))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                          "intermediate_multiple_size %g makes an MLP of %g, not 1 to %llu wide",
+                          mult, inter, (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
+    if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
+    a->intermediate = (uint64_t)inter;
+    cfg_classic(a, tie, VRAM_ARCH_FINAL_NORM);
+    a->flags &= ~(VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS);
+    a->extra_params = a->hidden;
+    return VRAM_OK;
+}
+
+/* openai-gpt (OpenAIGPTConfig) and ctrl (CTRLConfig): GPT-2's keys (n_layer, n_embd, n_head,
+ * n_positions, vocab_size), every projection biased, tied.
+ *   openai-gpt: 12, 768, 12, 512 (learned positions), 40478; an MLP of 4 x n_embd; norms
+ *     after each sublayer and no final norm.
+ *   ctrl: 48, 1280, 16, 256 (sinusoidal: a buffer), 246534; an MLP of dff (8192); a final
+ *     LayerNorm; the head's bias (vocab, in extra_params). */
+static vram_status cfg_gpt1(const cfg *c, int ctrl, vram_arch *a) {
+    vram_status st;
+    int tie;
+    memset(a, 0, sizeof *a);
+    if ((st = cfg_num(c, "n_layer", ctrl ? 48 : 12, 1, VRAM_LIMIT_LAYERS, &a->layers)) ||
+        (st = cfg_num(c, "n_embd", ctrl ? 1280 : 768, 1, VRAM_LIMIT_HIDDEN, &a->hidden)) ||
+        (st = cfg_num(c, "n_head", ctrl ? 16 : 12, 1, VRAM_LIMIT_HEADS, &a->heads)) ||
+        (st = cfg_num(c, "n_positions", ctrl ? 256 : 512, 1, VRAM_LIMIT_CONTEXT, &a->context)) ||
+        (st = cfg_num(c, "vocab_size", ctrl ? 246534 : 40478, 1, VRAM_LIMIT_VOCAB, &a->vocab)) ||
+        (ctrl && (st = cfg_num(c, "dff", 8192, 1, VRAM_LIMIT_INTERMEDIATE, &a->intermediate))) ||
+        (st = cfg_bool(c, "tie_word_embeddings", 1, &tie)))
+        return st;
+    if ((st = cfg_heads_check(c, a, "n_embd", "n_head")) != VRAM_OK) return st;
+    cfg_classic(a, tie, ctrl ? VRAM_ARCH_FINAL_NORM : 0u);
+    if (ctrl) {
+        a->extra_params = a->vocab;
+    } else {
+        a->intermediate = 4u * a->hidden;
+        a->positions = a->context;
+    }
     return VRAM_OK;
 }
 
@@ -1954,8 +2253,9 @@ static void cfg_guess_range(const cfg *c, const vram_arch *a, uint64_t *lo, uint
 }
 
 /* A key (set: not null, false or 0) that says the model has a structure neither guessed
- * reading counts: a state-space or linear-attention mixer, per-layer embeddings, recurrent or
- * looped blocks, latent attention, a nested vision or audio tower, factorized embeddings,
+ * reading counts: a state-space or linear-attention mixer, per-layer embeddings, blocks of
+ * different widths or that reuse another's keys and values (Gemma 4), recurrent or looped
+ * blocks, latent attention, a nested vision or audio tower, factorized embeddings,
  * adapters; or a layer_types entry that is not an attention block. Its name in *key (and the
  * kind in *what), 1; else 0. A guess from such a config would miss by what it cannot see:
  * it is refused instead. */
@@ -1979,6 +2279,9 @@ static int cfg_unseen(const cfg *c, const char **key, const char **what) {
         {"hidden_size_per_layer_input", 0, "per-layer embeddings"},
         {"vocab_size_per_layer_input", 0, "per-layer embeddings"},
         {"per_layer_config", 0, "blocks of different widths"},
+        {"global_head_dim", 0, "blocks of different widths"}, /* Gemma 4's full-attention */
+        {"num_global_key_value_heads", 0, "blocks of different widths"},
+        {"num_kv_shared_layers", 0, "blocks that reuse another block's keys and values"},
         {"num_layers_per_stack", 0, "looped blocks"},
         {"n_recurrent_layers", 0, "looped blocks"},
         {"q_lora_rank", 0, "latent attention"},
@@ -2079,6 +2382,14 @@ static vram_status cfg_by_row(const cfg *c, const vram__arch_row *r, vram_arch *
     case VRAM__READ_FALCON: return cfg_falcon(c, a);
     case VRAM__READ_GPTJ: return cfg_gptj(c, a);
     case VRAM__READ_BIGCODE: return cfg_bigcode(c, a);
+    case VRAM__READ_OPT: return cfg_opt(c, a, note, notecap);
+    case VRAM__READ_BLOOM: return cfg_bloom(c, a);
+    case VRAM__READ_GPT_NEO: return cfg_gpt_neo(c, a);
+    case VRAM__READ_MPT: return cfg_mpt(c, a, note, notecap);
+    case VRAM__READ_XGLM: return cfg_xglm(c, a);
+    case VRAM__READ_NEOX_JP: return cfg_neox_jp(c, a);
+    case VRAM__READ_OPENAI_GPT: return cfg_gpt1(c, 0, a);
+    case VRAM__READ_CTRL: return cfg_gpt1(c, 1, a);
     case VRAM__READ_WHISPER: return cfg_whisper(c, a);
     case VRAM__READ_VIT: return cfg_vit(c, VT_VIT, a, note, notecap);
     case VRAM__READ_CLIP_VISION: return cfg_vit(c, VT_CLIP, a, note, notecap);

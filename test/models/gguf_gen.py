@@ -213,6 +213,25 @@ def k_dense(w, c):
     common_keys(w, c)
 
 
+def k_bloom(w, c):  # BloomModel: LayerNorms (an eps, not an RMS one), MLP 4 x hidden, ALiBi
+    w.add_embedding_length(c.hidden_size)
+    w.add_feed_forward_length(4 * c.hidden_size)
+    w.add_block_count(c.n_layer)
+    w.add_head_count(c.n_head)
+    w.add_head_count_kv(c.n_head)
+    w.add_layer_norm_eps(c.layer_norm_epsilon)
+
+
+def k_mpt(w, c):  # MPTModel: max_seq_len, MLP 4 x d_model, ALiBi's bias max
+    w.add_context_length(c.max_seq_len)
+    w.add_embedding_length(c.d_model)
+    w.add_block_count(c.n_layers)
+    w.add_feed_forward_length(4 * c.d_model)
+    w.add_head_count(c.n_heads)
+    w.add_layer_norm_eps(1e-5)
+    w.add_max_alibi_bias(c.attn_config.alibi_bias_max)
+
+
 def k_moe(w, c):  # OLMoE, PhiMoE, GraniteMoE: TextModel's expert keys
     common_keys(w, c)
     n = getattr(c, "num_local_experts", None) or c.num_experts
@@ -311,6 +330,10 @@ CASES = [
      {**SMALL, "num_hidden_layers": 3, "intermediate_size": 64, "moe_intermediate_size": 16,
       "moe_num_experts": 4, "moe_k": 2, "moe_layer_start_index": 1, "moe_num_shared_experts": 2},
      k_ernie_moe),
+    ("bloom", "bloom", "bloom-560m", "BloomForCausalLM",
+     {**NOPAD, "hidden_size": 32, "vocab_size": 64, "n_head": 4, "n_layer": 2}, k_bloom),
+    ("mpt", "mpt", "mpt-7b", "MptForCausalLM",
+     {**NOPAD, "d_model": 32, "vocab_size": 64, "n_heads": 4, "n_layers": 2}, k_mpt),
     ("llama4", "llama4", "type:llama4_text", "Llama4ForCausalLM",
      {**SMALL, "num_hidden_layers": 2, "head_dim": 8, "intermediate_size": 16,
       "intermediate_size_mlp": 48, "num_local_experts": 4, "num_experts_per_tok": 1,
@@ -390,6 +413,8 @@ def convert(arch, c, m):
             out.append((tn(gguf.MODEL_TENSOR.FFN_GATE_SHEXP, bid), (s2, shape[1])))
             out.append((tn(gguf.MODEL_TENSOR.FFN_UP_SHEXP, bid), (s2, shape[1])))
             continue
+        if arch == "bloom":
+            name = name.removeprefix("transformer.")  # BloomModel.modify_tensors drops it
         if name.endswith(".dt_bias"):
             name = name[: -len(".dt_bias")] + ".dt_proj.bias"
         g = tmap.get_name(name, try_suffixes=(".weight", ".bias"))

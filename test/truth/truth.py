@@ -280,7 +280,12 @@ def load_config(name):
 
 
 def attention_of(cfg):
-    return "eager" if cfg.model_type in EAGER else "sdpa"
+    # the classic decoders' classes (BLOOM, MPT, GPT-Neo, CodeGen, XGLM, openai-gpt, ...)
+    # have no sdpa path in transformers: they run eagerly whatever is asked
+    cls = getattr(transformers, cfg.architectures[0], None)
+    if cfg.model_type in EAGER or not getattr(cls, "_supports_sdpa", True):
+        return "eager"
+    return "sdpa"
 
 
 def build(name, cfg):
@@ -329,11 +334,35 @@ def _skip_vlm_check():
     ll.LlavaModel.get_placeholder_mask = mask
 
 
+def cache_bytes(cache):
+    """Bytes and tensors of what a Cache object keeps after the prefill (every floating-point
+    tensor its layers hold: keys and values, a recurrent mixer's states; an encoder-decoder's
+    self- and cross-attention caches both; not the layers' integer position counters), each
+    counted once; None when the model returned none."""
+    if cache is None:
+        return None
+    seen, total, n = set(), 0, 0
+    parts = [getattr(cache, k) for k in ("self_attention_cache", "cross_attention_cache")
+             if getattr(cache, k, None) is not None] or [cache]
+    for part in parts:
+        for layer in getattr(part, "layers", []):
+            for v in vars(layer).values():
+                # a recurrent layer keeps its states in dicts (conv_states, recurrent_states)
+                for t in v.values() if isinstance(v, dict) else (v,):
+                    if isinstance(t, torch.Tensor) and t.is_floating_point() and \
+                            id(t) not in seen:
+                        seen.add(id(t))
+                        total += t.numel() * t.element_size()
+                        n += 1
+    return total, n
+
+
 def measure_infer(model, cfg, w):
-    """Peak bytes of one inference pass (logits last or all), weights included."""
+    """Peak bytes of one inference pass (logits last or all), weights included; "kv": the
+    bytes the returned cache holds (and "kv_tensors" how many), where there is one."""
     kw = inputs(cfg, w)
     head = model.get_output_embeddings()
-    hook = None
+    hook, kv = None, None
     if w["logits"] == "last" and head is not None:
         # generate(): only the last position goes through the head (logits_to_keep=1)
         hook = head.register_forward_pre_hook(lambda mod, args: (args[0][:, -1:, :],))
@@ -344,11 +373,15 @@ def measure_infer(model, cfg, w):
                 if w["logits"] == "last":
                     logits = out.logits[:, -1, :].to(torch.float32)  # generate's upcast copy
                     del logits
+                kv = cache_bytes(getattr(out, "past_key_values", None))
                 del out
     finally:
         if hook is not None:
             hook.remove()
-    return {"peak": pk.peak}
+    r = {"peak": pk.peak}
+    if kv is not None:
+        r["kv"], r["kv_tensors"] = kv
+    return r
 
 
 def measure_train(model, opt, cfg, w):
@@ -381,6 +414,8 @@ def measure_train(model, opt, cfg, w):
 
 
 # ---- vramkit's side -----------------------------------------------------------------------
+
+KV_SLACK = 0.001
 
 MODEL_TERMS = ("weights", "gradients", "optimizer_state", "master_weights", "activations",
                "kv_cache", "logits")
@@ -464,6 +499,13 @@ def compare(w, cfg, meas, terms):
            "error": e / peak - 1.0, "allocator": alloc,
            "in_range": lo <= peak <= hi, "high_ratio": hi / e if e else 0.0,
            "no_false_fit": e + alloc >= peak}
+    if "kv" in meas:
+        # the cache transformers keeps against vramkit's KV term, by itself: unrounded bytes,
+        # inside [low, high] (sliding windows: low keeps the window, high every token), less
+        # 0.1%: transformers' sliding layers keep window - 1 tokens (Mistral-7B-v0.1 at 4096
+        # tokens: one token of 32 blocks, 0.02%)
+        kv = terms["kv_cache"]
+        row["kv_in_range"] = kv["low"] * (1 - KV_SLACK) <= meas["kv"] <= kv["high"]
     row["vramkit_terms"] = {k: terms[k] for k in MODEL_TERMS}
     row["measured_points"] = {k: v for k, v in meas.items()}
     if w["mode"] == "train":
@@ -571,6 +613,7 @@ def main():
                         f"range {gib(row['low'])}-{gib(row['high'])} "
                         f"{'' if row['in_range'] else 'OUT OF RANGE '}"
                         f"{'' if row['no_false_fit'] else 'FALSE FIT '}"
+                        f"{'' if row.get('kv_in_range', True) else 'KV OFF '}"
                         f"[{time.time() - t:.1f}s]")
             del model, opt
     # the verdict
@@ -587,6 +630,11 @@ def main():
                        f"beyond {tol * 100:.0f}%")
         if not r["in_range"]:
             bad.append(f"{r['model']} {r['workload']}: measured outside [low, high]")
+        if not r.get("kv_in_range", True):
+            kv = r["vramkit_terms"]["kv_cache"]
+            bad.append(f"{r['model']} {r['workload']}: the cache holds "
+                       f"{r['measured_points']['kv']} bytes, outside the KV term's "
+                       f"[{kv['low']}, {kv['high']}]")
         if r["high_ratio"] > args.high_ratio:
             bad.append(f"{r['model']} {r['workload']}: high is {r['high_ratio']:.2f}x expected")
         if not r["no_false_fit"]:

@@ -469,6 +469,9 @@ Test(config, guess_refused_on_unseen_structure) {
          "per-layer embeddings"},                                             /* gemma4 */
         {"\"per_layer_config\":{\"05\":{\"head_dim\":512}}", "per_layer_config",
          "different widths"},
+        {"\"global_head_dim\":512", "global_head_dim", "different widths"},  /* gemma4 */
+        {"\"num_global_key_value_heads\":2", "num_global_key_value_heads", "different widths"},
+        {"\"num_kv_shared_layers\":20", "num_kv_shared_layers", "reuse another block's keys"},
         {"\"layer_types\":[\"conv\",\"full_attention\",\"conv\",\"full_attention\"]",
          "layer_types", "not attention blocks"},                              /* lfm3 */
         {"\"block_types\":[\"recurrent\",\"attention\"]", "block_types", "several kinds"},
@@ -566,6 +569,116 @@ Test(config, qwen3_moe_defaults) {
     cr_assert_eq(m.arch.head_dim, 128);
 }
 
+/* The classic decoders: each config class's defaults count what transformers builds from
+   them (test/models/heldout.py printed these totals, transformers 5.24), and the keys that
+   change the block. */
+Test(config, classic_decoders) {
+    char err[512];
+    static const struct {
+        const char *type;
+        uint64_t total;
+    } defaults[] = {
+        {"opt", 125239296ull},        {"bloom", 16156544ull},
+        {"gpt_neo", 1315575808ull},   {"mpt", 1311213568ull},
+        {"codegen", 6050882784ull},   {"xglm", 564463616ull},
+        {"gpt_neox_japanese", 2598837760ull}, {"openai-gpt", 116534784ull},
+        {"ctrl", 1637964550ull},
+    };
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        char json[96];
+        snprintf(json, sizeof json, "{\"model_type\":\"%s\"}", defaults[i].type);
+        vram_model m = parse_ok(json, err, sizeof err);
+        cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER, "%s: %s", defaults[i].type, err);
+        cr_assert_str_empty(err, "%s: no note: %s", defaults[i].type, err);
+        cr_assert_eq(total(&m), defaults[i].total, "%s: %llu", defaults[i].type,
+                     (unsigned long long)total(&m));
+    }
+    /* OPT: positions offset by 2; the post-norm form has no final norm; no biases */
+    vram_model m = parse_ok("{\"model_type\":\"opt\",\"max_position_embeddings\":1024}", err,
+                            sizeof err);
+    cr_assert_eq(m.arch.positions, 1026);
+    cr_assert_eq(m.arch.context, 1024);
+    m = parse_ok("{\"model_type\":\"opt\",\"do_layer_norm_before\":false,"
+                 "\"enable_bias\":false}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.flags, VRAM_ARCH_TIED);
+    /* OPT-350m's narrower embeddings, norms without weights: refused, said */
+    m = parse_ok("{\"model_type\":\"opt\",\"hidden_size\":1024,\"num_attention_heads\":16,"
+                 "\"word_embed_proj_dim\":512}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "word_embed_proj_dim differs from hidden_size"), "%s", err);
+    m = parse_ok("{\"model_type\":\"opt\",\"layer_norm_elementwise_affine\":false}", err,
+                 sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "norms without weights"), "%s", err);
+    /* BLOOM: the attribute_map's names and the old n_embed; a norm after the embeddings;
+       ALiBi: no positions, no context */
+    m = parse_ok("{\"model_type\":\"bloom\",\"num_hidden_layers\":24,\"n_embed\":1024,"
+                 "\"num_attention_heads\":16}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.layers, 24);
+    cr_assert_eq(m.arch.hidden, 1024);
+    cr_assert_eq(m.arch.heads, 16);
+    cr_assert_eq(m.arch.intermediate, 4096);
+    cr_assert_eq(m.arch.positions + m.arch.context, 0);
+    cr_assert(m.arch.flags & VRAM_ARCH_EMB_NORM);
+    /* GPT-Neo: every pattern expanded; no window (its cache keeps every token) */
+    m = parse_ok("{\"model_type\":\"gpt_neo\",\"num_layers\":6,\"attention_types\":"
+                 "[[[\"global\",\"local\",\"local\"],2]]}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.layers, 6);
+    cr_assert_eq(m.arch.sliding_window + m.arch.window_layers, 0);
+    cr_assert_eq(m.arch.flags & VRAM_ARCH_QKV_BIAS, 0);
+    cr_assert(m.arch.flags & VRAM_ARCH_OUT_BIAS);
+    /* MPT: no biases, a weight a norm, 4 x d_model whatever learned_pos_emb says; another
+       expansion_ratio refused */
+    m = parse_ok("{\"model_type\":\"mpt\",\"learned_pos_emb\":true}", err, sizeof err);
+    cr_assert_eq(m.arch.norm, VRAM_NORM_RMS);
+    cr_assert_eq(m.arch.positions, 0);
+    cr_assert_eq(m.arch.flags, VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED);
+    m = parse_ok("{\"model_type\":\"mpt\",\"expansion_ratio\":8}", err, sizeof err);
+    cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE);
+    cr_assert_not_null(strstr(err, "expansion_ratio is not 4"), "%s", err);
+    /* GPT-NeoX-Japanese: int(hidden x multiple); the last block's output bias */
+    m = parse_ok("{\"model_type\":\"gpt_neox_japanese\",\"hidden_size\":1000,"
+                 "\"num_attention_heads\":8,\"intermediate_multiple_size\":2.5}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.intermediate, 2500);
+    cr_assert_eq(m.arch.extra_params, 1000);
+    /* openai-gpt: learned positions, no final norm; CTRL: the head's bias, dff */
+    m = parse_ok("{\"model_type\":\"openai-gpt\"}", err, sizeof err);
+    cr_assert_eq(m.arch.positions, 512);
+    cr_assert_eq(m.arch.flags & VRAM_ARCH_FINAL_NORM, 0);
+    m = parse_ok("{\"model_type\":\"ctrl\",\"dff\":4096}", err, sizeof err);
+    cr_assert_eq(m.arch.intermediate, 4096);
+    cr_assert_eq(m.arch.extra_params, 246534);
+    cr_assert_eq(m.arch.positions, 0);
+}
+
+/* Bamba: Mamba-2 in the blocks attn_layer_indices leaves out (each listed block once); none
+   listed: every block Mamba-2. OLMo-Hybrid: the gated delta rule where layer_types says. */
+Test(config, bamba_and_olmo_hybrid) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"bamba\",\"attn_layer_indices\":[9,18,27,9]}",
+                            err, sizeof err);
+    cr_assert_eq(m.arch.layers, 32);
+    cr_assert_eq(m.arch.mixer_layers, 29, "3 blocks of attention: %llu",
+                 (unsigned long long)m.arch.mixer_layers);
+    vram_cache_shape cs;
+    cr_assert_eq(vram_arch_cache(&m.arch, &cs), VRAM_OK);
+    cr_assert_eq(cs.attn_blocks, 3);
+    cr_assert_eq(cs.per_token, 2 * 8 * 128);
+    /* 128 heads of 64 x 256 state, 3 taps of 8192 + 2 x 256 conv channels */
+    cr_assert_eq(cs.state, 29ull * (128 * 64 * 256 + 3 * (8192 + 512)));
+    m = parse_ok("{\"model_type\":\"bamba\"}", err, sizeof err);
+    cr_assert_eq(m.arch.mixer_layers, 32);
+    cr_assert_eq(total(&m), 9992765440ull, "BambaConfig(): transformers' count");
+    m = parse_ok("{\"model_type\":\"olmo_hybrid\"}", err, sizeof err);
+    cr_assert_eq(m.arch.mixer_layers, 24, "3 of each 4 blocks");
+    cr_assert_eq(total(&m), 7430870688ull, "OlmoHybridConfig(): transformers' count");
+}
+
 /* ---- bad numbers ------------------------------------------------------------------------ */
 
 struct bad_cfg {
@@ -621,6 +734,33 @@ ParameterizedTestParameters(config, bad_numbers) {
          "mlp_layer_types is a string, not a list", ""},
         {"{\"model_type\":\"deepseek_v32\",\"mlp_layer_types\":[\"moe\"]}",
          "mlp_layer_types[0] is not \"dense\" or \"sparse\"", ""},
+        {"{\"model_type\":\"gpt_neo\",\"attention_types\":\"global\"}",
+         "attention_types is a string, not a list", ""},
+        {"{\"model_type\":\"gpt_neo\",\"attention_types\":[[\"global\",12]]}",
+         "attention_types holds an array, not a [[\"global\" or \"local\"", ""},
+        {"{\"model_type\":\"gpt_neo\",\"attention_types\":[[[\"global\"],-2]]}",
+         "attention_types holds an array, not a", ""},
+        {"{\"model_type\":\"gpt_neo\",\"attention_types\":[[[\"sparse\"],24]]}",
+         "attention_types names a string, not \"global\" or \"local\"", ""},
+        {"{\"model_type\":\"gpt_neo\",\"attention_types\":[[[\"global\",\"local\"],6]]}",
+         "attention_types makes 12 blocks, not num_layers (24)", ""},
+        {"{\"model_type\":\"gpt_neox_japanese\",\"intermediate_multiple_size\":\"4\"}",
+         "intermediate_multiple_size is a string, not a number", ""},
+        {"{\"model_type\":\"gpt_neox_japanese\",\"intermediate_multiple_size\":0}",
+         "intermediate_multiple_size 0 makes an MLP of 0, not 1 to", ""},
+        {"{\"model_type\":\"bloom\",\"n_layer\":-2}", "n_layer is -2: negative", ""},
+        {"{\"model_type\":\"bloom\",\"num_hidden_layers\":\"24\"}",
+         "num_hidden_layers is a string, not a number", ""},
+        {"{\"model_type\":\"opt\",\"word_embed_proj_dim\":0}",
+         "word_embed_proj_dim is 0, not a positive integer", ""},
+        {"{\"model_type\":\"mpt\",\"d_model\":1000}",
+         "d_model 1000 is not a multiple of n_heads 16", ""},
+        {"{\"model_type\":\"bamba\",\"attn_layer_indices\":9}",
+         "attn_layer_indices is a number, not a list of block indices", ""},
+        {"{\"model_type\":\"bamba\",\"attn_layer_indices\":[32]}",
+         "attn_layer_indices holds 32, not a block index in 0..31", ""},
+        {"{\"model_type\":\"bamba\",\"attn_layer_indices\":[\"9\"]}",
+         "attn_layer_indices holds a string, not a block index", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},

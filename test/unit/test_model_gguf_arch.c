@@ -156,6 +156,21 @@ static const gguf_case cases[] = {
      (ATT + MLP(64) + NORMS) + 2 * (ATT + ROUTED(4, 16) + 4 + MLP(32) + NORMS) + EMB + H -
          2 * 2 * MLP(16),
      3, 0, 4, 2, 1, 3, 2 * 2 * 8, 0, 0, 0, VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED},
+    /* BLOOM (bloom-560m's config, 2 blocks): LayerNorms with biases (one after the
+       embeddings), biases on qkv, the output, up and down; MLP 4 x 32; tied */
+    {"bloom", 29,
+     2 * (2 * NORMS + (3 * H * H + 3 * H) + (H * H + H) + (H * 128 + 128) + (128 * H + H)) +
+         EMB + 2 * NORMS,
+     2 * (2 * NORMS + (3 * H * H + 3 * H) + (H * H + H) + (H * 128 + 128) + (128 * H + H)) +
+         EMB + 2 * NORMS,
+     2, 0, 0, 0, 0, 2, 2 * 4 * 8, 0, 0, 0,
+     VRAM_ARCH_FINAL_NORM | VRAM_ARCH_EMB_NORM | VRAM_ARCH_TIED | VRAM_ARCH_QKV_BIAS |
+         VRAM_ARCH_OUT_BIAS | VRAM_ARCH_MLP_BIAS},
+    /* MPT (mpt-7b's config, 2 blocks): no biases, LayerNorms of a weight only, MLP 4 x 32;
+       no head_count_kv (4 KV heads); tied */
+    {"mpt", 14, 2 * (NORMS + 3 * H * H + H * H + 2 * H * 128) + EMB + H,
+     2 * (NORMS + 3 * H * H + H * H + 2 * H * 128) + EMB + H, 2, 0, 0, 0, 0, 2, 2 * 4 * 8, 0, 0,
+     0, VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED},
     /* Llama 4: block 0 dense of 48 (intermediate_size_mlp), block 1 four experts (top 1) of
        16 and the shared one of 16 (interleave_moe_layer_step 2) */
     {"llama4", 25,
