@@ -155,7 +155,12 @@ typedef enum vram_term_id {
     X(VRAM_CAUSE_SWA, "swa",                                                                 \
       "low and expected: the sliding-window blocks keep only the window's keys and values "  \
       "(llama.cpp, vLLM, transformers' sliding caches; llama.cpp keeps a micro-batch more); " \
-      "high: every block keeps the whole sequence (llama.cpp --swa-full, older transformers)")
+      "high: every block keeps the whole sequence (llama.cpp --swa-full, older transformers)") \
+    X(VRAM_CAUSE_STATE, "state",                                                             \
+      "recurrent mixers' state, kept per sequence: expected as transformers keeps it (the "  \
+      "state in fp32, the convolution's whole kernel in the compute format); low: vLLM's "   \
+      "default (both in the compute format, one tap less); high: llama.cpp's fp32 "          \
+      "convolution as well")
 
 typedef enum vram_cause {
 #define VRAM__CAUSE_ENUM(id, name, text) id,
@@ -633,7 +638,8 @@ typedef struct vram__est_terms {
     uint64_t active, expert_bytes; /* vram_estimate's active_params and expert_bytes */
     uint64_t w_lo; /* weights' low: below weights only for a guessed arch */
     uint64_t kv_hi;     /* the KV cache's high: every block over the whole sequence (above
-                           kv_bytes only with a sliding window shorter than the sequence) */
+                           kv_bytes with a sliding window shorter than the sequence), the
+                           recurrent state as its largest runtime keeps it */
     vram_cause kv_cause;
     uint64_t block_full; /* training: one block's full set (the recomputed or last one) */
     uint64_t step;       /* training: the optimizer step's transient (its high) */
@@ -642,6 +648,7 @@ typedef struct vram__est_terms {
     uint64_t s_act_lo, s_act, s_log_lo, s_log; /* training: every kept activation and the
                                                   loss's logits, whatever the peak (the
                                                   sizes vram_estimate.size gives) */
+    uint64_t kv_lo; /* the KV cache's low: below kv_bytes with a recurrent state (vLLM's) */
 } vram__est_terms;
 
 /* vram__est_resolve's steps. The formats: published (unknown: f16, and said), storage
@@ -1261,9 +1268,12 @@ VRAM_DEF vram__ws_infer vram__est_ws_infer(vram__acc *acc, vram_arch a, int flas
  * source. Per token: k and v of kv width, or latent attention's compressed KV and rotary key
  * (what vLLM, SGLang and llama.cpp keep; not the heads it expands to); only the blocks with
  * attention keep them, the recurrent mixers a state of fixed size (model.h's
- * vram_cache_shape). bytes: expected (and low), hi: high, cause: why they differ. */
+ * vram_cache_shape) per sequence: expected as transformers keeps it (the state proper in
+ * fp32 (4 bytes, or c when more), the convolution's whole kernel in c), low as vLLM (all in
+ * c, a tap less), high with llama.cpp's fp32 convolution too. lo, bytes, hi: low, expected,
+ * high; cause: why they differ. */
 typedef struct vram__kv_infer {
-    uint64_t bytes, hi;
+    uint64_t lo, bytes, hi;
     vram_cause cause;
 } vram__kv_infer;
 
@@ -1276,12 +1286,17 @@ VRAM_DEF vram__kv_infer vram__est_kv_infer(vram__acc *acc, vram_arch a, vram__es
     const vram_cache_shape cs = vram__arch_cache_of(a);
     const uint64_t attn = vram__min_u64(cs.attn_blocks, dec);
     const uint64_t per_tok = cs.per_token;
-    const uint64_t state = vram__m(acc, cs.state, vram__m(acc, b, c));
+    const uint64_t c4 = c > 4u ? c : 4u; /* fp32, or the compute format when wider */
+    const uint64_t state_lo = vram__m(acc, cs.state, vram__m(acc, b, c));
+    const uint64_t rec = vram__m(acc, cs.recurrent, vram__m(acc, b, c4));
+    const uint64_t conv = vram__m(acc, cs.conv, vram__m(acc, cs.taps, b));
+    const uint64_t state = vram__a(acc, rec, vram__m(acc, conv, c));
+    const uint64_t state_hi = vram__a(acc, rec, vram__m(acc, conv, c4));
     const uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
     vram__kv_infer r;
     r.bytes = vram__m(acc, attn, block_kv);
     r.hi = r.bytes;
-    r.cause = VRAM_CAUSE_EXACT;
+    r.cause = state_lo != state_hi ? VRAM_CAUSE_STATE : VRAM_CAUSE_EXACT;
     /* sliding window shorter than the sequence: the windowed blocks keep the window's
        tokens only (low and expected); high stays every block over the whole sequence */
     if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
@@ -1294,8 +1309,9 @@ VRAM_DEF vram__kv_infer vram__est_kv_infer(vram__acc *acc, vram_arch a, vram__es
         r.bytes = vram__min_u64(windowed, r.hi);
         r.cause = VRAM_CAUSE_SWA;
     }
+    r.lo = vram__a(acc, r.bytes, state_lo);
     r.bytes = vram__a(acc, r.bytes, state);
-    r.hi = vram__a(acc, r.hi, state);
+    r.hi = vram__a(acc, r.hi, state_hi);
     return r;
 }
 
@@ -1316,11 +1332,13 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
     t.block_full = w.full;
     t.kv_bytes = 0;
     t.kv_hi = 0;
+    t.kv_lo = 0;
     t.kv_cause = VRAM_CAUSE_EXACT;
     if (in.dec) {
         const vram__kv_infer kv = vram__est_kv_infer(acc, a, in);
         t.kv_bytes = kv.bytes;
         t.kv_hi = kv.hi;
+        t.kv_lo = kv.lo;
         t.kv_cause = kv.cause;
     }
     /* an encoder-decoder's encoder alone, larger than the decoder beside the cache (the
@@ -1443,7 +1461,7 @@ VRAM_DEF vram__term_values vram__est_fill(vram__acc *acc, vram__est_in in, vram_
        all (an encoder, recurrent mixers): not exact, low 0 */
     v.kv = t.kv_cause == VRAM_CAUSE_EXACT && (in.P_lo < in.P || in.P_hi > in.P)
                ? vram__term(0, t.kv_bytes, t.kv_hi, VRAM_CAUSE_ARCH_GUESS)
-               : vram__term(t.kv_bytes, t.kv_bytes, t.kv_hi, t.kv_cause);
+               : vram__term(vram__min_u64(t.kv_lo, t.kv_bytes), t.kv_bytes, t.kv_hi, t.kv_cause);
     v.logits = vram__term(t.log_lo, t.log, t.log_hi, t.log_cause);
     if (cpu) {
         v.context = none;
@@ -1588,7 +1606,7 @@ VRAM_DEF vram__est_terms vram__est_steps(vram__acc *acc, vram_arch a, vram_workl
                                          int have_stats) {
     vram__est_terms t = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                          VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, VRAM_CAUSE_EXACT, 0, 0, 0,
-                         0, VRAM_CAUSE_EXACT, 0, 0, 0, 0, 0, 0, 0, 0};
+                         0, VRAM_CAUSE_EXACT, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const int train = wv.mode == VRAM_MODE_TRAIN;
     /* LoRA without an arch was rejected (vram__est_prepare); the guard says so to the prover */
     const uint64_t rank = have_arch ? wv.lora_rank : 0u;

@@ -1308,20 +1308,27 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_arch_params(const vram_arch *a, vram_pa
  * times the compute format's size and the batch): attn_blocks blocks keep keys and values,
  * per_token numbers a token each (2 x kv_heads x head_dim; latent attention: kv_lora_rank +
  * rope_dim); the recurrent mixers keep `state` numbers a sequence whatever its length
- * (mixer_layers x (mix_state + (mix_kernel - 1) x mix_conv)). An encoder keeps nothing; an
+ * (mixer_layers x (mix_state + (mix_kernel - 1) x mix_conv): the fewest, as vLLM keeps
+ * them). Runtimes differ in how: `recurrent` is the state proper (mixer_layers x mix_state),
+ * which transformers and llama.cpp keep in fp32; `conv` the convolution's numbers a tap
+ * (mixer_layers x mix_conv), of which transformers keeps the whole kernel (`taps`
+ * = mix_kernel) and vLLM and llama.cpp one tap less. An encoder keeps nothing; an
  * encoder-decoder's decoder blocks keep keys and values (its cross-attention's over the
  * source as well: the estimate adds the source's tokens). */
 typedef struct vram_cache_shape {
     uint64_t attn_blocks; /* blocks with self-attention that keep keys and values */
     uint64_t per_token;   /* numbers one token keeps in one such block */
     uint64_t state;       /* recurrent-state numbers of one sequence, all blocks together */
+    uint64_t recurrent;   /* of which the state proper (the rest: the convolution's taps) */
+    uint64_t conv;        /* the convolution's numbers a tap, all blocks together */
+    uint64_t taps;        /* the convolution's kernel (0: none) */
 } vram_cache_shape;
 
 /* vram_arch_cache's count, by value and for any arch: checked, a product or sum past 2^64
  * saturates at UINT64_MAX (so the estimate that multiplies it further reports overflow). */
 /*@ assigns \nothing; */
 VRAM_DEF vram_cache_shape vram__arch_cache_of(vram_arch a) {
-    vram_cache_shape r = {0, 0, 0};
+    vram_cache_shape r = {0, 0, 0, 0, 0, 0};
     vram__acc ov = {0};
     const uint64_t hd = a.head_dim != 0 ? a.head_dim : (a.heads != 0 ? a.hidden / a.heads : 0u);
     const uint64_t kvh = a.kv_heads != 0 ? a.kv_heads : a.heads;
@@ -1340,6 +1347,9 @@ VRAM_DEF vram_cache_shape vram__arch_cache_of(vram_arch a) {
                                       : vram__m(&ov, 2u, vram__m(&ov, kvh, hd));
     r.state = vram__m(&ov, mix_n,
                            vram__a(&ov, a.mix_state, vram__m(&ov, taps, a.mix_conv)));
+    r.recurrent = vram__m(&ov, mix_n, a.mix_state);
+    r.conv = vram__m(&ov, mix_n, a.mix_conv);
+    r.taps = mix_n != 0 ? a.mix_kernel : 0u;
     return r;
 }
 

@@ -145,8 +145,9 @@ Test(arch_table, directory_and_config_json_agree) {
 
 /* ---- what a model keeps while it generates ----------------------------------------- */
 
-/* A term's (expected, or high) bytes of `estimate DIR --seq N --json`, its cause. */
-static uint64_t term_bytes(const char *name, const char *seq, const char *term, int high,
+/* A term's bytes (field: "low", "bytes" (expected) or "high") of
+ * `estimate DIR --seq N --json`, its cause. */
+static uint64_t term_field(const char *name, const char *seq, const char *term, const char *field,
                            char cause[32]) {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/%s", CONFIGS, name);
@@ -158,12 +159,17 @@ static uint64_t term_bytes(const char *name, const char *seq, const char *term, 
     uint64_t bytes = UINT64_MAX;
     cJSON_ArrayForEach(t, jget(doc, "terms")) {
         if (strcmp(jget(t, "name")->valuestring, term) != 0) continue;
-        bytes = (uint64_t)jget(t, high ? "high" : "bytes")->valuedouble;
+        bytes = (uint64_t)jget(t, field)->valuedouble;
         snprintf(cause, 32, "%s", jget(t, "cause")->valuestring);
     }
     cJSON_Delete(doc);
     cli_result_free(&r);
     return bytes;
+}
+
+static uint64_t term_bytes(const char *name, const char *seq, const char *term, int high,
+                           char cause[32]) {
+    return term_field(name, seq, term, high ? "high" : "bytes", cause);
 }
 
 static uint64_t kv_bytes(const char *name, const char *seq, char cause[32]) {
@@ -172,23 +178,34 @@ static uint64_t kv_bytes(const char *name, const char *seq, char cause[32]) {
 
 Test(arch_table, state_space_models_keep_a_state_not_a_kv_cache) {
     char cause[32];
-    /* Mamba-Codestral: 64 blocks of 128 heads x 64 x 128 state and a 3-tap convolution over
-       8192 + 2 x 8 x 128 channels, in bf16, whatever the sequence */
-    const uint64_t state = 64ull * (128 * 64 * 128 + 3 * (8192 + 2 * 8 * 128)) * 2;
+    /* Expected: what transformers 5.24's cache holds after a prefill (measured, bf16): the
+       state proper in fp32, the convolution's whole kernel in bf16. Mamba-Codestral: 64
+       blocks of 128 heads x 64 x 128 state and a 4-tap convolution over 8192 + 2 x 8 x 128
+       channels, whatever the sequence */
+    const uint64_t state = 64ull * (128 * 64 * 128 * 4 + 4 * (8192 + 2 * 8 * 128) * 2);
+    cr_assert_eq(state, 273678336ull, "transformers' bytes");
     cr_assert_eq(kv_bytes("Mamba-Codestral-7B-v0.1", "1024", cause), state);
     cr_assert_eq(kv_bytes("Mamba-Codestral-7B-v0.1", "65536", cause), state);
-    cr_assert_str_eq(cause, "exact");
+    cr_assert_str_eq(cause, "state");
+    /* low: vLLM's default (both in bf16, 3 taps); high: llama.cpp's fp32 taps as well */
+    cr_assert_eq(term_field("Mamba-Codestral-7B-v0.1", "1024", "kv_cache", "low", cause),
+                 64ull * (128 * 64 * 128 + 3 * (8192 + 2 * 8 * 128)) * 2);
+    cr_assert_eq(term_bytes("Mamba-Codestral-7B-v0.1", "1024", "kv_cache", 1, cause),
+                 64ull * (128 * 64 * 128 + 4 * (8192 + 2 * 8 * 128)) * 4);
     /* Jamba: keys and values in its 4 attention blocks (8 KV heads of 128), the state of its
-       28 Mamba blocks (8192 x 16 and 3 x 8192 convolution taps) */
-    const uint64_t jstate = 28ull * (8192 * 16 + 3 * 8192) * 2;
+       28 Mamba blocks (8192 x 16 in fp32 and 4 x 8192 convolution taps) */
+    const uint64_t jstate = 28ull * (8192 * 16 * 4 + 4 * 8192 * 2);
+    cr_assert_eq(kv_bytes("Jamba-v0.1", "16", cause), 16777216ull, "transformers' bytes");
     cr_assert_eq(kv_bytes("Jamba-v0.1", "1024", cause), 4ull * 2 * 1024 * 1024 * 2 + jstate);
     cr_assert_eq(kv_bytes("Jamba-v0.1", "4096", cause), 4ull * 2 * 1024 * 4096 * 2 + jstate);
-    /* LFM2: 6 attention blocks of 8 KV heads x 64; 10 short convolutions (2 taps of 2048) */
+    /* LFM2: 6 attention blocks of 8 KV heads x 64; 10 short convolutions (3 taps of 2048) */
+    cr_assert_eq(kv_bytes("LFM2-1.2B", "16", cause), 319488ull, "transformers' bytes");
     cr_assert_eq(kv_bytes("LFM2-1.2B", "2048", cause),
-                 6ull * 2 * 512 * 2048 * 2 + 10ull * 2 * 2048 * 2);
+                 6ull * 2 * 512 * 2048 * 2 + 10ull * 3 * 2048 * 2);
     /* Falcon-H1: attention in every block, beside its Mamba-2 mixer */
+    cr_assert_eq(kv_bytes("Falcon-H1-0.5B-Instruct", "16", cause), 29122560ull, "transformers' bytes");
     cr_assert_eq(kv_bytes("Falcon-H1-0.5B-Instruct", "1000", cause),
-                 36ull * 2 * 128 * 1000 * 2 + 36ull * (24 * 64 * 128 + 3 * 1792) * 2);
+                 36ull * 2 * 128 * 1000 * 2 + 36ull * (24 * 64 * 128 * 4 + 4 * 1792 * 2));
     /* no attention block, no attention scores: activations grow with the sequence, not with
        its square (8 x the tokens, at most 8 x the bytes) */
     const uint64_t a8k = term_bytes("Mamba-Codestral-7B-v0.1", "8192", "activations", 1, cause);
@@ -208,6 +225,9 @@ Test(arch_table, state_through_the_core) {
     cr_assert_eq(cs.per_token, 2 * 2 * 256);
     /* 36 gated-delta blocks: 32 value heads x 128 x 128, 3 taps of 2 x 2048 + 4096 */
     cr_assert_eq(cs.state, 36ull * (32 * 128 * 128 + 3 * (2 * 2048 + 4096)));
+    cr_assert_eq(cs.recurrent, 36ull * 32 * 128 * 128);
+    cr_assert_eq(cs.conv, 36ull * (2 * 2048 + 4096));
+    cr_assert_eq(cs.taps, 4);
     vram_arch bad = m.arch;
     bad.mixer_layers = bad.layers + 1;
     cr_assert_eq(vram_arch_cache(&bad, &cs), VRAM_E_INVALID);
