@@ -128,7 +128,9 @@ static const vram__arch_row rows[] = {
      .has = VRAM__HAS_QK_NORM_KEY | VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_FIRST_DENSE,
      .experts_key = "n_routed_experts", .experts = 128, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 1408, .shared = VRAM__SHARED_N_EXPERTS,
-     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1}, /* Glm4MoeConfig */
+     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1, .head_dim_floor = 1,
+     .mtp_key = "num_nextn_predict_layers"}, /* Glm4MoeConfig: no head_dim attribute (the
+                                                published GLM-4.5 files give 128) */
     {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,

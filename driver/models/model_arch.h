@@ -141,6 +141,13 @@ typedef struct vram__arch_row {
     vram_norm norm;
     uint32_t flags;          /* VRAM_ARCH_* every such model has (FINAL_NORM, PARALLEL, ...) */
     int tie;                 /* tie_word_embeddings' default */
+    int head_dim_floor;      /* no head_dim in the file: hidden_size // num_attention_heads,
+                                rounded down, as the modelling code's getattr fallback builds
+                                it (Glm4MoeConfig has no head_dim: 4096 / 96 -> 42) */
+    const char *mtp_key;     /* the key counting the multi-token-prediction blocks a published
+                                checkpoint holds beyond num_hidden_layers, which transformers
+                                does not build (it ignores them on load) and the count leaves
+                                out: a note says so (NULL: none) */
     int attn_bias;           /* the attention bias key's default: biases on q, k, v and o */
     const char *bias_key;    /* that key (NULL: "attention_bias") */
     const char *inter_key;   /* the dense MLP's width (NULL: "intermediate_size") */

@@ -822,6 +822,26 @@ static vram_status cfg_indexer(const cfg *c, vram_arch *a) {
     return VRAM_OK;
 }
 
+/* The multi-token-prediction blocks of the row's mtp_key (GLM-4.5's num_nextn_predict_layers):
+ * a published checkpoint holds them after the num_hidden_layers blocks, transformers neither
+ * builds nor loads them, and the count (as transformers') leaves them out: a note says so,
+ * appended to the note there is. Absent or 0: nothing. */
+static vram_status cfg_mtp(const cfg *c, const vram__arch_row *r, const vram_arch *a, char *note,
+                           size_t notecap) {
+    uint64_t n;
+    vram_status st;
+    if (r->mtp_key == NULL) return VRAM_OK;
+    if ((st = cfg_num(c, r->mtp_key, 0, 0, VRAM_LIMIT_LAYERS, &n)) != VRAM_OK || n == 0) return st;
+    const size_t used = strlen(note);
+    snprintf(note + used, notecap - used,
+             "%s%s: %s %llu: the checkpoint's multi-token-prediction block%s (from block %llu "
+             "on) %s not counted, as transformers does not build %s",
+             used != 0 ? "; " : "", c->label, r->mtp_key, (unsigned long long)n,
+             n == 1 ? "" : "s", (unsigned long long)a->layers, n == 1 ? "is" : "are",
+             n == 1 ? "it" : "them");
+    return VRAM_OK;
+}
+
 /* A decoder by its row (model_arch.h): the common keys with the row's defaults —
  * num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads (absent/null: =
  * heads), head_dim (absent/null: hidden / heads), the MLP's width (intermediate_size, or the
@@ -862,6 +882,7 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
         ((r->has & VRAM__HAS_QK_NORM_KEY) && (st = cfg_bool(c, "use_qk_norm", 0, &qk_norm))))
         return st;
     if (ssm) a->heads = a->kv_heads = 1; /* no attention block: widths from the mixer */
+    if (r->head_dim_floor && a->head_dim == 0) a->head_dim = a->hidden / a->heads;
     if (r->mla && (st = cfg_mla(c, r, a)) != VRAM_OK) return st;
     if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
     a->family = VRAM_FAMILY_DECODER;
@@ -891,7 +912,9 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
                 return st;
         }
     }
-    if ((st = cfg_mixer(c, r, a)) != VRAM_OK || (st = cfg_swa(c, r, a)) != VRAM_OK) return st;
+    if ((st = cfg_mixer(c, r, a)) != VRAM_OK || (st = cfg_swa(c, r, a)) != VRAM_OK ||
+        (st = cfg_mtp(c, r, a, note, notecap)) != VRAM_OK)
+        return st;
     a->extra_params = vram__arch_extra(r, a, head_bias, qk_norm);
     if ((r->has & VRAM__HAS_INDEXER) && (st = cfg_indexer(c, a)) != VRAM_OK) return st;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA)

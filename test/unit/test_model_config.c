@@ -550,6 +550,36 @@ Test(config, deepseek_v32) {
     cr_assert_eq(m.arch.dense_layers, 2);
 }
 
+/* Glm4MoeConfig has no head_dim: its attention takes hidden // heads, rounded down (the
+   class's 4096 / 96 -> 42, 103481200640 parameters in transformers 5.24); a file's head_dim
+   (GLM-4.5's 128) wins. num_nextn_predict_layers: the MTP block is named in a note, not
+   counted. */
+Test(config, glm4_moe_defaults) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"glm4_moe\"}", err, sizeof err);
+    cr_assert_eq(m.arch.head_dim, 42);
+    cr_assert_eq(total(&m), 103481200640ull, "Glm4MoeConfig's count in transformers");
+    cr_assert_str_empty(err, "no MTP key, no note: %s", err);
+    m = parse_ok("{\"model_type\":\"glm4_moe\",\"head_dim\":128,"
+                 "\"num_nextn_predict_layers\":1}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.head_dim, 128);
+    cr_assert_eq(m.arch.layers, 46, "the MTP block is not a block of the count");
+    cr_assert_not_null(strstr(err, "config.json: num_nextn_predict_layers 1: the checkpoint's "
+                                   "multi-token-prediction block (from block 46 on) is not "
+                                   "counted"),
+                       "%s", err);
+    m = parse_ok("{\"model_type\":\"glm4_moe\",\"num_nextn_predict_layers\":0}", err,
+                 sizeof err);
+    cr_assert_str_empty(err, "0 MTP blocks: no note: %s", err);
+    /* a hidden width below the heads leaves no head width: refused, as before */
+    const char *small = "{\"model_type\":\"glm4_moe\",\"hidden_size\":64}";
+    vram_status st = vram_config_parse(small, strlen(small), "config.json", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_E_FORMAT, "%s", err);
+    cr_assert_not_null(strstr(err, "hidden_size 64 is not a multiple of num_attention_heads 96"),
+                       "%s", err);
+}
+
 /* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
    num_experts (its attribute_map; transformers 5 writes the former). */
 Test(config, qwen3_moe_defaults) {
@@ -621,6 +651,10 @@ ParameterizedTestParameters(config, bad_numbers) {
          "mlp_layer_types is a string, not a list", ""},
         {"{\"model_type\":\"deepseek_v32\",\"mlp_layer_types\":[\"moe\"]}",
          "mlp_layer_types[0] is not \"dense\" or \"sparse\"", ""},
+        {"{\"model_type\":\"glm4_moe\",\"num_nextn_predict_layers\":\"1\"}",
+         "num_nextn_predict_layers is a string, not a number", ""},
+        {"{\"model_type\":\"glm4_moe\",\"num_nextn_predict_layers\":-1}",
+         "num_nextn_predict_layers is -1: negative", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},
