@@ -131,6 +131,16 @@ static const vram__arch_row rows[] = {
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1, .head_dim_floor = 1,
      .mtp_key = "num_nextn_predict_layers"}, /* Glm4MoeConfig: no head_dim attribute (the
                                                 published GLM-4.5 files give 128) */
+    {.type = "glm4_moe_lite", LLAMA_LIKE, .layers = 47, .hidden = 2048, .heads = 20, .kv = 20,
+     .inter = 10240, .vocab = 154880, .max_pos = 202752, .moe = VRAM__MOE_LAYER_TYPES,
+     .experts_key = "n_routed_experts", .experts = 64, .topk = 4,
+     .xinter_key = "moe_intermediate_size", .xinter = 1536, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1, .mla = 1,
+     .q_lora = 768, .kv_lora = 512, .nope = 192, .rope = 64, .v = 256,
+     .mtp_key = "num_nextn_predict_layers"}, /* Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's
+                                                blocks, the first dense by mlp_layer_types; no
+                                                GGUF architecture of its own in llama.cpp's
+                                                gguf 0.19.0 */
     {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,

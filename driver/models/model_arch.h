@@ -83,8 +83,11 @@ typedef enum {
     VRAM__MOE_INTERLEAVE,  /* moe_layers, else i = step - 1, 2 step - 1, ... with step
                               interleave_moe_layer_step (Llama 4) */
     VRAM__MOE_PERIOD,      /* i % expert_layer_period == expert_layer_offset (Jamba) */
-    VRAM__MOE_ERNIE        /* (i + 1) % moe_layer_interval == 0, moe_layer_start_index <= i
+    VRAM__MOE_ERNIE,       /* (i + 1) % moe_layer_interval == 0, moe_layer_start_index <= i
                               <= moe_layer_end_index (ERNIE-4.5) */
+    VRAM__MOE_LAYER_TYPES  /* mlp_layer_types' "sparse" blocks, else all but the first
+                              dense_def (no key: Glm4MoeLiteConfig has no
+                              first_k_dense_replace) */
 } vram__moe;
 
 /* The shared expert's width. */

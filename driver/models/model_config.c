@@ -520,6 +520,9 @@ static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const v
         for (uint64_t i = 0; i < L; i++)
             *moe_n += (i + 1) % step == 0 && (int64_t)i >= start && (int64_t)i <= end;
         return VRAM_OK;
+    case VRAM__MOE_LAYER_TYPES:
+        *moe_n = L - (r->dense_def < L ? r->dense_def : L);
+        return cfg_mlp_layer_types(c, L, moe_n);
     default: return VRAM_OK; /* every block */
     }
 }

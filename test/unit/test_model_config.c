@@ -580,6 +580,25 @@ Test(config, glm4_moe_defaults) {
                        "%s", err);
 }
 
+/* Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's latent attention and experts; the first
+   block dense by mlp_layer_types' default, and first_k_dense_replace is no key of the class
+   (transformers builds by mlp_layer_types alone). */
+Test(config, glm4_moe_lite) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"glm4_moe_lite\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 29943390976ull, "Glm4MoeLiteConfig's count in transformers 5.24");
+    cr_assert_eq(m.arch.dense_layers, 1);
+    cr_assert_eq(m.arch.kv_lora_rank, 512);
+    cr_assert_eq(m.arch.head_dim, 192 + 64);
+    m = parse_ok("{\"model_type\":\"glm4_moe_lite\",\"first_k_dense_replace\":3}", err,
+                 sizeof err);
+    cr_assert_eq(m.arch.dense_layers, 1, "first_k_dense_replace is not read");
+    m = parse_ok("{\"model_type\":\"glm4_moe_lite\",\"num_hidden_layers\":3,"
+                 "\"mlp_layer_types\":[\"dense\",\"dense\",\"sparse\"]}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.dense_layers, 2);
+}
+
 /* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
    num_experts (its attribute_map; transformers 5 writes the former). */
 Test(config, qwen3_moe_defaults) {
@@ -655,6 +674,8 @@ ParameterizedTestParameters(config, bad_numbers) {
          "num_nextn_predict_layers is a string, not a number", ""},
         {"{\"model_type\":\"glm4_moe\",\"num_nextn_predict_layers\":-1}",
          "num_nextn_predict_layers is -1: negative", ""},
+        {"{\"model_type\":\"glm4_moe_lite\",\"mlp_layer_types\":[\"dense\"]}",
+         "mlp_layer_types has 1 entries, not one per block (47)", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},
