@@ -96,8 +96,8 @@ static const vram__arch_row rows[] = {
      .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
-     .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64,
-     .v = 128}, /* DeepseekV32Config: DeepSeek-V3 and the indexer; no GGUF architecture in
+     .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128, .index_heads = 64,
+     .index_dim = 128}, /* DeepseekV32Config: DeepSeek-V3 and the indexer; no GGUF architecture in
                    llama.cpp's gguf 0.19.0 */
     {.type = "gpt_oss", .gguf = "gpt-oss", LLAMA_LIKE, .layers = 24, .hidden = 2880, .heads = 64,
      .kv = 8, .head_dim = 64, .inter = 2880, .vocab = 201088, .max_pos = 131072, .attn_bias = 1,
@@ -141,6 +141,19 @@ static const vram__arch_row rows[] = {
                                                 blocks, the first dense by mlp_layer_types; no
                                                 GGUF architecture of its own in llama.cpp's
                                                 gguf 0.19.0 */
+    {.type = "glm_moe_dsa", LLAMA_LIKE, .layers = 78, .hidden = 6144,
+     .heads = 64, .kv = 64, .inter = 12288, .vocab = 154880, .max_pos = 202752,
+     .has = VRAM__HAS_INDEXER | VRAM__HAS_INDEXER_TYPES, .moe = VRAM__MOE_FIRST_DENSE,
+     .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
+     .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
+     .q_lora = 2048, .kv_lora = 512, .nope = 192, .rope = 64, .v = 256, .index_heads = 32,
+     .index_dim = 128, .mtp_key = "num_nextn_predict_layers",
+     .not_yet = "its indexer also caches index_head_dim keys a token in each block with "
+                "one (transformers' cache holds them beside the latent), which vramkit's KV "
+                "cache does not count yet"}, /* GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's blocks, the indexer where
+                           indexer_types says "full"; llama.cpp's gguf 0.19.0 names it glm-dsa,
+                           which vramkit does not read */
     {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,

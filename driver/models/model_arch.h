@@ -72,6 +72,9 @@ typedef enum {
                                        block: wq_b (q_lora_rank -> index_n_heads x
                                        index_head_dim), wk (hidden -> index_head_dim), its
                                        LayerNorm, weights_proj (hidden -> index_n_heads) */
+#define VRAM__HAS_INDEXER_TYPES 0x1000u /* with VRAM__HAS_INDEXER: only the blocks whose
+                                           indexer_types entry is "full" have one (GLM-5; the
+                                           others reuse its top-k) */
 
 /* Which blocks route to experts (the rest have a dense MLP). */
 typedef enum {
@@ -147,6 +150,9 @@ typedef struct vram__arch_row {
     int head_dim_floor;      /* no head_dim in the file: hidden_size // num_attention_heads,
                                 rounded down, as the modelling code's getattr fallback builds
                                 it (Glm4MoeConfig has no head_dim: 4096 / 96 -> 42) */
+    const char *not_yet;     /* what vramkit cannot count yet (NULL: nothing): the row is
+                                read (its keys checked, its parameters counted for the note)
+                                and the estimate refused, the note naming this */
     const char *mtp_key;     /* the key counting the multi-token-prediction blocks a published
                                 checkpoint holds beyond num_hidden_layers, which transformers
                                 does not build (it ignores them on load) and the count leaves
@@ -173,6 +179,8 @@ typedef struct vram__arch_row {
     uint64_t dense_def;      /* first_k_dense_replace's default */
     int mla;                 /* DeepSeek's latent attention (its defaults below) */
     uint64_t q_lora, kv_lora, nope, rope, v;
+    uint64_t index_heads, index_dim; /* VRAM__HAS_INDEXER: index_n_heads', index_head_dim's
+                                        defaults */
     uint32_t moe_flags;      /* VRAM_MOE_* */
     /* sliding window */
     vram__swa swa;

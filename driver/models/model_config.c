@@ -804,14 +804,75 @@ static vram_status cfg_lfm2_ff(const cfg *c, vram_arch *a) {
     return VRAM_OK;
 }
 
-/* DeepSeek-V3.2's indexer (VRAM__HAS_INDEXER) in every attention block, added to
- * extra_params: index_n_heads (64) of index_head_dim (128) from the q latent (q_lora_rank,
- * which it needs), one key head from hidden, the key's LayerNorm, the heads' weights. */
-static vram_status cfg_indexer(const cfg *c, vram_arch *a) {
-    uint64_t nh, hd;
+/* The blocks with an indexer of their own (VRAM__HAS_INDEXER_TYPES, GlmMoeDsaConfig): those
+ * whose indexer_types entry is "full" ("shared": the previous one's top-k reused); without
+ * the list, index_topk_pattern's "F"s (a string of F and S, one a block), else block i when
+ * max(i - index_skip_topk_offset + 1, 0) % max(index_topk_freq, 1) == 0 (offset 2, freq 1:
+ * every block), as the class's __post_init__ derives the list. */
+static vram_status cfg_indexer_blocks(const cfg *c, uint64_t layers, uint64_t *n) {
+    const cJSON *lt = cfg_get(c, "indexer_types"), *e;
+    const cJSON *pat = cfg_get(c, "index_topk_pattern");
+    uint64_t i = 0, full = 0, freq;
+    int64_t off;
     vram_status st;
-    if ((st = cfg_num(c, "index_n_heads", 64, 1, VRAM_LIMIT_HEADS, &nh)) ||
-        (st = cfg_num(c, "index_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &hd)))
+    *n = layers;
+    if (lt != NULL) {
+        if (!cJSON_IsArray(lt))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "indexer_types is %s, not a list", vram__json_type(lt));
+        cJSON_ArrayForEach(e, lt) {
+            const int f = cJSON_IsString(e) && strcmp(e->valuestring, "full") == 0;
+            if (!f && !(cJSON_IsString(e) && strcmp(e->valuestring, "shared") == 0))
+                return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                                  "indexer_types[%llu] is not \"full\" or \"shared\"",
+                                  (unsigned long long)i);
+            full += f;
+            i++;
+        }
+        if (i != layers) return cfg_per_block(c, "indexer_types", i, layers);
+        *n = full;
+        return VRAM_OK;
+    }
+    if (pat != NULL) {
+        if (!cJSON_IsString(pat))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "index_topk_pattern is %s, not a string of F and S",
+                              vram__json_type(pat));
+        for (const char *p = pat->valuestring; *p != '\0'; p++, i++) {
+            if (*p != 'F' && *p != 'S')
+                return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                                  "index_topk_pattern[%llu] is not F or S",
+                                  (unsigned long long)i);
+            full += *p == 'F';
+        }
+        if (i != layers) return cfg_per_block(c, "index_topk_pattern", i, layers);
+        *n = full;
+        return VRAM_OK;
+    }
+    if ((st = cfg_num(c, "index_topk_freq", 1, 0, VRAM_LIMIT_LAYERS, &freq)) ||
+        (st = cfg_int(c, "index_skip_topk_offset", 2, -(int64_t)VRAM_LIMIT_LAYERS,
+                      VRAM_LIMIT_LAYERS, &off)))
+        return st;
+    if (freq == 0) freq = 1;
+    for (i = 0; i < layers; i++) {
+        const int64_t d = (int64_t)i - off + 1;
+        full += (uint64_t)(d > 0 ? d : 0) % freq == 0;
+    }
+    *n = full;
+    return VRAM_OK;
+}
+
+/* DeepSeek-V3.2's indexer (VRAM__HAS_INDEXER) in every attention block (or those of
+ * cfg_indexer_blocks), added to extra_params: index_n_heads (the row's default: 64, GLM-5's
+ * 32) of index_head_dim (128) from the q latent (q_lora_rank, which it needs), one key head
+ * from hidden, the key's LayerNorm, the heads' weights. */
+static vram_status cfg_indexer(const cfg *c, const vram__arch_row *r, vram_arch *a) {
+    uint64_t nh, hd, blocks = vram__arch_attn_blocks(a);
+    vram_status st;
+    if ((st = cfg_num(c, "index_n_heads", r->index_heads, 1, VRAM_LIMIT_HEADS, &nh)) ||
+        (st = cfg_num(c, "index_head_dim", r->index_dim, 1, VRAM_LIMIT_HIDDEN, &hd)) ||
+        ((r->has & VRAM__HAS_INDEXER_TYPES) &&
+         (st = cfg_indexer_blocks(c, a->layers, &blocks))))
         return st;
     if (a->q_lora_rank == 0)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
@@ -821,7 +882,7 @@ static vram_status cfg_indexer(const cfg *c, vram_arch *a) {
                           "index_n_heads %llu x index_head_dim %llu is over the width limit",
                           (unsigned long long)nh, (unsigned long long)hd);
     const uint64_t per = a->q_lora_rank * nh * hd + a->hidden * hd + 2 * hd + a->hidden * nh;
-    a->extra_params += vram__arch_attn_blocks(a) * per;
+    a->extra_params += blocks * per;
     return VRAM_OK;
 }
 
@@ -919,7 +980,7 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
         (st = cfg_mtp(c, r, a, note, notecap)) != VRAM_OK)
         return st;
     a->extra_params = vram__arch_extra(r, a, head_bias, qk_norm);
-    if ((r->has & VRAM__HAS_INDEXER) && (st = cfg_indexer(c, a)) != VRAM_OK) return st;
+    if ((r->has & VRAM__HAS_INDEXER) && (st = cfg_indexer(c, r, a)) != VRAM_OK) return st;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                           "its norms, gates and biases beyond the blocks' pattern (%llu "
@@ -2098,7 +2159,19 @@ static vram_status cfg_by_row(const cfg *c, const vram__arch_row *r, vram_arch *
     char q[VRAM__QUOTE_CAP];
     int unknown = 0;
     switch (r->read) {
-    case VRAM__READ_DECODER: return cfg_decoder(c, r, a, note, notecap, &unknown);
+    case VRAM__READ_DECODER: {
+        const vram_status st = cfg_decoder(c, r, a, note, notecap, &unknown);
+        if (st != VRAM_OK || r->not_yet == NULL) return st;
+        /* counted, but a term of the estimate cannot be: refused, the count in the note */
+        char n[32];
+        vram_param_count pc;
+        if (vram_arch_params(a, &pc) != VRAM_OK) pc.total = 0;
+        snprintf(note, notecap, "%s: model_type %s: %s parameters, but %s: not estimated",
+                 c->label, vram__quote(r->type, strlen(r->type), q),
+                 cfg_params_text(pc.total, n, sizeof n), r->not_yet);
+        memset(a, 0, sizeof *a); /* family NONE */
+        return VRAM_OK;
+    }
     case VRAM__READ_GPT2: return cfg_gpt2(c, a);
     case VRAM__READ_NEOX: return cfg_neox(c, a);
     case VRAM__READ_PHI: return cfg_phi(c, a);

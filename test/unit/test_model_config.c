@@ -599,6 +599,40 @@ Test(config, glm4_moe_lite) {
     cr_assert_eq(m.arch.dense_layers, 2);
 }
 
+/* GlmMoeDsaConfig (GLM-5): read and counted (DeepSeek-V3.2's blocks, the indexer in the
+   blocks indexer_types calls "full", else by index_topk_pattern, else by index_topk_freq and
+   index_skip_topk_offset), then refused: its indexer's key cache is not in vramkit's KV cache.
+   The counts in the note are transformers 5.24's (12964528640 with indexers in 2 of 4 blocks,
+   12983272448 in all 4). */
+Test(config, glm_moe_dsa_refused_with_its_count) {
+    char err[512];
+    static const struct {
+        const char *json, *count;
+    } cases[] = {
+        {"{\"model_type\":\"glm_moe_dsa\"}", "743.91B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,"
+         "\"indexer_types\":[\"full\",\"shared\",\"full\",\"shared\"]}",
+         "12.96B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4}", "12.98B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,"
+         "\"index_topk_pattern\":\"FSSF\"}",
+         "12.96B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,\"index_topk_freq\":3}",
+         "12.96B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,\"index_topk_freq\":2,"
+         "\"index_skip_topk_offset\":5}",
+         "12.98B parameters"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vram_model m = parse_ok(cases[i].json, err, sizeof err);
+        cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE, "%s", cases[i].json);
+        cr_assert_not_null(strstr(err, cases[i].count), "%s: %s", cases[i].json, err);
+        cr_assert_not_null(strstr(err, "which vramkit's KV cache does not count yet: not "
+                                       "estimated"),
+                           "%s", err);
+    }
+}
+
 /* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
    num_experts (its attribute_map; transformers 5 writes the former). */
 Test(config, qwen3_moe_defaults) {
@@ -676,6 +710,20 @@ ParameterizedTestParameters(config, bad_numbers) {
          "num_nextn_predict_layers is -1: negative", ""},
         {"{\"model_type\":\"glm4_moe_lite\",\"mlp_layer_types\":[\"dense\"]}",
          "mlp_layer_types has 1 entries, not one per block (47)", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":\"full\"}",
+         "indexer_types is a string, not a list", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":[\"half\"]}",
+         "indexer_types[0] is not \"full\" or \"shared\"", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":[\"full\"]}",
+         "indexer_types has 1 entries, not one per block (78)", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_pattern\":[1]}",
+         "index_topk_pattern is an array, not a string of F and S", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_pattern\":\"FX\"}",
+         "index_topk_pattern[1] is not F or S", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_pattern\":\"FS\"}",
+         "index_topk_pattern has 2 entries, not one per block (78)", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_freq\":-2}",
+         "index_topk_freq is -2: negative", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},
