@@ -154,6 +154,12 @@ static const vram__arch_row rows[] = {
                 "cache does not count yet"}, /* GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's blocks, the indexer where
                            indexer_types says "full"; llama.cpp's gguf 0.19.0 names it glm-dsa,
                            which vramkit does not read */
+    {.type = "minimax_m2", .gguf = "minimax-m2", LLAMA_LIKE, .layers = 62, .hidden = 3072, .heads = 48, .kv = 8,
+     .head_dim = 128, .inter = 1536, .vocab = 200064, .max_pos = 196608,
+     .has = VRAM__HAS_QK_NORM_FULL, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
+     .experts_alt = "num_experts", .experts = 256,
+     .topk = 8}, /* MiniMaxM2Config (MiniMax-M2): q/k norms over q and kv, experts of
+                    intermediate_size in every block */
     {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,
