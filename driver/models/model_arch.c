@@ -160,6 +160,14 @@ static const vram__arch_row rows[] = {
      .experts_alt = "num_experts", .experts = 256,
      .topk = 8}, /* MiniMaxM2Config (MiniMax-M2): q/k norms over q and kv, experts of
                     intermediate_size in every block */
+    {.type = "minimax", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 8,
+     .inter = 14336, .vocab = 32000, .max_pos = 131072, .head_dim_floor = 1,
+     .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts", .experts_alt = "num_experts",
+     .experts = 8, .topk = 2, .mix = VRAM__MIX_LIGHTNING}, /* MiniMaxConfig (MiniMax-Text-01):
+                                                             lightning attention in every
+                                                             second block, experts in all; no
+                                                             GGUF architecture in llama.cpp's
+                                                             gguf 0.19.0 */
     {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,

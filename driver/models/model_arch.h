@@ -112,8 +112,13 @@ typedef enum {
     VRAM__MIX_GRANITE,   /* Mamba-2 where layer_types says "mamba" (granitemoehybrid) */
     VRAM__MIX_FALCON_H1, /* Mamba-2 beside attention in every block (falcon_h1) */
     VRAM__MIX_CONV,      /* a gated short convolution where layer_types says "conv" (lfm2) */
-    VRAM__MIX_DELTA      /* the gated delta rule where layer_types says "linear_attention"
+    VRAM__MIX_DELTA,     /* the gated delta rule where layer_types says "linear_attention"
                             (qwen3_next) */
+    VRAM__MIX_LIGHTNING  /* lightning (linear) attention where layer_types says
+                            "linear_attention", by default every second block (minimax): qkv
+                            hidden -> 3 heads x head_dim, an output gate hidden -> heads x
+                            head_dim, a norm over it, out heads x head_dim -> hidden; it keeps
+                            heads x head_dim x head_dim a sequence */
 } vram__mix;
 
 /* Which blocks attend through a sliding window (model_config.c cfg_swa). */

@@ -772,6 +772,32 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
         a->mixer_layers = mixers;
         return VRAM_OK;
     }
+    case VRAM__MIX_LIGHTNING: {
+        const cJSON *sw = cfg_get(c, "sliding_window");
+        heads = a->heads;
+        hd = a->head_dim != 0 ? a->head_dim : h / heads;
+        x = heads * hd;
+        if ((st = cfg_layer_types(c, L, &given, &mixers, &sliding)) != VRAM_OK) return st;
+        if (sw != NULL)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "sliding_window is set: its full-attention blocks would attend "
+                              "through it beside the lightning ones, which vramkit does not "
+                              "model");
+        if (!given) mixers = L / 2; /* "linear_attention" where (i + 1) % 2 == 0 */
+        if (x * hd > VRAM_ARCH_MAX_EXTRA)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "the lightning attention's state of %llu heads of %llu x %llu is "
+                              "over the limit",
+                              (unsigned long long)heads, (unsigned long long)hd,
+                              (unsigned long long)hd);
+        a->mix_in = 3 * x;
+        a->mix_out = x;
+        a->mix_matrix = h * x; /* output_gate */
+        a->mix_vectors = x;    /* its norm */
+        a->mix_state = x * hd;
+        a->mixer_layers = mixers;
+        return VRAM_OK;
+    }
     default: return VRAM_OK;
     }
 }

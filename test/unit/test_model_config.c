@@ -633,6 +633,33 @@ Test(config, glm_moe_dsa_refused_with_its_count) {
     }
 }
 
+/* MiniMaxConfig (MiniMax-Text-01): lightning attention where layer_types says
+   "linear_attention" (by default blocks 1, 3, ...), attention in the others, experts in all;
+   counts are transformers 5.24's. The lightning blocks keep heads x head_dim x head_dim a
+   sequence, the others keys and values. */
+Test(config, minimax_lightning_attention) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"minimax\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 47373946880ull, "MiniMaxConfig's count in transformers");
+    cr_assert_eq(m.arch.mixer_layers, 16);
+    vram_cache_shape cs;
+    cr_assert_eq(vram_arch_cache(&m.arch, &cs), VRAM_OK);
+    cr_assert_eq(cs.attn_blocks, 16);
+    cr_assert_eq(cs.per_token, 2 * 8 * 128);
+    cr_assert_eq(cs.state, 16ull * 32 * 128 * 128);
+    m = parse_ok("{\"model_type\":\"minimax\",\"num_hidden_layers\":4,\"layer_types\":["
+                 "\"linear_attention\",\"linear_attention\",\"linear_attention\","
+                 "\"full_attention\"]}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.mixer_layers, 3);
+    cr_assert_eq(total(&m), 6193070080ull);
+    /* 48 heads of 4096 / 48 -> 85 (rounded down, as its attention's fallback) */
+    m = parse_ok("{\"model_type\":\"minimax\",\"num_hidden_layers\":2,"
+                 "\"num_attention_heads\":48}",
+                 err, sizeof err);
+    cr_assert_eq(total(&m), 3203358704ull);
+}
+
 /* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
    num_experts (its attribute_map; transformers 5 writes the former). */
 Test(config, qwen3_moe_defaults) {
@@ -724,6 +751,10 @@ ParameterizedTestParameters(config, bad_numbers) {
          "index_topk_pattern has 2 entries, not one per block (78)", ""},
         {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_freq\":-2}",
          "index_topk_freq is -2: negative", ""},
+        {"{\"model_type\":\"minimax\",\"sliding_window\":4096}",
+         "sliding_window is set: its full-attention blocks would attend through it", ""},
+        {"{\"model_type\":\"minimax\",\"layer_types\":[\"lightning\"]}", "layer_types",
+         ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},
