@@ -168,6 +168,42 @@ static const vram__arch_row rows[] = {
                                                              second block, experts in all; no
                                                              GGUF architecture in llama.cpp's
                                                              gguf 0.19.0 */
+    {.type = "sarvam_moe", LLAMA_LIKE, .layers = 19, .hidden = 4096, .heads = 64, .kv = 4,
+     .head_dim = 64, .inter = 8192, .vocab = 262144, .max_pos = 131072, .bias_alt = "use_qkv_bias",
+     .has = VRAM__HAS_QK_NORM_KEY | VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_FIRST_DENSE,
+     .experts_key = "n_routed_experts", .experts_alt = "num_experts", .experts = 128, .topk = 6,
+     .xinter_key = "moe_intermediate_size", .xinter = 1024, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_alt = "num_shared_experts", .shared_def = 1,
+     .dense_def = 1, .qk_norm_def = 1,
+     .mtp_key = "num_nextn_predict_layers"}, /* SarvamMoEConfig (Sarvam-30B): GLM-4.5's blocks,
+                                                q/k norms on by default; the original config's
+                                                names (num_experts, num_shared_experts,
+                                                use_qkv_bias) read too; no GGUF architecture in
+                                                llama.cpp's gguf 0.19.0 */
+    {.type = "sarvam_mla", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 64,
+     .inter = 16384, .vocab = 262144, .max_pos = 4096, .moe = VRAM__MOE_FIRST_DENSE,
+     .experts_key = "n_routed_experts", .experts_alt = "num_experts", .experts = 128, .topk = 8,
+     .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_alt = "num_shared_experts", .shared_def = 1,
+     .dense_def = 1, .mla = 1, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128,
+     .mtp_key = "num_nextn_predict_layers"}, /* SarvamMLAConfig (Sarvam-105B): DeepSeek-V3's
+                                                blocks, q projected directly (q_lora_rank null);
+                                                no GGUF architecture in gguf 0.19.0 */
+    {.type = "solar_open", LLAMA_LIKE, .layers = 48, .hidden = 4096, .heads = 64, .kv = 8,
+     .head_dim = 128, .inter = 1280, .vocab = 196608, .max_pos = 131072,
+     .has = VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_ALL,
+     .experts_key = "n_routed_experts", .experts_alt = "num_local_experts", .experts = 128,
+     .topk = 8, .xinter_key = "moe_intermediate_size", .xinter = 1280,
+     .shared = VRAM__SHARED_N_EXPERTS, .shared_key = "n_shared_experts",
+     .shared_def = 1}, /* SolarOpenConfig (Solar Open): experts and a shared one in every block;
+                          no GGUF architecture in gguf 0.19.0 */
+    {.type = "granitemoeshared", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32,
+     .inter = 11008, .vocab = 32000, .max_pos = 2048, .moe = VRAM__MOE_ALL,
+     .experts_key = "num_local_experts", .experts = 8, .topk = 2, .shared = VRAM__SHARED_KEY,
+     .shared_key = "shared_intermediate_size"}, /* GraniteMoeSharedConfig: GraniteMoE and a
+                                                   shared MLP of shared_intermediate_size (0:
+                                                   none); no GGUF architecture of its own in
+                                                   gguf 0.19.0 */
     {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,

@@ -163,7 +163,9 @@ typedef struct vram__arch_row {
                                 does not build (it ignores them on load) and the count leaves
                                 out: a note says so (NULL: none) */
     int attn_bias;           /* the attention bias key's default: biases on q, k, v and o */
+    int qk_norm_def;         /* VRAM__HAS_QK_NORM_KEY: use_qk_norm's default */
     const char *bias_key;    /* that key (NULL: "attention_bias") */
+    const char *bias_alt;    /* its other name (attribute_map), read when it is absent */
     const char *inter_key;   /* the dense MLP's width (NULL: "intermediate_size") */
     uint32_t has;            /* VRAM__HAS_* */
     uint32_t ops;            /* VRAM_OPS_* every such model computes with (phi3's fused
@@ -180,6 +182,7 @@ typedef struct vram__arch_row {
     uint64_t xinter;
     vram__shared shared;
     const char *shared_key;
+    const char *shared_alt;  /* its other name (attribute_map), read when it is absent */
     uint64_t shared_def;     /* the shared width's (or count's) default */
     uint64_t dense_def;      /* first_k_dense_replace's default */
     int mla;                 /* DeepSeek's latent attention (its defaults below) */

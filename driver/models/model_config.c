@@ -559,22 +559,26 @@ static vram_status cfg_experts(const cfg *c, const vram__arch_row *r, vram_arch 
                       &a->expert_intermediate)) != VRAM_OK)
         return st;
     const uint64_t xw = a->expert_intermediate != 0 ? a->expert_intermediate : a->intermediate;
+    const char *shared_key = r->shared_alt != NULL && !cfg_has(c, r->shared_key) &&
+                                     cfg_has(c, r->shared_alt)
+                                 ? r->shared_alt
+                                 : r->shared_key;
     switch (r->shared) {
     case VRAM__SHARED_N_EXPERTS:
     case VRAM__SHARED_ERNIE:
-        if ((st = cfg_num(c, r->shared_key, r->shared_def, 0, VRAM_ARCH_MAX_EXPERTS, &shared)))
+        if ((st = cfg_num(c, shared_key, r->shared_def, 0, VRAM_ARCH_MAX_EXPERTS, &shared)))
             return st;
         if (shared * xw > VRAM_LIMIT_INTERMEDIATE)
             return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "%s %llu x %s %llu is over the limit of %llu", r->shared_key,
+                              "%s %llu x %s %llu is over the limit of %llu", shared_key,
                               (unsigned long long)shared,
                               r->xinter_key != NULL ? r->xinter_key : "intermediate_size",
                               (unsigned long long)xw, (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
         a->shared_intermediate = shared * xw;
         break;
-    case VRAM__SHARED_KEY:
-        if ((st = cfg_num(c, r->shared_key, r->shared_def, 1, VRAM_LIMIT_INTERMEDIATE,
-                          &a->shared_intermediate)))
+    case VRAM__SHARED_KEY: /* a row whose default is 0 (GraniteMoeShared): 0 is none */
+        if ((st = cfg_num(c, shared_key, r->shared_def, r->shared_def != 0 ? 1 : 0,
+                          VRAM_LIMIT_INTERMEDIATE, &a->shared_intermediate)))
             return st;
         break;
     case VRAM__SHARED_ONE: a->shared_intermediate = xw; break;
@@ -949,6 +953,8 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
     int tie, attn_bias, mlp_bias, head_bias = 0, qk_norm = 0;
     const int ssm = r->mix == VRAM__MIX_MAMBA || r->mix == VRAM__MIX_MAMBA2;
     const char *bias_key = r->bias_key != NULL ? r->bias_key : "attention_bias";
+    if (r->bias_alt != NULL && !cfg_has(c, bias_key) && cfg_has(c, r->bias_alt))
+        bias_key = r->bias_alt;
     const int use_bias = r->bias_key != NULL && strcmp(r->bias_key, "use_bias") == 0;
     memset(a, 0, sizeof *a);
     *unknown = 0;
@@ -969,7 +975,7 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
         (st = cfg_bool(c, bias_key, r->attn_bias, &attn_bias)) ||
         (st = cfg_bool(c, "mlp_bias", 0, &mlp_bias)) ||
         ((r->has & VRAM__HAS_HEAD_BIAS) && (st = cfg_bool(c, "lm_head_bias", 0, &head_bias))) ||
-        ((r->has & VRAM__HAS_QK_NORM_KEY) && (st = cfg_bool(c, "use_qk_norm", 0, &qk_norm))))
+        ((r->has & VRAM__HAS_QK_NORM_KEY) && (st = cfg_bool(c, "use_qk_norm", r->qk_norm_def, &qk_norm))))
         return st;
     if (ssm) a->heads = a->kv_heads = 1; /* no attention block: widths from the mixer */
     if (r->head_dim_floor && a->head_dim == 0) a->head_dim = a->hidden / a->heads;

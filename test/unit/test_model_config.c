@@ -660,6 +660,43 @@ Test(config, minimax_lightning_attention) {
     cr_assert_eq(total(&m), 3203358704ull);
 }
 
+/* Rows of 2025-26 mixtures of experts on existing block patterns; counts are transformers
+   5.24's. SarvamMoEConfig: GLM-4.5's blocks with use_qk_norm true by default, and the
+   original config's names (num_experts, num_shared_experts, use_qkv_bias) read when the
+   class's own are absent. GraniteMoeSharedConfig: shared_intermediate_size 0 is no shared MLP.
+   SolarOpenConfig: attention_bias biases q, k and v, not o. */
+Test(config, sarvam_solar_granite_shared) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"sarvam_moe\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 32152648064ull);
+    cr_assert(m.arch.ops & VRAM_OPS_QK_NORM, "q/k norms by default");
+    m = parse_ok("{\"model_type\":\"sarvam_moe\",\"num_hidden_layers\":3,\"num_experts\":16,"
+                 "\"num_shared_experts\":2,\"use_qkv_bias\":true}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.experts, 16);
+    cr_assert_eq(m.arch.shared_intermediate, 2 * 1024);
+    cr_assert_eq(m.arch.flags & (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS), VRAM_ARCH_QKV_BIAS);
+    cr_assert_eq(total(&m), 2808260480ull);
+    m = parse_ok("{\"model_type\":\"sarvam_moe\",\"n_shared_experts\":3,"
+                 "\"num_shared_experts\":2}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.shared_intermediate, 3 * 1024, "the class's own name first");
+    m = parse_ok("{\"model_type\":\"sarvam_mla\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 106031763456ull);
+    cr_assert_eq(m.arch.q_lora_rank, 0);
+    m = parse_ok("{\"model_type\":\"granitemoeshared\"}", err, sizeof err);
+    cr_assert_eq(m.arch.shared_intermediate, 0);
+    cr_assert_eq(total(&m), 37039116288ull);
+    m = parse_ok("{\"model_type\":\"granitemoeshared\",\"num_hidden_layers\":3,"
+                 "\"shared_intermediate_size\":1024}",
+                 err, sizeof err);
+    cr_assert_eq(total(&m), 3747737600ull);
+    m = parse_ok("{\"model_type\":\"solar_open\",\"num_hidden_layers\":3,"
+                 "\"attention_bias\":true}",
+                 err, sizeof err);
+    cr_assert_eq(total(&m), 7925721088ull);
+}
+
 /* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
    num_experts (its attribute_map; transformers 5 writes the former). */
 Test(config, qwen3_moe_defaults) {
@@ -755,6 +792,12 @@ ParameterizedTestParameters(config, bad_numbers) {
          "sliding_window is set: its full-attention blocks would attend through it", ""},
         {"{\"model_type\":\"minimax\",\"layer_types\":[\"lightning\"]}", "layer_types",
          ""},
+        {"{\"model_type\":\"sarvam_moe\",\"num_shared_experts\":\"1\"}",
+         "num_shared_experts is a string, not a number", ""},
+        {"{\"model_type\":\"sarvam_moe\",\"use_qkv_bias\":1}",
+         "use_qkv_bias is a number, not true or false", ""},
+        {"{\"model_type\":\"granitemoeshared\",\"shared_intermediate_size\":-1}",
+         "shared_intermediate_size is -1: negative", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},
