@@ -204,6 +204,29 @@ static const vram__arch_row rows[] = {
                                                    shared MLP of shared_intermediate_size (0:
                                                    none); no GGUF architecture of its own in
                                                    gguf 0.19.0 */
+    {.type = "hy_v3", LLAMA_LIKE, .layers = 80, .hidden = 4096, .heads = 64, .kv = 8,
+     .head_dim = 128, .inter = 13312, .vocab = 120832, .max_pos = 131072,
+     .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_LAYER_TYPES, .experts_key = "num_experts",
+     .experts_alt = "num_local_experts", .experts = 192, .topk = 8,
+     .xinter_key = "moe_intermediate_size", .xinter = 1536, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "num_shared_experts", .shared_def = 1,
+     .dense_def = 1}, /* HYV3Config (Hunyuan 3): q/k norms, the first block dense by
+                         mlp_layer_types; no GGUF architecture in gguf 0.19.0 (its hunyuan-moe
+                         is Hunyuan-A13B's) */
+    {.type = "exaone_moe", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 32,
+     .inter = 16384, .vocab = 102400, .max_pos = 2048, .bias_key = "-", .head_dim_floor = 1,
+     .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "num_experts",
+     .experts = 64, .topk = 8, .xinter_key = "moe_intermediate_size", .xinter = 1024,
+     .shared = VRAM__SHARED_N_EXPERTS, .shared_key = "num_shared_experts", .shared_def = 1,
+     .dense_def = 1, .swa = VRAM__SWA_PATTERN, .window = 4096,
+     .every = 4}, /* ExaoneMoeConfig: q/k norms, no biases, three sliding blocks in four; its
+                     GGUF architecture exaone-moe (gguf 0.19.0) is not read */
+    {.type = "flex_olmo", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .inter = 11008,
+     .vocab = 100352, .max_pos = 4096, .has = VRAM__HAS_QK_NORM_FULL, .moe = VRAM__MOE_ALL,
+     .experts_key = "num_experts", .experts_alt = "num_local_experts", .experts = 7,
+     .topk = 5}, /* FlexOlmoConfig: OLMo 2's blocks (q/k norms over q and kv, the two norms
+                    after attention and MLP) with experts; no GGUF architecture of its own in
+                    gguf 0.19.0 */
     {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,

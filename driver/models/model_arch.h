@@ -164,7 +164,8 @@ typedef struct vram__arch_row {
                                 out: a note says so (NULL: none) */
     int attn_bias;           /* the attention bias key's default: biases on q, k, v and o */
     int qk_norm_def;         /* VRAM__HAS_QK_NORM_KEY: use_qk_norm's default */
-    const char *bias_key;    /* that key (NULL: "attention_bias") */
+    const char *bias_key;    /* that key (NULL: "attention_bias"; "-": the class has none,
+                                no biases whatever the file says) */
     const char *bias_alt;    /* its other name (attribute_map), read when it is absent */
     const char *inter_key;   /* the dense MLP's width (NULL: "intermediate_size") */
     uint32_t has;            /* VRAM__HAS_* */

@@ -950,7 +950,7 @@ static vram_status cfg_mtp(const cfg *c, const vram__arch_row *r, const vram_arc
 static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch *a, char *note,
                                size_t notecap, int *unknown) {
     vram_status st;
-    int tie, attn_bias, mlp_bias, head_bias = 0, qk_norm = 0;
+    int tie, attn_bias = 0, mlp_bias, head_bias = 0, qk_norm = 0;
     const int ssm = r->mix == VRAM__MIX_MAMBA || r->mix == VRAM__MIX_MAMBA2;
     const char *bias_key = r->bias_key != NULL ? r->bias_key : "attention_bias";
     if (r->bias_alt != NULL && !cfg_has(c, bias_key) && cfg_has(c, r->bias_alt))
@@ -972,7 +972,7 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
         (st = cfg_num(c, "max_position_embeddings", r->max_pos, 1, VRAM_LIMIT_CONTEXT,
                       &a->context)) ||
         (st = cfg_bool(c, "tie_word_embeddings", r->tie, &tie)) ||
-        (st = cfg_bool(c, bias_key, r->attn_bias, &attn_bias)) ||
+        (strcmp(bias_key, "-") != 0 && (st = cfg_bool(c, bias_key, r->attn_bias, &attn_bias))) ||
         (st = cfg_bool(c, "mlp_bias", 0, &mlp_bias)) ||
         ((r->has & VRAM__HAS_HEAD_BIAS) && (st = cfg_bool(c, "lm_head_bias", 0, &head_bias))) ||
         ((r->has & VRAM__HAS_QK_NORM_KEY) && (st = cfg_bool(c, "use_qk_norm", r->qk_norm_def, &qk_norm))))

@@ -697,6 +697,24 @@ Test(config, sarvam_solar_granite_shared) {
     cr_assert_eq(total(&m), 7925721088ull);
 }
 
+/* ExaoneMoeConfig has no bias key (its projections never have biases, whatever a file says)
+   and no head_dim (hidden // heads); three sliding blocks in four by layer_types' default.
+   HYV3Config and FlexOlmoConfig: counts are transformers 5.24's. */
+Test(config, exaone_hy_flex) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"exaone_moe\",\"attention_bias\":true}", err,
+                            sizeof err);
+    cr_assert_eq(m.arch.flags & (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS), 0);
+    cr_assert_eq(total(&m), 28550639616ull);
+    cr_assert_eq(m.arch.sliding_window, 4096);
+    cr_assert_eq(m.arch.window_layers, 24);
+    m = parse_ok("{\"model_type\":\"hy_v3\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 295033528320ull);
+    cr_assert_eq(m.arch.dense_layers, 1);
+    m = parse_ok("{\"model_type\":\"flex_olmo\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 33270665216ull);
+}
+
 /* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
    num_experts (its attribute_map; transformers 5 writes the former). */
 Test(config, qwen3_moe_defaults) {
