@@ -425,27 +425,38 @@ static vram_status cfg_mla(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     return VRAM_OK;
 }
 
+/* A list of one word a block, each `yes` or `no` (mlp_layer_types' "sparse" / "dense",
+ * indexer_types' "full" / "shared"): *yes_n the `yes` ones. Absent: *present 0, *yes_n
+ * unchanged; not a list, another word, or not one per block: an error naming the key. */
+static vram_status cfg_word_per_block(const cfg *c, const char *key, const char *yes,
+                                      const char *no, uint64_t layers, uint64_t *yes_n,
+                                      int *present) {
+    const cJSON *lt = cfg_get(c, key), *e;
+    uint64_t i = 0, n = 0;
+    *present = lt != NULL;
+    if (lt == NULL) return VRAM_OK;
+    if (!cJSON_IsArray(lt))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not a list", key,
+                          vram__json_type(lt));
+    cJSON_ArrayForEach(e, lt) {
+        const int y = cJSON_IsString(e) && strcmp(e->valuestring, yes) == 0;
+        if (!y && !(cJSON_IsString(e) && strcmp(e->valuestring, no) == 0))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "%s[%llu] is not \"%s\" or \"%s\"", key, (unsigned long long)i, no,
+                              yes);
+        n += y;
+        i++;
+    }
+    if (i != layers) return cfg_per_block(c, key, i, layers);
+    *yes_n = n;
+    return VRAM_OK;
+}
+
 /* mlp_layer_types (DeepseekV32Config; transformers' modeling builds by it when given): one
  * "dense" or "sparse" a block; *moe_n the sparse ones. Absent: *moe_n unchanged. */
 static vram_status cfg_mlp_layer_types(const cfg *c, uint64_t layers, uint64_t *moe_n) {
-    const cJSON *lt = cfg_get(c, "mlp_layer_types"), *e;
-    uint64_t i = 0, sparse = 0;
-    if (lt == NULL) return VRAM_OK;
-    if (!cJSON_IsArray(lt))
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "mlp_layer_types is %s, not a list", vram__json_type(lt));
-    cJSON_ArrayForEach(e, lt) {
-        const int s = cJSON_IsString(e) && strcmp(e->valuestring, "sparse") == 0;
-        if (!s && !(cJSON_IsString(e) && strcmp(e->valuestring, "dense") == 0))
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "mlp_layer_types[%llu] is not \"dense\" or \"sparse\"",
-                              (unsigned long long)i);
-        sparse += s;
-        i++;
-    }
-    if (i != layers) return cfg_per_block(c, "mlp_layer_types", i, layers);
-    *moe_n = sparse;
-    return VRAM_OK;
+    int present;
+    return cfg_word_per_block(c, "mlp_layer_types", "sparse", "dense", layers, moe_n, &present);
 }
 
 /* How many blocks route to experts, by the row's rule (model_arch.h vram__moe); *freq:
@@ -840,29 +851,15 @@ static vram_status cfg_lfm2_ff(const cfg *c, vram_arch *a) {
  * max(i - index_skip_topk_offset + 1, 0) % max(index_topk_freq, 1) == 0 (offset 2, freq 1:
  * every block), as the class's __post_init__ derives the list. */
 static vram_status cfg_indexer_blocks(const cfg *c, uint64_t layers, uint64_t *n) {
-    const cJSON *lt = cfg_get(c, "indexer_types"), *e;
     const cJSON *pat = cfg_get(c, "index_topk_pattern");
     uint64_t i = 0, full = 0, freq;
     int64_t off;
+    int listed;
     vram_status st;
     *n = layers;
-    if (lt != NULL) {
-        if (!cJSON_IsArray(lt))
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "indexer_types is %s, not a list", vram__json_type(lt));
-        cJSON_ArrayForEach(e, lt) {
-            const int f = cJSON_IsString(e) && strcmp(e->valuestring, "full") == 0;
-            if (!f && !(cJSON_IsString(e) && strcmp(e->valuestring, "shared") == 0))
-                return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                                  "indexer_types[%llu] is not \"full\" or \"shared\"",
-                                  (unsigned long long)i);
-            full += f;
-            i++;
-        }
-        if (i != layers) return cfg_per_block(c, "indexer_types", i, layers);
-        *n = full;
-        return VRAM_OK;
-    }
+    if ((st = cfg_word_per_block(c, "indexer_types", "full", "shared", layers, n, &listed)) ||
+        listed)
+        return st;
     if (pat != NULL) {
         if (!cJSON_IsString(pat))
             return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,

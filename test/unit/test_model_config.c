@@ -795,7 +795,7 @@ ParameterizedTestParameters(config, bad_numbers) {
         {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":\"full\"}",
          "indexer_types is a string, not a list", ""},
         {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":[\"half\"]}",
-         "indexer_types[0] is not \"full\" or \"shared\"", ""},
+         "indexer_types[0] is not \"shared\" or \"full\"", ""},
         {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":[\"full\"]}",
          "indexer_types has 1 entries, not one per block (78)", ""},
         {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_pattern\":[1]}",
