@@ -96,8 +96,8 @@ static const vram__arch_row rows[] = {
      .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
-     .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64,
-     .v = 128}, /* DeepseekV32Config: DeepSeek-V3 and the indexer; no GGUF architecture in
+     .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128, .index_heads = 64,
+     .index_dim = 128}, /* DeepseekV32Config: DeepSeek-V3 and the indexer; no GGUF architecture in
                    llama.cpp's gguf 0.19.0 */
     {.type = "gpt_oss", .gguf = "gpt-oss", LLAMA_LIKE, .layers = 24, .hidden = 2880, .heads = 64,
      .kv = 8, .head_dim = 64, .inter = 2880, .vocab = 201088, .max_pos = 131072, .attn_bias = 1,
@@ -128,7 +128,105 @@ static const vram__arch_row rows[] = {
      .has = VRAM__HAS_QK_NORM_KEY | VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_FIRST_DENSE,
      .experts_key = "n_routed_experts", .experts = 128, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 1408, .shared = VRAM__SHARED_N_EXPERTS,
-     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1}, /* Glm4MoeConfig */
+     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1, .head_dim_floor = 1,
+     .mtp_key = "num_nextn_predict_layers"}, /* Glm4MoeConfig: no head_dim attribute (the
+                                                published GLM-4.5 files give 128) */
+    {.type = "glm4_moe_lite", LLAMA_LIKE, .layers = 47, .hidden = 2048, .heads = 20, .kv = 20,
+     .inter = 10240, .vocab = 154880, .max_pos = 202752, .moe = VRAM__MOE_LAYER_TYPES,
+     .experts_key = "n_routed_experts", .experts = 64, .topk = 4,
+     .xinter_key = "moe_intermediate_size", .xinter = 1536, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1, .mla = 1,
+     .q_lora = 768, .kv_lora = 512, .nope = 192, .rope = 64, .v = 256,
+     .mtp_key = "num_nextn_predict_layers"}, /* Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's
+                                                blocks, the first dense by mlp_layer_types; no
+                                                GGUF architecture of its own in llama.cpp's
+                                                gguf 0.19.0 */
+    {.type = "glm_moe_dsa", LLAMA_LIKE, .layers = 78, .hidden = 6144,
+     .heads = 64, .kv = 64, .inter = 12288, .vocab = 154880, .max_pos = 202752,
+     .has = VRAM__HAS_INDEXER | VRAM__HAS_INDEXER_TYPES, .moe = VRAM__MOE_FIRST_DENSE,
+     .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
+     .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
+     .q_lora = 2048, .kv_lora = 512, .nope = 192, .rope = 64, .v = 256, .index_heads = 32,
+     .index_dim = 128, .mtp_key = "num_nextn_predict_layers",
+     .not_yet = "its indexer also caches index_head_dim keys a token in each block with "
+                "one (transformers' cache holds them beside the latent), which vramkit's KV "
+                "cache does not count yet"}, /* GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's blocks, the indexer where
+                           indexer_types says "full"; llama.cpp's gguf 0.19.0 names it glm-dsa,
+                           which vramkit does not read */
+    {.type = "minimax_m2", .gguf = "minimax-m2", LLAMA_LIKE, .layers = 62, .hidden = 3072, .heads = 48, .kv = 8,
+     .head_dim = 128, .inter = 1536, .vocab = 200064, .max_pos = 196608,
+     .has = VRAM__HAS_QK_NORM_FULL, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
+     .experts_alt = "num_experts", .experts = 256,
+     .topk = 8}, /* MiniMaxM2Config (MiniMax-M2): q/k norms over q and kv, experts of
+                    intermediate_size in every block */
+    {.type = "minimax", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 8,
+     .inter = 14336, .vocab = 32000, .max_pos = 131072, .head_dim_floor = 1,
+     .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts", .experts_alt = "num_experts",
+     .experts = 8, .topk = 2, .mix = VRAM__MIX_LIGHTNING}, /* MiniMaxConfig (MiniMax-Text-01):
+                                                             lightning attention in every
+                                                             second block, experts in all; no
+                                                             GGUF architecture in llama.cpp's
+                                                             gguf 0.19.0 */
+    {.type = "sarvam_moe", LLAMA_LIKE, .layers = 19, .hidden = 4096, .heads = 64, .kv = 4,
+     .head_dim = 64, .inter = 8192, .vocab = 262144, .max_pos = 131072, .bias_alt = "use_qkv_bias",
+     .has = VRAM__HAS_QK_NORM_KEY | VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_FIRST_DENSE,
+     .experts_key = "n_routed_experts", .experts_alt = "num_experts", .experts = 128, .topk = 6,
+     .xinter_key = "moe_intermediate_size", .xinter = 1024, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_alt = "num_shared_experts", .shared_def = 1,
+     .dense_def = 1, .qk_norm_def = 1,
+     .mtp_key = "num_nextn_predict_layers"}, /* SarvamMoEConfig (Sarvam-30B): GLM-4.5's blocks,
+                                                q/k norms on by default; the original config's
+                                                names (num_experts, num_shared_experts,
+                                                use_qkv_bias) read too; no GGUF architecture in
+                                                llama.cpp's gguf 0.19.0 */
+    {.type = "sarvam_mla", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 64,
+     .inter = 16384, .vocab = 262144, .max_pos = 4096, .moe = VRAM__MOE_FIRST_DENSE,
+     .experts_key = "n_routed_experts", .experts_alt = "num_experts", .experts = 128, .topk = 8,
+     .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "n_shared_experts", .shared_alt = "num_shared_experts", .shared_def = 1,
+     .dense_def = 1, .mla = 1, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128,
+     .mtp_key = "num_nextn_predict_layers"}, /* SarvamMLAConfig (Sarvam-105B): DeepSeek-V3's
+                                                blocks, q projected directly (q_lora_rank null);
+                                                no GGUF architecture in gguf 0.19.0 */
+    {.type = "solar_open", LLAMA_LIKE, .layers = 48, .hidden = 4096, .heads = 64, .kv = 8,
+     .head_dim = 128, .inter = 1280, .vocab = 196608, .max_pos = 131072,
+     .has = VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_ALL,
+     .experts_key = "n_routed_experts", .experts_alt = "num_local_experts", .experts = 128,
+     .topk = 8, .xinter_key = "moe_intermediate_size", .xinter = 1280,
+     .shared = VRAM__SHARED_N_EXPERTS, .shared_key = "n_shared_experts",
+     .shared_def = 1}, /* SolarOpenConfig (Solar Open): experts and a shared one in every block;
+                          no GGUF architecture in gguf 0.19.0 */
+    {.type = "granitemoeshared", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32,
+     .inter = 11008, .vocab = 32000, .max_pos = 2048, .moe = VRAM__MOE_ALL,
+     .experts_key = "num_local_experts", .experts = 8, .topk = 2, .shared = VRAM__SHARED_KEY,
+     .shared_key = "shared_intermediate_size"}, /* GraniteMoeSharedConfig: GraniteMoE and a
+                                                   shared MLP of shared_intermediate_size (0:
+                                                   none); no GGUF architecture of its own in
+                                                   gguf 0.19.0 */
+    {.type = "hy_v3", LLAMA_LIKE, .layers = 80, .hidden = 4096, .heads = 64, .kv = 8,
+     .head_dim = 128, .inter = 13312, .vocab = 120832, .max_pos = 131072,
+     .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_LAYER_TYPES, .experts_key = "num_experts",
+     .experts_alt = "num_local_experts", .experts = 192, .topk = 8,
+     .xinter_key = "moe_intermediate_size", .xinter = 1536, .shared = VRAM__SHARED_N_EXPERTS,
+     .shared_key = "num_shared_experts", .shared_def = 1,
+     .dense_def = 1}, /* HYV3Config (Hunyuan 3): q/k norms, the first block dense by
+                         mlp_layer_types; no GGUF architecture in gguf 0.19.0 (its hunyuan-moe
+                         is Hunyuan-A13B's) */
+    {.type = "exaone_moe", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 32,
+     .inter = 16384, .vocab = 102400, .max_pos = 2048, .bias_key = "-", .head_dim_floor = 1,
+     .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "num_experts",
+     .experts = 64, .topk = 8, .xinter_key = "moe_intermediate_size", .xinter = 1024,
+     .shared = VRAM__SHARED_N_EXPERTS, .shared_key = "num_shared_experts", .shared_def = 1,
+     .dense_def = 1, .swa = VRAM__SWA_PATTERN, .window = 4096,
+     .every = 4}, /* ExaoneMoeConfig: q/k norms, no biases, three sliding blocks in four; its
+                     GGUF architecture exaone-moe (gguf 0.19.0) is not read */
+    {.type = "flex_olmo", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .inter = 11008,
+     .vocab = 100352, .max_pos = 4096, .has = VRAM__HAS_QK_NORM_FULL, .moe = VRAM__MOE_ALL,
+     .experts_key = "num_experts", .experts_alt = "num_local_experts", .experts = 7,
+     .topk = 5}, /* FlexOlmoConfig: OLMo 2's blocks (q/k norms over q and kv, the two norms
+                    after attention and MLP) with experts; no GGUF architecture of its own in
+                    gguf 0.19.0 */
     {.type = "ernie4_5_moe", .gguf = "ernie4_5-moe", LLAMA_LIKE, .layers = 28, .hidden = 2560,
      .heads = 20, .kv = 4, .inter = 12288, .vocab = 103424, .max_pos = 131072, .tie = 1,
      .bias_key = "use_bias", .has = VRAM__HAS_SCORE_BIAS, .moe = VRAM__MOE_ERNIE,

@@ -80,6 +80,9 @@ typedef enum {
                                        block: wq_b (q_lora_rank -> index_n_heads x
                                        index_head_dim), wk (hidden -> index_head_dim), its
                                        LayerNorm, weights_proj (hidden -> index_n_heads) */
+#define VRAM__HAS_INDEXER_TYPES 0x1000u /* with VRAM__HAS_INDEXER: only the blocks whose
+                                           indexer_types entry is "full" have one (GLM-5; the
+                                           others reuse its top-k) */
 
 /* Which blocks route to experts (the rest have a dense MLP). */
 typedef enum {
@@ -91,8 +94,11 @@ typedef enum {
     VRAM__MOE_INTERLEAVE,  /* moe_layers, else i = step - 1, 2 step - 1, ... with step
                               interleave_moe_layer_step (Llama 4) */
     VRAM__MOE_PERIOD,      /* i % expert_layer_period == expert_layer_offset (Jamba) */
-    VRAM__MOE_ERNIE        /* (i + 1) % moe_layer_interval == 0, moe_layer_start_index <= i
+    VRAM__MOE_ERNIE,       /* (i + 1) % moe_layer_interval == 0, moe_layer_start_index <= i
                               <= moe_layer_end_index (ERNIE-4.5) */
+    VRAM__MOE_LAYER_TYPES  /* mlp_layer_types' "sparse" blocks, else all but the first
+                              dense_def (no key: Glm4MoeLiteConfig has no
+                              first_k_dense_replace) */
 } vram__moe;
 
 /* The shared expert's width. */
@@ -116,8 +122,13 @@ typedef enum {
                             (bamba) */
     VRAM__MIX_FALCON_H1, /* Mamba-2 beside attention in every block (falcon_h1) */
     VRAM__MIX_CONV,      /* a gated short convolution where layer_types says "conv" (lfm2) */
-    VRAM__MIX_DELTA      /* the gated delta rule where layer_types says "linear_attention"
+    VRAM__MIX_DELTA,     /* the gated delta rule where layer_types says "linear_attention"
                             (qwen3_next) */
+    VRAM__MIX_LIGHTNING  /* lightning (linear) attention where layer_types says
+                            "linear_attention", by default every second block (minimax): qkv
+                            hidden -> 3 heads x head_dim, an output gate hidden -> heads x
+                            head_dim, a norm over it, out heads x head_dim -> hidden; it keeps
+                            heads x head_dim x head_dim a sequence */
 } vram__mix;
 
 /* Which blocks attend through a sliding window (model_config.c cfg_swa). */
@@ -151,8 +162,21 @@ typedef struct vram__arch_row {
     vram_norm norm;
     uint32_t flags;          /* VRAM_ARCH_* every such model has (FINAL_NORM, PARALLEL, ...) */
     int tie;                 /* tie_word_embeddings' default */
+    int head_dim_floor;      /* no head_dim in the file: hidden_size // num_attention_heads,
+                                rounded down, as the modelling code's getattr fallback builds
+                                it (Glm4MoeConfig has no head_dim: 4096 / 96 -> 42) */
+    const char *not_yet;     /* what vramkit cannot count yet (NULL: nothing): the row is
+                                read (its keys checked, its parameters counted for the note)
+                                and the estimate refused, the note naming this */
+    const char *mtp_key;     /* the key counting the multi-token-prediction blocks a published
+                                checkpoint holds beyond num_hidden_layers, which transformers
+                                does not build (it ignores them on load) and the count leaves
+                                out: a note says so (NULL: none) */
     int attn_bias;           /* the attention bias key's default: biases on q, k, v and o */
-    const char *bias_key;    /* that key (NULL: "attention_bias") */
+    int qk_norm_def;         /* VRAM__HAS_QK_NORM_KEY: use_qk_norm's default */
+    const char *bias_key;    /* that key (NULL: "attention_bias"; "-": the class has none,
+                                no biases whatever the file says) */
+    const char *bias_alt;    /* its other name (attribute_map), read when it is absent */
     const char *inter_key;   /* the dense MLP's width (NULL: "intermediate_size") */
     uint32_t has;            /* VRAM__HAS_* */
     uint32_t ops;            /* VRAM_OPS_* every such model computes with (phi3's fused
@@ -169,10 +193,13 @@ typedef struct vram__arch_row {
     uint64_t xinter;
     vram__shared shared;
     const char *shared_key;
+    const char *shared_alt;  /* its other name (attribute_map), read when it is absent */
     uint64_t shared_def;     /* the shared width's (or count's) default */
     uint64_t dense_def;      /* first_k_dense_replace's default */
     int mla;                 /* DeepSeek's latent attention (its defaults below) */
     uint64_t q_lora, kv_lora, nope, rope, v;
+    uint64_t index_heads, index_dim; /* VRAM__HAS_INDEXER: index_n_heads', index_head_dim's
+                                        defaults */
     uint32_t moe_flags;      /* VRAM_MOE_* */
     /* sliding window */
     vram__swa swa;

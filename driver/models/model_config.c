@@ -430,27 +430,38 @@ static vram_status cfg_mla(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     return VRAM_OK;
 }
 
+/* A list of one word a block, each `yes` or `no` (mlp_layer_types' "sparse" / "dense",
+ * indexer_types' "full" / "shared"): *yes_n the `yes` ones. Absent: *present 0, *yes_n
+ * unchanged; not a list, another word, or not one per block: an error naming the key. */
+static vram_status cfg_word_per_block(const cfg *c, const char *key, const char *yes,
+                                      const char *no, uint64_t layers, uint64_t *yes_n,
+                                      int *present) {
+    const cJSON *lt = cfg_get(c, key), *e;
+    uint64_t i = 0, n = 0;
+    *present = lt != NULL;
+    if (lt == NULL) return VRAM_OK;
+    if (!cJSON_IsArray(lt))
+        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label, "%s is %s, not a list", key,
+                          vram__json_type(lt));
+    cJSON_ArrayForEach(e, lt) {
+        const int y = cJSON_IsString(e) && strcmp(e->valuestring, yes) == 0;
+        if (!y && !(cJSON_IsString(e) && strcmp(e->valuestring, no) == 0))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "%s[%llu] is not \"%s\" or \"%s\"", key, (unsigned long long)i, no,
+                              yes);
+        n += y;
+        i++;
+    }
+    if (i != layers) return cfg_per_block(c, key, i, layers);
+    *yes_n = n;
+    return VRAM_OK;
+}
+
 /* mlp_layer_types (DeepseekV32Config; transformers' modeling builds by it when given): one
  * "dense" or "sparse" a block; *moe_n the sparse ones. Absent: *moe_n unchanged. */
 static vram_status cfg_mlp_layer_types(const cfg *c, uint64_t layers, uint64_t *moe_n) {
-    const cJSON *lt = cfg_get(c, "mlp_layer_types"), *e;
-    uint64_t i = 0, sparse = 0;
-    if (lt == NULL) return VRAM_OK;
-    if (!cJSON_IsArray(lt))
-        return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                          "mlp_layer_types is %s, not a list", vram__json_type(lt));
-    cJSON_ArrayForEach(e, lt) {
-        const int s = cJSON_IsString(e) && strcmp(e->valuestring, "sparse") == 0;
-        if (!s && !(cJSON_IsString(e) && strcmp(e->valuestring, "dense") == 0))
-            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "mlp_layer_types[%llu] is not \"dense\" or \"sparse\"",
-                              (unsigned long long)i);
-        sparse += s;
-        i++;
-    }
-    if (i != layers) return cfg_per_block(c, "mlp_layer_types", i, layers);
-    *moe_n = sparse;
-    return VRAM_OK;
+    int present;
+    return cfg_word_per_block(c, "mlp_layer_types", "sparse", "dense", layers, moe_n, &present);
 }
 
 /* How many blocks route to experts, by the row's rule (model_arch.h vram__moe); *freq:
@@ -525,6 +536,9 @@ static vram_status cfg_moe_blocks(const cfg *c, const vram__arch_row *r, const v
         for (uint64_t i = 0; i < L; i++)
             *moe_n += (i + 1) % step == 0 && (int64_t)i >= start && (int64_t)i <= end;
         return VRAM_OK;
+    case VRAM__MOE_LAYER_TYPES:
+        *moe_n = L - (r->dense_def < L ? r->dense_def : L);
+        return cfg_mlp_layer_types(c, L, moe_n);
     default: return VRAM_OK; /* every block */
     }
 }
@@ -561,22 +575,26 @@ static vram_status cfg_experts(const cfg *c, const vram__arch_row *r, vram_arch 
                       &a->expert_intermediate)) != VRAM_OK)
         return st;
     const uint64_t xw = a->expert_intermediate != 0 ? a->expert_intermediate : a->intermediate;
+    const char *shared_key = r->shared_alt != NULL && !cfg_has(c, r->shared_key) &&
+                                     cfg_has(c, r->shared_alt)
+                                 ? r->shared_alt
+                                 : r->shared_key;
     switch (r->shared) {
     case VRAM__SHARED_N_EXPERTS:
     case VRAM__SHARED_ERNIE:
-        if ((st = cfg_num(c, r->shared_key, r->shared_def, 0, VRAM_ARCH_MAX_EXPERTS, &shared)))
+        if ((st = cfg_num(c, shared_key, r->shared_def, 0, VRAM_ARCH_MAX_EXPERTS, &shared)))
             return st;
         if (shared * xw > VRAM_LIMIT_INTERMEDIATE)
             return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
-                              "%s %llu x %s %llu is over the limit of %llu", r->shared_key,
+                              "%s %llu x %s %llu is over the limit of %llu", shared_key,
                               (unsigned long long)shared,
                               r->xinter_key != NULL ? r->xinter_key : "intermediate_size",
                               (unsigned long long)xw, (unsigned long long)VRAM_LIMIT_INTERMEDIATE);
         a->shared_intermediate = shared * xw;
         break;
-    case VRAM__SHARED_KEY:
-        if ((st = cfg_num(c, r->shared_key, r->shared_def, 1, VRAM_LIMIT_INTERMEDIATE,
-                          &a->shared_intermediate)))
+    case VRAM__SHARED_KEY: /* a row whose default is 0 (GraniteMoeShared): 0 is none */
+        if ((st = cfg_num(c, shared_key, r->shared_def, r->shared_def != 0 ? 1 : 0,
+                          VRAM_LIMIT_INTERMEDIATE, &a->shared_intermediate)))
             return st;
         break;
     case VRAM__SHARED_ONE: a->shared_intermediate = xw; break;
@@ -795,6 +813,32 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
         a->mixer_layers = mixers;
         return VRAM_OK;
     }
+    case VRAM__MIX_LIGHTNING: {
+        const cJSON *sw = cfg_get(c, "sliding_window");
+        heads = a->heads;
+        hd = a->head_dim != 0 ? a->head_dim : h / heads;
+        x = heads * hd;
+        if ((st = cfg_layer_types(c, L, &given, &mixers, &sliding)) != VRAM_OK) return st;
+        if (sw != NULL)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "sliding_window is set: its full-attention blocks would attend "
+                              "through it beside the lightning ones, which vramkit does not "
+                              "model");
+        if (!given) mixers = L / 2; /* "linear_attention" where (i + 1) % 2 == 0 */
+        if (x * hd > VRAM_ARCH_MAX_EXTRA)
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "the lightning attention's state of %llu heads of %llu x %llu is "
+                              "over the limit",
+                              (unsigned long long)heads, (unsigned long long)hd,
+                              (unsigned long long)hd);
+        a->mix_in = 3 * x;
+        a->mix_out = x;
+        a->mix_matrix = h * x; /* output_gate */
+        a->mix_vectors = x;    /* its norm */
+        a->mix_state = x * hd;
+        a->mixer_layers = mixers;
+        return VRAM_OK;
+    }
     default: return VRAM_OK;
     }
 }
@@ -827,14 +871,61 @@ static vram_status cfg_lfm2_ff(const cfg *c, vram_arch *a) {
     return VRAM_OK;
 }
 
-/* DeepSeek-V3.2's indexer (VRAM__HAS_INDEXER) in every attention block, added to
- * extra_params: index_n_heads (64) of index_head_dim (128) from the q latent (q_lora_rank,
- * which it needs), one key head from hidden, the key's LayerNorm, the heads' weights. */
-static vram_status cfg_indexer(const cfg *c, vram_arch *a) {
-    uint64_t nh, hd;
+/* The blocks with an indexer of their own (VRAM__HAS_INDEXER_TYPES, GlmMoeDsaConfig): those
+ * whose indexer_types entry is "full" ("shared": the previous one's top-k reused); without
+ * the list, index_topk_pattern's "F"s (a string of F and S, one a block), else block i when
+ * max(i - index_skip_topk_offset + 1, 0) % max(index_topk_freq, 1) == 0 (offset 2, freq 1:
+ * every block), as the class's __post_init__ derives the list. */
+static vram_status cfg_indexer_blocks(const cfg *c, uint64_t layers, uint64_t *n) {
+    const cJSON *pat = cfg_get(c, "index_topk_pattern");
+    uint64_t i = 0, full = 0, freq;
+    int64_t off;
+    int listed;
     vram_status st;
-    if ((st = cfg_num(c, "index_n_heads", 64, 1, VRAM_LIMIT_HEADS, &nh)) ||
-        (st = cfg_num(c, "index_head_dim", 128, 1, VRAM_LIMIT_HIDDEN, &hd)))
+    *n = layers;
+    if ((st = cfg_word_per_block(c, "indexer_types", "full", "shared", layers, n, &listed)) ||
+        listed)
+        return st;
+    if (pat != NULL) {
+        if (!cJSON_IsString(pat))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "index_topk_pattern is %s, not a string of F and S",
+                              vram__json_type(pat));
+        for (const char *p = pat->valuestring; *p != '\0'; p++, i++) {
+            if (*p != 'F' && *p != 'S')
+                return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                                  "index_topk_pattern[%llu] is not F or S",
+                                  (unsigned long long)i);
+            full += *p == 'F';
+        }
+        if (i != layers) return cfg_per_block(c, "index_topk_pattern", i, layers);
+        *n = full;
+        return VRAM_OK;
+    }
+    if ((st = cfg_num(c, "index_topk_freq", 1, 0, VRAM_LIMIT_LAYERS, &freq)) ||
+        (st = cfg_int(c, "index_skip_topk_offset", 2, -(int64_t)VRAM_LIMIT_LAYERS,
+                      VRAM_LIMIT_LAYERS, &off)))
+        return st;
+    if (freq == 0) freq = 1;
+    for (i = 0; i < layers; i++) {
+        const int64_t d = (int64_t)i - off + 1;
+        full += (uint64_t)(d > 0 ? d : 0) % freq == 0;
+    }
+    *n = full;
+    return VRAM_OK;
+}
+
+/* DeepSeek-V3.2's indexer (VRAM__HAS_INDEXER) in every attention block (or those of
+ * cfg_indexer_blocks), added to extra_params: index_n_heads (the row's default: 64, GLM-5's
+ * 32) of index_head_dim (128) from the q latent (q_lora_rank, which it needs), one key head
+ * from hidden, the key's LayerNorm, the heads' weights. */
+static vram_status cfg_indexer(const cfg *c, const vram__arch_row *r, vram_arch *a) {
+    uint64_t nh, hd, blocks = vram__arch_attn_blocks(a);
+    vram_status st;
+    if ((st = cfg_num(c, "index_n_heads", r->index_heads, 1, VRAM_LIMIT_HEADS, &nh)) ||
+        (st = cfg_num(c, "index_head_dim", r->index_dim, 1, VRAM_LIMIT_HIDDEN, &hd)) ||
+        ((r->has & VRAM__HAS_INDEXER_TYPES) &&
+         (st = cfg_indexer_blocks(c, a->layers, &blocks))))
         return st;
     if (a->q_lora_rank == 0)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
@@ -844,7 +935,27 @@ static vram_status cfg_indexer(const cfg *c, vram_arch *a) {
                           "index_n_heads %llu x index_head_dim %llu is over the width limit",
                           (unsigned long long)nh, (unsigned long long)hd);
     const uint64_t per = a->q_lora_rank * nh * hd + a->hidden * hd + 2 * hd + a->hidden * nh;
-    a->extra_params += vram__arch_attn_blocks(a) * per;
+    a->extra_params += blocks * per;
+    return VRAM_OK;
+}
+
+/* The multi-token-prediction blocks of the row's mtp_key (GLM-4.5's num_nextn_predict_layers):
+ * a published checkpoint holds them after the num_hidden_layers blocks, transformers neither
+ * builds nor loads them, and the count (as transformers') leaves them out: a note says so,
+ * appended to the note there is. Absent or 0: nothing. */
+static vram_status cfg_mtp(const cfg *c, const vram__arch_row *r, const vram_arch *a, char *note,
+                           size_t notecap) {
+    uint64_t n;
+    vram_status st;
+    if (r->mtp_key == NULL) return VRAM_OK;
+    if ((st = cfg_num(c, r->mtp_key, 0, 0, VRAM_LIMIT_LAYERS, &n)) != VRAM_OK || n == 0) return st;
+    const size_t used = strlen(note);
+    snprintf(note + used, notecap - used,
+             "%s%s: %s %llu: the checkpoint's multi-token-prediction block%s (from block %llu "
+             "on) %s not counted, as transformers does not build %s",
+             used != 0 ? "; " : "", c->label, r->mtp_key, (unsigned long long)n,
+             n == 1 ? "" : "s", (unsigned long long)a->layers, n == 1 ? "is" : "are",
+             n == 1 ? "it" : "them");
     return VRAM_OK;
 }
 
@@ -862,9 +973,11 @@ static vram_status cfg_indexer(const cfg *c, vram_arch *a) {
 static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch *a, char *note,
                                size_t notecap, int *unknown) {
     vram_status st;
-    int tie, attn_bias, mlp_bias, head_bias = 0, qk_norm = 0;
+    int tie, attn_bias = 0, mlp_bias, head_bias = 0, qk_norm = 0;
     const int ssm = r->mix == VRAM__MIX_MAMBA || r->mix == VRAM__MIX_MAMBA2;
     const char *bias_key = r->bias_key != NULL ? r->bias_key : "attention_bias";
+    if (r->bias_alt != NULL && !cfg_has(c, bias_key) && cfg_has(c, r->bias_alt))
+        bias_key = r->bias_alt;
     const int use_bias = r->bias_key != NULL && strcmp(r->bias_key, "use_bias") == 0;
     memset(a, 0, sizeof *a);
     *unknown = 0;
@@ -882,12 +995,13 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
         (st = cfg_num(c, "max_position_embeddings", r->max_pos, 1, VRAM_LIMIT_CONTEXT,
                       &a->context)) ||
         (st = cfg_bool(c, "tie_word_embeddings", r->tie, &tie)) ||
-        (st = cfg_bool(c, bias_key, r->attn_bias, &attn_bias)) ||
+        (strcmp(bias_key, "-") != 0 && (st = cfg_bool(c, bias_key, r->attn_bias, &attn_bias))) ||
         (st = cfg_bool(c, "mlp_bias", 0, &mlp_bias)) ||
         ((r->has & VRAM__HAS_HEAD_BIAS) && (st = cfg_bool(c, "lm_head_bias", 0, &head_bias))) ||
-        ((r->has & VRAM__HAS_QK_NORM_KEY) && (st = cfg_bool(c, "use_qk_norm", 0, &qk_norm))))
+        ((r->has & VRAM__HAS_QK_NORM_KEY) && (st = cfg_bool(c, "use_qk_norm", r->qk_norm_def, &qk_norm))))
         return st;
     if (ssm) a->heads = a->kv_heads = 1; /* no attention block: widths from the mixer */
+    if (r->head_dim_floor && a->head_dim == 0) a->head_dim = a->hidden / a->heads;
     if (r->mla && (st = cfg_mla(c, r, a)) != VRAM_OK) return st;
     if ((st = cfg_heads_check(c, a, "hidden_size", "num_attention_heads")) != VRAM_OK) return st;
     a->family = VRAM_FAMILY_DECODER;
@@ -917,9 +1031,11 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
                 return st;
         }
     }
-    if ((st = cfg_mixer(c, r, a)) != VRAM_OK || (st = cfg_swa(c, r, a)) != VRAM_OK) return st;
+    if ((st = cfg_mixer(c, r, a)) != VRAM_OK || (st = cfg_swa(c, r, a)) != VRAM_OK ||
+        (st = cfg_mtp(c, r, a, note, notecap)) != VRAM_OK)
+        return st;
     a->extra_params = vram__arch_extra(r, a, head_bias, qk_norm);
-    if ((r->has & VRAM__HAS_INDEXER) && (st = cfg_indexer(c, a)) != VRAM_OK) return st;
+    if ((r->has & VRAM__HAS_INDEXER) && (st = cfg_indexer(c, r, a)) != VRAM_OK) return st;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA)
         return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                           "its norms, gates and biases beyond the blocks' pattern (%llu "
@@ -2375,7 +2491,19 @@ static vram_status cfg_by_row(const cfg *c, const vram__arch_row *r, vram_arch *
     char q[VRAM__QUOTE_CAP];
     int unknown = 0;
     switch (r->read) {
-    case VRAM__READ_DECODER: return cfg_decoder(c, r, a, note, notecap, &unknown);
+    case VRAM__READ_DECODER: {
+        const vram_status st = cfg_decoder(c, r, a, note, notecap, &unknown);
+        if (st != VRAM_OK || r->not_yet == NULL) return st;
+        /* counted, but a term of the estimate cannot be: refused, the count in the note */
+        char n[32];
+        vram_param_count pc;
+        if (vram_arch_params(a, &pc) != VRAM_OK) pc.total = 0;
+        snprintf(note, notecap, "%s: model_type %s: %s parameters, but %s: not estimated",
+                 c->label, vram__quote(r->type, strlen(r->type), q),
+                 cfg_params_text(pc.total, n, sizeof n), r->not_yet);
+        memset(a, 0, sizeof *a); /* family NONE */
+        return VRAM_OK;
+    }
     case VRAM__READ_GPT2: return cfg_gpt2(c, a);
     case VRAM__READ_NEOX: return cfg_neox(c, a);
     case VRAM__READ_PHI: return cfg_phi(c, a);

@@ -553,6 +553,171 @@ Test(config, deepseek_v32) {
     cr_assert_eq(m.arch.dense_layers, 2);
 }
 
+/* Glm4MoeConfig has no head_dim: its attention takes hidden // heads, rounded down (the
+   class's 4096 / 96 -> 42, 103481200640 parameters in transformers 5.24); a file's head_dim
+   (GLM-4.5's 128) wins. num_nextn_predict_layers: the MTP block is named in a note, not
+   counted. */
+Test(config, glm4_moe_defaults) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"glm4_moe\"}", err, sizeof err);
+    cr_assert_eq(m.arch.head_dim, 42);
+    cr_assert_eq(total(&m), 103481200640ull, "Glm4MoeConfig's count in transformers");
+    cr_assert_str_empty(err, "no MTP key, no note: %s", err);
+    m = parse_ok("{\"model_type\":\"glm4_moe\",\"head_dim\":128,"
+                 "\"num_nextn_predict_layers\":1}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.head_dim, 128);
+    cr_assert_eq(m.arch.layers, 46, "the MTP block is not a block of the count");
+    cr_assert_not_null(strstr(err, "config.json: num_nextn_predict_layers 1: the checkpoint's "
+                                   "multi-token-prediction block (from block 46 on) is not "
+                                   "counted"),
+                       "%s", err);
+    m = parse_ok("{\"model_type\":\"glm4_moe\",\"num_nextn_predict_layers\":0}", err,
+                 sizeof err);
+    cr_assert_str_empty(err, "0 MTP blocks: no note: %s", err);
+    /* a hidden width below the heads leaves no head width: refused, as before */
+    const char *small = "{\"model_type\":\"glm4_moe\",\"hidden_size\":64}";
+    vram_status st = vram_config_parse(small, strlen(small), "config.json", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_E_FORMAT, "%s", err);
+    cr_assert_not_null(strstr(err, "hidden_size 64 is not a multiple of num_attention_heads 96"),
+                       "%s", err);
+}
+
+/* Glm4MoeLiteConfig (GLM-4.7-Flash): DeepSeek-V3's latent attention and experts; the first
+   block dense by mlp_layer_types' default, and first_k_dense_replace is no key of the class
+   (transformers builds by mlp_layer_types alone). */
+Test(config, glm4_moe_lite) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"glm4_moe_lite\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 29943390976ull, "Glm4MoeLiteConfig's count in transformers 5.24");
+    cr_assert_eq(m.arch.dense_layers, 1);
+    cr_assert_eq(m.arch.kv_lora_rank, 512);
+    cr_assert_eq(m.arch.head_dim, 192 + 64);
+    m = parse_ok("{\"model_type\":\"glm4_moe_lite\",\"first_k_dense_replace\":3}", err,
+                 sizeof err);
+    cr_assert_eq(m.arch.dense_layers, 1, "first_k_dense_replace is not read");
+    m = parse_ok("{\"model_type\":\"glm4_moe_lite\",\"num_hidden_layers\":3,"
+                 "\"mlp_layer_types\":[\"dense\",\"dense\",\"sparse\"]}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.dense_layers, 2);
+}
+
+/* GlmMoeDsaConfig (GLM-5): read and counted (DeepSeek-V3.2's blocks, the indexer in the
+   blocks indexer_types calls "full", else by index_topk_pattern, else by index_topk_freq and
+   index_skip_topk_offset), then refused: its indexer's key cache is not in vramkit's KV cache.
+   The counts in the note are transformers 5.24's (12964528640 with indexers in 2 of 4 blocks,
+   12983272448 in all 4). */
+Test(config, glm_moe_dsa_refused_with_its_count) {
+    char err[512];
+    static const struct {
+        const char *json, *count;
+    } cases[] = {
+        {"{\"model_type\":\"glm_moe_dsa\"}", "743.91B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,"
+         "\"indexer_types\":[\"full\",\"shared\",\"full\",\"shared\"]}",
+         "12.96B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4}", "12.98B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,"
+         "\"index_topk_pattern\":\"FSSF\"}",
+         "12.96B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,\"index_topk_freq\":3}",
+         "12.96B parameters"},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,\"index_topk_freq\":2,"
+         "\"index_skip_topk_offset\":5}",
+         "12.98B parameters"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vram_model m = parse_ok(cases[i].json, err, sizeof err);
+        cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE, "%s", cases[i].json);
+        cr_assert_not_null(strstr(err, cases[i].count), "%s: %s", cases[i].json, err);
+        cr_assert_not_null(strstr(err, "which vramkit's KV cache does not count yet: not "
+                                       "estimated"),
+                           "%s", err);
+    }
+}
+
+/* MiniMaxConfig (MiniMax-Text-01): lightning attention where layer_types says
+   "linear_attention" (by default blocks 1, 3, ...), attention in the others, experts in all;
+   counts are transformers 5.24's. The lightning blocks keep heads x head_dim x head_dim a
+   sequence, the others keys and values. */
+Test(config, minimax_lightning_attention) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"minimax\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 47373946880ull, "MiniMaxConfig's count in transformers");
+    cr_assert_eq(m.arch.mixer_layers, 16);
+    vram_cache_shape cs;
+    cr_assert_eq(vram_arch_cache(&m.arch, &cs), VRAM_OK);
+    cr_assert_eq(cs.attn_blocks, 16);
+    cr_assert_eq(cs.per_token, 2 * 8 * 128);
+    cr_assert_eq(cs.state, 16ull * 32 * 128 * 128);
+    m = parse_ok("{\"model_type\":\"minimax\",\"num_hidden_layers\":4,\"layer_types\":["
+                 "\"linear_attention\",\"linear_attention\",\"linear_attention\","
+                 "\"full_attention\"]}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.mixer_layers, 3);
+    cr_assert_eq(total(&m), 6193070080ull);
+    /* 48 heads of 4096 / 48 -> 85 (rounded down, as its attention's fallback) */
+    m = parse_ok("{\"model_type\":\"minimax\",\"num_hidden_layers\":2,"
+                 "\"num_attention_heads\":48}",
+                 err, sizeof err);
+    cr_assert_eq(total(&m), 3203358704ull);
+}
+
+/* Rows of 2025-26 mixtures of experts on existing block patterns; counts are transformers
+   5.24's. SarvamMoEConfig: GLM-4.5's blocks with use_qk_norm true by default, and the
+   original config's names (num_experts, num_shared_experts, use_qkv_bias) read when the
+   class's own are absent. GraniteMoeSharedConfig: shared_intermediate_size 0 is no shared MLP.
+   SolarOpenConfig: attention_bias biases q, k and v, not o. */
+Test(config, sarvam_solar_granite_shared) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"sarvam_moe\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 32152648064ull);
+    cr_assert(m.arch.ops & VRAM_OPS_QK_NORM, "q/k norms by default");
+    m = parse_ok("{\"model_type\":\"sarvam_moe\",\"num_hidden_layers\":3,\"num_experts\":16,"
+                 "\"num_shared_experts\":2,\"use_qkv_bias\":true}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.experts, 16);
+    cr_assert_eq(m.arch.shared_intermediate, 2 * 1024);
+    cr_assert_eq(m.arch.flags & (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS), VRAM_ARCH_QKV_BIAS);
+    cr_assert_eq(total(&m), 2808260480ull);
+    m = parse_ok("{\"model_type\":\"sarvam_moe\",\"n_shared_experts\":3,"
+                 "\"num_shared_experts\":2}",
+                 err, sizeof err);
+    cr_assert_eq(m.arch.shared_intermediate, 3 * 1024, "the class's own name first");
+    m = parse_ok("{\"model_type\":\"sarvam_mla\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 106031763456ull);
+    cr_assert_eq(m.arch.q_lora_rank, 0);
+    m = parse_ok("{\"model_type\":\"granitemoeshared\"}", err, sizeof err);
+    cr_assert_eq(m.arch.shared_intermediate, 0);
+    cr_assert_eq(total(&m), 37039116288ull);
+    m = parse_ok("{\"model_type\":\"granitemoeshared\",\"num_hidden_layers\":3,"
+                 "\"shared_intermediate_size\":1024}",
+                 err, sizeof err);
+    cr_assert_eq(total(&m), 3747737600ull);
+    m = parse_ok("{\"model_type\":\"solar_open\",\"num_hidden_layers\":3,"
+                 "\"attention_bias\":true}",
+                 err, sizeof err);
+    cr_assert_eq(total(&m), 7925721088ull);
+}
+
+/* ExaoneMoeConfig has no bias key (its projections never have biases, whatever a file says)
+   and no head_dim (hidden // heads); three sliding blocks in four by layer_types' default.
+   HYV3Config and FlexOlmoConfig: counts are transformers 5.24's. */
+Test(config, exaone_hy_flex) {
+    char err[512];
+    vram_model m = parse_ok("{\"model_type\":\"exaone_moe\",\"attention_bias\":true}", err,
+                            sizeof err);
+    cr_assert_eq(m.arch.flags & (VRAM_ARCH_QKV_BIAS | VRAM_ARCH_OUT_BIAS), 0);
+    cr_assert_eq(total(&m), 28550639616ull);
+    cr_assert_eq(m.arch.sliding_window, 4096);
+    cr_assert_eq(m.arch.window_layers, 24);
+    m = parse_ok("{\"model_type\":\"hy_v3\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 295033528320ull);
+    cr_assert_eq(m.arch.dense_layers, 1);
+    m = parse_ok("{\"model_type\":\"flex_olmo\"}", err, sizeof err);
+    cr_assert_eq(total(&m), 33270665216ull);
+}
+
 /* Qwen3MoeConfig has no head_dim of its own (hidden / heads), and reads num_local_experts as
    num_experts (its attribute_map; transformers 5 writes the former). */
 Test(config, qwen3_moe_defaults) {
@@ -761,6 +926,36 @@ ParameterizedTestParameters(config, bad_numbers) {
          "attn_layer_indices holds 32, not a block index in 0..31", ""},
         {"{\"model_type\":\"bamba\",\"attn_layer_indices\":[\"9\"]}",
          "attn_layer_indices holds a string, not a block index", ""},
+        {"{\"model_type\":\"glm4_moe\",\"num_nextn_predict_layers\":\"1\"}",
+         "num_nextn_predict_layers is a string, not a number", ""},
+        {"{\"model_type\":\"glm4_moe\",\"num_nextn_predict_layers\":-1}",
+         "num_nextn_predict_layers is -1: negative", ""},
+        {"{\"model_type\":\"glm4_moe_lite\",\"mlp_layer_types\":[\"dense\"]}",
+         "mlp_layer_types has 1 entries, not one per block (47)", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":\"full\"}",
+         "indexer_types is a string, not a list", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":[\"half\"]}",
+         "indexer_types[0] is not \"shared\" or \"full\"", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"indexer_types\":[\"full\"]}",
+         "indexer_types has 1 entries, not one per block (78)", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_pattern\":[1]}",
+         "index_topk_pattern is an array, not a string of F and S", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_pattern\":\"FX\"}",
+         "index_topk_pattern[1] is not F or S", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_pattern\":\"FS\"}",
+         "index_topk_pattern has 2 entries, not one per block (78)", ""},
+        {"{\"model_type\":\"glm_moe_dsa\",\"index_topk_freq\":-2}",
+         "index_topk_freq is -2: negative", ""},
+        {"{\"model_type\":\"minimax\",\"sliding_window\":4096}",
+         "sliding_window is set: its full-attention blocks would attend through it", ""},
+        {"{\"model_type\":\"minimax\",\"layer_types\":[\"lightning\"]}", "layer_types",
+         ""},
+        {"{\"model_type\":\"sarvam_moe\",\"num_shared_experts\":\"1\"}",
+         "num_shared_experts is a string, not a number", ""},
+        {"{\"model_type\":\"sarvam_moe\",\"use_qkv_bias\":1}",
+         "use_qkv_bias is a number, not true or false", ""},
+        {"{\"model_type\":\"granitemoeshared\",\"shared_intermediate_size\":-1}",
+         "shared_intermediate_size is -1: negative", ""},
         {"{\"model_type\":\"llama\"", "not valid JSON", ""},
         {"[\"llama\"]", "is an array, not a JSON object", ""},
         {"{\"model_type\":\"llama\"} {}", "bytes after the JSON object", ""},

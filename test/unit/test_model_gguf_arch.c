@@ -146,6 +146,11 @@ static const gguf_case cases[] = {
      (ATT + 64 + 16 + MLP(48) + NORMS) + 2 * (ATT + 64 + 16 + ROUTED(4, 16) + 4 + MLP(16) + NORMS) +
          2 * EMB + H - 2 * 2 * MLP(16),
      3, 0, 4, 2, 1, 3, 2 * 2 * 8, 0, 0, 0, VRAM_ARCH_FINAL_NORM | VRAM_ARCH_QKV_BIAS},
+    /* MiniMax-M2: q/k norms over q (32) and kv (16), the routing bias (exp_probs_b) of 4, 4
+       experts (top 2) of 48 in each block */
+    {"minimax-m2", 29, 2 * (ATT + 48 + 4 + ROUTED(4, 48) + NORMS) + 2 * EMB + H,
+     2 * (ATT + 48 + 4 + ROUTED(4, 48) + NORMS) + 2 * EMB + H - 2 * 2 * MLP(48), 2, 0, 4, 2, 0,
+     2, 2 * 2 * 8, 0, 0, 0, VRAM_ARCH_FINAL_NORM},
     /* ERNIE-4.5 dense (0.3B's config): tied */
     {"ernie4_5", 20, 2 * (ATT + MLP(48) + NORMS) + EMB + H, 2 * (ATT + MLP(48) + NORMS) + EMB + H,
      2, 0, 0, 0, 0, 2, 2 * 2 * 8, 0, 0, 0, VRAM_ARCH_FINAL_NORM | VRAM_ARCH_TIED},
