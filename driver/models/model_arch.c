@@ -148,10 +148,8 @@ static const vram__arch_row rows[] = {
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
      .q_lora = 2048, .kv_lora = 512, .nope = 192, .rope = 64, .v = 256, .index_heads = 32,
-     .index_dim = 128, .mtp_key = "num_nextn_predict_layers",
-     .not_yet = "its indexer also caches index_head_dim keys a token in each block with "
-                "one (transformers' cache holds them beside the latent), which vramkit's KV "
-                "cache does not count yet"}, /* GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's blocks, the indexer where
+     .index_dim = 128,
+     .mtp_key = "num_nextn_predict_layers"}, /* GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's blocks, the indexer where
                            indexer_types says "full"; llama.cpp's gguf 0.19.0 names it glm-dsa,
                            which vramkit does not read */
     {.type = "minimax_m2", .gguf = "minimax-m2", LLAMA_LIKE, .layers = 62, .hidden = 3072, .heads = 48, .kv = 8,

@@ -165,9 +165,6 @@ typedef struct vram__arch_row {
     int head_dim_floor;      /* no head_dim in the file: hidden_size // num_attention_heads,
                                 rounded down, as the modelling code's getattr fallback builds
                                 it (Glm4MoeConfig has no head_dim: 4096 / 96 -> 42) */
-    const char *not_yet;     /* what vramkit cannot count yet (NULL: nothing): the row is
-                                read (its keys checked, its parameters counted for the note)
-                                and the estimate refused, the note naming this */
     const char *mtp_key;     /* the key counting the multi-token-prediction blocks a published
                                 checkpoint holds beyond num_hidden_layers, which transformers
                                 does not build (it ignores them on load) and the count leaves

@@ -837,6 +837,7 @@ static vram_status cfg_mixer(const cfg *c, const vram__arch_row *r, vram_arch *a
         a->mix_vectors = x;    /* its norm */
         a->mix_state = x * hd;
         a->mixer_layers = mixers;
+        a->flags |= VRAM_ARCH_STATE_COMPUTE; /* transformers keeps it in the values' format */
         return VRAM_OK;
     }
     default: return VRAM_OK;
@@ -918,7 +919,8 @@ static vram_status cfg_indexer_blocks(const cfg *c, uint64_t layers, uint64_t *n
 /* DeepSeek-V3.2's indexer (VRAM__HAS_INDEXER) in every attention block (or those of
  * cfg_indexer_blocks), added to extra_params: index_n_heads (the row's default: 64, GLM-5's
  * 32) of index_head_dim (128) from the q latent (q_lora_rank, which it needs), one key head
- * from hidden, the key's LayerNorm, the heads' weights. */
+ * from hidden, the key's LayerNorm, the heads' weights; and to the cache (kv_extra): its key,
+ * index_head_dim numbers a token in each such block. */
 static vram_status cfg_indexer(const cfg *c, const vram__arch_row *r, vram_arch *a) {
     uint64_t nh, hd, blocks = vram__arch_attn_blocks(a);
     vram_status st;
@@ -936,6 +938,7 @@ static vram_status cfg_indexer(const cfg *c, const vram__arch_row *r, vram_arch 
                           (unsigned long long)nh, (unsigned long long)hd);
     const uint64_t per = a->q_lora_rank * nh * hd + a->hidden * hd + 2 * hd + a->hidden * nh;
     a->extra_params += blocks * per;
+    a->kv_extra = blocks * hd; /* its keys, which transformers' cache keeps beside the latent */
     return VRAM_OK;
 }
 
@@ -2491,19 +2494,7 @@ static vram_status cfg_by_row(const cfg *c, const vram__arch_row *r, vram_arch *
     char q[VRAM__QUOTE_CAP];
     int unknown = 0;
     switch (r->read) {
-    case VRAM__READ_DECODER: {
-        const vram_status st = cfg_decoder(c, r, a, note, notecap, &unknown);
-        if (st != VRAM_OK || r->not_yet == NULL) return st;
-        /* counted, but a term of the estimate cannot be: refused, the count in the note */
-        char n[32];
-        vram_param_count pc;
-        if (vram_arch_params(a, &pc) != VRAM_OK) pc.total = 0;
-        snprintf(note, notecap, "%s: model_type %s: %s parameters, but %s: not estimated",
-                 c->label, vram__quote(r->type, strlen(r->type), q),
-                 cfg_params_text(pc.total, n, sizeof n), r->not_yet);
-        memset(a, 0, sizeof *a); /* family NONE */
-        return VRAM_OK;
-    }
+    case VRAM__READ_DECODER: return cfg_decoder(c, r, a, note, notecap, &unknown);
     case VRAM__READ_GPT2: return cfg_gpt2(c, a);
     case VRAM__READ_NEOX: return cfg_neox(c, a);
     case VRAM__READ_PHI: return cfg_phi(c, a);

@@ -1269,8 +1269,10 @@ VRAM_DEF vram__ws_infer vram__est_ws_infer(vram__acc *acc, vram_arch a, int flas
  * (what vLLM, SGLang and llama.cpp keep; not the heads it expands to); only the blocks with
  * attention keep them, the recurrent mixers a state of fixed size (model.h's
  * vram_cache_shape) per sequence: expected as transformers keeps it (the state proper in
- * fp32 (4 bytes, or c when more), the convolution's whole kernel in c), low as vLLM (all in
- * c, a tap less), high with llama.cpp's fp32 convolution too. lo, bytes, hi: low, expected,
+ * fp32 (4 bytes, or c when more; c with VRAM_ARCH_STATE_COMPUTE), the convolution's whole
+ * kernel in c), low as vLLM (all in
+ * c, a tap less), high with llama.cpp's fp32 convolution too; an indexer's keys
+ * (vram_cache_shape's extra) over every token, never windowed. lo, bytes, hi: low, expected,
  * high; cause: why they differ. */
 typedef struct vram__kv_infer {
     uint64_t lo, bytes, hi;
@@ -1287,12 +1289,14 @@ VRAM_DEF vram__kv_infer vram__est_kv_infer(vram__acc *acc, vram_arch a, vram__es
     const uint64_t attn = vram__min_u64(cs.attn_blocks, dec);
     const uint64_t per_tok = cs.per_token;
     const uint64_t c4 = c > 4u ? c : 4u; /* fp32, or the compute format when wider */
+    const uint64_t cs_rec = (a.flags & VRAM_ARCH_STATE_COMPUTE) != 0u ? c : c4;
     const uint64_t state_lo = vram__m(acc, cs.state, vram__m(acc, b, c));
-    const uint64_t rec = vram__m(acc, cs.recurrent, vram__m(acc, b, c4));
+    const uint64_t rec = vram__m(acc, cs.recurrent, vram__m(acc, b, cs_rec));
     const uint64_t conv = vram__m(acc, cs.conv, vram__m(acc, cs.taps, b));
     const uint64_t state = vram__a(acc, rec, vram__m(acc, conv, c));
     const uint64_t state_hi = vram__a(acc, rec, vram__m(acc, conv, c4));
     const uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
+    const uint64_t extra = vram__m(acc, cs.extra, vram__m(acc, vram__m(acc, toks, b), c));
     vram__kv_infer r;
     r.bytes = vram__m(acc, attn, block_kv);
     r.hi = r.bytes;
@@ -1309,9 +1313,9 @@ VRAM_DEF vram__kv_infer vram__est_kv_infer(vram__acc *acc, vram_arch a, vram__es
         r.bytes = vram__min_u64(windowed, r.hi);
         r.cause = VRAM_CAUSE_SWA;
     }
-    r.lo = vram__a(acc, r.bytes, state_lo);
-    r.bytes = vram__a(acc, r.bytes, state);
-    r.hi = vram__a(acc, r.hi, state_hi);
+    r.lo = vram__a(acc, vram__a(acc, r.bytes, extra), state_lo);
+    r.bytes = vram__a(acc, vram__a(acc, r.bytes, extra), state);
+    r.hi = vram__a(acc, vram__a(acc, r.hi, extra), state_hi);
     return r;
 }
 

@@ -50,7 +50,11 @@ typedef enum vram_norm {
                                      (Mamba-1, Mamba-2, Falcon-Mamba) */
 #define VRAM_ARCH_MIXER_ALSO 0x200u /* the mixer blocks keep their attention too, side by
                                        side (Falcon-H1): every block has attention */
-#define VRAM_ARCH_FLAGS_ALL 0x3ffu
+#define VRAM_ARCH_STATE_COMPUTE 0x400u /* the recurrent mixers' state is kept in the compute
+                                         format (MiniMax's lightning attention), not in
+                                         fp32 as the state-space and delta-rule mixers keep it
+                                         in transformers and llama.cpp */
+#define VRAM_ARCH_FLAGS_ALL 0x7ffu
 
 /* vram_arch.ops: how a block computes, where it changes the activations an estimate counts
  * (transformers' implementations, as test/truth/ measures them) */
@@ -134,6 +138,10 @@ typedef struct vram_arch {
     uint64_t mixer_layers;
     uint64_t mix_in, mix_out, mix_conv, mix_kernel; /* widths; mix_kernel taps */
     uint64_t mix_matrix, mix_vectors, mix_state;   /* elements */
+    /* Numbers a token keeps in the cache beside the keys and values, all blocks together,
+       over the whole sequence (decoders only; 0: none): DeepSeek-V3.2's and GLM-5's
+       indexer keys, index_head_dim in each block with an indexer. */
+    uint64_t kv_extra;
 } vram_arch;
 
 /* vram_arch.moe_flags */
@@ -654,7 +662,8 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
       a.mixer_layers <= a.layers && a.mix_in <= VRAM_ARCH_MAX_MIX_IN &&
       a.mix_out <= VRAM_ARCH_MAX_WIDTH && a.mix_conv <= VRAM_ARCH_MAX_MIX_IN &&
       a.mix_kernel <= VRAM_ARCH_MAX_KERNEL && a.mix_matrix <= VRAM_ARCH_MAX_EXTRA &&
-      a.mix_vectors <= VRAM_ARCH_MAX_EXTRA && a.mix_state <= VRAM_ARCH_MAX_EXTRA;
+      a.mix_vectors <= VRAM_ARCH_MAX_EXTRA && a.mix_state <= VRAM_ARCH_MAX_EXTRA &&
+      a.kv_extra <= VRAM_ARCH_MAX_EXTRA;
     predicate vram_arch_ok(vram_arch a) =
       vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a) &&
       vram_arch_moe_ok(a) && vram_arch_swa_ok(a) && vram_arch_mix_ok(a); */
@@ -755,7 +764,8 @@ VRAM_DEF int vram__arch_check_swa(vram_arch a) {
 }
 
 /* The recurrent mixer: at most `layers` blocks, within the limits, with both projections
- * (and taps with a convolution); decoders only; NO_MLP and MIXER_ALSO for decoders only. */
+ * (and taps with a convolution); decoders only; NO_MLP and MIXER_ALSO for decoders only;
+ * the cache's extra numbers (kv_extra) within the limit, decoders only. */
 /*@ assigns \nothing;
     ensures \result == 0 || \result == 1;
     ensures \result == 1 ==> vram_arch_mix_ok(a); */
@@ -765,8 +775,9 @@ VRAM_DEF int vram__arch_check_mix(vram_arch a) {
         a.mix_conv > VRAM_ARCH_MAX_MIX_IN || a.mix_kernel > VRAM_ARCH_MAX_KERNEL)
         return 0;
     if (a.mix_matrix > VRAM_ARCH_MAX_EXTRA || a.mix_vectors > VRAM_ARCH_MAX_EXTRA ||
-        a.mix_state > VRAM_ARCH_MAX_EXTRA)
+        a.mix_state > VRAM_ARCH_MAX_EXTRA || a.kv_extra > VRAM_ARCH_MAX_EXTRA)
         return 0;
+    if (a.kv_extra != 0 && a.family != VRAM_FAMILY_DECODER) return 0;
     if (n != 0 && (a.mix_in == 0 || a.mix_out == 0 || (a.mix_conv != 0) != (a.mix_kernel != 0)))
         return 0;
     if ((n != 0 || (a.flags & (VRAM_ARCH_NO_MLP | VRAM_ARCH_MIXER_ALSO)) != 0) &&
@@ -1314,7 +1325,8 @@ VRAM_DEF VRAM_NODISCARD vram_status vram_arch_params(const vram_arch *a, vram_pa
  * (mixer_layers x mix_conv), of which transformers keeps the whole kernel (`taps`
  * = mix_kernel) and vLLM and llama.cpp one tap less. An encoder keeps nothing; an
  * encoder-decoder's decoder blocks keep keys and values (its cross-attention's over the
- * source as well: the estimate adds the source's tokens). */
+ * source as well: the estimate adds the source's tokens). A decoder's `extra` numbers a
+ * token (vram_arch's kv_extra) come on top, every token of the sequence. */
 typedef struct vram_cache_shape {
     uint64_t attn_blocks; /* blocks with self-attention that keep keys and values */
     uint64_t per_token;   /* numbers one token keeps in one such block */
@@ -1322,13 +1334,15 @@ typedef struct vram_cache_shape {
     uint64_t recurrent;   /* of which the state proper (the rest: the convolution's taps) */
     uint64_t conv;        /* the convolution's numbers a tap, all blocks together */
     uint64_t taps;        /* the convolution's kernel (0: none) */
+    uint64_t extra;       /* numbers a token keeps beside them, all blocks (vram_arch's
+                             kv_extra: an indexer's keys) */
 } vram_cache_shape;
 
 /* vram_arch_cache's count, by value and for any arch: checked, a product or sum past 2^64
  * saturates at UINT64_MAX (so the estimate that multiplies it further reports overflow). */
 /*@ assigns \nothing; */
 VRAM_DEF vram_cache_shape vram__arch_cache_of(vram_arch a) {
-    vram_cache_shape r = {0, 0, 0, 0, 0, 0};
+    vram_cache_shape r = {0, 0, 0, 0, 0, 0, 0};
     vram__acc ov = {0};
     const uint64_t hd = a.head_dim != 0 ? a.head_dim : (a.heads != 0 ? a.hidden / a.heads : 0u);
     const uint64_t kvh = a.kv_heads != 0 ? a.kv_heads : a.heads;
@@ -1350,6 +1364,7 @@ VRAM_DEF vram_cache_shape vram__arch_cache_of(vram_arch a) {
     r.recurrent = vram__m(&ov, mix_n, a.mix_state);
     r.conv = vram__m(&ov, mix_n, a.mix_conv);
     r.taps = mix_n != 0 ? a.mix_kernel : 0u;
+    r.extra = a.family == VRAM_FAMILY_DECODER ? a.kv_extra : 0u;
     return r;
 }
 

@@ -335,25 +335,30 @@ def _skip_vlm_check():
 
 
 def cache_bytes(cache):
-    """Bytes and tensors of what a Cache object keeps after the prefill (every floating-point
-    tensor its layers hold: keys and values, a recurrent mixer's states; an encoder-decoder's
-    self- and cross-attention caches both; not the layers' integer position counters), each
-    counted once; None when the model returned none."""
+    """Bytes and tensors of what a Cache object keeps after the prefill: every floating-point
+    tensor reachable from it through transformers' own objects, lists and dicts (keys and
+    values, a recurrent mixer's states in its layers' dicts, MiniMax's lightning states in the
+    cache's own list; an encoder-decoder's self- and cross-attention caches both; not the
+    layers' integer position counters), each counted once; None when the model returned
+    none."""
     if cache is None:
         return None
-    seen, total, n = set(), 0, 0
-    parts = [getattr(cache, k) for k in ("self_attention_cache", "cross_attention_cache")
-             if getattr(cache, k, None) is not None] or [cache]
-    for part in parts:
-        for layer in getattr(part, "layers", []):
-            for v in vars(layer).values():
-                # a recurrent layer keeps its states in dicts (conv_states, recurrent_states)
-                for t in v.values() if isinstance(v, dict) else (v,):
-                    if isinstance(t, torch.Tensor) and t.is_floating_point() and \
-                            id(t) not in seen:
-                        seen.add(id(t))
-                        total += t.numel() * t.element_size()
-                        n += 1
+    seen, total, n, todo = set(), 0, 0, [cache]
+    while todo:
+        x = todo.pop()
+        if x is None or id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, torch.Tensor):
+            if x.is_floating_point():
+                total += x.numel() * x.element_size()
+                n += 1
+        elif isinstance(x, (list, tuple)):
+            todo.extend(x)
+        elif isinstance(x, dict):
+            todo.extend(x.values())
+        elif hasattr(x, "__dict__") and type(x).__module__.startswith("transformers"):
+            todo.extend(vars(x).values())
     return total, n
 
 

@@ -217,6 +217,19 @@ Test(arch_table, state_space_models_keep_a_state_not_a_kv_cache) {
     cr_assert_str_eq(cause, "exact");
 }
 
+Test(arch_table, an_indexer_keeps_its_keys_beside_the_latent) {
+    char cause[32];
+    /* GLM-5 (GlmMoeDsaConfig's defaults): 78 blocks keep the 512-wide latent and the 64-wide
+       rotary key, and each block's indexer its 128-wide key, every token, in bf16: what
+       transformers 5.24's cache holds after a prefill of 4096 tokens (449839104 bytes,
+       measured through test/truth) */
+    cr_assert_eq(kv_bytes("GLM-5-defaults", "4096", cause), 78ull * 4096 * (512 + 64 + 128) * 2);
+    cr_assert_eq(kv_bytes("GLM-5-defaults", "4096", cause), 449839104ull);
+    cr_assert_str_eq(cause, "exact");
+    /* DeepSeek-V3.2: 61 blocks, each with an indexer */
+    cr_assert_eq(kv_bytes("DeepSeek-V3.2-defaults", "1024", cause), 61ull * 1024 * (512 + 64 + 128) * 2);
+}
+
 Test(arch_table, state_through_the_core) {
     vram_model m = read_dir("Qwen3-Next-80B-A3B-Instruct");
     vram_cache_shape cs;

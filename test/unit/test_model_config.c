@@ -602,38 +602,46 @@ Test(config, glm4_moe_lite) {
     cr_assert_eq(m.arch.dense_layers, 2);
 }
 
-/* GlmMoeDsaConfig (GLM-5): read and counted (DeepSeek-V3.2's blocks, the indexer in the
-   blocks indexer_types calls "full", else by index_topk_pattern, else by index_topk_freq and
-   index_skip_topk_offset), then refused: its indexer's key cache is not in vramkit's KV cache.
-   The counts in the note are transformers 5.24's (12964528640 with indexers in 2 of 4 blocks,
-   12983272448 in all 4). */
-Test(config, glm_moe_dsa_refused_with_its_count) {
+/* GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's blocks, the indexer in the blocks indexer_types
+   calls "full", else by index_topk_pattern, else by index_topk_freq and index_skip_topk_offset.
+   Counts are transformers 5.24's (12964528640 with indexers in 2 of 4 blocks, 12983272448 in
+   all 4); the cache keeps each indexer's key (index_head_dim 128 a token) beside the latent. */
+Test(config, glm_moe_dsa_counted_with_its_indexer_cache) {
     char err[512];
     static const struct {
-        const char *json, *count;
+        const char *json;
+        uint64_t total, indexers;
     } cases[] = {
-        {"{\"model_type\":\"glm_moe_dsa\"}", "743.91B parameters"},
         {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,"
          "\"indexer_types\":[\"full\",\"shared\",\"full\",\"shared\"]}",
-         "12.96B parameters"},
-        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4}", "12.98B parameters"},
+         12964528640ull, 2},
+        {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4}", 12983272448ull, 4},
         {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,"
          "\"index_topk_pattern\":\"FSSF\"}",
-         "12.96B parameters"},
+         12964528640ull, 2},
         {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,\"index_topk_freq\":3}",
-         "12.96B parameters"},
+         12964528640ull, 2},
         {"{\"model_type\":\"glm_moe_dsa\",\"num_hidden_layers\":4,\"index_topk_freq\":2,"
          "\"index_skip_topk_offset\":5}",
-         "12.98B parameters"},
+         12983272448ull, 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         vram_model m = parse_ok(cases[i].json, err, sizeof err);
-        cr_assert_eq(m.arch.family, VRAM_FAMILY_NONE, "%s", cases[i].json);
-        cr_assert_not_null(strstr(err, cases[i].count), "%s: %s", cases[i].json, err);
-        cr_assert_not_null(strstr(err, "which vramkit's KV cache does not count yet: not "
-                                       "estimated"),
-                           "%s", err);
+        vram_param_count pc;
+        vram_cache_shape cs;
+        cr_assert_eq(m.arch.family, VRAM_FAMILY_DECODER, "%s: %s", cases[i].json, err);
+        cr_assert_eq(vram_arch_params(&m.arch, &pc), VRAM_OK);
+        cr_assert_eq(pc.total, cases[i].total, "%s: %llu", cases[i].json,
+                     (unsigned long long)pc.total);
+        cr_assert_eq(vram_arch_cache(&m.arch, &cs), VRAM_OK);
+        cr_assert_eq(cs.per_token, 512 + 64, "the latent and the rotary key");
+        cr_assert_eq(cs.extra, cases[i].indexers * 128, "%s", cases[i].json);
     }
+    /* DeepSeek-V3.2: the indexer in each of its 61 blocks */
+    vram_model d = parse_ok("{\"model_type\":\"deepseek_v32\"}", err, sizeof err);
+    vram_cache_shape cs;
+    cr_assert_eq(vram_arch_cache(&d.arch, &cs), VRAM_OK);
+    cr_assert_eq(cs.extra, 61 * 128);
 }
 
 /* MiniMaxConfig (MiniMax-Text-01): lightning attention where layer_types says
