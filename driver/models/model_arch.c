@@ -67,6 +67,7 @@ static const vram__arch_row rows[] = {
     /* ---- mixtures of experts ---- */
     {.type = "mixtral", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 8,
      .inter = 14336, .vocab = 32000, .max_pos = 131072, .moe = VRAM__MOE_ALL,
+     .moe_flags = VRAM_MOE_ROUTE_FP32,
      .experts_key = "num_local_experts", .experts_alt = "num_experts", .experts = 8,
      .topk = 2}, /* Mixtral-8x7B */
     {.type = "qwen3_moe", .gguf = "qwen3moe", LLAMA_LIKE, .layers = 24, .hidden = 2048,
@@ -79,21 +80,24 @@ static const vram__arch_row rows[] = {
                         num_local_experts */
     {.type = "deepseek_v2", .gguf = "deepseek2", LLAMA_LIKE, .layers = 60, .hidden = 5120,
      .heads = 128, .kv = 128, .inter = 12288, .vocab = 102400, .max_pos = 163840,
-     .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 160, .topk = 6,
+     .moe = VRAM__MOE_FIRST_DENSE,
+     .moe_flags = VRAM_MOE_ROUTE_FP32, .experts_key = "n_routed_experts", .experts = 160, .topk = 6,
      .xinter_key = "moe_intermediate_size", .xinter = 1536, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 2, .dense_def = 1, .mla = 1,
      .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128,
      .gguf_kind = VRAM__GGUF_MLA}, /* DeepSeek-V2 */
     {.type = "deepseek_v3", .gguf = "deepseek2", LLAMA_LIKE, .layers = 61, .hidden = 7168,
      .heads = 128, .kv = 128, .inter = 18432, .vocab = 129280, .max_pos = 163840,
-     .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
+     .moe = VRAM__MOE_FIRST_DENSE,
+     .moe_flags = VRAM_MOE_ROUTE_FP32, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
      .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128,
      .gguf_kind = VRAM__GGUF_MLA}, /* DeepSeek-V3 */
     {.type = "deepseek_v32", LLAMA_LIKE, .layers = 61, .hidden = 7168, .heads = 128, .kv = 128,
      .inter = 18432, .vocab = 129280, .max_pos = 163840, .has = VRAM__HAS_INDEXER,
-     .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
+     .moe = VRAM__MOE_FIRST_DENSE,
+     .moe_flags = VRAM_MOE_ROUTE_FP32, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
      .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128, .index_heads = 64,
@@ -103,7 +107,8 @@ static const vram__arch_row rows[] = {
      .kv = 8, .head_dim = 64, .inter = 2880, .vocab = 201088, .max_pos = 131072, .attn_bias = 1,
      .has = VRAM__HAS_SINKS, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
      .experts_alt = "num_experts",
-     .experts = 32, .topk = 4, .moe_flags = VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS,
+     .experts = 32, .topk = 4, .moe_flags = VRAM_MOE_ROUTER_BIAS | VRAM_MOE_EXPERT_BIAS |
+     VRAM_MOE_GATE_CLAMP,
      .swa = VRAM__SWA_EVERY, .window = 128, .every = 2,
      .gguf_kind = VRAM__GGUF_OSS}, /* gpt-oss-20b */
     {.type = "qwen2_moe", .gguf = "qwen2moe", LLAMA_LIKE, .layers = 24, .hidden = 2048,
@@ -126,6 +131,7 @@ static const vram__arch_row rows[] = {
     {.type = "glm4_moe", .gguf = "glm4moe", LLAMA_LIKE, .layers = 46, .hidden = 4096,
      .heads = 96, .kv = 8, .inter = 10944, .vocab = 151552, .max_pos = 131072,
      .has = VRAM__HAS_QK_NORM_KEY | VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_FIRST_DENSE,
+     .moe_flags = VRAM_MOE_ROUTE_FP32,
      .experts_key = "n_routed_experts", .experts = 128, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 1408, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1, .head_dim_floor = 1,
@@ -133,6 +139,7 @@ static const vram__arch_row rows[] = {
                                                 published GLM-4.5 files give 128) */
     {.type = "glm4_moe_lite", LLAMA_LIKE, .layers = 47, .hidden = 2048, .heads = 20, .kv = 20,
      .inter = 10240, .vocab = 154880, .max_pos = 202752, .moe = VRAM__MOE_LAYER_TYPES,
+     .moe_flags = VRAM_MOE_ROUTE_FP32,
      .experts_key = "n_routed_experts", .experts = 64, .topk = 4,
      .xinter_key = "moe_intermediate_size", .xinter = 1536, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 1, .mla = 1,
@@ -144,6 +151,7 @@ static const vram__arch_row rows[] = {
     {.type = "glm_moe_dsa", LLAMA_LIKE, .layers = 78, .hidden = 6144,
      .heads = 64, .kv = 64, .inter = 12288, .vocab = 154880, .max_pos = 202752,
      .has = VRAM__HAS_INDEXER | VRAM__HAS_INDEXER_TYPES, .moe = VRAM__MOE_FIRST_DENSE,
+     .moe_flags = VRAM_MOE_ROUTE_FP32,
      .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
@@ -154,13 +162,16 @@ static const vram__arch_row rows[] = {
                            which vramkit does not read */
     {.type = "minimax_m2", .gguf = "minimax-m2", LLAMA_LIKE, .layers = 62, .hidden = 3072, .heads = 48, .kv = 8,
      .head_dim = 128, .inter = 1536, .vocab = 200064, .max_pos = 196608,
-     .has = VRAM__HAS_QK_NORM_FULL, .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts",
+     .has = VRAM__HAS_QK_NORM_FULL, .moe = VRAM__MOE_ALL,
+     .moe_flags = VRAM_MOE_ROUTE_FP32, .experts_key = "num_local_experts",
      .experts_alt = "num_experts", .experts = 256,
      .topk = 8}, /* MiniMaxM2Config (MiniMax-M2): q/k norms over q and kv, experts of
                     intermediate_size in every block */
     {.type = "minimax", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 8,
      .inter = 14336, .vocab = 32000, .max_pos = 131072, .head_dim_floor = 1,
-     .moe = VRAM__MOE_ALL, .experts_key = "num_local_experts", .experts_alt = "num_experts",
+     .moe = VRAM__MOE_ALL,
+     .moe_flags = VRAM_MOE_ROUTE_FP32, .experts_key = "num_local_experts",
+     .experts_alt = "num_experts",
      .experts = 8, .topk = 2, .mix = VRAM__MIX_LIGHTNING}, /* MiniMaxConfig (MiniMax-Text-01):
                                                              lightning attention in every
                                                              second block, experts in all; no
@@ -169,6 +180,7 @@ static const vram__arch_row rows[] = {
     {.type = "sarvam_moe", LLAMA_LIKE, .layers = 19, .hidden = 4096, .heads = 64, .kv = 4,
      .head_dim = 64, .inter = 8192, .vocab = 262144, .max_pos = 131072, .bias_alt = "use_qkv_bias",
      .has = VRAM__HAS_QK_NORM_KEY | VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_FIRST_DENSE,
+     .moe_flags = VRAM_MOE_ROUTE_FP32,
      .experts_key = "n_routed_experts", .experts_alt = "num_experts", .experts = 128, .topk = 6,
      .xinter_key = "moe_intermediate_size", .xinter = 1024, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_alt = "num_shared_experts", .shared_def = 1,
@@ -180,6 +192,7 @@ static const vram__arch_row rows[] = {
                                                 llama.cpp's gguf 0.19.0 */
     {.type = "sarvam_mla", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 64,
      .inter = 16384, .vocab = 262144, .max_pos = 4096, .moe = VRAM__MOE_FIRST_DENSE,
+     .moe_flags = VRAM_MOE_ROUTE_FP32,
      .experts_key = "n_routed_experts", .experts_alt = "num_experts", .experts = 128, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_alt = "num_shared_experts", .shared_def = 1,
@@ -189,7 +202,7 @@ static const vram__arch_row rows[] = {
                                                 no GGUF architecture in gguf 0.19.0 */
     {.type = "solar_open", LLAMA_LIKE, .layers = 48, .hidden = 4096, .heads = 64, .kv = 8,
      .head_dim = 128, .inter = 1280, .vocab = 196608, .max_pos = 131072,
-     .has = VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_ALL,
+     .has = VRAM__HAS_QKV_BIAS_ONLY, .moe = VRAM__MOE_ALL, .moe_flags = VRAM_MOE_ROUTE_FP32,
      .experts_key = "n_routed_experts", .experts_alt = "num_local_experts", .experts = 128,
      .topk = 8, .xinter_key = "moe_intermediate_size", .xinter = 1280,
      .shared = VRAM__SHARED_N_EXPERTS, .shared_key = "n_shared_experts",
@@ -204,7 +217,8 @@ static const vram__arch_row rows[] = {
                                                    gguf 0.19.0 */
     {.type = "hy_v3", LLAMA_LIKE, .layers = 80, .hidden = 4096, .heads = 64, .kv = 8,
      .head_dim = 128, .inter = 13312, .vocab = 120832, .max_pos = 131072,
-     .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_LAYER_TYPES, .experts_key = "num_experts",
+     .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_LAYER_TYPES,
+     .moe_flags = VRAM_MOE_ROUTE_FP32, .experts_key = "num_experts",
      .experts_alt = "num_local_experts", .experts = 192, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 1536, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "num_shared_experts", .shared_def = 1,
@@ -213,7 +227,8 @@ static const vram__arch_row rows[] = {
                          is Hunyuan-A13B's) */
     {.type = "exaone_moe", LLAMA_LIKE, .layers = 32, .hidden = 4096, .heads = 32, .kv = 32,
      .inter = 16384, .vocab = 102400, .max_pos = 2048, .bias_key = "-", .head_dim_floor = 1,
-     .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_FIRST_DENSE, .experts_key = "num_experts",
+     .has = VRAM__HAS_QK_NORM, .moe = VRAM__MOE_FIRST_DENSE,
+     .moe_flags = VRAM_MOE_ROUTE_FP32, .experts_key = "num_experts",
      .experts = 64, .topk = 8, .xinter_key = "moe_intermediate_size", .xinter = 1024,
      .shared = VRAM__SHARED_N_EXPERTS, .shared_key = "num_shared_experts", .shared_def = 1,
      .dense_def = 1, .swa = VRAM__SWA_PATTERN, .window = 4096,

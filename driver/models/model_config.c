@@ -939,6 +939,7 @@ static vram_status cfg_indexer(const cfg *c, const vram__arch_row *r, vram_arch 
     const uint64_t per = a->q_lora_rank * nh * hd + a->hidden * hd + 2 * hd + a->hidden * nh;
     a->extra_params += blocks * per;
     a->kv_extra = blocks * hd; /* its keys, which transformers' cache keeps beside the latent */
+    a->index_heads = nh;       /* its scores, at inference (the estimate's working set) */
     return VRAM_OK;
 }
 

@@ -680,7 +680,9 @@ static vram_status gg_arch(gg *g, const vram__set *keys, const char *arch, const
         a->experts = experts;
         a->experts_per_token = used;
         a->expert_intermediate = xffn; /* 0: feed_forward_length */
-        a->moe_flags = seen->moe_flags;
+        /* biases from the tensor names; the routing weights' format is the row's */
+        a->moe_flags =
+            seen->moe_flags | (row->moe_flags & (VRAM_MOE_ROUTE_FP32 | VRAM_MOE_GATE_CLAMP));
         if (seen->mxfp4_experts) a->expert_format = VRAM_DTYPE_MXFP4;
         /* the blocks with a router are the MoE ones, wherever they are (Llama 4 Maverick's
            every second block; DeepSeek's leading dense blocks are read from their key) */

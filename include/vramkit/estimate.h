@@ -627,6 +627,13 @@ typedef struct vram__est_in {
     uint64_t xh;                           /* a mixture of experts: top-k x hidden, the
                                               width of a token's copies sent to its experts
                                               and of their outputs (0: dense) */
+    uint64_t xk;                           /* a mixture of experts: top-k x one routed
+                                              expert's width (0: dense) */
+    uint64_t xr;                           /* the scaled outputs' element in units of c: 1,
+                                              or fp32's (4 / c, at least 1) with
+                                              VRAM_MOE_ROUTE_FP32 */
+    uint64_t ih;                           /* an indexer's heads (vram_arch.index_heads) */
+    uint32_t xflags;                       /* the arch's VRAM_MOE_* (0 without one) */
 } vram__est_in;
 
 /* The numbers of the terms, as the steps fill them (vram_estimate_model). */
@@ -773,7 +780,10 @@ VRAM_DEF uint64_t vram__arch_largest(vram_arch a) {
     ensures \result.c == in.c;
     ensures \result.q <= VRAM_ARCH_MAX_WIDTH && \result.kv <= \result.q; */
 VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch) {
-    in.q = in.kv = in.h = in.heads = in.enc = in.dec = in.dec_i = in.xh = 0;
+    in.q = in.kv = in.h = in.heads = in.enc = in.dec = in.dec_i = in.xh = in.xk = 0;
+    in.xr = 1;
+    in.ih = 0;
+    in.xflags = 0;
     if (have_arch) {
         vram__widths wd = vram__arch_widths(a);
         in.q = wd.q;
@@ -798,6 +808,18 @@ VRAM_DEF vram__est_in vram__est_dims(vram__est_in in, vram_arch a, int have_arch
         /*@ ghost vram__lemma_mul_le(a.experts_per_token, VRAM_ARCH_MAX_EXPERTS, a.hidden,
                                      VRAM_ARCH_MAX_WIDTH); */
         in.xh = a.experts != 0 ? a.experts_per_token * a.hidden : 0u;
+        /*@ ghost vram__lemma_mul_le(a.experts_per_token, VRAM_ARCH_MAX_EXPERTS,
+                                     a.expert_intermediate != 0 ? a.expert_intermediate
+                                                                : a.intermediate,
+                                     VRAM_ARCH_MAX_WIDTH); */
+        in.xk = a.experts != 0 ? a.experts_per_token * (a.expert_intermediate != 0
+                                                            ? a.expert_intermediate
+                                                            : a.intermediate)
+                               : 0u;
+        if ((a.moe_flags & VRAM_MOE_ROUTE_FP32) != 0 && in.c != 0 && in.c < 4u)
+            in.xr = 4u / in.c;
+        in.ih = a.family == VRAM_FAMILY_DECODER ? a.index_heads : 0u;
+        in.xflags = a.moe_flags;
         in.largest = vram__arch_largest(a);
     } else {
         in.notes |= VRAM_NOTE_NO_ARCH;
@@ -816,7 +838,7 @@ VRAM_DEF vram__est_in vram__est_resolve(const vram_model *m, const vram_workload
     vram__est_in in = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0, 0, 0,
                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                        0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0,
-                       VRAM_LOGITS_DEFAULT, 0, 0, 0, VRAM_NORM_LAYER, 0};
+                       VRAM_LOGITS_DEFAULT, 0, 0, 0, VRAM_NORM_LAYER, 0, 0, 1, 0, 0};
     vram_dtype published = m->dtype;
     if (published == VRAM_DTYPE_NONE && have_stats) published = vram_tensor_stats_dtype(&m->stats);
     in = vram__est_formats(in, published, wv.format, wv.compute, wv.cpu);
@@ -1189,14 +1211,31 @@ VRAM_DEF vram__est_terms vram__est_peak_train(vram__acc *acc, uint64_t accum,
  * input, the residual and the output being made) and the larger of the MLP's tensors alive
  * together (gated: 3 of its width, the gate's activation, the up projection and their
  * product, 4 with VRAM_OPS_FUSED_PROJ's fused gate and up; plain: 2, 4 with
- * VRAM_OPS_GELU_OPS; a mixture of experts: 4 of top-k x the expert width and the tokens'
- * copies and outputs, 2 x top-k x hidden) and attention's (q, k, v, their rotated copies
- * and the output: 3 (q + kv); unfused, the scores as they are scaled, their fp32 softmax
- * and the probabilities: 4 + 2c bytes a score, c more soft-capped). */
+ * VRAM_OPS_GELU_OPS) and attention's (q, k, v, their rotated copies and the output:
+ * 3 (q + kv); unfused, the scores as they are scaled, their fp32 softmax and the
+ * probabilities: 4 + 2c bytes a score, c more soft-capped).
+ * A mixture of experts, as transformers' grouped experts run it (S = bs x top-k rows, a
+ * token's copy for each expert it is sent to; xh = top-k x hidden, xk = top-k x the
+ * expert width): the largest of three moments, the tokens' copies alive throughout:
+ * the gate (copies, the fused gate and up, the activation, the product: S x (h + 4 xi)),
+ * the down projection (copies, product, outputs: S x (2h + xi)) and the outputs put back
+ * in token order (copies, outputs, the outputs scaled by the routing weights and their
+ * reordered copy: S x h x (2 + 2 xr), xr = 2 for bf16 with weights in fp32); the dense
+ * blocks' MLP beside it. Biased experts (VRAM_MOE_EXPERT_BIAS) gather each row's bias
+ * beside it: 2 xi more at the gate, h at the other two; gpt-oss's clamped gate
+ * (VRAM_MOE_GATE_CLAMP) 3 xi more at the gate. Measured (test/truth/): GLM-4.5-Air at b1 s4096, 1.749 GB beside
+ * the cache, this 1.745 GB; the sum of gate and copies counted before, 1.086 GB.
+ * An indexer (DeepSeek-V3.2, GLM-5: ih heads) scores every query against every key, head
+ * by head, in fp32, and scales them into a copy: 8 bytes a score beside attention's
+ * tensors (GLM-5 at b1 s4096: 8.16 bytes a score a head, measured). */
 typedef struct vram__ws {
     uint64_t bs, len, h, q, kv, a, i, c, xh; /* len: keys a query sees (an encoder-decoder's
                                                 decoder: the longer of its own and the
                                                 source); xh: MoE top-k x hidden, 0: dense */
+    uint64_t xk, xr;                         /* MoE: top-k x expert width; the scaled
+                                                outputs' element in units of c */
+    uint64_t ih;                             /* an indexer's heads (0: none) */
+    uint32_t xflags;                         /* MoE: VRAM_MOE_EXPERT_BIAS, _GATE_CLAMP */
     vram_mlp mlp;
     uint32_t ops;
     int fused;
@@ -1206,11 +1245,28 @@ typedef struct vram__ws {
     assigns acc->overflow; */
 VRAM_DEF uint64_t vram__infer_ws(vram__acc *acc, vram__ws w) {
     const uint64_t n = w.mlp == VRAM_MLP_GATED
-                           ? ((w.ops & VRAM_OPS_FUSED_PROJ) != 0 || w.xh != 0 ? 4u : 3u)
+                           ? ((w.ops & VRAM_OPS_FUSED_PROJ) != 0 ? 4u : 3u)
                            : ((w.ops & VRAM_OPS_GELU_OPS) != 0 ? 4u : 2u);
     uint64_t mlp = vram__m(acc, vram__m(acc, w.bs, w.i), n);
     uint64_t attn = vram__m(acc, w.bs, vram__a(acc, vram__m(acc, 3u, w.q), vram__m(acc, 3u, w.kv)));
-    mlp = vram__a(acc, mlp, vram__m(acc, vram__m(acc, 2u, w.bs), w.xh));
+    if (w.xh != 0) {
+        /* biased experts: each row's bias gathered beside it (2 xi at the gate, h after) */
+        const uint64_t bias = (w.xflags & VRAM_MOE_EXPERT_BIAS) != 0 ? 1u : 0u;
+        const uint64_t gn = 4u + 2u * bias + ((w.xflags & VRAM_MOE_GATE_CLAMP) != 0 ? 3u : 0u);
+        const uint64_t gate = vram__a(acc, w.xh, vram__m(acc, gn, w.xk));
+        const uint64_t down = vram__a(acc, vram__m(acc, 2u + bias, w.xh), w.xk);
+        const uint64_t xr = w.xr < 4u ? w.xr : 4u;
+        const uint64_t back = vram__m(acc, w.xh, 2u + bias + 2u * xr);
+        const uint64_t moe = vram__max_u64(vram__max_u64(gate, down), back);
+        mlp = vram__max_u64(mlp, vram__m(acc, w.bs, moe));
+    }
+    if (w.ih != 0) {
+        /* the indexer's scores of every query against every key, each head, in fp32: the
+           product and its scaled copy, alive beside q, k and v */
+        const uint64_t per = w.c != 0 ? vram__div_ceil_u64(8u, w.c) : 8u;
+        const uint64_t ssih = vram__m(acc, vram__m(acc, w.bs, w.len), w.ih);
+        attn = vram__a(acc, attn, vram__m(acc, per, ssih));
+    }
     if (!w.fused && w.c != 0) {
         const uint64_t per = 4u + 2u * w.c + ((w.ops & VRAM_OPS_SOFTCAP) != 0 ? w.c : 0u);
         const uint64_t ssab = vram__m(acc, vram__m(acc, w.bs, w.len), w.a);
@@ -1245,9 +1301,17 @@ VRAM_DEF vram__ws_infer vram__est_ws_infer(vram__acc *acc, vram_arch a, int flas
     w.ops = in.ops;
     w.fused = flash && (in.ops & VRAM_OPS_SOFTCAP) == 0;
     w.xh = encdec ? 0u : in.xh;
+    w.xk = encdec ? 0u : in.xk;
+    w.xr = in.xr;
+    w.ih = encdec ? 0u : in.ih;
+    w.xflags = in.xflags;
     w.len = encdec ? vram__max_u64(tgt, src) : in.s;
     w.bs = vram__m(acc, b, encdec ? tgt : in.s);
-    w.i = encdec ? in.dec_i : vram__max_u64(a.intermediate, in.dec_i);
+    /* a mixture of experts: the dense MLP beside its experts is the first blocks' or the
+       shared one (the experts' moments are vram__infer_ws's own) */
+    w.i = encdec      ? in.dec_i
+          : in.xh != 0 ? vram__max_u64(a.intermediate, a.shared_intermediate)
+                       : vram__max_u64(a.intermediate, in.dec_i);
     r.ws = vram__m(acc, c, vram__infer_ws(acc, w));
     r.full = vram__m(acc, c, vram__m(acc, w.bs, h)); /* the hidden states beside logits */
     r.two = vram__m(acc, 2u * c, vram__m(acc, vram__m(acc, b, w.len), h));
@@ -1301,13 +1365,15 @@ VRAM_DEF vram__kv_infer vram__est_kv_infer(vram__acc *acc, vram_arch a, vram__es
     r.bytes = vram__m(acc, attn, block_kv);
     r.hi = r.bytes;
     r.cause = state_lo != state_hi ? VRAM_CAUSE_STATE : VRAM_CAUSE_EXACT;
-    /* sliding window shorter than the sequence: the windowed blocks keep the window's
-       tokens only (low and expected); high stays every block over the whole sequence */
+    /* sliding window no longer than the sequence: the windowed blocks keep the window's
+       tokens less the one being made (low and expected: transformers' sliding layer keeps
+       sliding_window - 1, measured on gpt-oss); high stays every block over the whole
+       sequence */
     if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
-        a.sliding_window < toks) {
+        a.sliding_window <= toks) {
         const uint64_t wl = vram__min_u64(a.window_layers, attn);
         const uint64_t win_kv =
-            vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window, b), c));
+            vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window - 1u, b), c));
         const uint64_t windowed =
             vram__a(acc, vram__m(acc, attn - wl, block_kv), vram__m(acc, wl, win_kv));
         r.bytes = vram__min_u64(windowed, r.hi);
@@ -1574,7 +1640,7 @@ VRAM_DEF vram__est_prep vram__est_prepare(const vram_model *m, vram_arch a, cons
     const vram__est_in none = {VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, VRAM_DTYPE_NONE, 0, 0, 0, 0,
                                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                0, 0, 0, 0, 0, 0, VRAM_DTYPE_NONE, 0, 0, 0,
-                       VRAM_LOGITS_DEFAULT, 0, 0, 0, VRAM_NORM_LAYER, 0};
+                       VRAM_LOGITS_DEFAULT, 0, 0, 0, VRAM_NORM_LAYER, 0, 0, 1, 0, 0};
     vram__est_prep r;
     vram_param_count pc = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     r.status = VRAM_E_INVALID;

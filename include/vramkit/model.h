@@ -142,12 +142,22 @@ typedef struct vram_arch {
        over the whole sequence (decoders only; 0: none): DeepSeek-V3.2's and GLM-5's
        indexer keys, index_head_dim in each block with an indexer. */
     uint64_t kv_extra;
+    /* An indexer's heads (DeepSeek-V3.2, GLM-5; 0: none): at inference each scores every
+       query against every key in fp32, head by head, beside attention's working set. */
+    uint64_t index_heads;
 } vram_arch;
 
 /* vram_arch.moe_flags */
 #define VRAM_MOE_ROUTER_BIAS 0x1u /* the router has a bias (gpt-oss) */
 #define VRAM_MOE_EXPERT_BIAS 0x2u /* every routed expert's matrices have biases (gpt-oss) */
-#define VRAM_MOE_FLAGS_ALL 0x3u
+#define VRAM_MOE_ROUTE_FP32 0x4u  /* the routing weights reach the experts in fp32 (a softmax
+                                     or sigmoid kept in fp32: Mixtral, DeepSeek, GLM-4.5,
+                                     MiniMax): transformers' experts' outputs, scaled by them,
+                                     are fp32 too (measured: test/models/moe_route.py) */
+#define VRAM_MOE_GATE_CLAMP 0x8u  /* gpt-oss's clamped GLU: gate and up clamped, up shifted,
+                                     the gate scaled: 3 more tensors of the expert width
+                                     alive at the experts' gate */
+#define VRAM_MOE_FLAGS_ALL 0xfu
 
 /* Statistics of a tensor list, gathered tensor by tensor (vram_tensor_stats_add). */
 typedef struct vram_tensor_stats {
@@ -663,7 +673,7 @@ VRAM_DEF vram_dtype vram_tensor_stats_dtype(const vram_tensor_stats *s) {
       a.mix_out <= VRAM_ARCH_MAX_WIDTH && a.mix_conv <= VRAM_ARCH_MAX_MIX_IN &&
       a.mix_kernel <= VRAM_ARCH_MAX_KERNEL && a.mix_matrix <= VRAM_ARCH_MAX_EXTRA &&
       a.mix_vectors <= VRAM_ARCH_MAX_EXTRA && a.mix_state <= VRAM_ARCH_MAX_EXTRA &&
-      a.kv_extra <= VRAM_ARCH_MAX_EXTRA;
+      a.kv_extra <= VRAM_ARCH_MAX_EXTRA && a.index_heads <= VRAM_ARCH_MAX_HEADS;
     predicate vram_arch_ok(vram_arch a) =
       vram_arch_shape_ok(a) && vram_arch_heads_ok(a) && vram_arch_sizes_ok(a) &&
       vram_arch_moe_ok(a) && vram_arch_swa_ok(a) && vram_arch_mix_ok(a); */
@@ -765,7 +775,8 @@ VRAM_DEF int vram__arch_check_swa(vram_arch a) {
 
 /* The recurrent mixer: at most `layers` blocks, within the limits, with both projections
  * (and taps with a convolution); decoders only; NO_MLP and MIXER_ALSO for decoders only;
- * the cache's extra numbers (kv_extra) within the limit, decoders only. */
+ * the cache's extra numbers (kv_extra) and an indexer's heads within the limits, decoders
+ * only. */
 /*@ assigns \nothing;
     ensures \result == 0 || \result == 1;
     ensures \result == 1 ==> vram_arch_mix_ok(a); */
@@ -775,9 +786,10 @@ VRAM_DEF int vram__arch_check_mix(vram_arch a) {
         a.mix_conv > VRAM_ARCH_MAX_MIX_IN || a.mix_kernel > VRAM_ARCH_MAX_KERNEL)
         return 0;
     if (a.mix_matrix > VRAM_ARCH_MAX_EXTRA || a.mix_vectors > VRAM_ARCH_MAX_EXTRA ||
-        a.mix_state > VRAM_ARCH_MAX_EXTRA || a.kv_extra > VRAM_ARCH_MAX_EXTRA)
+        a.mix_state > VRAM_ARCH_MAX_EXTRA || a.kv_extra > VRAM_ARCH_MAX_EXTRA ||
+        a.index_heads > VRAM_ARCH_MAX_HEADS)
         return 0;
-    if (a.kv_extra != 0 && a.family != VRAM_FAMILY_DECODER) return 0;
+    if ((a.kv_extra != 0 || a.index_heads != 0) && a.family != VRAM_FAMILY_DECODER) return 0;
     if (n != 0 && (a.mix_in == 0 || a.mix_out == 0 || (a.mix_conv != 0) != (a.mix_kernel != 0)))
         return 0;
     if ((n != 0 || (a.flags & (VRAM_ARCH_NO_MLP | VRAM_ARCH_MIXER_ALSO)) != 0) &&

@@ -126,6 +126,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     m.arch.mix_vectors = fuzz_u64(&in, 3);
     m.arch.mix_state = fuzz_u64(&in, 4);
     m.arch.flags |= (uint32_t)(fuzz_u64(&in, 1) & 0x7u) << 8;
+    /* an indexer: its keys in the cache, its heads' scores in the working set */
+    m.arch.kv_extra = fuzz_u64(&in, 3);
+    m.arch.index_heads = fuzz_u64(&in, 1);
 
     /* parameter count: exact, parts add up in 128 bits */
     if (vram_arch_params(&m.arch, &pc) == VRAM_OK) {

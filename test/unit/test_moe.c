@@ -501,11 +501,11 @@ Test(moe, activations_follow_top_k) {
     all.arch.experts_per_token = 8;
     cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
     cr_assert_eq(vram_estimate_model(&all, &w, &ea), VRAM_OK);
-    /* bf16, flash: 4 hidden states (4 x b*s*h), and the experts' tensors alive together:
-       4 of top-k x 14336 (gate and up, the activation, the product) and the tokens' copies
-       sent to the experts and their outputs, 2 x top-k x 4096 */
+    /* bf16, flash: 4 hidden states (4 x b*s*h), and the experts' gate, the largest of
+       their three moments here (wide experts): the tokens' copies (top-k x 4096) beside 4
+       of top-k x 14336 (gate and up, the activation, the product) */
     cr_assert_eq(e.term[VRAM_TERM_ACTIVATIONS].expected,
-                 2ull * 2048 * (4 * 4096 + 4 * 2 * 14336 + 2 * 2 * 4096));
+                 2ull * 2048 * (4 * 4096 + 2 * 4096 + 4 * 2 * 14336));
     cr_assert(ea.term[VRAM_TERM_ACTIVATIONS].expected > e.term[VRAM_TERM_ACTIVATIONS].expected);
     /* weights by total parameters either way; active differs */
     cr_assert_eq(e.term[VRAM_TERM_WEIGHTS].expected, ea.term[VRAM_TERM_WEIGHTS].expected);
@@ -832,4 +832,93 @@ Test(moe, builtin_moe_model) {
     vram_builtin_to_model(q, &pm);
     cr_assert_eq(count(&pm).total, count(&cm).total);
     cr_assert_eq(count(&pm).active, count(&cm).active);
+}
+
+/* ---- the working set beside the cache, against PyTorch's accounting ------------------ */
+
+/* the activations term of an inference at batch b, seq s, bf16, fused attention */
+static vram_term infer_act(const vram_model *m, uint64_t b, uint64_t s) {
+    vram_workload w;
+    vram_estimate e;
+    memset(&w, 0, sizeof w);
+    w.batch = b;
+    w.seq = s;
+    w.compute = VRAM_DTYPE_BF16;
+    w.format = VRAM_DTYPE_BF16;
+    w.flash_attention = 1;
+    cr_assert_eq(vram_estimate_model(m, &w, &e), VRAM_OK);
+    return e.term[VRAM_TERM_ACTIVATIONS];
+}
+
+/* The "measured" bytes below are test/truth/'s: torch's MemTracker over transformers 5.23's
+ * forward on fake tensors (bf16, experts_implementation "grouped_mm", fused attention), the
+ * peak less the weights and the cache (test/truth/workloads.tsv rows; `test/truth/run.sh
+ * build/driver/vramkit --only minimax-m2,gpt-oss-defaults,glm-5 --json F`). */
+
+Test(moe, routed_outputs_in_fp32_are_the_peak_of_narrow_experts) {
+    /* MiniMax-M2 (MiniMaxM2Config's defaults): hidden 3072, top-8 of 256 experts of 1536.
+       Its router's weights are fp32, so transformers' grouped experts scale their outputs
+       into fp32 and put them back in token order: copies and outputs (2 x top-k x h in
+       bf16) beside two fp32 tensors of top-k x h (4 more units of 2 bytes): 6 x 8 x 3072 a
+       token, above the gate (8 x 3072 + 4 x 8 x 1536); with the 4 hidden states, b1 s4096:
+       2 x 4096 x (4 x 3072 + 6 x 8 x 3072) = 1,308,622,848. Measured beside the cache:
+       1,314,326,528 (0.4% more: the router's fp32 scores, the indices). */
+    vram_model m = parse("{\"model_type\":\"minimax_m2\"}");
+    cr_assert(m.arch.moe_flags & VRAM_MOE_ROUTE_FP32);
+    vram_term t = infer_act(&m, 1, 4096);
+    cr_assert_eq(t.expected, 2ull * 4096 * (4 * 3072 + 6 * 8 * 3072));
+    near("MiniMax-M2 working set against torch's", t.expected, 1314326528ull, 10);
+    cr_assert(t.high >= 1314326528ull, "the measured peak inside the range");
+    /* routed in bf16 the same experts' last moment is 4 x top-k x h: the count made before,
+       905,969,664, a false fit against the measured */
+    m.arch.moe_flags &= ~VRAM_MOE_ROUTE_FP32;
+    cr_assert_eq(infer_act(&m, 1, 4096).expected, 2ull * 4096 * (4 * 3072 + 4 * 8 * 3072));
+}
+
+Test(moe, wide_experts_peak_at_the_gate) {
+    /* Mixtral-8x7B (routed in fp32 too): top-2 of width 14336 at hidden 4096, the gate is
+       the largest moment: copies 2 x 4096 beside 4 x 2 x 14336; b1 s4096 with the hidden
+       states: 2 x 4096 x (4 x 4096 + 2 x 4096 + 8 x 14336) = 1,140,850,688; measured
+       1,143,374,848 */
+    vram_model m = parse(mixtral_cfg);
+    vram_term t = infer_act(&m, 1, 4096);
+    cr_assert_eq(t.expected, 2ull * 4096 * (4 * 4096 + 2 * 4096 + 8 * 14336));
+    near("Mixtral working set against torch's", t.expected, 1143374848ull, 10);
+}
+
+Test(moe, biased_experts_and_gpt_oss_gate) {
+    /* gpt-oss: top-4 of width 2880 at hidden 2880, biased experts (each token's row of the
+       gate and up bias gathered, 2 x 2880) and a clamped gate (gate and up clamped, up
+       shifted, the gate scaled: 3 more): at the gate, copies 4 x 2880 beside (4 + 2 + 3) x 4
+       x 2880. b32 s128 (4096 tokens): 2 x 4096 x (4 x 2880 + 4 x 2880 + 9 x 4 x 2880) =
+       1,038,090,240. Measured on GptOssConfig's defaults (gpt-oss-120b, the same block):
+       1,110,633,472, 6.5% more (its eager attention's probabilities, which the block keeps
+       alive through the MLP: not modelled), inside the range */
+    vram_model m = parse("{\"model_type\":\"gpt_oss\"}");
+    cr_assert(m.arch.moe_flags & VRAM_MOE_GATE_CLAMP);
+    vram_term t = infer_act(&m, 32, 128);
+    cr_assert_eq(t.expected, 2ull * 4096 * (4 * 2880 + 4 * 2880 + 9 * 4 * 2880));
+    cr_assert(t.high >= 1110633472ull, "the measured peak inside the range");
+    /* without the clamp, 3 x 4 x 2880 less a token */
+    m.arch.moe_flags &= ~VRAM_MOE_GATE_CLAMP;
+    cr_assert_eq(infer_act(&m, 32, 128).expected, 2ull * 4096 * (4 * 2880 + 4 * 2880 + 6 * 4 * 2880));
+}
+
+Test(moe, an_indexer_scores_every_key_in_fp32) {
+    /* GLM-5 (GlmMoeDsaConfig's defaults): 32 indexer heads score every query against every
+       key in fp32, the product and its scaled copy alive together (8 bytes a score a head),
+       beside attention's q, k and v (3 x (64 x 256 + 64 x 256) a token, latent attention
+       expanded): b1 s4096: 2 x 4096 x 4 x 6144 + 2 x 4096 x 6 x 16384 + 8 x 4096 x 4096 x
+       32 = 5,301,600,256. Measured: 5,275,451,392 (8.16 bytes a score a head, found by
+       halving the heads) */
+    vram_model m = parse("{\"model_type\":\"glm_moe_dsa\"}");
+    cr_assert_eq(m.arch.index_heads, 32);
+    vram_term t = infer_act(&m, 1, 4096);
+    cr_assert_eq(t.expected, 2ull * 4096 * 4 * 6144 + 2ull * 4096 * 6 * 16384 +
+                                 8ull * 4096 * 4096 * 32);
+    near("GLM-5 working set against torch's", t.expected, 5275451392ull, 10);
+    /* without the indexer's scores, attention's tensors alone: the experts' last moment is
+       larger (2 x 4096 x (4 x 6144 + 6 x 8 x 6144)) and the count 2.6 GB, a false fit */
+    m.arch.index_heads = 0;
+    cr_assert_eq(infer_act(&m, 1, 4096).expected, 2ull * 4096 * (4 * 6144 + 6 * 8 * 6144));
 }

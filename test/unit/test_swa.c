@@ -1,8 +1,10 @@
 /* Unit tests of sliding-window attention in the KV cache (issue 16): the window and the
  * blocks that use it, read from config.json for gpt-oss, Gemma 2, Gemma 3, Mistral and
  * Qwen2/Qwen3, and the KV cache term: low and expected with the windowed blocks keeping the
- * window only, high with every block keeping the whole sequence; exact when the window is
- * not shorter than the sequence. Every byte count below is worked out by hand.
+ * window less one token (what transformers' sliding layer keeps: the last sliding_window -
+ * 1, cache_utils.py; measured by test/truth/ on gpt-oss), high with every block keeping the
+ * whole sequence; exact when the sequence is shorter than the window. Every byte count
+ * below is worked out by hand.
  *
  * Where the rules come from (read, not copied):
  * - transformers, configuration_gpt_oss.py (GptOssConfig): sliding_window 128; without
@@ -22,7 +24,8 @@
  *   two caches, the SWA one sized for the window (plus a micro-batch) unless --swa-full
  *   (common/arg.cpp), which gives the windowed blocks a whole-context cache as before.
  * - vLLM: its hybrid KV cache manager gives sliding-window layers blocks for the window
- *   only; transformers' cache_utils.py: sliding-window layers of a hybrid/static cache hold
+ *   only; transformers' cache_utils.py: a sliding-window layer keeps the last sliding_window
+ *   - 1 tokens after a prefill (the one being made completes the window); earlier: hold
  *   at most sliding_window tokens (older transformers' DynamicCache kept every token). */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -74,14 +77,15 @@ Test(swa, gpt_oss_20b) {
     cr_assert_eq(m.arch.sliding_window, 128);
     cr_assert_eq(m.arch.window_layers, 12);
     /* per block and token: K and V, 8 heads x 64, 2 bytes = 2 x 8 x 64 x 2 = 2048 bytes.
-       seq 8192: 12 full blocks x 8192 + 12 windowed x 128 = 98,304 + 1,536 = 99,840 token
-       rows x 2048 = 204,472,320; every block: 24 x 8192 x 2048 = 402,653,184 */
-    expect_kv(&m, 8192, 204472320ull, 402653184ull);
-    cr_assert_eq(204472320ull, (12ull * 8192 + 12ull * 128) * 2 * 8 * 64 * 2);
+       seq 8192: 12 full blocks x 8192 + 12 windowed x 127 = 98,304 + 1,524 = 99,828 token
+       rows x 2048 = 204,447,744; every block: 24 x 8192 x 2048 = 402,653,184 */
+    expect_kv(&m, 8192, 204447744ull, 402653184ull);
+    cr_assert_eq(204447744ull, (12ull * 8192 + 12ull * 127) * 2 * 8 * 64 * 2);
     /* seq 100, inside the window: every block keeps it all, 24 x 100 x 2048 */
     expect_kv(&m, 100, 4915200ull, 4915200ull);
-    /* seq 128, the window exactly: nothing to drop */
-    expect_kv(&m, 128, 24ull * 128 * 2048, 24ull * 128 * 2048);
+    /* seq 128, the window exactly: the windowed blocks keep 127 (the same rule measured
+       by test/truth/ on GptOssConfig's defaults, 36 blocks at b32: 300,810,240 bytes) */
+    expect_kv(&m, 128, (12ull * 128 + 12ull * 127) * 2048, 24ull * 128 * 2048);
     /* as openai's config.json writes it: layer_types alternating, sliding first */
     char cfg[4096];
     size_t n = (size_t)snprintf(cfg, sizeof cfg, "{\"model_type\":\"gpt_oss\",\"layer_types\":[");
@@ -106,11 +110,14 @@ Test(swa, gemma2_9b) {
     vram_model m = parse(gemma2_9b_cfg);
     cr_assert_eq(m.arch.sliding_window, 4096);
     cr_assert_eq(m.arch.window_layers, 21, "blocks 0, 2, ..., 40");
-    /* per block and token: 2 x 8 x 256 x 2 = 8192 bytes. seq 8192: 21 x 8192 + 21 x 4096 =
-       258,048 rows x 8192 = 2,113,929,216; every block: 42 x 8192 x 8192 = 2,818,572,288 */
-    expect_kv(&m, 8192, 2113929216ull, 2818572288ull);
-    /* seq 4096 = the window: exact, 42 x 4096 x 8192 = 1,409,286,144 */
-    expect_kv(&m, 4096, 1409286144ull, 1409286144ull);
+    /* per block and token: 2 x 8 x 256 x 2 = 8192 bytes. seq 8192: 21 x 8192 + 21 x 4095 =
+       257,957 rows x 8192 = 2,113,757,184; every block: 42 x 8192 x 8192 = 2,818,572,288 */
+    expect_kv(&m, 8192, 2113757184ull, 2818572288ull);
+    /* seq 4096 = the window: the windowed blocks keep 4095, 21 x 4096 + 21 x 4095 = 172,011
+       rows x 8192 = 1,409,114,112; every block 42 x 4096 x 8192 = 1,409,286,144 */
+    expect_kv(&m, 4096, 1409114112ull, 1409286144ull);
+    /* seq 4095, one short of it: exact */
+    expect_kv(&m, 4095, 42ull * 4095 * 8192, 42ull * 4095 * 8192);
     /* the default window (4096) when the key is absent; null: none */
     vram_model d = parse("{\"model_type\":\"gemma2\"}");
     cr_assert_eq(d.arch.sliding_window, 4096);
@@ -142,9 +149,9 @@ Test(swa, gemma3_1b) {
     cr_assert_eq(pc.total, 999885952ull, "%llu", (unsigned long long)pc.total);
     cr_assert_eq(m.arch.sliding_window, 512);
     cr_assert_eq(m.arch.window_layers, 22, "all but blocks 5, 11, 17, 23");
-    /* per block and token: 2 x 1 x 256 x 2 = 1024 bytes. seq 32768: 4 x 32768 + 22 x 512 =
-       142,336 rows x 1024 = 145,752,064; every block: 26 x 32768 x 1024 = 872,415,232 */
-    expect_kv(&m, 32768, 145752064ull, 872415232ull);
+    /* per block and token: 2 x 1 x 256 x 2 = 1024 bytes. seq 32768: 4 x 32768 + 22 x 511 =
+       142,314 rows x 1024 = 145,729,536; every block: 26 x 32768 x 1024 = 872,415,232 */
+    expect_kv(&m, 32768, 145729536ull, 872415232ull);
     /* seq 500 < 512: exact, 26 x 500 x 1024 */
     expect_kv(&m, 500, 13312000ull, 13312000ull);
     /* sliding_window_pattern 1: (i + 1) % 1 is 0 for every block, none slides */
@@ -165,9 +172,9 @@ Test(swa, mistral_7b) {
     vram_model m = parse(mistral_v01_cfg);
     cr_assert_eq(m.arch.sliding_window, 4096);
     cr_assert_eq(m.arch.window_layers, 32, "every block");
-    /* per block and token: 2 x 8 x 128 x 2 = 4096 bytes. seq 8192: 32 x 4096 rows x 4096 =
-       536,870,912; every block over 8192: 1,073,741,824 */
-    expect_kv(&m, 8192, 536870912ull, 1073741824ull);
+    /* per block and token: 2 x 8 x 128 x 2 = 4096 bytes. seq 8192: 32 x 4095 rows x 4096 =
+       536,739,840; every block over 8192: 1,073,741,824 */
+    expect_kv(&m, 8192, 536739840ull, 1073741824ull);
     expect_kv(&m, 2048, 32ull * 2048 * 4096, 32ull * 2048 * 4096);
     /* v0.3 writes "sliding_window": null: no window, exact */
     vram_model n = parse("{\"model_type\":\"mistral\",\"sliding_window\":null}");
@@ -195,15 +202,15 @@ Test(swa, qwen2_only_with_use_sliding_window) {
                          "\"num_key_value_heads\":4,\"use_sliding_window\":true,"
                          "\"sliding_window\":4096,\"max_window_layers\":28}");
     cr_assert_eq(a.arch.window_layers, 0);
-    /* on from block 20: 8 windowed. seq 8192: 20 x 8192 + 8 x 4096 = 196,608 rows x 2048 =
-       402,653,184 */
+    /* on from block 20: 8 windowed. seq 8192: 20 x 8192 + 8 x 4095 = 196,600 rows x 2048 =
+       402,636,800 */
     vram_model b = parse("{\"model_type\":\"qwen2\",\"hidden_size\":3584,"
                          "\"num_attention_heads\":28,\"num_hidden_layers\":28,"
                          "\"num_key_value_heads\":4,\"use_sliding_window\":true,"
                          "\"sliding_window\":4096,\"max_window_layers\":20}");
     cr_assert_eq(b.arch.window_layers, 8);
     cr_assert_eq(b.arch.sliding_window, 4096);
-    expect_kv(&b, 8192, 402653184ull, 469762048ull);
+    expect_kv(&b, 8192, 402636800ull, 469762048ull);
     /* qwen3 with layer_types: the list says which (2 of 4 here), use_sliding_window on */
     vram_model q = parse("{\"model_type\":\"qwen3\",\"num_hidden_layers\":4,"
                          "\"use_sliding_window\":true,\"sliding_window\":1024,"
@@ -228,7 +235,7 @@ Test(swa, batch_and_other_models) {
     w.batch = 4;
     w.compute = VRAM_DTYPE_BF16;
     cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
-    cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].expected, 4ull * 204472320);
+    cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].expected, 4ull * 204447744);
     cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].high, 4ull * 402653184);
     /* the range goes into the totals */
     vram_model full = m;
@@ -240,7 +247,7 @@ Test(swa, batch_and_other_models) {
     /* (the allocator's margin grows with what moves, the cache among it: apart) */
     cr_assert_eq((f.expected - f.term[VRAM_TERM_ALLOCATOR].expected) -
                      (e.expected - e.term[VRAM_TERM_ALLOCATOR].expected),
-                 4ull * (402653184 - 204472320));
+                 4ull * (402653184 - 204447744));
     cr_assert(f.term[VRAM_TERM_ALLOCATOR].expected > e.term[VRAM_TERM_ALLOCATOR].expected);
     cr_assert_eq(f.high - f.term[VRAM_TERM_ALLOCATOR].high,
                  e.high - e.term[VRAM_TERM_ALLOCATOR].high);
