@@ -922,3 +922,34 @@ Test(moe, an_indexer_scores_every_key_in_fp32) {
     m.arch.index_heads = 0;
     cr_assert_eq(infer_act(&m, 1, 4096).expected, 2ull * 4096 * (4 * 6144 + 6 * 8 * 6144));
 }
+
+/* Every row of the table with experts routes as transformers does: VRAM_MOE_ROUTE_FP32
+ * exactly where test/models/moe_route.tsv (moe_route.py --write: the dtype of the routing
+ * weights transformers' experts receive, the class defaults in bf16 on fake tensors; `ctest
+ * -L truth` re-derives it) says f32. Types the table does not hold are refused or guessed
+ * by the reader and left out here. */
+Test(moe, routing_format_of_each_row_is_transformers) {
+    FILE *f = fopen(VRAMKIT_SOURCE_DIR "/test/models/moe_route.tsv", "r");
+    char line[256];
+    int rows = 0, f32 = 0;
+    cr_assert_not_null(f);
+    while (fgets(line, sizeof line, f)) {
+        char type[128], fmt[32], json[256], err[512];
+        vram_model m;
+        if (line[0] == '#') continue;
+        cr_assert_eq(sscanf(line, "%127s %31s", type, fmt), 2, "%s", line);
+        cr_assert(strcmp(fmt, "f32") == 0 || strcmp(fmt, "compute") == 0, "%s", line);
+        snprintf(json, sizeof json, "{\"model_type\":\"%s\"}", type);
+        if (vram_config_parse(json, strlen(json), "config.json", &m, err, sizeof err) != VRAM_OK ||
+            m.arch.experts == 0 || m.guess_low != 0)
+            continue; /* not a row of the table */
+        const int want = strcmp(fmt, "f32") == 0;
+        cr_expect_eq((m.arch.moe_flags & VRAM_MOE_ROUTE_FP32) != 0, want,
+                     "%s: transformers routes in %s, the row says otherwise", type, fmt);
+        rows++;
+        f32 += want;
+    }
+    fclose(f);
+    cr_assert_geq(rows, 24, "%d rows of the table checked", rows);
+    cr_assert_geq(f32, 10, "%d of them in fp32", f32);
+}
