@@ -251,6 +251,7 @@ static const vram__arch_row rows[] = {
      .inter_key = "intermediate_size_mlp", .moe = VRAM__MOE_INTERLEAVE,
      .experts_key = "num_local_experts", .experts = 16, .topk = 1,
      .xinter_key = "intermediate_size", .xinter = 8192, .shared = VRAM__SHARED_ONE,
+     .moe_flags = VRAM_MOE_EVERY_EXPERT, .swa = VRAM__SWA_CHUNKED, .window = 8192, .every = 4,
      .gguf_kind = VRAM__GGUF_SHEXP}, /* Llama4TextConfig: dense blocks of
                                         intermediate_size_mlp, experts and the shared one of
                                         intermediate_size */

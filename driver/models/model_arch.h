@@ -137,7 +137,10 @@ typedef enum {
     VRAM__SWA_EVERY,   /* all blocks but each `every`-th (gpt-oss 2, gemma2 2) */
     VRAM__SWA_PATTERN, /* the same with sliding_window_pattern (default `every`) */
     VRAM__SWA_ALL,     /* every block (mistral; sliding_window null: none) */
-    VRAM__SWA_QWEN     /* with use_sliding_window, from max_window_layers on */
+    VRAM__SWA_QWEN,    /* with use_sliding_window, from max_window_layers on */
+    VRAM__SWA_CHUNKED  /* Llama 4's chunked attention: attention_chunk_size tokens (null:
+                          none) in all blocks but each `every`-th (the NoPE blocks of
+                          no_rope_layers, whose zeros say which) */
 } vram__swa;
 
 /* How a GGUF architecture's numbers beyond the common keys are read (model_gguf.c). */

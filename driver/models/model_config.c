@@ -303,7 +303,8 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
                                    uint64_t *sliding) {
     char q[VRAM__QUOTE_CAP];
     static const char *const mix_words[] = {"mamba", "linear_attention", "conv"};
-    static const char *const attn_words[] = {"attention", "full_attention", "sliding_attention"};
+    static const char *const attn_words[] = {"attention", "full_attention", "sliding_attention",
+                                             "chunked_attention"};
     const cJSON *lt = cfg_get(c, "layer_types"), *e;
     uint64_t i = 0;
     *given = 0;
@@ -314,13 +315,13 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
                           "layer_types is %s, not a list", vram__json_type(lt));
     cJSON_ArrayForEach(e, lt) {
         int known = 0;
-        for (size_t k = 0; cJSON_IsString(e) && k < 3; k++) {
-            if (strcmp(e->valuestring, mix_words[k]) == 0) {
+        for (size_t k = 0; cJSON_IsString(e) && k < 4; k++) {
+            if (k < 3 && strcmp(e->valuestring, mix_words[k]) == 0) {
                 (*mixers)++;
                 known = 1;
             }
             if (strcmp(e->valuestring, attn_words[k]) == 0) {
-                *sliding += k == 2;
+                *sliding += k >= 2; /* sliding, or Llama 4's chunks: a window either way */
                 known = 1;
             }
         }
@@ -328,7 +329,8 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
             return vram__fail(
                 c->err, c->errcap, VRAM_E_FORMAT, c->label,
                 "layer_types[%llu] is %s, not a kind of block vramkit knows (\"full_attention\", "
-                "\"sliding_attention\", \"attention\", \"mamba\", \"linear_attention\", \"conv\")",
+                "\"sliding_attention\", \"chunked_attention\", \"attention\", \"mamba\", "
+                "\"linear_attention\", \"conv\")",
                 (unsigned long long)i,
                 cJSON_IsString(e) ? vram__quote(e->valuestring, strlen(e->valuestring), q)
                                   : vram__json_type(e));
@@ -352,6 +354,10 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
  *   qwen2, qwen3 only with use_sliding_window (default false; else sliding_window is
  *                None): the blocks from max_window_layers (default 28) on (Qwen2Config,
  *                Qwen3Config)
+ *   llama4_text  attention_chunk_size 8192 (null: none), every block but each 4th: those
+ *                no_rope_layers marks 1 (Llama4TextConfig: chunked_attention where the
+ *                block has rotary embeddings); after a prefill a chunked block keeps at
+ *                most a chunk, as a sliding one keeps its window
  * A layer_types list, when present, says it per block (cfg_layer_types). sliding_window
  * null: no window. Other types: none. */
 static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) {
@@ -366,6 +372,25 @@ static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) 
             return st;
         break;
     case VRAM__SWA_ALL: every = 0; break;
+    case VRAM__SWA_CHUNKED: {
+        const cJSON *nr = cfg_get(c, "no_rope_layers"), *e;
+        uint64_t n = 0, ones = 0;
+        if (nr == NULL) break; /* the default: all but each every-th */
+        if (!cJSON_IsArray(nr))
+            return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                              "no_rope_layers is %s, not a list", vram__json_type(nr));
+        cJSON_ArrayForEach(e, nr) {
+            if (!cJSON_IsNumber(e) || (e->valuedouble != 0 && e->valuedouble != 1))
+                return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                                  "no_rope_layers[%llu] is not 0 or 1", (unsigned long long)n);
+            ones += e->valuedouble == 1;
+            n++;
+        }
+        if (n != a->layers) return cfg_per_block(c, "no_rope_layers", n, a->layers);
+        from = ones; /* how many are chunked (read below, unless layer_types says) */
+        every = 0;
+        break;
+    }
     case VRAM__SWA_QWEN:
         every = 0;
         if ((st = cfg_bool(c, "use_sliding_window", 0, &use)) ||
@@ -375,12 +400,14 @@ static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     default: return VRAM_OK;
     }
     if ((st = cfg_layer_types(c, a->layers, &have_types, &mixers, &typed)) != VRAM_OK) return st;
-    const cJSON *jw = cJSON_GetObjectItemCaseSensitive(c->doc, "sliding_window");
+    const char *wkey = r->swa == VRAM__SWA_CHUNKED ? "attention_chunk_size" : "sliding_window";
+    const cJSON *jw = cJSON_GetObjectItemCaseSensitive(c->doc, wkey);
     if (!use || cJSON_IsNull(jw)) return VRAM_OK; /* no window */
-    if ((st = cfg_num(c, "sliding_window", def, 1, VRAM_LIMIT_CONTEXT, &window)) != VRAM_OK)
-        return st;
+    if ((st = cfg_num(c, wkey, def, 1, VRAM_LIMIT_CONTEXT, &window)) != VRAM_OK) return st;
     if (have_types)
         wl = typed;
+    else if (r->swa == VRAM__SWA_CHUNKED && every == 0)
+        wl = from; /* no_rope_layers' ones */
     else if (every != 0)
         wl = a->layers - a->layers / every; /* all but each every-th (every 1: none) */
     else

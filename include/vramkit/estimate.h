@@ -153,9 +153,10 @@ typedef enum vram_term_id {
       "be (plain or gated MLP, tied or untied head, biases or none); the KV cache's low is " \
       "none (it may be an encoder, or keep a recurrent state instead)")                      \
     X(VRAM_CAUSE_SWA, "swa",                                                                 \
-      "low and expected: the sliding-window blocks keep only the window's keys and values "  \
-      "(llama.cpp, vLLM, transformers' sliding caches; llama.cpp keeps a micro-batch more); " \
-      "high: every block keeps the whole sequence (llama.cpp --swa-full, older transformers)") \
+      "low: the sliding-window blocks keep only the window's keys and values (llama.cpp, "   \
+      "vLLM; llama.cpp keeps a micro-batch more); expected and high: every block keeps the " \
+      "whole sequence (transformers holds the prefill's keys and values whole until the "   \
+      "next token is made; llama.cpp --swa-full)")                                          \
     X(VRAM_CAUSE_STATE, "state",                                                             \
       "recurrent mixers' state, kept per sequence: expected as transformers keeps it (the "  \
       "state in fp32, the convolution's whole kernel in the compute format); low: vLLM's "   \
@@ -644,8 +645,7 @@ typedef struct vram__est_terms {
     vram_cause w_cause, act_cause, log_cause;
     uint64_t active, expert_bytes; /* vram_estimate's active_params and expert_bytes */
     uint64_t w_lo; /* weights' low: below weights only for a guessed arch */
-    uint64_t kv_hi;     /* the KV cache's high: every block over the whole sequence (above
-                           kv_bytes with a sliding window shorter than the sequence), the
+    uint64_t kv_hi;     /* the KV cache's high: every block over the whole sequence, the
                            recurrent state as its largest runtime keeps it */
     vram_cause kv_cause;
     uint64_t block_full; /* training: one block's full set (the recomputed or last one) */
@@ -655,7 +655,8 @@ typedef struct vram__est_terms {
     uint64_t s_act_lo, s_act, s_log_lo, s_log; /* training: every kept activation and the
                                                   loss's logits, whatever the peak (the
                                                   sizes vram_estimate.size gives) */
-    uint64_t kv_lo; /* the KV cache's low: below kv_bytes with a recurrent state (vLLM's) */
+    uint64_t kv_lo; /* the KV cache's low: below kv_bytes with a recurrent state (vLLM's)
+                       or a sliding window shorter than the sequence (the window's tokens) */
 } vram__est_terms;
 
 /* vram__est_resolve's steps. The formats: published (unknown: f16, and said), storage
@@ -1254,9 +1255,14 @@ VRAM_DEF uint64_t vram__infer_ws(vram__acc *acc, vram__ws w) {
         const uint64_t bias = (w.xflags & VRAM_MOE_EXPERT_BIAS) != 0 ? 1u : 0u;
         const uint64_t gn = 4u + 2u * bias + ((w.xflags & VRAM_MOE_GATE_CLAMP) != 0 ? 3u : 0u);
         const uint64_t gate = vram__a(acc, w.xh, vram__m(acc, gn, w.xk));
-        const uint64_t down = vram__a(acc, vram__m(acc, 2u + bias, w.xh), w.xk);
         const uint64_t xr = w.xr < 4u ? w.xr : 4u;
-        const uint64_t back = vram__m(acc, w.xh, 2u + bias + 2u * xr);
+        const int every = (w.xflags & VRAM_MOE_EVERY_EXPERT) != 0;
+        /* every expert over every token (Llama 4): the fused gate and up stay alive to the
+           down projection, and nothing is put back in order (the copies and the outputs) */
+        const uint64_t down = every ? vram__a(acc, vram__m(acc, 2u, w.xh), vram__m(acc, 3u, w.xk))
+                                    : vram__a(acc, vram__m(acc, 2u + bias, w.xh), w.xk);
+        const uint64_t back = every ? vram__m(acc, 2u, w.xh)
+                                    : vram__m(acc, w.xh, 2u + bias + 2u * xr);
         const uint64_t moe = vram__max_u64(vram__max_u64(gate, down), back);
         mlp = vram__max_u64(mlp, vram__m(acc, w.bs, moe));
     }
@@ -1282,6 +1288,8 @@ VRAM_DEF uint64_t vram__infer_ws(vram__acc *acc, vram__ws w) {
  * made from; two, two hidden states over the longest sequence (what low leaves out). */
 typedef struct vram__ws_infer {
     uint64_t ws, enc, full, two;
+    uint64_t topk; /* ws with the experts routed top-k (below ws where transformers runs every
+                      expert over every token: VRAM_MOE_EVERY_EXPERT; else ws) */
 } vram__ws_infer;
 
 /*@ requires \valid(acc) && in.c <= 4294967295;
@@ -1304,7 +1312,7 @@ VRAM_DEF vram__ws_infer vram__est_ws_infer(vram__acc *acc, vram_arch a, int flas
     w.xk = encdec ? 0u : in.xk;
     w.xr = in.xr;
     w.ih = encdec ? 0u : in.ih;
-    w.xflags = in.xflags;
+    w.xflags = in.xflags & ~VRAM_MOE_EVERY_EXPERT; /* routed first (r.topk) */
     w.len = encdec ? vram__max_u64(tgt, src) : in.s;
     w.bs = vram__m(acc, b, encdec ? tgt : in.s);
     /* a mixture of experts: the dense MLP beside its experts is the first blocks' or the
@@ -1313,12 +1321,22 @@ VRAM_DEF vram__ws_infer vram__est_ws_infer(vram__acc *acc, vram_arch a, int flas
           : in.xh != 0 ? vram__max_u64(a.intermediate, a.shared_intermediate)
                        : vram__max_u64(a.intermediate, in.dec_i);
     r.ws = vram__m(acc, c, vram__infer_ws(acc, w));
+    r.topk = r.ws;
+    if (!encdec && a.experts != 0 && (in.xflags & VRAM_MOE_EVERY_EXPERT) != 0) {
+        vram__ws we = w;
+        we.xflags |= VRAM_MOE_EVERY_EXPERT;
+        we.xh = vram__m(acc, a.experts, a.hidden);
+        we.xk = vram__m(acc, a.experts,
+                        a.expert_intermediate != 0 ? a.expert_intermediate : a.intermediate);
+        r.ws = vram__m(acc, c, vram__infer_ws(acc, we));
+    }
     r.full = vram__m(acc, c, vram__m(acc, w.bs, h)); /* the hidden states beside logits */
     r.two = vram__m(acc, 2u * c, vram__m(acc, vram__m(acc, b, w.len), h));
     r.enc = 0;
     if (encdec) {
         /* the encoder's output, kept while the decoder runs */
         r.ws = vram__a(acc, r.ws, vram__m(acc, c, vram__m(acc, vram__m(acc, b, src), h)));
+        r.topk = r.ws;
         w.len = src;
         w.bs = vram__m(acc, b, src);
         w.i = a.intermediate;
@@ -1362,24 +1380,28 @@ VRAM_DEF vram__kv_infer vram__est_kv_infer(vram__acc *acc, vram_arch a, vram__es
     const uint64_t block_kv = vram__m(acc, per_tok, vram__m(acc, vram__m(acc, toks, b), c));
     const uint64_t extra = vram__m(acc, cs.extra, vram__m(acc, vram__m(acc, toks, b), c));
     vram__kv_infer r;
+    uint64_t kv_lo;
     r.bytes = vram__m(acc, attn, block_kv);
     r.hi = r.bytes;
+    kv_lo = r.bytes;
     r.cause = state_lo != state_hi ? VRAM_CAUSE_STATE : VRAM_CAUSE_EXACT;
-    /* sliding window no longer than the sequence: the windowed blocks keep the window's
-       tokens less the one being made (low and expected: transformers' sliding layer keeps
-       sliding_window - 1, measured on gpt-oss); high stays every block over the whole
-       sequence */
+    /* sliding (or chunked) window shorter than the sequence: the windowed blocks keep the
+       window's tokens where the engine trims them (low: vLLM, llama.cpp); transformers'
+       sliding layer keeps a slice of the prefill's keys and values, a view whose storage
+       holds every token until the next one is made, so at the prefill's peak expected and
+       high are every block over the whole sequence (measured by test/truth/: Llama 4
+       Scout's chunked blocks at s16384 hold 1.21 GB more than their trimmed count) */
     if (!encdec && a.kv_lora_rank == 0 && a.window_layers != 0 && a.sliding_window != 0 &&
-        a.sliding_window <= toks) {
+        a.sliding_window < toks) {
         const uint64_t wl = vram__min_u64(a.window_layers, attn);
         const uint64_t win_kv =
-            vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window - 1u, b), c));
+            vram__m(acc, per_tok, vram__m(acc, vram__m(acc, a.sliding_window, b), c));
         const uint64_t windowed =
             vram__a(acc, vram__m(acc, attn - wl, block_kv), vram__m(acc, wl, win_kv));
-        r.bytes = vram__min_u64(windowed, r.hi);
+        kv_lo = vram__min_u64(windowed, r.hi);
         r.cause = VRAM_CAUSE_SWA;
     }
-    r.lo = vram__a(acc, vram__a(acc, r.bytes, extra), state_lo);
+    r.lo = vram__a(acc, vram__a(acc, kv_lo, extra), state_lo);
     r.bytes = vram__a(acc, vram__a(acc, r.bytes, extra), state);
     r.hi = vram__a(acc, vram__a(acc, r.hi, extra), state_hi);
     return r;
@@ -1420,6 +1442,12 @@ VRAM_DEF vram__est_terms vram__est_act_infer(vram__acc *acc, vram_arch a, int fl
     t.act = act;
     two = vram__a(acc, w.two, ws / 8u);
     t.act_lo = act > two ? act - two : 0u;
+    /* every expert over every token in transformers: low is an engine that routes */
+    if (w.topk < w.ws && ws == w.ws) {
+        const uint64_t two_k = vram__a(acc, w.two, w.topk / 8u);
+        const uint64_t lo_k = w.topk > two_k ? w.topk - two_k : 0u;
+        if (lo_k < t.act_lo) t.act_lo = lo_k;
+    }
     t.act_hi = vram__a(acc, act, ws / 8u);
     t.act_cause = VRAM_CAUSE_SOFTMAX_FP32;
     return t;

@@ -157,7 +157,11 @@ typedef struct vram_arch {
 #define VRAM_MOE_GATE_CLAMP 0x8u  /* gpt-oss's clamped GLU: gate and up clamped, up shifted,
                                      the gate scaled: 3 more tensors of the expert width
                                      alive at the experts' gate */
-#define VRAM_MOE_FLAGS_ALL 0xfu
+#define VRAM_MOE_EVERY_EXPERT 0x10u /* transformers' Llama 4: every expert runs over every
+                                       token, the router's scores zero for the rest (its
+                                       working set E / k times the routed one; engines that
+                                       route, vLLM, llama.cpp, are the estimate's low) */
+#define VRAM_MOE_FLAGS_ALL 0x1fu
 
 /* Statistics of a tensor list, gathered tensor by tensor (vram_tensor_stats_add). */
 typedef struct vram_tensor_stats {

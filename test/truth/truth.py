@@ -55,6 +55,7 @@ Exit 0 when the self-check and every row pass the thresholds (--inference-tol,
 """
 import argparse
 import json
+import copy
 import math
 import os
 import statistics
@@ -293,6 +294,12 @@ def build(name, cfg):
     kw = {"dtype": torch.bfloat16, "attn_implementation": attention_of(cfg)}
     if getattr(cfg, "num_experts", None) or getattr(cfg, "num_local_experts", None):
         kw["experts_implementation"] = "grouped_mm"
+        try:
+            return cls._from_config(copy.deepcopy(cfg), **kw)
+        except ValueError as e:  # experts of its own (Llama 4: every expert, every token)
+            if "experts implementation" not in str(e):
+                raise
+            del kw["experts_implementation"]
     return cls._from_config(cfg, **kw)
 
 
@@ -339,11 +346,12 @@ def cache_bytes(cache):
     tensor reachable from it through transformers' own objects, lists and dicts (keys and
     values, a recurrent mixer's states in its layers' dicts, MiniMax's lightning states in the
     cache's own list; an encoder-decoder's self- and cross-attention caches both; not the
-    layers' integer position counters), each counted once; None when the model returned
-    none."""
+    layers' integer position counters), counted as the memory they hold: each storage once,
+    whole (a sliding layer's keys are a slice of the prefill's, whose storage holds every
+    token); None when the model returned none."""
     if cache is None:
         return None
-    seen, total, n, todo = set(), 0, 0, [cache]
+    seen, storages, total, n, todo = set(), set(), 0, 0, [cache]
     while todo:
         x = todo.pop()
         if x is None or id(x) in seen:
@@ -351,8 +359,11 @@ def cache_bytes(cache):
         seen.add(id(x))
         if isinstance(x, torch.Tensor):
             if x.is_floating_point():
-                total += x.numel() * x.element_size()
+                st = x.untyped_storage()
                 n += 1
+                if st._cdata not in storages:
+                    storages.add(st._cdata)
+                    total += st.nbytes()
         elif isinstance(x, (list, tuple)):
             todo.extend(x)
         elif isinstance(x, dict):

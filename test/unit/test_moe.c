@@ -953,3 +953,23 @@ Test(moe, routing_format_of_each_row_is_transformers) {
     cr_assert_geq(rows, 24, "%d rows of the table checked", rows);
     cr_assert_geq(f32, 10, "%d of them in fp32", f32);
 }
+
+Test(moe, llama4_runs_every_expert_over_every_token) {
+    /* Llama-4-Scout (Llama4TextConfig's defaults: hidden 5120, 16 experts of 8192, top-1).
+       transformers' Llama4TextMoe copies every token for all 16 experts and runs them all,
+       the router's scores zero for the rest: T = 16 x 4096 rows at b1 s4096; at the gate,
+       the rows (5120) beside gate and up (2 x 8192), the activation and the product:
+       T x (5120 + 4 x 8192); with the 4 hidden states, 2 x 4096 x (4 x 5120 + 16 x (5120 +
+       4 x 8192)) = 5,133,828,096. Measured beside the cache: 5,178,214,400 (the routed count
+       was 570,425,344: a false fit by 9x) */
+    vram_model m = parse("{\"model_type\":\"llama4_text\"}");
+    cr_assert(m.arch.moe_flags & VRAM_MOE_EVERY_EXPERT);
+    vram_term t = infer_act(&m, 1, 4096);
+    cr_assert_eq(t.expected, 2ull * 4096 * (4 * 5120 + 16 * (5120 + 4 * 8192)));
+    near("Llama 4 Scout's working set against torch's", t.expected, 5178214400ull, 10);
+    /* low: an engine that routes (vLLM, llama.cpp), as the routed count has it */
+    m.arch.moe_flags &= ~VRAM_MOE_EVERY_EXPERT;
+    vram_term routed = infer_act(&m, 1, 4096);
+    cr_assert_eq(t.low, routed.low);
+    cr_assert(routed.expected < t.expected / 8);
+}

@@ -1,9 +1,10 @@
 /* Unit tests of sliding-window attention in the KV cache (issue 16): the window and the
  * blocks that use it, read from config.json for gpt-oss, Gemma 2, Gemma 3, Mistral and
- * Qwen2/Qwen3, and the KV cache term: low and expected with the windowed blocks keeping the
- * window less one token (what transformers' sliding layer keeps: the last sliding_window -
- * 1, cache_utils.py; measured by test/truth/ on gpt-oss), high with every block keeping the
- * whole sequence; exact when the sequence is shorter than the window. Every byte count
+ * Qwen2/Qwen3, and the KV cache term: low with the windowed blocks keeping the window only
+ * (vLLM, llama.cpp), expected and high with every block keeping the whole sequence
+ * (transformers: its sliding layer's cache is a slice of the prefill's keys and values, whose
+ * storage holds them all until the next token; measured by test/truth/ on Llama 4 Scout's
+ * chunked blocks); exact when the window is not shorter than the sequence. Every byte count
  * below is worked out by hand.
  *
  * Where the rules come from (read, not copied):
@@ -24,9 +25,8 @@
  *   two caches, the SWA one sized for the window (plus a micro-batch) unless --swa-full
  *   (common/arg.cpp), which gives the windowed blocks a whole-context cache as before.
  * - vLLM: its hybrid KV cache manager gives sliding-window layers blocks for the window
- *   only; transformers' cache_utils.py: a sliding-window layer keeps the last sliding_window
- *   - 1 tokens after a prefill (the one being made completes the window); earlier: hold
- *   at most sliding_window tokens (older transformers' DynamicCache kept every token). */
+ *   only; transformers' cache_utils.py: a sliding layer keeps a slice (sliding_window - 1
+ *   tokens) of the prefill's keys and values, a view of their whole storage. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,8 +62,8 @@ static void expect_kv(const vram_model *m, uint64_t seq, uint64_t low, uint64_t 
     vram_term t = kv_at(m, seq);
     cr_expect_eq(t.low, low, "seq %llu: low %llu, want %llu", (unsigned long long)seq,
                  (unsigned long long)t.low, (unsigned long long)low);
-    cr_expect_eq(t.expected, low, "seq %llu: expected %llu, want %llu", (unsigned long long)seq,
-                 (unsigned long long)t.expected, (unsigned long long)low);
+    cr_expect_eq(t.expected, high, "seq %llu: expected %llu, want %llu", (unsigned long long)seq,
+                 (unsigned long long)t.expected, (unsigned long long)high);
     cr_expect_eq(t.high, high, "seq %llu: high %llu, want %llu", (unsigned long long)seq,
                  (unsigned long long)t.high, (unsigned long long)high);
     cr_expect_eq(t.cause, low == high ? VRAM_CAUSE_EXACT : VRAM_CAUSE_SWA);
@@ -77,15 +77,14 @@ Test(swa, gpt_oss_20b) {
     cr_assert_eq(m.arch.sliding_window, 128);
     cr_assert_eq(m.arch.window_layers, 12);
     /* per block and token: K and V, 8 heads x 64, 2 bytes = 2 x 8 x 64 x 2 = 2048 bytes.
-       seq 8192: 12 full blocks x 8192 + 12 windowed x 127 = 98,304 + 1,524 = 99,828 token
-       rows x 2048 = 204,447,744; every block: 24 x 8192 x 2048 = 402,653,184 */
-    expect_kv(&m, 8192, 204447744ull, 402653184ull);
-    cr_assert_eq(204447744ull, (12ull * 8192 + 12ull * 127) * 2 * 8 * 64 * 2);
+       seq 8192: 12 full blocks x 8192 + 12 windowed x 128 = 98,304 + 1,536 = 99,840 token
+       rows x 2048 = 204,472,320; every block: 24 x 8192 x 2048 = 402,653,184 */
+    expect_kv(&m, 8192, 204472320ull, 402653184ull);
+    cr_assert_eq(204472320ull, (12ull * 8192 + 12ull * 128) * 2 * 8 * 64 * 2);
     /* seq 100, inside the window: every block keeps it all, 24 x 100 x 2048 */
     expect_kv(&m, 100, 4915200ull, 4915200ull);
-    /* seq 128, the window exactly: the windowed blocks keep 127 (the same rule measured
-       by test/truth/ on GptOssConfig's defaults, 36 blocks at b32: 300,810,240 bytes) */
-    expect_kv(&m, 128, (12ull * 128 + 12ull * 127) * 2048, 24ull * 128 * 2048);
+    /* seq 128, the window exactly: nothing to drop */
+    expect_kv(&m, 128, 24ull * 128 * 2048, 24ull * 128 * 2048);
     /* as openai's config.json writes it: layer_types alternating, sliding first */
     char cfg[4096];
     size_t n = (size_t)snprintf(cfg, sizeof cfg, "{\"model_type\":\"gpt_oss\",\"layer_types\":[");
@@ -110,14 +109,11 @@ Test(swa, gemma2_9b) {
     vram_model m = parse(gemma2_9b_cfg);
     cr_assert_eq(m.arch.sliding_window, 4096);
     cr_assert_eq(m.arch.window_layers, 21, "blocks 0, 2, ..., 40");
-    /* per block and token: 2 x 8 x 256 x 2 = 8192 bytes. seq 8192: 21 x 8192 + 21 x 4095 =
-       257,957 rows x 8192 = 2,113,757,184; every block: 42 x 8192 x 8192 = 2,818,572,288 */
-    expect_kv(&m, 8192, 2113757184ull, 2818572288ull);
-    /* seq 4096 = the window: the windowed blocks keep 4095, 21 x 4096 + 21 x 4095 = 172,011
-       rows x 8192 = 1,409,114,112; every block 42 x 4096 x 8192 = 1,409,286,144 */
-    expect_kv(&m, 4096, 1409114112ull, 1409286144ull);
-    /* seq 4095, one short of it: exact */
-    expect_kv(&m, 4095, 42ull * 4095 * 8192, 42ull * 4095 * 8192);
+    /* per block and token: 2 x 8 x 256 x 2 = 8192 bytes. seq 8192: 21 x 8192 + 21 x 4096 =
+       258,048 rows x 8192 = 2,113,929,216; every block: 42 x 8192 x 8192 = 2,818,572,288 */
+    expect_kv(&m, 8192, 2113929216ull, 2818572288ull);
+    /* seq 4096 = the window: exact, 42 x 4096 x 8192 = 1,409,286,144 */
+    expect_kv(&m, 4096, 1409286144ull, 1409286144ull);
     /* the default window (4096) when the key is absent; null: none */
     vram_model d = parse("{\"model_type\":\"gemma2\"}");
     cr_assert_eq(d.arch.sliding_window, 4096);
@@ -149,9 +145,9 @@ Test(swa, gemma3_1b) {
     cr_assert_eq(pc.total, 999885952ull, "%llu", (unsigned long long)pc.total);
     cr_assert_eq(m.arch.sliding_window, 512);
     cr_assert_eq(m.arch.window_layers, 22, "all but blocks 5, 11, 17, 23");
-    /* per block and token: 2 x 1 x 256 x 2 = 1024 bytes. seq 32768: 4 x 32768 + 22 x 511 =
-       142,314 rows x 1024 = 145,729,536; every block: 26 x 32768 x 1024 = 872,415,232 */
-    expect_kv(&m, 32768, 145729536ull, 872415232ull);
+    /* per block and token: 2 x 1 x 256 x 2 = 1024 bytes. seq 32768: 4 x 32768 + 22 x 512 =
+       142,336 rows x 1024 = 145,752,064; every block: 26 x 32768 x 1024 = 872,415,232 */
+    expect_kv(&m, 32768, 145752064ull, 872415232ull);
     /* seq 500 < 512: exact, 26 x 500 x 1024 */
     expect_kv(&m, 500, 13312000ull, 13312000ull);
     /* sliding_window_pattern 1: (i + 1) % 1 is 0 for every block, none slides */
@@ -172,9 +168,9 @@ Test(swa, mistral_7b) {
     vram_model m = parse(mistral_v01_cfg);
     cr_assert_eq(m.arch.sliding_window, 4096);
     cr_assert_eq(m.arch.window_layers, 32, "every block");
-    /* per block and token: 2 x 8 x 128 x 2 = 4096 bytes. seq 8192: 32 x 4095 rows x 4096 =
-       536,739,840; every block over 8192: 1,073,741,824 */
-    expect_kv(&m, 8192, 536739840ull, 1073741824ull);
+    /* per block and token: 2 x 8 x 128 x 2 = 4096 bytes. seq 8192: 32 x 4096 rows x 4096 =
+       536,870,912; every block over 8192: 1,073,741,824 */
+    expect_kv(&m, 8192, 536870912ull, 1073741824ull);
     expect_kv(&m, 2048, 32ull * 2048 * 4096, 32ull * 2048 * 4096);
     /* v0.3 writes "sliding_window": null: no window, exact */
     vram_model n = parse("{\"model_type\":\"mistral\",\"sliding_window\":null}");
@@ -202,15 +198,15 @@ Test(swa, qwen2_only_with_use_sliding_window) {
                          "\"num_key_value_heads\":4,\"use_sliding_window\":true,"
                          "\"sliding_window\":4096,\"max_window_layers\":28}");
     cr_assert_eq(a.arch.window_layers, 0);
-    /* on from block 20: 8 windowed. seq 8192: 20 x 8192 + 8 x 4095 = 196,600 rows x 2048 =
-       402,636,800 */
+    /* on from block 20: 8 windowed. seq 8192: 20 x 8192 + 8 x 4096 = 196,608 rows x 2048 =
+       402,653,184 */
     vram_model b = parse("{\"model_type\":\"qwen2\",\"hidden_size\":3584,"
                          "\"num_attention_heads\":28,\"num_hidden_layers\":28,"
                          "\"num_key_value_heads\":4,\"use_sliding_window\":true,"
                          "\"sliding_window\":4096,\"max_window_layers\":20}");
     cr_assert_eq(b.arch.window_layers, 8);
     cr_assert_eq(b.arch.sliding_window, 4096);
-    expect_kv(&b, 8192, 402636800ull, 469762048ull);
+    expect_kv(&b, 8192, 402653184ull, 469762048ull);
     /* qwen3 with layer_types: the list says which (2 of 4 here), use_sliding_window on */
     vram_model q = parse("{\"model_type\":\"qwen3\",\"num_hidden_layers\":4,"
                          "\"use_sliding_window\":true,\"sliding_window\":1024,"
@@ -225,6 +221,33 @@ Test(swa, qwen2_only_with_use_sliding_window) {
     cr_assert_eq(o.arch.window_layers, 0);
 }
 
+/* meta-llama/Llama-4-Scout (Llama4TextConfig's defaults): chunked attention, 8192 tokens, in
+ * every block but each 4th (no_rope_layers' ones) */
+Test(swa, llama4_chunked_attention) {
+    vram_model m = parse("{\"model_type\":\"llama4_text\"}");
+    cr_assert_eq(m.arch.sliding_window, 8192);
+    cr_assert_eq(m.arch.window_layers, 36);
+    /* per block and token: 2 x 8 x 128 x 2 = 4096 bytes. seq 16384: low 12 x 16384 + 36 x
+       8192 = 491,520 rows x 4096 = 2,013,265,920; expected and high 48 x 16384 x 4096 =
+       3,221,225,472 (what transformers' cache holds after the prefill, measured: test/truth/
+       llama4-scout-text) */
+    expect_kv(&m, 16384, 2013265920ull, 3221225472ull);
+    expect_kv(&m, 8192, 48ull * 8192 * 4096, 48ull * 8192 * 4096);
+    /* no_rope_layers says which blocks are chunked (1) and which full (0) */
+    vram_model n = parse("{\"model_type\":\"llama4_text\",\"num_hidden_layers\":4,"
+                         "\"no_rope_layers\":[1,0,1,0]}");
+    cr_assert_eq(n.arch.window_layers, 2);
+    /* layer_types, where given, says it */
+    vram_model l = parse("{\"model_type\":\"llama4_text\",\"num_hidden_layers\":3,"
+                         "\"layer_types\":[\"chunked_attention\",\"full_attention\","
+                         "\"chunked_attention\"]}");
+    cr_assert_eq(l.arch.window_layers, 2);
+    /* attention_chunk_size null: none */
+    vram_model z = parse("{\"model_type\":\"llama4_text\",\"attention_chunk_size\":null}");
+    cr_assert_eq(z.arch.window_layers, 0);
+    cr_assert_eq(z.arch.sliding_window, 0);
+}
+
 /* batch multiplies both forms; latent attention (DeepSeek) keeps its form */
 Test(swa, batch_and_other_models) {
     vram_model m = parse("{\"model_type\":\"gpt_oss\"}");
@@ -235,22 +258,21 @@ Test(swa, batch_and_other_models) {
     w.batch = 4;
     w.compute = VRAM_DTYPE_BF16;
     cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
-    cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].expected, 4ull * 204447744);
+    cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].low, 4ull * 204472320);
+    cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].expected, 4ull * 402653184);
     cr_assert_eq(e.term[VRAM_TERM_KV_CACHE].high, 4ull * 402653184);
-    /* the range goes into the totals */
+    /* the range goes into the totals: without the window the low keeps every block whole */
     vram_model full = m;
     full.arch.sliding_window = 0;
     full.arch.window_layers = 0;
     vram_estimate f;
     cr_assert_eq(vram_estimate_model(&full, &w, &f), VRAM_OK);
-    cr_assert_eq(f.term[VRAM_TERM_KV_CACHE].expected, 4ull * 402653184);
-    /* (the allocator's margin grows with what moves, the cache among it: apart) */
-    cr_assert_eq((f.expected - f.term[VRAM_TERM_ALLOCATOR].expected) -
-                     (e.expected - e.term[VRAM_TERM_ALLOCATOR].expected),
-                 4ull * (402653184 - 204447744));
-    cr_assert(f.term[VRAM_TERM_ALLOCATOR].expected > e.term[VRAM_TERM_ALLOCATOR].expected);
-    cr_assert_eq(f.high - f.term[VRAM_TERM_ALLOCATOR].high,
-                 e.high - e.term[VRAM_TERM_ALLOCATOR].high);
+    cr_assert_eq(f.term[VRAM_TERM_KV_CACHE].low, 4ull * 402653184);
+    cr_assert_eq((f.low - f.term[VRAM_TERM_ALLOCATOR].low) -
+                     (e.low - e.term[VRAM_TERM_ALLOCATOR].low),
+                 4ull * (402653184 - 204472320));
+    cr_assert_eq(f.expected, e.expected);
+    cr_assert_eq(f.high, e.high);
     /* training keeps no KV cache, window or not */
     w.mode = VRAM_MODE_TRAIN;
     cr_assert_eq(vram_estimate_model(&m, &w, &e), VRAM_OK);
@@ -329,13 +351,23 @@ Test(swa, config_errors) {
                "\"layer_types\":[\"sliding_attention\"]}",
                "layer_types has 1 entries, not one per block (2)");
     bad_config("{\"model_type\":\"gpt_oss\",\"num_hidden_layers\":2,"
-               "\"layer_types\":[\"sliding_attention\",\"chunked_attention\"]}",
+               "\"layer_types\":[\"sliding_attention\",\"hash_attention\"]}",
                "layer_types[1] is ");
     bad_config("{\"model_type\":\"gemma2\",\"num_hidden_layers\":2,"
                "\"layer_types\":[\"full_attention\",3]}",
                "layer_types[1] is a number");
     bad_config("{\"model_type\":\"gemma2\",\"layer_types\":\"sliding_attention\"}",
                "layer_types is a string, not a list");
+    bad_config("{\"model_type\":\"llama4_text\",\"num_hidden_layers\":2,"
+               "\"no_rope_layers\":[1,2]}",
+               "no_rope_layers[1] is not 0 or 1");
+    bad_config("{\"model_type\":\"llama4_text\",\"num_hidden_layers\":2,"
+               "\"no_rope_layers\":[1]}",
+               "no_rope_layers has 1 entries, not one per block (2)");
+    bad_config("{\"model_type\":\"llama4_text\",\"no_rope_layers\":1}",
+               "no_rope_layers is a number, not a list");
+    bad_config("{\"model_type\":\"llama4_text\",\"attention_chunk_size\":0}",
+               "attention_chunk_size is 0");
 }
 
 Test(swa, cli_bad_window_exit_2) {

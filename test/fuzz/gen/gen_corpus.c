@@ -400,7 +400,7 @@ static void gen_config(void) {
                         "\"layer_types\":[\"full_attention\",\"sliding_attention\","
                         "\"full_attention\",\"sliding_attention\"]}");
     cfg("bad_layer_types", "{\"model_type\":\"gpt_oss\",\"num_hidden_layers\":2,"
-                           "\"layer_types\":[\"sliding_attention\",\"chunked_attention\"]}");
+                           "\"layer_types\":[\"sliding_attention\",\"hash_attention\"]}");
     cfg("bad_sliding_window", "{\"model_type\":\"gemma2\",\"sliding_window\":-4096}");
     /* the architecture table's rows of 2025-2026 (issue 28), cut small: state-space models
        and hybrids, MoE layouts, nested multimodal configs, and their bad values */
