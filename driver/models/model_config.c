@@ -350,6 +350,8 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
  *                older modeling_gemma2.py: `not bool(layer_idx % 2)`)
  *   gemma3_text  sliding_window 4096, sliding_window_pattern 6: every block but each 6th,
  *   cohere2      (i + 1) % pattern != 0 (Gemma3TextConfig; Cohere2Config with pattern 4)
+ *   exaone_moe   the same with 4, or its string of L (sliding) and G, one a block, repeated
+ *                ("LLLG", as EXAONE's published configs write it beside layer_types)
  *   mistral      sliding_window 4096 (MistralConfig): every block; null: none (v0.2 on)
  *   qwen2, qwen3 only with use_sliding_window (default false; else sliding_window is
  *                None): the blocks from max_window_layers (default 28) on (Qwen2Config,
@@ -362,15 +364,33 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
  * null: no window. Other types: none. */
 static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) {
     uint64_t def = r->window, window = 0, every = r->every, from = 0, wl = 0, typed = 0, mixers;
-    int use = 1, have_types = 0;
+    uint64_t lettered = 0;
+    int use = 1, have_types = 0, letters = 0;
     vram_status st;
     switch (r->swa) {
     case VRAM__SWA_EVERY: break;
-    case VRAM__SWA_PATTERN:
+    case VRAM__SWA_PATTERN: {
+        /* a number, or EXAONE's string of L (local: sliding) and G (global), one a block,
+           repeated: "LLLG" is 4 */
+        const cJSON *jp = cfg_get(c, "sliding_window_pattern");
+        if (cJSON_IsString(jp)) {
+            const char *p = jp->valuestring;
+            const size_t n = strlen(p);
+            char q[VRAM__QUOTE_CAP];
+            if (n == 0 || n > VRAM_LIMIT_LAYERS || strspn(p, "LG") != n)
+                return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
+                                  "sliding_window_pattern is %s, not a number or a string of L "
+                                  "(sliding) and G (global)",
+                                  vram__quote(p, n, q));
+            for (uint64_t i = 0; i < a->layers; i++) lettered += p[i % n] == 'L';
+            letters = 1;
+            break;
+        }
         if ((st = cfg_num(c, "sliding_window_pattern", r->every, 1, VRAM_LIMIT_LAYERS, &every)) !=
             VRAM_OK)
             return st;
         break;
+    }
     case VRAM__SWA_ALL: every = 0; break;
     case VRAM__SWA_CHUNKED: {
         const cJSON *nr = cfg_get(c, "no_rope_layers"), *e;
@@ -406,6 +426,8 @@ static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     if ((st = cfg_num(c, wkey, def, 1, VRAM_LIMIT_CONTEXT, &window)) != VRAM_OK) return st;
     if (have_types)
         wl = typed;
+    else if (letters)
+        wl = lettered;
     else if (r->swa == VRAM__SWA_CHUNKED && every == 0)
         wl = from; /* no_rope_layers' ones */
     else if (every != 0)

@@ -248,6 +248,21 @@ Test(swa, llama4_chunked_attention) {
     cr_assert_eq(z.arch.sliding_window, 0);
 }
 
+/* EXAONE's sliding_window_pattern as a string of L (sliding) and G (global), repeated */
+Test(swa, exaone_letter_pattern) {
+    vram_model m = parse("{\"model_type\":\"exaone_moe\",\"sliding_window_pattern\":\"LLLG\"}");
+    cr_assert_eq(m.arch.sliding_window, 4096);
+    cr_assert_eq(m.arch.window_layers, 24, "32 blocks, each 4th global");
+    vram_model n = parse("{\"model_type\":\"exaone_moe\",\"num_hidden_layers\":30,"
+                         "\"sliding_window_pattern\":\"LLLG\"}");
+    cr_assert_eq(n.arch.window_layers, 23, "blocks 3, 7, ..., 27 global");
+    vram_model g = parse("{\"model_type\":\"exaone_moe\",\"sliding_window_pattern\":\"LG\"}");
+    cr_assert_eq(g.arch.window_layers, 16);
+    /* the number as before, and the same count */
+    vram_model d = parse("{\"model_type\":\"exaone_moe\",\"sliding_window_pattern\":4}");
+    cr_assert_eq(d.arch.window_layers, 24);
+}
+
 /* batch multiplies both forms; latent attention (DeepSeek) keeps its form */
 Test(swa, batch_and_other_models) {
     vram_model m = parse("{\"model_type\":\"gpt_oss\"}");
@@ -368,6 +383,10 @@ Test(swa, config_errors) {
                "no_rope_layers is a number, not a list");
     bad_config("{\"model_type\":\"llama4_text\",\"attention_chunk_size\":0}",
                "attention_chunk_size is 0");
+    bad_config("{\"model_type\":\"exaone_moe\",\"sliding_window_pattern\":\"LLXG\"}",
+               "sliding_window_pattern is 'LLXG', not a number or a string of L");
+    bad_config("{\"model_type\":\"exaone_moe\",\"sliding_window_pattern\":\"\"}",
+               "sliding_window_pattern is '', not a number or a string of L");
 }
 
 Test(swa, cli_bad_window_exit_2) {
