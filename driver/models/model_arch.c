@@ -93,6 +93,7 @@ static const vram__arch_row rows[] = {
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
      .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128,
+     .mtp_key = "num_nextn_predict_layers",
      .gguf_kind = VRAM__GGUF_MLA}, /* DeepSeek-V3 */
     {.type = "deepseek_v32", LLAMA_LIKE, .layers = 61, .hidden = 7168, .heads = 128, .kv = 128,
      .inter = 18432, .vocab = 129280, .max_pos = 163840, .has = VRAM__HAS_INDEXER,
@@ -100,7 +101,8 @@ static const vram__arch_row rows[] = {
      .moe_flags = VRAM_MOE_ROUTE_FP32, .experts_key = "n_routed_experts", .experts = 256, .topk = 8,
      .xinter_key = "moe_intermediate_size", .xinter = 2048, .shared = VRAM__SHARED_N_EXPERTS,
      .shared_key = "n_shared_experts", .shared_def = 1, .dense_def = 3, .mla = 1,
-     .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128, .index_heads = 64,
+     .q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128,
+     .mtp_key = "num_nextn_predict_layers", .index_heads = 64,
      .index_dim = 128}, /* DeepseekV32Config: DeepSeek-V3 and the indexer; no GGUF architecture in
                    llama.cpp's gguf 0.19.0 */
     {.type = "gpt_oss", .gguf = "gpt-oss", LLAMA_LIKE, .layers = 24, .hidden = 2880, .heads = 64,

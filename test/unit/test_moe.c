@@ -35,6 +35,19 @@ static vram_model parse(const char *json) {
     return m;
 }
 
+/* a config whose note is expected: it says `note` */
+#define DSV3_MTP_NOTE                                                                        \
+    "num_nextn_predict_layers 1: the checkpoint's multi-token-prediction block (from block 61 " \
+    "on) is not counted"
+static vram_model parse_noted(const char *json, const char *note) {
+    char err[512];
+    vram_model m;
+    vram_status st = vram_config_parse(json, strlen(json), "config.json", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_OK, "%s", err);
+    cr_assert_not_null(strstr(err, note), "note '%s' expected: '%s'", note, err);
+    return m;
+}
+
 static vram_param_count count(const vram_model *m) {
     vram_param_count pc;
     memset(&pc, 0, sizeof pc);
@@ -201,7 +214,7 @@ Test(moe, deepseek_v3) {
     const uint64_t outer = 2ull * 129280 * 7168 + 7168;
     const uint64_t total = 3 * dense + 58 * (moe_fixed + 256 * expert) + outer;
     const uint64_t active = 3 * dense + 58 * (moe_fixed + 8 * expert) + outer;
-    vram_model m = parse(deepseek_v3_cfg);
+    vram_model m = parse_noted(deepseek_v3_cfg, DSV3_MTP_NOTE);
     /* quantization_config fp8: published in float8 e4m3 (torch_dtype says bfloat16) */
     cr_assert_eq(m.dtype, VRAM_DTYPE_F8_E4M3);
     vram_param_count pc = count(&m);
@@ -478,7 +491,7 @@ Test(moe, gpt_oss_mxfp4_experts_weights) {
 }
 
 Test(moe, deepseek_latent_kv_cache) {
-    vram_model m = parse(deepseek_v3_cfg);
+    vram_model m = parse_noted(deepseek_v3_cfg, DSV3_MTP_NOTE);
     vram_workload w;
     vram_estimate e;
     memset(&w, 0, sizeof w);
@@ -901,7 +914,8 @@ Test(moe, biased_experts_and_gpt_oss_gate) {
     cr_assert(t.high >= 1110633472ull, "the measured peak inside the range");
     /* without the clamp, 3 x 4 x 2880 less a token */
     m.arch.moe_flags &= ~VRAM_MOE_GATE_CLAMP;
-    cr_assert_eq(infer_act(&m, 32, 128).expected, 2ull * 4096 * (4 * 2880 + 4 * 2880 + 6 * 4 * 2880));
+    cr_assert_eq(infer_act(&m, 32, 128).expected,
+                 2ull * 4096 * (4 * 2880 + 4 * 2880 + 6 * 4 * 2880));
 }
 
 Test(moe, an_indexer_scores_every_key_in_fp32) {
