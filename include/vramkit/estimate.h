@@ -1224,7 +1224,10 @@ VRAM_DEF vram__est_terms vram__est_peak_train(vram__acc *acc, uint64_t accum,
  * reordered copy: S x h x (2 + 2 xr), xr = 2 for bf16 with weights in fp32); the dense
  * blocks' MLP beside it. Biased experts (VRAM_MOE_EXPERT_BIAS) gather each row's bias
  * beside it: 2 xi more at the gate, h at the other two; gpt-oss's clamped gate
- * (VRAM_MOE_GATE_CLAMP) 3 xi more at the gate. Measured (test/truth/): GLM-4.5-Air at b1 s4096, 1.749 GB beside
+ * (VRAM_MOE_GATE_CLAMP) 3 xi more at the gate. Unfused attention's probabilities stay alive
+ * through the MLP in a decoder's or an encoder's block (transformers' blocks keep their
+ * attention's second output, `hidden_states, _ = self.self_attn(...)`, to their end;
+ * gpt-oss at b32 s128: 67.6 MB of its 1.111 GB). Measured (test/truth/): GLM-4.5-Air at b1 s4096, 1.749 GB beside
  * the cache, this 1.745 GB; the sum of gate and copies counted before, 1.086 GB.
  * An indexer (DeepSeek-V3.2, GLM-5: ih heads) scores every query against every key, head
  * by head, in fp32, and scales them into a copy: 8 bytes a score beside attention's
@@ -1237,6 +1240,9 @@ typedef struct vram__ws {
                                                 outputs' element in units of c */
     uint64_t ih;                             /* an indexer's heads (0: none) */
     uint32_t xflags;                         /* MoE: VRAM_MOE_EXPERT_BIAS, _GATE_CLAMP */
+    int probs;                               /* unfused attention's probabilities stay alive
+                                                through the MLP (the block keeps its
+                                                attention's second output to its end) */
     vram_mlp mlp;
     uint32_t ops;
     int fused;
@@ -1277,6 +1283,7 @@ VRAM_DEF uint64_t vram__infer_ws(vram__acc *acc, vram__ws w) {
         const uint64_t per = 4u + 2u * w.c + ((w.ops & VRAM_OPS_SOFTCAP) != 0 ? w.c : 0u);
         const uint64_t ssab = vram__m(acc, vram__m(acc, w.bs, w.len), w.a);
         attn = vram__a(acc, attn, vram__m(acc, vram__div_ceil_u64(per, w.c), ssab));
+        if (w.probs) mlp = vram__a(acc, mlp, ssab);
     }
     return vram__a(acc, vram__m(acc, 4u, vram__m(acc, w.bs, w.h)), vram__max_u64(mlp, attn));
 }
@@ -1313,6 +1320,7 @@ VRAM_DEF vram__ws_infer vram__est_ws_infer(vram__acc *acc, vram_arch a, int flas
     w.xr = in.xr;
     w.ih = encdec ? 0u : in.ih;
     w.xflags = in.xflags & ~VRAM_MOE_EVERY_EXPERT; /* routed first (r.topk) */
+    w.probs = !encdec; /* (T5's blocks return their position bias, not the probabilities) */
     w.len = encdec ? vram__max_u64(tgt, src) : in.s;
     w.bs = vram__m(acc, b, encdec ? tgt : in.s);
     /* a mixture of experts: the dense MLP beside its experts is the first blocks' or the
