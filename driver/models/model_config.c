@@ -1012,6 +1012,19 @@ static vram_status cfg_mtp(const cfg *c, const vram__arch_row *r, const vram_arc
     return VRAM_OK;
 }
 
+/* A mixture of experts transformers runs whole (VRAM_MOE_EVERY_EXPERT: Llama 4): a note says
+ * what the activations' expected and low are, appended to the note there is. */
+static void cfg_every_expert_note(const cfg *c, const vram_arch *a, char *note, size_t notecap) {
+    if ((a->moe_flags & VRAM_MOE_EVERY_EXPERT) == 0 || a->experts == 0) return;
+    const size_t used = strlen(note);
+    snprintf(note + used, notecap - used,
+             "%s%s: transformers runs all %llu experts over every token (the router's scores "
+             "zero for the rest): the activations' expected is that, their low an engine that "
+             "routes each token to %llu (vLLM, llama.cpp)",
+             used != 0 ? "; " : "", c->label, (unsigned long long)a->experts,
+             (unsigned long long)a->experts_per_token);
+}
+
 /* A decoder by its row (model_arch.h): the common keys with the row's defaults —
  * num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads (absent/null: =
  * heads), head_dim (absent/null: hidden / heads), the MLP's width (intermediate_size, or the
@@ -1087,6 +1100,7 @@ static vram_status cfg_decoder(const cfg *c, const vram__arch_row *r, vram_arch 
     if ((st = cfg_mixer(c, r, a)) != VRAM_OK || (st = cfg_swa(c, r, a)) != VRAM_OK ||
         (st = cfg_mtp(c, r, a, note, notecap)) != VRAM_OK)
         return st;
+    cfg_every_expert_note(c, a, note, notecap);
     a->extra_params = vram__arch_extra(r, a, head_bias, qk_norm);
     if ((r->has & VRAM__HAS_INDEXER) && (st = cfg_indexer(c, r, a)) != VRAM_OK) return st;
     if (a->extra_params > VRAM_ARCH_MAX_EXTRA)

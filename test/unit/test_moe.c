@@ -983,7 +983,8 @@ Test(moe, llama4_runs_every_expert_over_every_token) {
        T x (5120 + 4 x 8192); with the 4 hidden states, 2 x 4096 x (4 x 5120 + 16 x (5120 +
        4 x 8192)) = 5,133,828,096. Measured beside the cache: 5,178,214,400 (the routed count
        was 570,425,344: a false fit by 9x) */
-    vram_model m = parse("{\"model_type\":\"llama4_text\"}");
+    vram_model m = parse_noted("{\"model_type\":\"llama4_text\"}",
+                               "transformers runs all 16 experts over every token");
     cr_assert(m.arch.moe_flags & VRAM_MOE_EVERY_EXPERT);
     vram_term t = infer_act(&m, 1, 4096);
     cr_assert_eq(t.expected, 2ull * 4096 * (4 * 5120 + 16 * (5120 + 4 * 8192)));

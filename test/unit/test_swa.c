@@ -47,6 +47,16 @@ static vram_model parse(const char *json) {
     return m;
 }
 
+/* Llama 4's configs: parsed with the note its experts bring (test_moe.c checks its words) */
+static vram_model parse_llama4(const char *json) {
+    char err[512];
+    vram_model m;
+    vram_status st = vram_config_parse(json, strlen(json), "config.json", &m, err, sizeof err);
+    cr_assert_eq(st, VRAM_OK, "%s: %s", json, err);
+    cr_assert_not_null(strstr(err, "experts over every token"), "%s", err);
+    return m;
+}
+
 /* the KV cache term of an inference at seq tokens, batch 1, bf16 compute */
 static vram_term kv_at(const vram_model *m, uint64_t seq) {
     vram_workload w;
@@ -224,7 +234,7 @@ Test(swa, qwen2_only_with_use_sliding_window) {
 /* meta-llama/Llama-4-Scout (Llama4TextConfig's defaults): chunked attention, 8192 tokens, in
  * every block but each 4th (no_rope_layers' ones) */
 Test(swa, llama4_chunked_attention) {
-    vram_model m = parse("{\"model_type\":\"llama4_text\"}");
+    vram_model m = parse_llama4("{\"model_type\":\"llama4_text\"}");
     cr_assert_eq(m.arch.sliding_window, 8192);
     cr_assert_eq(m.arch.window_layers, 36);
     /* per block and token: 2 x 8 x 128 x 2 = 4096 bytes. seq 16384: low 12 x 16384 + 36 x
@@ -234,16 +244,16 @@ Test(swa, llama4_chunked_attention) {
     expect_kv(&m, 16384, 2013265920ull, 3221225472ull);
     expect_kv(&m, 8192, 48ull * 8192 * 4096, 48ull * 8192 * 4096);
     /* no_rope_layers says which blocks are chunked (1) and which full (0) */
-    vram_model n = parse("{\"model_type\":\"llama4_text\",\"num_hidden_layers\":4,"
+    vram_model n = parse_llama4("{\"model_type\":\"llama4_text\",\"num_hidden_layers\":4,"
                          "\"no_rope_layers\":[1,0,1,0]}");
     cr_assert_eq(n.arch.window_layers, 2);
     /* layer_types, where given, says it */
-    vram_model l = parse("{\"model_type\":\"llama4_text\",\"num_hidden_layers\":3,"
+    vram_model l = parse_llama4("{\"model_type\":\"llama4_text\",\"num_hidden_layers\":3,"
                          "\"layer_types\":[\"chunked_attention\",\"full_attention\","
                          "\"chunked_attention\"]}");
     cr_assert_eq(l.arch.window_layers, 2);
     /* attention_chunk_size null: none */
-    vram_model z = parse("{\"model_type\":\"llama4_text\",\"attention_chunk_size\":null}");
+    vram_model z = parse_llama4("{\"model_type\":\"llama4_text\",\"attention_chunk_size\":null}");
     cr_assert_eq(z.arch.window_layers, 0);
     cr_assert_eq(z.arch.sliding_window, 0);
 }
