@@ -1215,6 +1215,12 @@ VRAM_DEF vram__est_terms vram__est_peak_train(vram__acc *acc, uint64_t accum,
  * VRAM_OPS_GELU_OPS) and attention's (q, k, v, their rotated copies and the output:
  * 3 (q + kv); unfused, the scores as they are scaled, their fp32 softmax and the
  * probabilities: 4 + 2c bytes a score, c more soft-capped).
+ * Unfused attention's probabilities stay alive through the MLP in a decoder's or an
+ * encoder's block (transformers' blocks keep their attention's second output,
+ * `hidden_states, _ = self.self_attn(...)`, to their end; gpt-oss at b32 s128: 67 MB of its
+ * 1.109 GB). An indexer (DeepSeek-V3.2, GLM-5: ih heads) scores every query against every
+ * key, head by head, in fp32, and scales them into a copy: 8 bytes a score beside
+ * attention's tensors (GLM-5 at b1 s4096: 8.16 bytes a score a head, measured).
  * A mixture of experts, as transformers' grouped experts run it (S = bs x top-k rows, a
  * token's copy for each expert it is sent to; xh = top-k x hidden, xk = top-k x the
  * expert width): the largest of three moments, the tokens' copies alive throughout:
@@ -1224,14 +1230,12 @@ VRAM_DEF vram__est_terms vram__est_peak_train(vram__acc *acc, uint64_t accum,
  * reordered copy: S x h x (2 + 2 xr), xr = 2 for bf16 with weights in fp32); the dense
  * blocks' MLP beside it. Biased experts (VRAM_MOE_EXPERT_BIAS) gather each row's bias
  * beside it: 2 xi more at the gate, h at the other two; gpt-oss's clamped gate
- * (VRAM_MOE_GATE_CLAMP) 3 xi more at the gate. Unfused attention's probabilities stay alive
- * through the MLP in a decoder's or an encoder's block (transformers' blocks keep their
- * attention's second output, `hidden_states, _ = self.self_attn(...)`, to their end;
- * gpt-oss at b32 s128: 67.6 MB of its 1.111 GB). Measured (test/truth/): GLM-4.5-Air at b1 s4096, 1.749 GB beside
- * the cache, this 1.745 GB; the sum of gate and copies counted before, 1.086 GB.
- * An indexer (DeepSeek-V3.2, GLM-5: ih heads) scores every query against every key, head
- * by head, in fp32, and scales them into a copy: 8 bytes a score beside attention's
- * tensors (GLM-5 at b1 s4096: 8.16 bytes a score a head, measured). */
+ * (VRAM_MOE_GATE_CLAMP) 3 xi more at the gate. Every expert over every token
+ * (VRAM_MOE_EVERY_EXPERT, Llama 4: xh and xk of all the experts): the fused gate and up
+ * stay alive to the down projection (S x (2h + 3 xi)) and nothing is put back in order
+ * (2 S x h). Measured (test/truth/): GLM-4.5-Air at b1 s4096, 1.749 GB beside the cache,
+ * this 1.745 GB (the gate and copies counted before: 1.086 GB); Llama 4 Scout, 5.178 GB,
+ * this 5.134 GB (routed: 0.570 GB). */
 typedef struct vram__ws {
     uint64_t bs, len, h, q, kv, a, i, c, xh; /* len: keys a query sees (an encoder-decoder's
                                                 decoder: the longer of its own and the
@@ -1239,7 +1243,8 @@ typedef struct vram__ws {
     uint64_t xk, xr;                         /* MoE: top-k x expert width; the scaled
                                                 outputs' element in units of c */
     uint64_t ih;                             /* an indexer's heads (0: none) */
-    uint32_t xflags;                         /* MoE: VRAM_MOE_EXPERT_BIAS, _GATE_CLAMP */
+    uint32_t xflags;                         /* MoE: VRAM_MOE_EXPERT_BIAS, _GATE_CLAMP,
+                                                _EVERY_EXPERT */
     int probs;                               /* unfused attention's probabilities stay alive
                                                 through the MLP (the block keeps its
                                                 attention's second output to its end) */
