@@ -364,8 +364,9 @@ static vram_status cfg_layer_types(const cfg *c, uint64_t layers, int *given, ui
  * null: no window. Other types: none. */
 static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) {
     uint64_t def = r->window, window = 0, every = r->every, from = 0, wl = 0, typed = 0, mixers;
-    uint64_t lettered = 0;
-    int use = 1, have_types = 0, letters = 0;
+    uint64_t listed = 0; /* sliding blocks a per-block key says (EXAONE's letters, Llama 4's
+                            no_rope_layers), when have_list */
+    int use = 1, have_types = 0, have_list = 0;
     vram_status st;
     switch (r->swa) {
     case VRAM__SWA_EVERY: break;
@@ -382,8 +383,8 @@ static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) 
                                   "sliding_window_pattern is %s, not a number or a string of L "
                                   "(sliding) and G (global)",
                                   vram__quote(p, n, q));
-            for (uint64_t i = 0; i < a->layers; i++) lettered += p[i % n] == 'L';
-            letters = 1;
+            for (uint64_t i = 0; i < a->layers; i++) listed += p[i % n] == 'L';
+            have_list = 1;
             break;
         }
         if ((st = cfg_num(c, "sliding_window_pattern", r->every, 1, VRAM_LIMIT_LAYERS, &every)) !=
@@ -394,7 +395,7 @@ static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     case VRAM__SWA_ALL: every = 0; break;
     case VRAM__SWA_CHUNKED: {
         const cJSON *nr = cfg_get(c, "no_rope_layers"), *e;
-        uint64_t n = 0, ones = 0;
+        uint64_t n = 0;
         if (nr == NULL) break; /* the default: all but each every-th */
         if (!cJSON_IsArray(nr))
             return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
@@ -403,12 +404,11 @@ static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) 
             if (!cJSON_IsNumber(e) || (e->valuedouble != 0 && e->valuedouble != 1))
                 return vram__fail(c->err, c->errcap, VRAM_E_FORMAT, c->label,
                                   "no_rope_layers[%llu] is not 0 or 1", (unsigned long long)n);
-            ones += e->valuedouble == 1;
+            listed += e->valuedouble == 1; /* chunked (unless layer_types says) */
             n++;
         }
         if (n != a->layers) return cfg_per_block(c, "no_rope_layers", n, a->layers);
-        from = ones; /* how many are chunked (read below, unless layer_types says) */
-        every = 0;
+        have_list = 1;
         break;
     }
     case VRAM__SWA_QWEN:
@@ -426,10 +426,8 @@ static vram_status cfg_swa(const cfg *c, const vram__arch_row *r, vram_arch *a) 
     if ((st = cfg_num(c, wkey, def, 1, VRAM_LIMIT_CONTEXT, &window)) != VRAM_OK) return st;
     if (have_types)
         wl = typed;
-    else if (letters)
-        wl = lettered;
-    else if (r->swa == VRAM__SWA_CHUNKED && every == 0)
-        wl = from; /* no_rope_layers' ones */
+    else if (have_list)
+        wl = listed;
     else if (every != 0)
         wl = a->layers - a->layers / every; /* all but each every-th (every 1: none) */
     else
